@@ -1,0 +1,38 @@
+# Two entry points (see README): `make demo` and `make test`. Both set up .venv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BENCHLIB := $(VENV)/bin/benchlib
+STAMP := $(VENV)/.benchlib-installed
+DEMO_DATA := data/demo-images
+
+.PHONY: setup demo test lint notebooks clean-demo
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (benchlib)" >/dev/null
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+$(DEMO_DATA): | $(STAMP)
+	$(BENCHLIB) data imagefolder $(DEMO_DATA) --classes 4 --images 24 --size 160
+
+demo: setup $(DEMO_DATA)
+	$(BENCHLIB) sweep params/demo.yaml
+	$(BENCHLIB) results outputs/demo
+
+test: setup
+	$(VENV)/bin/ruff check .
+	$(PY) tools/make_notebooks.py --check
+	$(VENV)/bin/pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+notebooks: setup
+	$(PY) tools/make_notebooks.py
+
+clean-demo:
+	rm -rf outputs/demo $(DEMO_DATA)

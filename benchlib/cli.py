@@ -1,0 +1,105 @@
+"""The ``benchlib`` command: sweep, data, results, report."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from benchlib.config import ConfigError
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from benchlib.sweep import load_sweep, point_status, run_sweep, summarize_outcomes
+
+    sweep = load_sweep(args.params)
+    outputs = Path(args.outputs)
+    if args.dry_run:
+        print(f"campaign {sweep.campaign}: {len(sweep.points)} points -> {outputs / sweep.campaign}")
+        for point in sweep.points:
+            status = point_status(outputs / sweep.campaign / f"{point.name}.ipynb")
+            changed = {k: v for k, v in point.parameters.items() if k in sweep.spec.grid}
+            print(f"  {status:8} {point.name}  {changed}")
+        return 0
+    outcomes = run_sweep(sweep, outputs, force=args.force, retry_failed=args.retry_failed,
+                         progress=not args.quiet)
+    print(summarize_outcomes(outcomes))
+    for outcome in outcomes:
+        if outcome.status == "failed":
+            print(f"  failed {outcome.point.name}: {outcome.error}")
+    print(f"executed notebooks and records in {outputs / sweep.campaign}")
+    return 1 if args.strict and any(o.status == "failed" for o in outcomes) else 0
+
+
+def _data_imagefolder(args: argparse.Namespace) -> int:
+    from benchlib.data.generate import write_imagefolder
+
+    root = write_imagefolder(args.dir, classes=args.classes, images_per_class=args.images,
+                             size=args.size, seed=args.seed)
+    print(f"wrote {args.classes} x {args.images} JPEG images (~{args.size} px) to {root}")
+    return 0
+
+
+def _results(args: argparse.Namespace) -> int:
+    from benchlib.results import load
+
+    frame = load(args.path)
+    columns = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "gpu",
+                           "throughput", "unit", "time_iteration_s", "status") if c in frame]
+    if frame.empty:
+        print(f"no result records under {args.path}")
+        return 1
+    with __import__("pandas").option_context("display.width", 200, "display.max_rows", 500):
+        print(frame[columns].to_string(index=False))
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+        print(f"wrote {len(frame)} records to {args.csv}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="benchlib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sweep = sub.add_parser("sweep", help="run a params file: one papermill notebook per point")
+    sweep.add_argument("params", help="params YAML (see params/demo.yaml)")
+    sweep.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
+    sweep.add_argument("--force", action="store_true", help="re-run points already done")
+    sweep.add_argument("--retry-failed", action="store_true", help="re-run failed points only")
+    sweep.add_argument("--dry-run", action="store_true", help="list the points and their status")
+    sweep.add_argument("--strict", action="store_true", help="exit 1 if any point failed")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(func=_sweep)
+
+    data = sub.add_parser("data", help="write sample data sets").add_subparsers(
+        dest="kind", required=True)
+    folder = data.add_parser("imagefolder", help="ImageNet-layout JPEG folder")
+    folder.add_argument("dir")
+    folder.add_argument("--classes", type=int, default=4)
+    folder.add_argument("--images", type=int, default=16, help="images per class")
+    folder.add_argument("--size", type=int, default=256, help="short side in px")
+    folder.add_argument("--seed", type=int, default=0)
+    folder.set_defaults(func=_data_imagefolder)
+
+    results = sub.add_parser("results", help="print the records under a folder")
+    results.add_argument("path")
+    results.add_argument("--csv", help="also write every column to this CSV file")
+    results.set_defaults(func=_results)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``benchlib`` console script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""ImageNet-layout JPEG folders (``DIR/<class>/<image>.jpg``) with the usual transforms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def train_transform(image_size: int) -> transforms.Compose:
+    """RandomResizedCrop + horizontal flip + normalise, as in ImageNet training."""
+    return transforms.Compose([
+        transforms.RandomResizedCrop(image_size),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+    ])
+
+
+def eval_transform(image_size: int) -> transforms.Compose:
+    """Resize to 256/224 of the side, then CenterCrop, as in ImageNet evaluation."""
+    return transforms.Compose([
+        transforms.Resize(round(image_size * 256 / 224)),
+        transforms.CenterCrop(image_size),
+        transforms.ToTensor(),
+        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+    ])
+
+
+def image_folder(data_dir: str | Path, image_size: int, train: bool) -> datasets.ImageFolder:
+    """The folder as a dataset with the train or eval transform; fails clearly when empty."""
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"data_dir {str(root)!r} is not a directory")
+    transform = train_transform(image_size) if train else eval_transform(image_size)
+    try:
+        return datasets.ImageFolder(root, transform=transform)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(
+            f"data_dir {str(root)!r} is not an ImageNet-layout folder (<class>/<image>.jpg): {error}"
+        ) from error
+
+
+def image_folder_loader(
+    data_dir: str | Path, image_size: int, batch_size: int, num_workers: int, train: bool,
+    pin_memory: bool,
+) -> DataLoader:
+    """A DataLoader decoding the folder's JPEGs in ``num_workers`` processes."""
+    return DataLoader(
+        image_folder(data_dir, image_size, train), batch_size=batch_size, shuffle=train,
+        num_workers=num_workers, pin_memory=pin_memory, drop_last=False,
+        persistent_workers=num_workers > 0,
+    )

@@ -1,0 +1,109 @@
+"""Environment capture: where and on what a run happened (the record's ``env_*`` columns)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+import torch
+
+#: Short GPU names, matched in this order against the device name.
+GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A40", "A30", "A10",
+             "L40S", "L40", "L4", "V100", "P100", "P40", "T4", "K80", "MI300X", "MI250X",
+             "RTX 6000", "2080 Ti", "1080 Ti", "3090", "4090", "TITAN")
+
+#: SLURM variables copied into the record (an allow-list: nothing else from the environment).
+SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
+                   "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
+
+
+def short_gpu_name(device_name: str) -> str:
+    """``NVIDIA H100 80GB HBM3`` -> ``H100``; an unknown name loses its vendor prefix."""
+    for name in GPU_NAMES:
+        if name.replace(" ", "").lower() in device_name.replace(" ", "").lower():
+            return name.replace(" ", "")
+    return re.sub(r"^(NVIDIA|AMD|Tesla)\s+", "", device_name).strip() or "unknown"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (or platform's answer elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git_commit() -> str:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def _driver_version() -> str:
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        return ""
+    match = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", text)
+    return match.group(1) if match else ""
+
+
+def device_identity(device: torch.device) -> dict[str, str]:
+    """``gpu`` (short name, ``cpu`` on the host) and ``device_name`` (full name)."""
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        return {"gpu": short_gpu_name(name), "device_name": name}
+    return {"gpu": "cpu", "device_name": cpu_model()}
+
+
+def default_cluster() -> str:
+    """SLURM's cluster name, ``BENCHLIB_CLUSTER``, or else the host name."""
+    return (os.environ.get("BENCHLIB_CLUSTER") or os.environ.get("SLURM_CLUSTER_NAME")
+            or socket.gethostname())
+
+
+def capture(device: torch.device) -> dict[str, object]:
+    """Versions, hardware and job ids as flat ``env_*`` columns."""
+    import torchvision
+
+    import benchlib
+
+    cuda = torch.cuda.is_available()
+    try:
+        cpus_allowed = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus_allowed = os.cpu_count() or 0
+    env: dict[str, object] = {
+        "env_benchlib": benchlib.__version__,
+        "env_git_commit": _git_commit(),
+        "env_python": platform.python_version(),
+        "env_torch": torch.__version__,
+        "env_torchvision": torchvision.__version__,
+        "env_cuda": torch.version.cuda or "",
+        "env_cudnn": str(torch.backends.cudnn.version() or "") if cuda else "",
+        "env_nccl": ".".join(map(str, torch.cuda.nccl.version())) if cuda else "",
+        "env_driver": _driver_version(),
+        "env_gpu_count": torch.cuda.device_count() if cuda else 0,
+        "env_gpu_memory_bytes": (torch.cuda.get_device_properties(device).total_memory
+                                 if device.type == "cuda" else None),
+        "env_cpu": cpu_model(),
+        "env_cpu_count": os.cpu_count() or 0,
+        "env_cpus_allowed": cpus_allowed,
+        "env_memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+        "env_os": platform.platform(),
+        "env_torch_threads": torch.get_num_threads(),
+    }
+    for name in SLURM_VARIABLES:
+        env["env_" + name.lower()] = os.environ.get(name, "")
+    return env

@@ -1,0 +1,229 @@
+"""Result records: building them, storing them in notebooks and sidecars, loading them back.
+
+A record is a flat mapping (one row per benchmark run) with a ``schema_version``. The executed
+notebook holds it as a ``application/vnd.benchlib.result+json`` output; the sweep also writes it
+next to the notebook as ``<point>.json`` (the sidecar), which :func:`load` prefers while it is
+not older than its notebook.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import socket
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib import SCHEMA_VERSION
+from benchlib.config import ClassificationConfig, RunConfig
+from benchlib.environment import default_cluster, device_identity
+from benchlib.timing import PHASES, is_noisy
+from benchlib.workloads.result import RunResult
+
+RECORD_MIME = "application/vnd.benchlib.result+json"
+KNOWN_SCHEMA_VERSIONS = {1}
+log = logging.getLogger(__name__)
+
+#: Columns every record has, in the order tables show them.
+CORE_COLUMNS = (
+    "schema_version", "campaign", "cluster", "host", "gpu", "device_name", "num_devices",
+    "num_nodes", "benchmark", "model", "dataset", "batch_size", "precision", "num_workers",
+    "channels_last", "compile", "throughput", "unit", "time_iteration_s",
+    *(f"time_{p}_s" for p in PHASES), "iterations", "warmup", "samples", "wall_time_s",
+    "peak_memory_bytes", "status", "error",
+)
+
+
+class RecordError(ValueError):
+    """A file that should hold a record does not hold a usable one."""
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object]) -> dict:
+    """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``."""
+    stats = result.stats()
+    iteration = stats["iteration"]
+    record: dict[str, object] = {
+        "schema_version": SCHEMA_VERSION,
+        "campaign": config.campaign,
+        "cluster": config.cluster or default_cluster(),
+        "host": socket.gethostname(),
+        **device_identity(result.device),
+        "num_devices": 1,
+        "num_nodes": 1,
+        "precision": config.precision,
+        "batch_size": config.batch_size,
+        "num_workers": config.num_workers,
+        "throughput": result.throughput,
+        "unit": result.unit,
+        "time_iteration_s": iteration.median,
+        "time_iteration_p95_s": iteration.p95,
+        "spread_iteration": iteration.spread,
+        "noisy": is_noisy(iteration),
+        "breakdown": config.breakdown,
+        "iterations": result.iterations,
+        "warmup": result.warmup,
+        "samples": result.samples,
+        "wall_time_s": result.wall_time_s,
+        "peak_memory_bytes": result.peak_memory_bytes,
+        "device": result.device.type,
+        "seed": config.seed,
+        "status": "ok",
+        "error": "",
+    }
+    for phase in PHASES:
+        phase_stats = stats.get(phase)
+        record[f"time_{phase}_s"] = phase_stats.median if phase_stats else None
+        record[f"time_{phase}_p95_s"] = phase_stats.p95 if phase_stats else None
+    if isinstance(config, ClassificationConfig):
+        record.update(
+            benchmark=config.benchmark, model=config.model, dataset=config.dataset,
+            synthetic_kind=config.synthetic_kind if config.dataset == "synthetic" else "",
+            image_size=config.resolved_image_size, channels_last=config.channels_last,
+            compile=config.compile,
+        )
+        if config.benchmark == "smooth_inference":
+            record.update(noise_samples=config.noise_samples, sigma=config.sigma,
+                          noisy_samples_per_s=result.throughput * config.noise_samples)
+    for key, value in result.extras.items():
+        record[f"result_{key}"] = value
+    record.update(env)
+    return {k: _finite(v) for k, v in record.items()}
+
+
+def failed_record(parameters: Mapping[str, object], error: str, **context: object) -> dict:
+    """The record of a run that did not finish: its parameters, ``status = failed``, the error."""
+    record = {"schema_version": SCHEMA_VERSION, **parameters, **context,
+              "status": "failed", "error": error}
+    record.setdefault("host", socket.gethostname())
+    return record
+
+
+def publish(record: Mapping[str, object]) -> None:
+    """Display the record in a notebook as the benchlib MIME output plus a readable table."""
+    from IPython.display import display
+
+    summary = pd.Series({k: v for k, v in record.items() if not k.startswith("env_")})
+    display({RECORD_MIME: dict(record), "text/plain": summary.to_string(),
+             "text/html": summary.to_frame("value").to_html()}, raw=True)
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON to ``path`` through a temporary file and a rename: never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1, default=str)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sidecar_path(notebook: Path) -> Path:
+    """``x.ipynb`` -> ``x.json``."""
+    return notebook.with_suffix(".json")
+
+
+def _cell_error(nb: Mapping) -> str:
+    for index, cell in enumerate(nb.get("cells", [])):
+        for output in cell.get("outputs", []) or []:
+            if output.get("output_type") == "error":
+                return f"{output.get('ename')}: {output.get('evalue')} (cell {index})"
+    return "notebook execution failed"
+
+
+def record_from_notebook(path: Path) -> dict | None:
+    """The record inside an executed benchmark notebook.
+
+    Returns None for notebooks that are not benchlib benchmark notebooks (summaries); a failed
+    execution without a record gives a ``failed`` record built from papermill's parameters.
+    Raises RecordError for unreadable files and benchmark notebooks that never finished.
+    """
+    try:
+        nb = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RecordError(f"{path}: not a readable notebook ({error})") from error
+    metadata = nb.get("metadata", {})
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            data = output.get("data") or {}
+            if RECORD_MIME in data:
+                return dict(data[RECORD_MIME])
+    if metadata.get("benchlib", {}).get("kind") != "benchmark":
+        return None
+    papermill = metadata.get("papermill", {})
+    if papermill.get("exception"):
+        return failed_record(papermill.get("parameters", {}), _cell_error(nb))
+    raise RecordError(f"{path}: benchmark notebook without a result record (unfinished run?)")
+
+
+def read_record(notebook: Path) -> dict | None:
+    """The record of one notebook: its sidecar if not older than the notebook, else the notebook."""
+    sidecar = sidecar_path(notebook)
+    try:
+        fresh = sidecar.stat().st_mtime >= notebook.stat().st_mtime
+    except OSError:
+        fresh = False
+    if fresh:
+        try:
+            return json.loads(sidecar.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            log.warning("%s: unreadable sidecar (%s); reading the notebook", sidecar, error)
+    return record_from_notebook(notebook)
+
+
+def iter_notebooks(path: Path) -> Iterator[Path]:
+    """Executed notebooks under ``path``, skipping hidden folders (work in progress) and reports."""
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "report")
+        for name in sorted(files):
+            if name.endswith(".ipynb"):
+                yield Path(root) / name
+
+
+def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
+    """Every record under ``path`` (a folder or one notebook) as one row each.
+
+    Unreadable notebooks, unfinished runs and unknown schema versions are reported (logged as
+    warnings naming the file; an error when ``strict``) and left out: the rest still loads.
+    A ``source`` column names each row's notebook.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"results path {str(root)!r} does not exist")
+    notebooks = [root] if root.is_file() else list(iter_notebooks(root))
+    rows = []
+    for notebook in notebooks:
+        try:
+            record = read_record(notebook)
+            if record is None:
+                continue
+            version = record.get("schema_version")
+            if version not in KNOWN_SCHEMA_VERSIONS:
+                raise RecordError(f"{notebook}: unknown schema_version {version!r} "
+                                  f"(known: {sorted(KNOWN_SCHEMA_VERSIONS)})")
+        except RecordError as error:
+            if strict:
+                raise
+            log.warning("%s", error)
+            continue
+        record.setdefault("point_id", notebook.stem)
+        record["source"] = str(notebook)
+        rows.append(record)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
+    ordered = [c for c in CORE_COLUMNS if c in frame.columns]
+    env = sorted(c for c in frame.columns if c.startswith("env_"))
+    rest = [c for c in frame.columns if c not in ordered and c not in env]
+    return frame[ordered + rest + env]

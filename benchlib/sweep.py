@@ -1,0 +1,308 @@
+"""Sweeps: a params YAML expanded into points, validated whole, each point run through papermill.
+
+A point is one notebook with one set of parameters and a repeat index; its id is a hash of
+those, so a re-run finds the points already done by their parameters. Each point writes
+``outputs/<campaign>/<point>.ipynb`` and its sidecar ``<point>.json``; the notebook is executed
+in ``outputs/<campaign>/.partial/`` and moved into place when papermill returns, and the sidecar
+comes last, so a point is done exactly when its sidecar exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+
+from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_error
+from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+PATH_PARAMETERS = ("data_dir",)  #: parameters holding paths, made absolute before papermill
+
+
+class LocalExecutor(BaseModel):
+    """Run points one after another on this machine."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["local"] = "local"
+    cell_timeout_s: PositiveInt | None = None
+
+
+class SweepFile(BaseModel):
+    """The params YAML: campaign, notebook(s), base parameters, grid, repeats, executor."""
+
+    model_config = ConfigDict(extra="forbid")
+    campaign: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    notebook: str | list[str]
+    base: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    repeats: PositiveInt = 1
+    executor: LocalExecutor = Field(default_factory=LocalExecutor)
+
+    @field_validator("grid")
+    @classmethod
+    def _non_empty_axes(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        empty = [k for k, v in grid.items() if not v]
+        if empty:
+            raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
+        return grid
+
+    @property
+    def notebooks(self) -> list[str]:
+        """The notebook names as a list."""
+        return [self.notebook] if isinstance(self.notebook, str) else list(self.notebook)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One execution: a notebook, its parameters and a repeat index."""
+
+    notebook: str
+    parameters: dict[str, Any]
+    repeat: int
+    label: str
+
+    @property
+    def point_id(self) -> str:
+        """Stable hash of notebook, parameters and repeat."""
+        key = json.dumps([self.notebook, self.parameters, self.repeat], sort_keys=True, default=str)
+        return hashlib.sha1(key.encode()).hexdigest()[:10]
+
+    @property
+    def name(self) -> str:
+        """File stem: notebook, the grid values that vary, repeat, id."""
+        return f"{self.label}-{self.point_id}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated params file and its points."""
+
+    path: Path
+    spec: SweepFile
+    points: list[Point]
+
+    @property
+    def campaign(self) -> str:
+        return self.spec.campaign
+
+
+def _slug(value: object) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "", str(value))[:24] or "x"
+
+
+def notebook_parameters(name: str, notebook_dir: Path = NOTEBOOK_DIR) -> dict[str, Any]:
+    """The ``parameters`` cell's names and defaults of ``notebooks/<name>.ipynb`` (papermill)."""
+    import papermill
+
+    path = notebook_dir / f"{name}.ipynb"
+    return {k: v["default"] for k, v in papermill.inspect_notebook(str(path)).items()}
+
+
+def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list[Point]:
+    """Every notebook x grid combination x repeat, base parameters under each.
+
+    With ``accepted`` (parameter names per notebook), each notebook gets only the parameters it
+    takes, so one file can drive notebooks with different parameters; points that become equal
+    are kept once.
+    """
+    axes = list(spec.grid)
+    points: dict[str, Point] = {}
+    for notebook in spec.notebooks:
+        for values in itertools.product(*(spec.grid[a] for a in axes)):
+            chosen = {**spec.base, **dict(zip(axes, values, strict=True)),
+                      "campaign": spec.campaign}
+            if accepted is not None and notebook in accepted:
+                chosen = {k: v for k, v in chosen.items() if k in accepted[notebook]}
+            label = "-".join([notebook, *(_slug(chosen[a]) for a in axes if a in chosen)])
+            for repeat in range(spec.repeats):
+                point = Point(notebook, chosen, repeat,
+                              f"{label}-r{repeat}" if spec.repeats > 1 else label)
+                points.setdefault(point.name, point)
+    return list(points.values())
+
+
+def _origin(spec: SweepFile, key: str) -> str:
+    return f"grid.{key}" if key in spec.grid else f"base.{key}"
+
+
+def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """Parameter names of each listed notebook, and errors for missing notebooks / unknown keys."""
+    errors: list[str] = []
+    accepted: dict[str, set[str]] = {}
+    for name in spec.notebooks:
+        path = notebook_dir / f"{name}.ipynb"
+        if path.is_file():
+            accepted[name] = set(notebook_parameters(name, notebook_dir))
+        else:
+            available = sorted(p.stem for p in notebook_dir.glob("*.ipynb"))
+            errors.append(f"notebook: {name!r} not found as {path}; available: "
+                          f"{', '.join(available)}")
+    if accepted:
+        allowed = set().union(*accepted.values())
+        for key in [*spec.base, *spec.grid]:
+            if key not in allowed:
+                errors.append(f"{_origin(spec, key)}: unknown parameter; allowed (parameters of "
+                              f"{', '.join(accepted)}): {', '.join(sorted(allowed))}")
+    return accepted, errors
+
+
+def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:
+    errors: list[str] = []
+    for point in points:
+        if point.notebook not in NOTEBOOK_CONFIGS:
+            continue
+        config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+        values = {k: v for k, v in resolve_paths(point.parameters, base_dir).items()
+                  if k in config_class.model_fields}
+        try:
+            config_class(**{**values, **fixed})
+        except ValidationError as error:
+            for line in describe_validation_error(error):
+                field = line.split(":", 1)[0]
+                errors.append(f"{_origin(spec, field)}{line[len(field):]}"
+                              if field in point.parameters else line)
+    return list(dict.fromkeys(errors))
+
+
+def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Path parameters made absolute against ``base_dir`` (where the sweep was started)."""
+    resolved = dict(parameters)
+    for key in PATH_PARAMETERS:
+        if resolved.get(key):
+            resolved[key] = str((base_dir / str(resolved[key])).resolve())
+    return resolved
+
+
+def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
+               base_dir: Path | None = None) -> Sweep:
+    """Read and validate a params file as a whole; raise ConfigError listing every problem."""
+    path = Path(path)
+    base_dir = base_dir or Path.cwd()
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read params file ({error.strerror})") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping with campaign, notebook, base, grid")
+    try:
+        spec = SweepFile(**raw)
+    except ValidationError as error:
+        allowed = ", ".join(SweepFile.model_fields)
+        lines = [line + (f" (allowed keys: {allowed})" if "unknown parameter" in line else "")
+                 for line in describe_validation_error(error)]
+        raise ConfigError("\n".join(f"{path}: {line}" for line in lines)) from None
+    accepted, errors = _check_notebooks(spec, notebook_dir)
+    points = expand(spec, accepted)
+    if not errors:
+        errors = _validate_points(spec, points, base_dir)
+    if errors:
+        raise ConfigError("\n".join(f"{path}: {line}" for line in errors))
+    return Sweep(path, spec, points)
+
+
+@dataclass
+class PointOutcome:
+    """What happened to one point in a sweep run."""
+
+    point: Point
+    status: Literal["ok", "failed", "skipped"]
+    seconds: float = 0.0
+    error: str = ""
+
+
+def point_status(notebook: Path) -> str:
+    """``ok`` / ``failed`` from the point's sidecar, ``pending`` when there is none."""
+    if not sidecar_path(notebook).is_file():
+        return "pending"
+    record = read_record(notebook) if notebook.is_file() else None
+    return (record or {}).get("status", "failed")
+
+
+def run_sweep(
+    sweep: Sweep, outputs: Path = Path("outputs"), force: bool = False,
+    retry_failed: bool = False, base_dir: Path | None = None, progress: bool = True,
+    on_point: Callable[[PointOutcome], None] | None = None,
+) -> list[PointOutcome]:
+    """Execute every point not yet done; failed points are recorded and the sweep goes on."""
+    from tqdm.auto import tqdm
+
+    base_dir = base_dir or Path.cwd()
+    campaign_dir = outputs / sweep.campaign
+    outcomes: list[PointOutcome] = []
+    bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
+    counts = {"ok": 0, "failed": 0, "skipped": 0}
+    for point in bar:
+        target = campaign_dir / f"{point.name}.ipynb"
+        status = point_status(target)
+        if not force and (status == "ok" or (status == "failed" and not retry_failed)):
+            outcome = PointOutcome(point, "skipped")
+        else:
+            bar.set_postfix_str(point.label, refresh=True)
+            outcome = execute_point(point, target, sweep.spec.executor, base_dir)
+        counts[outcome.status] += 1
+        bar.set_postfix(counts, refresh=False)
+        outcomes.append(outcome)
+        if on_point:
+            on_point(outcome)
+    bar.close()
+    shutil.rmtree(campaign_dir / ".partial", ignore_errors=True)
+    return outcomes
+
+
+def execute_point(point: Point, target: Path, executor: LocalExecutor, base_dir: Path,
+                  notebook_dir: Path = NOTEBOOK_DIR) -> PointOutcome:
+    """Run one point with papermill into ``target``; write its sidecar (ok or failed)."""
+    import papermill
+
+    partial = target.parent / ".partial" / target.name
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    parameters = resolve_paths(point.parameters, base_dir)
+    context = {"point_id": point.point_id, "notebook": point.notebook, "repeat": point.repeat}
+    start = time.perf_counter()
+    error = ""
+    try:
+        papermill.execute_notebook(
+            str(notebook_dir / f"{point.notebook}.ipynb"), str(partial), parameters=parameters,
+            progress_bar=False, log_output=False, execution_timeout=executor.cell_timeout_s,
+            cwd=str(base_dir),
+        )
+    except papermill.PapermillExecutionError as exc:
+        error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+    except Exception as exc:  # kernel death, timeout, I/O: the point fails, the sweep goes on
+        error = f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - start
+    record = None
+    if partial.is_file():
+        partial.replace(target)
+        if not error:
+            try:
+                record = read_record(target)
+            except ValueError as exc:
+                error = str(exc)
+    if error or record is None:
+        error = error or "the notebook published no result record"
+        record = failed_record(point.parameters, error, wall_time_s=seconds)
+    record.update(context)
+    write_json_atomic(sidecar_path(target), record)
+    return PointOutcome(point, record.get("status", "failed"), seconds, record.get("error", ""))
+
+
+def summarize_outcomes(outcomes: Iterable[PointOutcome]) -> str:
+    """One line: how many points ran, failed, were skipped."""
+    outcomes = list(outcomes)
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "failed", "skipped")}
+    return (f"{len(outcomes)} points: {counts['ok']} ok, {counts['failed']} failed, "
+            f"{counts['skipped']} skipped (done before)")

@@ -1,0 +1,235 @@
+"""Train, inference and smooth-inference (randomized smoothing) benchmarks of torchvision models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import torch
+import torchvision
+from torch import nn
+
+from benchlib.config import ClassificationConfig
+from benchlib.data.imagefolder import image_folder_loader
+from benchlib.data.synthetic import device_batches, loader_batches
+from benchlib.timing import PhaseTimer, WallClock
+from benchlib.workloads.result import RunResult
+from benchlib.workloads.runtime import (
+    autocast,
+    configure_precision,
+    peak_memory_bytes,
+    prepare_model,
+    reset_peak_memory,
+    resolve_device,
+)
+
+AUX_LOSS_WEIGHT = 0.4  #: weight of auxiliary classifier losses (inception_v3, googlenet)
+
+
+class _NoTimer:
+    """Stands in for :class:`PhaseTimer` during warm-up."""
+
+    def start(self) -> None: ...
+    def lap(self, phase: str, host: bool = False) -> None: ...
+    def stop(self) -> None: ...
+
+
+def build_model(config: ClassificationConfig) -> nn.Module:
+    """A randomly initialised torchvision classification model (aux logits kept where they exist)."""
+    kwargs: dict[str, object] = {"weights": None, "num_classes": config.num_classes}
+    if config.model in ("inception_v3", "googlenet"):
+        kwargs.update(aux_logits=True, init_weights=False)
+    return torchvision.models.get_model(config.model, **kwargs)
+
+
+def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
+    """The run's input batches: device tensors, a CPU tensor loader, or a JPEG folder loader."""
+    batch = 1 if config.benchmark == "smooth_inference" else config.batch_size
+    size = config.resolved_image_size
+    pin = device.type == "cuda"
+    epoch = config.iterations == "epoch"
+    if config.dataset == "real":
+        loader = image_folder_loader(
+            config.data_dir, size, batch, config.num_workers, train=config.benchmark == "train",
+            pin_memory=pin,
+        )
+        return loader if epoch else _epochs(loader)
+    total = config.warmup + (0 if epoch else config.iterations)
+    length = config.synthetic_samples if epoch else total * batch
+    if config.synthetic_kind == "loader":
+        return loader_batches(batch, size, config.num_classes, length, config.num_workers, pin,
+                              seed=config.seed)
+    count = -(-length // batch)
+    return device_batches(batch, size, config.num_classes, device, count=count, seed=config.seed)
+
+
+def _epochs(loader: Iterable) -> Iterator:
+    """Pass over ``loader`` again and again (for a fixed iteration count)."""
+    while True:
+        yield from loader
+
+
+def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,
+               channels_last: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    images = images.to(device, non_blocking=True)
+    if channels_last:
+        images = images.contiguous(memory_format=torch.channels_last)
+    return images, labels.to(device, non_blocking=True)
+
+
+def classification_loss(outputs: torch.Tensor | tuple, labels: torch.Tensor) -> torch.Tensor:
+    """Cross entropy of the main logits plus 0.4 x that of any auxiliary logits."""
+    if isinstance(outputs, torch.Tensor):
+        return nn.functional.cross_entropy(outputs, labels)
+    main, *aux = outputs
+    loss = nn.functional.cross_entropy(main, labels)
+    for logits in aux:
+        if logits is not None:
+            loss = loss + AUX_LOSS_WEIGHT * nn.functional.cross_entropy(logits, labels)
+    return loss
+
+
+def run(config: ClassificationConfig) -> RunResult:
+    """Run the configured benchmark and return its timings."""
+    device = resolve_device(config.device)
+    torch.manual_seed(config.seed)
+    configure_precision(config.precision, device)
+    model = prepare_model(build_model(config), device, config.channels_last, config.compile)
+    data = batches(config, device)
+    step = {"train": TrainStep, "inference": InferenceStep,
+            "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)
+    reset_peak_memory(device)
+    timer = PhaseTimer(device, breakdown=config.breakdown)
+    iterator = iter(data)
+    warm = 0
+    for _ in range(config.warmup):
+        if step(iterator, _NoTimer()) is None:
+            break
+        warm += 1
+    samples = 0
+    limit = None if config.iterations == "epoch" else config.iterations
+    with WallClock(device) as clock:
+        while limit is None or len(timer) < limit:
+            counted = step(iterator, timer)
+            if counted is None:
+                break
+            samples += counted
+    counted_iterations = len(timer)
+    if counted_iterations == 0:
+        raise RuntimeError(
+            f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
+            "lower warmup or use more data"
+        )
+    extras = step.finish() if hasattr(step, "finish") else {}
+    return RunResult(
+        device=device, iterations=counted_iterations, warmup=warm, samples=samples,
+        wall_time_s=clock.seconds, unit="images/s", per_iteration=timer.samples(),
+        peak_memory_bytes=peak_memory_bytes(device), extras=extras,
+    )
+
+
+def _next(iterator: Iterator, timer: PhaseTimer | _NoTimer) -> tuple | None:
+    timer.start()
+    try:
+        batch = next(iterator)
+    except StopIteration:
+        return None
+    timer.lap("data", host=True)
+    return batch
+
+
+class TrainStep:
+    """One SGD step: data, h2d, forward (+loss), backward, optimizer."""
+
+    def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
+        self.model, self.config, self.device = model.train(), config, device
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
+                                         weight_decay=1e-4)
+        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == "amp_fp16")
+        self.loss: torch.Tensor | None = None
+
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
+        batch = _next(iterator, timer)
+        if batch is None:
+            return None
+        images, labels = _to_device(*batch, self.device, self.config.channels_last)
+        timer.lap("h2d")
+        with autocast(self.config.precision, self.device):
+            loss = classification_loss(self.model(images), labels)
+        timer.lap("forward")
+        self.scaler.scale(loss).backward()
+        timer.lap("backward")
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad(set_to_none=True)
+        timer.lap("optimizer")
+        timer.stop()
+        self.loss = loss.detach()
+        return images.shape[0]
+
+    def finish(self) -> dict[str, object]:
+        return {"final_loss": float(self.loss) if self.loss is not None else None}
+
+
+class InferenceStep:
+    """One eval-mode forward pass without gradients: data, h2d, forward."""
+
+    def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
+        self.model, self.config, self.device = model.eval(), config, device
+
+    @torch.no_grad()
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
+        batch = _next(iterator, timer)
+        if batch is None:
+            return None
+        images, _ = _to_device(*batch, self.device, self.config.channels_last)
+        timer.lap("h2d")
+        with autocast(self.config.precision, self.device):
+            self.model(images)
+        timer.lap("forward")
+        timer.stop()
+        return images.shape[0]
+
+
+class SmoothInferenceStep:
+    """Randomized smoothing of one input image: ``noise_samples`` Gaussian copies classified in
+    chunks of ``batch_size``, class votes counted on the device.
+
+    Phases: data (next image), h2d, preprocess (making the noisy copies), forward (classifying
+    them and counting votes).
+    """
+
+    def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
+        self.model, self.config, self.device = model.eval(), config, device
+        self.votes: list[torch.Tensor] = []
+
+    @torch.no_grad()
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
+        batch = _next(iterator, timer)
+        if batch is None:
+            return None
+        cfg = self.config
+        images, _ = _to_device(*batch, self.device, False)
+        timer.lap("h2d")
+        counts = torch.zeros(cfg.num_classes, dtype=torch.long, device=self.device)
+        for image in images:
+            remaining = cfg.noise_samples
+            while remaining > 0:
+                n = min(cfg.batch_size, remaining)
+                remaining -= n
+                noisy = image.unsqueeze(0) + cfg.sigma * torch.randn(
+                    (n, *image.shape), device=self.device, dtype=image.dtype)
+                if cfg.channels_last:
+                    noisy = noisy.contiguous(memory_format=torch.channels_last)
+                timer.lap("preprocess")
+                with autocast(cfg.precision, self.device):
+                    logits = self.model(noisy)
+                counts += torch.bincount(logits.argmax(dim=1), minlength=cfg.num_classes)
+                timer.lap("forward")
+        self.votes.append(counts)
+        timer.stop()
+        return images.shape[0]
+
+    def finish(self) -> dict[str, object]:
+        votes = torch.stack(self.votes).cpu() if self.votes else torch.zeros(0, 1)
+        top = votes.max(dim=1).values.float() / self.config.noise_samples if len(votes) else votes
+        return {"top_class_share_median": float(top.median()) if len(votes) else None}

@@ -1,0 +1,49 @@
+"""What a timed workload returns, before it becomes a flat result record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+
+from benchlib.timing import Stats, summarize
+
+
+@dataclass
+class RunResult:
+    """Timings and counts of one workload run.
+
+    ``samples_per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
+    ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
+    """
+
+    device: torch.device
+    iterations: int
+    warmup: int
+    samples: int
+    wall_time_s: float
+    unit: str
+    per_iteration: pd.DataFrame
+    peak_memory_bytes: int | None = None
+    extras: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def throughput(self) -> float:
+        """Samples per second over the whole timed loop."""
+        return self.samples / self.wall_time_s if self.wall_time_s > 0 else float("nan")
+
+    def stats(self) -> dict[str, Stats]:
+        """Median, p95, IQR per phase and for whole iterations."""
+        return summarize(self.per_iteration)
+
+    def breakdown(self) -> pd.DataFrame:
+        """Median / p95 / spread seconds per phase, with each phase's share of the iteration."""
+        stats = self.stats()
+        iteration = stats["iteration"].median
+        rows = [
+            {"phase": name, "median_s": s.median, "p95_s": s.p95, "spread": s.spread,
+             "share": s.median / iteration if iteration > 0 else float("nan")}
+            for name, s in stats.items()
+        ]
+        return pd.DataFrame(rows).set_index("phase")

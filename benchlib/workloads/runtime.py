@@ -1,0 +1,68 @@
+"""Device, precision and model preparation shared by the workloads."""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import sys
+
+import torch
+
+from benchlib.config import Precision
+
+AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
+
+
+def resolve_device(choice: str) -> torch.device:
+    """``auto`` picks CUDA when present; ``cuda`` without a GPU is a clear error."""
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' was asked for but torch sees no CUDA device; "
+                           "use device 'auto' or 'cpu'")
+    if choice not in ("cuda", "cpu"):
+        raise ValueError(f"device {choice!r}: allowed auto, cuda, cpu")
+    return torch.device(choice)
+
+
+def configure_precision(precision: Precision, device: torch.device) -> None:
+    """TF32 on for ``tf32`` only, so ``fp32`` means true fp32 matmuls and convolutions."""
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+
+
+def autocast(precision: Precision, device: torch.device) -> contextlib.AbstractContextManager:
+    """torch.autocast for the AMP precisions, a no-op otherwise."""
+    if precision in AMP_DTYPES:
+        return torch.autocast(device.type, dtype=AMP_DTYPES[precision])
+    return contextlib.nullcontext()
+
+
+def prepare_model(
+    model: torch.nn.Module, device: torch.device, channels_last: bool, compile_mode: str,
+) -> torch.nn.Module:
+    """Move to the device, set the memory format and optionally torch.compile."""
+    model = model.to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    if compile_mode != "none":
+        model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)
+    return model
+
+
+def reset_peak_memory(device: torch.device) -> None:
+    """Start a fresh peak-memory window on CUDA (the host's peak RSS cannot be reset)."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peak_memory_bytes(device: torch.device) -> int:
+    """Peak device memory allocated by torch; on CPU the process's peak resident set."""
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
