@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -88,13 +90,18 @@ class ClassificationConfig(RunConfig):
     def _real_data_needs_folder(self) -> ClassificationConfig:
         if self.dataset == "real":
             if not self.data_dir:
-                raise ValueError("dataset 'real' needs data_dir: an ImageNet-layout image folder")
+                raise ValueError("data_dir is empty: dataset 'real' needs an ImageNet-layout "
+                                 "image folder")
             if not Path(self.data_dir).is_dir():
                 raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
-        if self.model == "inception_v3" and self.resolved_image_size < 75:
-            raise ValueError("inception_v3 needs image_size >= 75")
-        if self.resolved_image_size < 32:
-            raise ValueError(f"image_size {self.image_size} is below 32 px")
+        size = self.resolved_image_size
+        if self.model == "inception_v3":
+            smallest = 299 if self.benchmark == "train" else 75  # the aux head needs 299 px
+            if size < smallest:
+                raise ValueError(f"image_size {size} too small: inception_v3 {self.benchmark} "
+                                 f"needs image_size >= {smallest}")
+        if size < 32:
+            raise ValueError(f"image_size {size} is below 32 px")
         return self
 
     @property
@@ -115,17 +122,26 @@ class ConfigError(ValueError):
     """Invalid configuration; the message names the file, field, bad value and what is allowed."""
 
 
-def describe_validation_error(error: Exception, where: str = "") -> list[str]:
-    """Turn a pydantic ValidationError into one readable line per bad field."""
+def describe_validation_error(error: Exception, where: str = "",
+                              fields: Iterable[str] = ()) -> list[str]:
+    """Turn a pydantic ValidationError into one readable line per bad field.
+
+    ``fields`` are the model's field names, used to name the field of cross-field checks.
+    """
+    fields = set(fields)
     from pydantic import ValidationError
 
     if not isinstance(error, ValidationError):
         return [f"{where}{error}"]
     lines = []
     for item in error.errors():
-        field = ".".join(str(p) for p in item["loc"]) or "(whole point)"
+        field = ".".join(str(p) for p in item["loc"])
         message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
+        if not field:  # a check across fields: its message starts with the field's name
+            first = re.match(r"\w+", message)
+            field = first.group(0) if first and first.group(0) in fields else "point"
+            lines.append(f"{where}{field}: {message}")
+        elif item["type"] == "extra_forbidden":
             lines.append(f"{where}{field}: unknown parameter")
         else:
             lines.append(f"{where}{field}: bad value {item['input']!r}: {message}")

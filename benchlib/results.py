@@ -123,6 +123,7 @@ def write_json_atomic(path: Path, data: object) -> None:
     try:
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle, indent=1, default=str)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

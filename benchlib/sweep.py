@@ -14,13 +14,16 @@ import itertools
 import json
 import re
 import shutil
+import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from jupyter_client.manager import AsyncKernelManager
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_error
@@ -63,6 +66,16 @@ class SweepFile(BaseModel):
         return [self.notebook] if isinstance(self.notebook, str) else list(self.notebook)
 
 
+class LocalKernelManager(AsyncKernelManager):
+    """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
+    warning from ipykernel, nothing left in the working directory."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transport = "ipc"
+        self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
+
+
 @dataclass(frozen=True)
 class Point:
     """One execution: a notebook, its parameters and a repeat index."""
@@ -91,6 +104,7 @@ class Sweep:
     path: Path
     spec: SweepFile
     points: list[Point]
+    notebook_dir: Path = NOTEBOOK_DIR
 
     @property
     def campaign(self) -> str:
@@ -168,10 +182,10 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
         try:
             config_class(**{**values, **fixed})
         except ValidationError as error:
-            for line in describe_validation_error(error):
+            for line in describe_validation_error(error, fields=config_class.model_fields):
                 field = line.split(":", 1)[0]
                 errors.append(f"{_origin(spec, field)}{line[len(field):]}"
-                              if field in point.parameters else line)
+                              if field in config_class.model_fields else line)
     return list(dict.fromkeys(errors))
 
 
@@ -210,7 +224,7 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
         errors = _validate_points(spec, points, base_dir)
     if errors:
         raise ConfigError("\n".join(f"{path}: {line}" for line in errors))
-    return Sweep(path, spec, points)
+    return Sweep(path, spec, points, notebook_dir)
 
 
 @dataclass
@@ -251,7 +265,7 @@ def run_sweep(
             outcome = PointOutcome(point, "skipped")
         else:
             bar.set_postfix_str(point.label, refresh=True)
-            outcome = execute_point(point, target, sweep.spec.executor, base_dir)
+            outcome = execute_point(point, target, sweep.spec.executor, base_dir, sweep.notebook_dir)
         counts[outcome.status] += 1
         bar.set_postfix(counts, refresh=False)
         outcomes.append(outcome)
@@ -270,14 +284,16 @@ def execute_point(point: Point, target: Path, executor: LocalExecutor, base_dir:
     partial = target.parent / ".partial" / target.name
     partial.parent.mkdir(parents=True, exist_ok=True)
     parameters = resolve_paths(point.parameters, base_dir)
-    context = {"point_id": point.point_id, "notebook": point.notebook, "repeat": point.repeat}
+    fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
+    context = {**fixed, "point_id": point.point_id, "notebook": point.notebook,
+               "repeat": point.repeat}
     start = time.perf_counter()
     error = ""
     try:
         papermill.execute_notebook(
             str(notebook_dir / f"{point.notebook}.ipynb"), str(partial), parameters=parameters,
             progress_bar=False, log_output=False, execution_timeout=executor.cell_timeout_s,
-            cwd=str(base_dir),
+            cwd=str(base_dir), kernel_manager_class=LocalKernelManager,
         )
     except papermill.PapermillExecutionError as exc:
         error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"

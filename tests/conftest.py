@@ -1,0 +1,35 @@
+"""Shared fixtures: tiny image folders and fast configs that keep tests on the CPU in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchlib.data.generate import write_imagefolder
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = {"model": "resnet18", "image_size": 32, "num_classes": 10, "batch_size": 4,
+        "iterations": 3, "warmup": 1, "num_workers": 0, "device": "cpu"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device; torch sees none")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def image_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3 classes x 6 JPEGs of about 48 px."""
+    return write_imagefolder(tmp_path_factory.mktemp("images"), classes=3, images_per_class=6,
+                             size=48)
+
+
+@pytest.fixture
+def tiny() -> dict:
+    return dict(TINY)

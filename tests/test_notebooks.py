@@ -1,0 +1,51 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchlib.config import ClassificationConfig
+from benchlib.results import load
+from benchlib.sweep import NOTEBOOK_DIR, notebook_parameters
+
+from .conftest import ROOT
+
+BENCHMARKS = ["train", "inference", "smooth_inference"]
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_committed_notebooks_are_clean_and_parameterised(name):
+    nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+    assert code[0]["metadata"]["tags"] == ["parameters"]
+    assert nb["metadata"]["benchlib"] == {"kind": "benchmark", "benchmark": name}
+    parameters = notebook_parameters(name)
+    fields = set(ClassificationConfig.model_fields) - {"benchmark"}
+    expected = fields if name == "smooth_inference" else fields - {"noise_samples", "sigma"}
+    assert set(parameters) == expected
+    assert "import" not in "".join(code[0]["source"])  # a parameters cell holds values only
+
+
+def test_notebooks_match_their_generator():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "make_notebooks.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.slow
+def test_plain_papermill_cli_runs_a_notebook(tmp_path, image_dir):
+    out = tmp_path / "smooth.ipynb"
+    papermill_cli = [sys.executable, "-m", "papermill", str(NOTEBOOK_DIR / "smooth_inference.ipynb"),
+                     str(out), "-p", "model", "resnet18", "-p", "image_size", "32",
+                     "-p", "iterations", "2", "-p", "warmup", "1", "-p", "num_workers", "0",
+                     "-p", "noise_samples", "6", "-p", "batch_size", "4", "-p", "dataset", "real",
+                     "-p", "data_dir", str(image_dir), "-p", "device", "cpu", "--no-progress-bar"]
+    subprocess.run(papermill_cli, check=True, capture_output=True)
+    row = load(out).iloc[0]
+    assert (row["benchmark"], row["dataset"], row["status"]) == ("smooth_inference", "real", "ok")
+    assert (row["noise_samples"], row["samples"], row["iterations"]) == (6, 2, 2)
+    assert row["time_preprocess_s"] > 0 and row["time_forward_s"] > 0
+    images = sum("image/png" in o.get("data", {})
+                 for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    assert images == 2  # the per-iteration timeline and the phase bars

@@ -1,0 +1,117 @@
+import json
+import logging
+import os
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from benchlib import SCHEMA_VERSION
+from benchlib.config import ClassificationConfig
+from benchlib.environment import capture, short_gpu_name
+from benchlib.results import (
+    CORE_COLUMNS,
+    RECORD_MIME,
+    RecordError,
+    load,
+    make_record,
+    record_from_notebook,
+    write_json_atomic,
+)
+from benchlib.workloads import classification
+
+
+@pytest.fixture(scope="module")
+def record():
+    config = ClassificationConfig(benchmark="train", model="resnet18", image_size=32,
+                                  batch_size=4, iterations=3, warmup=1, num_classes=10,
+                                  num_workers=0, device="cpu", campaign="unit", cluster="here")
+    result = classification.run(config)
+    return make_record(config, result, capture(result.device))
+
+
+def _notebook(path, record=None, benchmark=True, error=None, parameters=None):
+    cell = new_code_cell("publish(record)")
+    if record is not None:
+        cell.outputs = [new_output("display_data", data={RECORD_MIME: record, "text/plain": "r"})]
+    if error:
+        cell.outputs = [new_output("error", ename="RuntimeError", evalue=error, traceback=[])]
+    nb = new_notebook(cells=[cell])
+    if benchmark:
+        nb.metadata["benchlib"] = {"kind": "benchmark"}
+    if error:
+        nb.metadata["papermill"] = {"exception": True, "parameters": parameters or {}}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_record_has_every_design_column(record):
+    assert set(CORE_COLUMNS) <= set(record)
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert (record["status"], record["gpu"], record["num_devices"]) == ("ok", "cpu", 1)
+    assert (record["campaign"], record["cluster"], record["benchmark"]) == ("unit", "here", "train")
+    assert record["unit"] == "images/s" and record["samples"] == 12
+    assert record["throughput"] == pytest.approx(12 / record["wall_time_s"])
+    assert record["time_preprocess_s"] is None  # train has no preprocess phase
+    assert record["env_torch"].startswith("2.") and record["env_cpu_count"] >= 1
+    json.dumps(record)  # JSON-clean: no NaN, no tensors
+
+
+def test_short_gpu_names():
+    assert short_gpu_name("NVIDIA H100 80GB HBM3") == "H100"
+    assert short_gpu_name("Tesla V100-SXM2-32GB") == "V100"
+    assert short_gpu_name("NVIDIA A40") == "A40"
+    assert short_gpu_name("NVIDIA GeForce GTX 1080 Ti") == "1080Ti"
+    assert short_gpu_name("NVIDIA Mystery 9") == "Mystery 9"
+
+
+def test_load_reads_notebooks_and_prefers_fresh_sidecars(tmp_path, record):
+    first = _notebook(tmp_path / "a.ipynb", record)
+    _notebook(tmp_path / "b.ipynb", {**record, "batch_size": 8})
+    write_json_atomic(tmp_path / "b.json", {**record, "batch_size": 16})
+    frame = load(tmp_path)
+    assert list(frame["batch_size"]) == [4, 16]  # b's sidecar is newer than b's notebook
+    assert list(frame.columns[: len(CORE_COLUMNS)]) == list(CORE_COLUMNS)
+    assert frame["source"].iloc[0] == str(first)
+    stale = tmp_path / "b.json"
+    os.utime(stale, (1, 1))  # older than its notebook: never served
+    assert list(load(tmp_path)["batch_size"]) == [4, 8]
+
+
+def test_failed_papermill_run_becomes_a_failed_record(tmp_path):
+    _notebook(tmp_path / "x.ipynb", error="CUDA out of memory",
+              parameters={"model": "resnet50", "batch_size": 512})
+    row = load(tmp_path).iloc[0]
+    assert (row["status"], row["model"], row["batch_size"]) == ("failed", "resnet50", 512)
+    assert "CUDA out of memory" in row["error"]
+
+
+def test_bad_files_are_named_and_the_rest_still_loads(tmp_path, record, caplog):
+    _notebook(tmp_path / "good.ipynb", record)
+    (tmp_path / "corrupt.ipynb").write_text('{"cells": [')
+    _notebook(tmp_path / "future.ipynb", {**record, "schema_version": 99})
+    _notebook(tmp_path / "unfinished.ipynb", None)
+    _notebook(tmp_path / "summary.ipynb", None, benchmark=False)
+    (tmp_path / ".partial").mkdir()
+    _notebook(tmp_path / ".partial" / "running.ipynb", record)
+    with caplog.at_level(logging.WARNING):
+        frame = load(tmp_path)
+    assert len(frame) == 1 and frame["source"].iloc[0].endswith("good.ipynb")
+    messages = "\n".join(caplog.messages)
+    assert "corrupt.ipynb: not a readable notebook" in messages
+    assert "future.ipynb: unknown schema_version 99" in messages
+    assert "unfinished.ipynb: benchmark notebook without a result record" in messages
+    assert "summary.ipynb" not in messages
+    with pytest.raises(RecordError, match=r"corrupt\.ipynb"):
+        load(tmp_path, strict=True)
+
+
+def test_empty_and_missing_folders(tmp_path):
+    frame = load(tmp_path)
+    assert frame.empty and "throughput" in frame.columns
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load(tmp_path / "nope")
+
+
+def test_record_from_notebook_ignores_non_benchmark_notebooks(tmp_path):
+    assert record_from_notebook(_notebook(tmp_path / "s.ipynb", None, benchmark=False)) is None

@@ -1,0 +1,133 @@
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchlib.cli import main
+from benchlib.config import ConfigError
+from benchlib.results import load
+from benchlib.sweep import Point, load_sweep, run_sweep
+
+GOOD = {"campaign": "unit", "notebook": ["train", "smooth_inference"],
+        "base": {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2,
+                 "warmup": 1, "num_workers": 0, "device": "cpu", "noise_samples": 4},
+        "grid": {"batch_size": [2, 4], "noise_samples": [4, 8]}}
+
+
+def _write(tmp_path: Path, spec: dict | str) -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(spec if isinstance(spec, str) else yaml.safe_dump(spec))
+    return path
+
+
+def test_grid_expansion_gives_each_notebook_only_its_parameters(tmp_path):
+    sweep = load_sweep(_write(tmp_path, GOOD))
+    by_notebook = {}
+    for point in sweep.points:
+        by_notebook.setdefault(point.notebook, []).append(point)
+    # train takes no noise_samples: its 2 x 2 grid collapses to 2 distinct points
+    assert len(by_notebook["train"]) == 2 and len(by_notebook["smooth_inference"]) == 4
+    assert all("noise_samples" not in p.parameters for p in by_notebook["train"])
+    assert all(p.parameters["campaign"] == "unit" for p in sweep.points)
+    names = [p.name for p in sweep.points]
+    assert len(set(names)) == len(names)
+    assert names[0].startswith("train-2-")
+
+
+def test_point_ids_are_stable_and_depend_on_parameters_and_repeat():
+    a = Point("train", {"batch_size": 2, "model": "x"}, 0, "l")
+    assert a.point_id == Point("train", {"model": "x", "batch_size": 2}, 0, "other").point_id
+    assert a.point_id != Point("train", {"batch_size": 4, "model": "x"}, 0, "l").point_id
+    assert a.point_id != Point("train", {"batch_size": 2, "model": "x"}, 1, "l").point_id
+
+
+def test_repeats_make_distinct_points(tmp_path):
+    base = {k: v for k, v in GOOD["base"].items() if k != "noise_samples"}
+    sweep = load_sweep(_write(tmp_path, {**GOOD, "notebook": "train", "base": base, "grid": {},
+                                         "repeats": 3}))
+    assert [p.repeat for p in sweep.points] == [0, 1, 2]
+    assert len({p.point_id for p in sweep.points}) == 3
+
+
+BAD = [
+    ({"campaing": "x"}, ["campaing: unknown parameter (allowed keys: campaign, notebook"]),
+    ({"base": {**GOOD["base"], "batchsize": 8}},
+     ["base.batchsize: unknown parameter; allowed", "batch_size"]),
+    ({"grid": {"batch_size": ["big"]}},
+     ["grid.batch_size: bad value 'big': Input should be a valid integer"]),
+    ({"grid": {"batch_size": [0, 8]}}, ["grid.batch_size: bad value 0: Input should be greater than 0"]),
+    ({"base": {**GOOD["base"], "model": "resnet5O"}},
+     ["base.model: bad value 'resnet5O': unknown model 'resnet5O'; allowed:", "resnet50"]),
+    ({"base": {**GOOD["base"], "precision": "fp64"}},
+     ["base.precision: bad value 'fp64'", "'fp32', 'tf32', 'amp_fp16' or 'amp_bf16'"]),
+    ({"base": {**GOOD["base"], "dataset": "real", "data_dir": "no/such/dir"}},
+     ["base.data_dir: data_dir '", "no/such/dir' is not a directory"]),
+    ({"notebook": "trian"}, ["notebook: 'trian' not found", "available: inference, smooth_inference"]),
+    ({"grid": {"batch_size": []}}, ["grid: bad value", "at least one value: batch_size"]),
+    ({"campaign": "../escape"}, ["campaign: bad value '../escape'"]),
+    ({"repeats": 0}, ["repeats: bad value 0"]),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), BAD)
+def test_bad_params_stop_before_anything_runs(tmp_path, capsys, change, expected):
+    path = _write(tmp_path, {**GOOD, **change})
+    outputs = tmp_path / "outputs"
+    assert main(["sweep", str(path), "--outputs", str(outputs)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: "), err
+    for text in expected:
+        assert text in err, err
+    assert not outputs.exists()
+
+
+def test_unreadable_params_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read params file"):
+        load_sweep(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_sweep(_write(tmp_path, "campaign: [unclosed"))
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_sweep(_write(tmp_path, "- a list"))
+
+
+def test_dry_run_lists_points_and_writes_nothing(tmp_path, capsys):
+    path = _write(tmp_path, GOOD)
+    assert main(["sweep", str(path), "--outputs", str(tmp_path / "out"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "campaign unit: 6 points" in out and out.count("pending") == 6
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir):
+    broken = tmp_path / "broken-images"  # a folder, but not in ImageNet layout: fails at run time
+    broken.mkdir()
+    spec = textwrap.dedent(f"""
+        campaign: resume
+        notebook: inference
+        base: {{model: resnet18, image_size: 32, num_classes: 10, iterations: 2, warmup: 1,
+                num_workers: 0, device: cpu, batch_size: 2, dataset: real}}
+        grid:
+          data_dir: ["{image_dir}", "{broken}"]
+    """)
+    sweep = load_sweep(_write(tmp_path, spec))
+    outputs = tmp_path / "outputs"
+    outcomes = run_sweep(sweep, outputs, progress=False)
+    assert [o.status for o in outcomes] == ["ok", "failed"]
+    assert "not an ImageNet-layout folder" in outcomes[1].error
+    campaign = outputs / "resume"
+    assert sorted(p.suffix for p in campaign.iterdir()) == [".ipynb", ".ipynb", ".json", ".json"]
+    frame = load(campaign).sort_values("status", ascending=False)
+    assert list(frame["status"]) == ["ok", "failed"]
+    assert frame["benchmark"].tolist() == ["inference", "inference"]
+    assert frame["throughput"].iloc[0] > 0 and frame["samples"].iloc[0] == 4
+    assert set(frame["point_id"]) == {p.point_id for p in sweep.points}
+
+    again = run_sweep(sweep, outputs, progress=False)
+    assert [o.status for o in again] == ["skipped", "skipped"]
+    retried = run_sweep(sweep, outputs, retry_failed=True, progress=False)
+    assert [o.status for o in retried] == ["skipped", "failed"]
+    forced = run_sweep(sweep, outputs, force=True, progress=False)
+    assert [o.status for o in forced] == ["ok", "failed"]
+    assert len(load(campaign)) == 2

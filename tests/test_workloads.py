@@ -1,0 +1,103 @@
+import pytest
+import torch
+
+from benchlib.config import ClassificationConfig
+from benchlib.workloads import classification
+from benchlib.workloads.classification import build_model, classification_loss
+
+
+def _run(**kwargs):
+    return classification.run(ClassificationConfig(**kwargs))
+
+
+def test_train_counts_iterations_samples_and_phases(tiny):
+    result = _run(benchmark="train", **tiny)
+    assert (result.iterations, result.warmup, result.samples) == (3, 1, 12)
+    assert list(result.per_iteration.columns) == [
+        "iteration", "data", "h2d", "forward", "backward", "optimizer"]
+    assert result.throughput == pytest.approx(12 / result.wall_time_s)
+    breakdown = result.breakdown()
+    phase_sum = breakdown.drop(index="iteration")["median_s"].sum()
+    assert phase_sum == pytest.approx(breakdown.loc["iteration", "median_s"], rel=0.10)
+    assert result.extras["final_loss"] > 0
+    assert result.peak_memory_bytes > 0
+
+
+def test_training_learns_a_fixed_batch(tiny):
+    tiny.update(iterations=15, warmup=0)
+    result = _run(benchmark="train", **tiny)
+    first = _run(benchmark="train", **{**tiny, "iterations": 1})
+    assert result.extras["final_loss"] < first.extras["final_loss"]
+
+
+def test_inference_has_no_backward(tiny):
+    result = _run(benchmark="inference", **tiny)
+    assert list(result.per_iteration.columns) == ["iteration", "data", "h2d", "forward"]
+    assert result.samples == 12
+
+
+def test_smooth_inference_counts_input_images_and_makes_noisy_copies(tiny):
+    result = _run(benchmark="smooth_inference", noise_samples=10, **tiny)
+    assert list(result.per_iteration.columns) == [
+        "iteration", "data", "h2d", "preprocess", "forward"]
+    assert result.samples == 3  # one input image per iteration
+    assert 0 < result.extras["top_class_share_median"] <= 1
+
+
+def test_real_data_cycles_epochs_for_a_fixed_count(tiny, image_dir):
+    tiny.update(iterations=6, batch_size=4)  # 18 images: 5 batches per epoch
+    result = _run(benchmark="train", dataset="real", data_dir=str(image_dir), **tiny)
+    assert result.iterations == 6
+    assert result.per_iteration["data"].notna().all()
+
+
+def test_one_epoch_of_real_data(tiny, image_dir):
+    tiny.update(iterations="epoch", batch_size=4, warmup=1)
+    result = _run(benchmark="inference", dataset="real", data_dir=str(image_dir), **tiny)
+    assert result.iterations == 4  # 5 batches, 1 of them warm-up
+    assert result.samples == 18 - 4
+
+
+def test_synthetic_loader_with_worker_process(tiny):
+    tiny.update(num_workers=1, dataset="synthetic", synthetic_kind="loader")
+    result = _run(benchmark="train", **tiny)
+    assert result.samples == 12
+
+
+@pytest.mark.parametrize("precision", ["tf32", "amp_bf16"])
+def test_precisions_and_channels_last_run(tiny, precision):
+    result = _run(benchmark="train", precision=precision, channels_last=True, **tiny)
+    assert result.iterations == 3
+
+
+def test_inception_v3_trains_with_aux_logits(tiny):
+    tiny.update(model="inception_v3", image_size=None, batch_size=2, iterations=1, warmup=0)
+    model = build_model(ClassificationConfig(**tiny)).train()
+    outputs = model(torch.randn(2, 3, 299, 299))
+    assert outputs.aux_logits is not None
+    labels = torch.tensor([1, 2])
+    main_only = torch.nn.functional.cross_entropy(outputs.logits, labels)
+    assert classification_loss(outputs, labels) > main_only
+    assert _run(benchmark="train", **tiny).iterations == 1
+
+
+def test_cuda_requested_without_a_gpu_fails_clearly(tiny):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    tiny["device"] = "cuda"
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        _run(**tiny)
+
+
+def test_too_much_warmup_for_the_data_is_an_error(tiny, image_dir):
+    tiny.update(iterations="epoch", warmup=10)
+    with pytest.raises(RuntimeError, match="no timed iteration ran"):
+        _run(benchmark="inference", dataset="real", data_dir=str(image_dir), **tiny)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("benchmark", ["train", "inference", "smooth_inference"])
+def test_workloads_on_cuda(tiny, benchmark):
+    tiny.update(device="cuda", precision="amp_bf16", channels_last=True)
+    result = _run(benchmark=benchmark, **tiny)
+    assert result.device.type == "cuda" and result.peak_memory_bytes > 0
