@@ -1,0 +1,234 @@
+"""Comparison tables over result records: scaling, paired ratios, breakdowns, projections.
+
+Every function takes the tidy DataFrame of :func:`benchlib.results.load` (or reference records)
+and returns a new DataFrame. Failed runs (``status`` other than ``ok``) are left out; list them
+with :func:`failed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from benchlib.timing import PHASES
+
+#: Columns that describe a configuration, in the order tables show them.
+CONFIG_COLUMNS = (
+    "campaign", "cluster", "gpu", "num_nodes", "num_devices", "benchmark", "model", "dataset",
+    "synthetic_kind", "batch_size", "precision", "num_workers", "channels_last", "compile",
+    "image_size", "noise_samples", "unit", "scaling",
+)
+#: Columns that say where or how a record was made, not what was measured or configured.
+BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "point_id", "notebook",
+               "repeat", "status", "error", "seed", "breakdown", "provenance", "iterations",
+               "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label")
+DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread")
+
+
+def _is_measurement(column: str) -> bool:
+    return (column.startswith(("time_", "env_", "result_", "spread_", "throughput"))
+            or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s")
+            or column.endswith(("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")))
+
+
+def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
+    """Every non-metric, non-bookkeeping column of ``df`` (what makes a configuration)."""
+    skip = set(BOOKKEEPING) | set(DERIVED) | set(exclude)
+    return [c for c in df.columns if c not in skip and not _is_measurement(c)]
+
+
+def ok(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of finished runs (all rows when there is no ``status`` column)."""
+    return df[df["status"].fillna("ok") == "ok"] if "status" in df else df
+
+
+def failed(df: pd.DataFrame) -> pd.DataFrame:
+    """Failed runs with their configuration and error, for listing beside the tables."""
+    if "status" not in df:
+        return df.iloc[0:0]
+    rows = df[df["status"].fillna("ok") != "ok"]
+    keep = [c for c in (*CONFIG_COLUMNS, "error", "source") if c in rows]
+    return rows[keep].reset_index(drop=True)
+
+
+def _groups(df: pd.DataFrame, by: Sequence[str]):
+    return df.groupby(list(by), dropna=False, sort=False) if by else [((), df)]
+
+
+def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
+              metric: str = "throughput") -> pd.DataFrame:
+    """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``.
+
+    ``spread`` is IQR / median over the repeats (0 for a single run).
+    """
+    df = ok(df)
+    by = list(by) if by is not None else config_columns(df)
+    def _spread(values: pd.Series) -> float:
+        q25, q50, q75 = np.nanpercentile(values, [25, 50, 75])
+        return float((q75 - q25) / q50) if q50 else float("nan")
+
+    grouped = df.groupby(by, dropna=False, sort=False)[metric] if by else None
+    if grouped is None:
+        return pd.DataFrame({metric: [df[metric].median()], "spread": [_spread(df[metric])],
+                             "count": [len(df)]})
+    return grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
+        .rename(columns={"median": metric}).reset_index()
+
+
+def scaling(df: pd.DataFrame, metric: str = "throughput",
+            by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Add ``speedup`` and ``efficiency`` against the fewest devices of the same configuration.
+
+    ``speedup`` = metric / (median metric at the fewest devices of the configuration);
+    ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
+    "the same configuration" (default: every non-metric column except ``num_devices``).
+    """
+    df = ok(df).copy()
+    by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
+    df["speedup"] = np.nan
+    df["efficiency"] = np.nan
+    for _, group in _groups(df, by):
+        fewest = group["num_devices"].min()
+        base = group.loc[group["num_devices"] == fewest, metric].median()
+        df.loc[group.index, "speedup"] = group[metric] / base
+        df.loc[group.index, "efficiency"] = (group[metric] / base) * fewest / group["num_devices"]
+    return df
+
+
+def scaling_table(df: pd.DataFrame, metric: str = "throughput",
+                  by: Sequence[str] | None = None, value: str | None = None) -> pd.DataFrame:
+    """The classic sheet: one row per device count, one column per configuration, a median column.
+
+    ``value`` is ``metric`` (default), ``speedup`` or ``efficiency``; repeats are medians.
+    """
+    scaled = scaling(df, metric, by)
+    by = list(by) if by is not None else config_columns(scaled, exclude=("num_devices", "num_nodes"))
+    value = value or metric
+    varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
+    labels = scaled[varying].astype(str).agg(" / ".join, axis=1) if varying else "all"
+    table = scaled.assign(configuration=labels).pivot_table(
+        index="num_devices", columns="configuration", values=value, aggfunc="median")
+    table["median"] = table.median(axis=1)
+    return table
+
+
+def _pair_columns(df: pd.DataFrame, factor: str, a: object, b: object) -> tuple[list, list, list]:
+    """Configuration columns that apply to both sides (non-empty for rows with a and with b),
+    and those that apply to side a only and to side b only (kept apart, not paired on)."""
+    both, only_a, only_b = [], [], []
+    for column in config_columns(df, exclude=(factor,)):
+        values = df[column].replace("", np.nan)
+        in_a = values[df[factor] == a].notna().any()
+        in_b = values[df[factor] == b].notna().any()
+        (both if in_a and in_b else only_a if in_a else only_b if in_b else []).append(column)
+    return both, only_a, only_b
+
+
+def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "throughput",
+            on: Sequence[str] | None = None) -> pd.DataFrame:
+    """Paired ratios of ``metric`` between ``factor == a`` and ``factor == b``.
+
+    One row per pair of configurations equal in every ``on`` column: the ``on`` columns, then
+    ``a`` and ``b`` (the two metric values, medians over repeats) and ``ratio`` = a / b.
+    ``on`` defaults to the configuration columns that apply to both sides; a column that applies
+    to one side only (``synthetic_kind`` when comparing synthetic with real data) is not paired
+    on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
+    (:func:`headline`).
+    """
+    df = ok(df)
+    if factor not in df:
+        raise KeyError(f"compare: no column {factor!r} in the results")
+    if on is None:
+        on, only_a, only_b = _pair_columns(df, factor, a, b)
+    else:
+        on, only_a, only_b = list(on), [], []
+
+    def side(value: object, extra: list[str]) -> pd.DataFrame:
+        rows = df[df[factor] == value]
+        keys = [*on, *extra]
+        if not keys:
+            return pd.DataFrame({metric: [rows[metric].median()]}) if len(rows) else rows[[metric]]
+        return rows.groupby(keys, dropna=False, sort=False)[metric].median().reset_index()
+
+    left, right = side(a, only_a), side(b, only_b)
+    if on:
+        pairs = left.merge(right, on=on, suffixes=("_a", "_b"))
+    else:
+        pairs = left.add_suffix("_a").merge(right.add_suffix("_b"), how="cross").rename(
+            columns={f"{c}_a": c for c in only_a} | {f"{c}_b": c for c in only_b})
+    result = pairs[[*on, *only_a, *only_b]].copy()
+    result["a"] = pairs[f"{metric}_a"].to_numpy()
+    result["b"] = pairs[f"{metric}_b"].to_numpy()
+    result["ratio"] = result["a"] / result["b"]
+    return result.dropna(subset=["ratio"]).reset_index(drop=True)
+
+
+def headline(pairs: pd.DataFrame) -> float:
+    """The median ``ratio`` of :func:`compare` (NaN when nothing paired)."""
+    return float(pairs["ratio"].median()) if len(pairs) else float("nan")
+
+
+def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
+
+    Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
+    the iteration; the sum of phases when the iteration time is missing).
+    """
+    df = ok(df)
+    default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
+               "batch_size", "precision")
+    by = list(by) if by is not None else [c for c in default if c in df]
+    phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in df and df[f"time_{p}_s"].notna().any()]
+    columns = [*phases, *(["time_iteration_s"] if "time_iteration_s" in df else [])]
+    table = df.groupby(by, dropna=False, sort=False)[columns].median().reset_index()
+    table["count"] = df.groupby(by, dropna=False, sort=False).size().to_numpy()
+    phase_times = table[phases]
+    total = table["time_iteration_s"] if "time_iteration_s" in table else phase_times.sum(axis=1)
+    total = total.fillna(phase_times.sum(axis=1, min_count=1))
+    table["bottleneck"] = phase_times.idxmax(axis=1).str.removeprefix("time_").str.removesuffix("_s")
+    table["data_share"] = table.get("time_data_s", np.nan) / total
+    return table
+
+
+def expected(df: pd.DataFrame, factor: str, a: object, b: object, expected_ratio: float,
+             metric: str = "throughput", on: Sequence[str] | None = None) -> pd.DataFrame:
+    """Measured speed of ``a`` relative to ``b`` against an expected ratio from a reference.
+
+    For time metrics (``time_*``) speed is the inverse of time, so the speed ratio is b / a.
+    Adds ``speed_ratio``, ``expected`` and ``slowdown`` = expected / speed_ratio: how many times
+    slower ``a`` ran than it should have (1 = as expected, 6 = six times too slow).
+    """
+    pairs = compare(df, factor, a, b, metric, on)
+    pairs["speed_ratio"] = 1 / pairs["ratio"] if metric.startswith("time_") else pairs["ratio"]
+    pairs["expected"] = expected_ratio
+    pairs["slowdown"] = expected_ratio / pairs["speed_ratio"]
+    return pairs
+
+
+def extrapolate(df: pd.DataFrame, iterations: float | None = None,
+                samples: float | None = None) -> pd.DataFrame:
+    """Add ``hours`` to reach ``iterations`` (from time_iteration_s) or ``samples`` (images or
+    voxels, from throughput)."""
+    if (iterations is None) == (samples is None):
+        raise ValueError("extrapolate: give exactly one of iterations or samples")
+    df = ok(df).copy()
+    if iterations is not None:
+        df["hours"] = iterations * df["time_iteration_s"] / 3600
+    else:
+        df["hours"] = samples / df["throughput"] / 3600
+    return df
+
+
+def derived_units(df: pd.DataFrame) -> pd.DataFrame:
+    """Lab units: iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel."""
+    df = df.copy()
+    if "time_iteration_s" in df:
+        df["iterations_per_minute"] = 60 / df["time_iteration_s"]
+        df["days_to_100k"] = 100_000 * df["time_iteration_s"] / 86_400
+    if "throughput" in df and "unit" in df:
+        voxels = df["unit"] == "voxels/s"
+        df["megavoxels_per_s"] = np.where(voxels, df["throughput"] / 1e6, np.nan)
+        df["hours_per_teravoxel"] = np.where(voxels, 1e12 / df["throughput"] / 3600, np.nan)
+    return df

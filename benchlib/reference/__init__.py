@@ -1,0 +1,77 @@
+"""Published figures from earlier campaigns, shipped as reference records (see README.md here).
+
+They are facts, not results of this project: each record keeps its ``provenance`` and the
+original labels, and is mapped onto the record schema so that summaries can put new runs
+beside them.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+from benchlib.timing import PHASES
+
+BREAKDOWN_CSV = "cluster_breakdown_resnet50_fp32.csv"
+UNET3D_CSV = "unet3d_cremi_pytorch040.csv"
+DATASETS = {"ImageNet": "real", "Dummy": "synthetic"}
+BENCHMARKS = {"Train": "train", "Inference": "inference", "Smooth Inference": "smooth_inference"}
+
+#: Expected relative speeds quoted by the breakdown campaign from a public benchmark (fp32):
+#: (system a, system b, speed of a / speed of b).
+EXPECTED_SPEEDS = (
+    ("8 x V100", "8 x A40", 0.927),
+    ("1 x V100", "1 x A40", 0.943),
+    ("JADE2 V100", "V100", 0.67),
+    ("8 x JADE2 V100", "8 x A40", 0.621),
+)
+
+
+def _csv(name: str) -> pd.DataFrame:
+    with resources.files(__package__).joinpath(name).open() as handle:
+        return pd.read_csv(handle)
+
+
+def readme() -> str:
+    """The provenance text of the reference figures."""
+    return resources.files(__package__).joinpath("README.md").read_text()
+
+
+def breakdown_records() -> pd.DataFrame:
+    """ResNet-50 fp32 per-iteration breakdown on the TN and JADE2 clusters, as records."""
+    raw = _csv(BREAKDOWN_CSV)
+    frame = raw.rename(columns={"dataset": "dataset_label"}).assign(
+        dataset=raw["dataset"].map(DATASETS), benchmark=raw["benchmark"].map(BENCHMARKS),
+        model="resnet50", precision="fp32", num_nodes=1, status="ok", campaign="reference",
+        provenance=f"reference: {BREAKDOWN_CSV}", schema_version=1,
+    )
+    phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in frame]
+    frame["time_iteration_s"] = frame[phases].sum(axis=1, min_count=1)
+    return frame
+
+
+def unet3d_records() -> pd.DataFrame:
+    """3D U-Net CREMI training (1001 iterations) and ~1.9 gigavoxel prediction, as records."""
+    raw = _csv(UNET3D_CSV)
+    common = {"model": "unet3d", "status": "ok", "campaign": "reference", "schema_version": 1,
+              "provenance": f"reference: {UNET3D_CSV}", "num_nodes": 1}
+    train = raw.assign(benchmark="unet3d_train", cluster=raw["system"],
+                       iterations=raw["train_iterations"], wall_time_s=raw["train_time_s"],
+                       time_iteration_s=raw["train_time_s"] / raw["train_iterations"],
+                       unit="iterations/s", **common)
+    predicted = raw.dropna(subset=["predict_time_s"])
+    voxels = predicted["predict_gigavoxels"] * 1e9
+    predict = predicted.assign(benchmark="unet3d_predict", cluster=predicted["system"],
+                               samples=voxels, wall_time_s=predicted["predict_time_s"],
+                               throughput=voxels / predicted["predict_time_s"], unit="voxels/s",
+                               **common)
+    keep = ["campaign", "cluster", "gpu", "num_devices", "benchmark", "model", "iterations",
+            "samples", "wall_time_s", "time_iteration_s", "throughput", "unit", "cuda", "pytorch",
+            "status", "provenance", "schema_version", "num_nodes"]
+    return pd.concat([train, predict], ignore_index=True).reindex(columns=keep)
+
+
+def load() -> pd.DataFrame:
+    """Every reference record."""
+    return pd.concat([breakdown_records(), unet3d_records()], ignore_index=True)
