@@ -39,6 +39,14 @@ def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
     return [c for c in df.columns if c not in skip and not _is_measurement(c)]
 
 
+def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """One text label per row joining ``columns`` with " / " (missing values left blank)."""
+    if not columns:
+        return pd.Series(["all"] * len(df), index=df.index)
+    return df[list(columns)].apply(
+        lambda row: " / ".join("" if pd.isna(v) else str(v) for v in row), axis=1)
+
+
 def ok(df: pd.DataFrame) -> pd.DataFrame:
     """Rows of finished runs (all rows when there is no ``status`` column)."""
     return df[df["status"].fillna("ok") == "ok"] if "status" in df else df
@@ -107,8 +115,7 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
     by = list(by) if by is not None else config_columns(scaled, exclude=("num_devices", "num_nodes"))
     value = value or metric
     varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
-    labels = scaled[varying].astype(str).agg(" / ".join, axis=1) if varying else "all"
-    table = scaled.assign(configuration=labels).pivot_table(
+    table = scaled.assign(configuration=labels(scaled, varying)).pivot_table(
         index="num_devices", columns="configuration", values=value, aggfunc="median")
     table["median"] = table.median(axis=1)
     return table

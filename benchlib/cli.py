@@ -58,6 +58,18 @@ def _results(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from benchlib.report import ReportError, build_report
+
+    try:
+        index = build_report(args.campaign_dir, progress=not args.quiet)
+    except ReportError as error:
+        print(f"error: report failed in {error}", file=sys.stderr)
+        return 1
+    print(f"report: {index}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="benchlib", description=__doc__)
@@ -87,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     results.add_argument("path")
     results.add_argument("--csv", help="also write every column to this CSV file")
     results.set_defaults(func=_results)
+    report = sub.add_parser("report", help="run the summary notebooks and export HTML")
+    report.add_argument("campaign_dir", help="outputs/<campaign>")
+    report.add_argument("--quiet", action="store_true", help="no progress bar")
+    report.set_defaults(func=_report)
     return parser
 
 

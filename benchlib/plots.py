@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from benchlib import analysis
 from benchlib.workloads.result import RunResult
 
 
@@ -47,3 +48,80 @@ def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
 def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
     """A one-column table of a mapping, for readable display in notebooks."""
     return pd.Series(mapping, dtype=object).to_frame(name)
+
+
+def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
+                 hue: str | None = None) -> plt.Figure:
+    """Throughput, speedup and efficiency against devices, with the ideal (linear) line."""
+    hue = hue or next((c for c in ("model", "benchmark", "batch_size") if c in scaled
+                       and scaled[c].nunique() > 1), None)
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    devices = sorted(scaled["num_devices"].unique())
+    for ax, column in zip(axes, (metric, "speedup", "efficiency"), strict=True):
+        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, marker="o", ax=ax,
+                     errorbar=None)
+        if column == "speedup":
+            ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8, label="ideal")
+        if column == "efficiency":
+            ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="ideal")
+            ax.set_ylim(0, 1.15)
+        ax.set(xlabel="devices", xticks=devices, title=column)
+        if ax.get_legend():
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None) -> plt.Figure:
+    """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
+    label_columns = label_columns or [c for c in pairs.columns if c not in ("a", "b", "ratio")
+                                      and pairs[c].nunique(dropna=False) > 1]
+    labels = analysis.labels(pairs, label_columns)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
+    sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=sns.color_palette("deep")[0], orient="h")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    median = pairs["ratio"].median()
+    ax.axvline(median, color="crimson", linestyle="--", linewidth=1, label=f"median {median:.2f}")
+    ax.set(xlabel="ratio a / b", ylabel="", title=title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "") -> plt.Figure:
+    """Stacked horizontal bars of median seconds per phase, one bar per configuration."""
+    phases = [c for c in table.columns if c.startswith("time_") and c != "time_iteration_s"
+              and table[c].notna().any()]
+    labels = analysis.labels(table, label_columns)
+    data = table[phases].fillna(0.0).set_axis(labels)
+    data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
+    fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
+    data.plot.barh(stacked=True, ax=ax, color=sns.color_palette("deep", len(phases)))
+    ax.invert_yaxis()
+    ax.set(xlabel="median seconds per iteration", ylabel="", title=title or "Phase breakdown")
+    ax.legend(fontsize=8, ncol=len(phases), loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
+               title: str = "") -> plt.Figure:
+    """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
+    labels = analysis.labels(table, label_columns)
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(table) + 1.4))
+    sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
+                color=sns.color_palette("deep")[2])
+    values = table[value].dropna()
+    if len(values) and values.max() / max(values.min(), 1e-12) > 100:
+        ax.set_xscale("log")
+    ax.set(xlabel=value.replace("_", " "), ylabel="", title=title)
+    fig.tight_layout()
+    return fig
+
+
+def show(fig: plt.Figure) -> None:
+    """Display a figure now (inside loops) and close it so it is not shown twice."""
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)

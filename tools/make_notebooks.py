@@ -100,11 +100,163 @@ def build(benchmark: str) -> nbformat.NotebookNode:
     return nb
 
 
+SUMMARY_HEAD = (
+    "from IPython.display import Markdown, display\n\n"
+    "from benchlib import analysis, plots, {reference}summary\n\n"
+    "df = summary.load_results(results_dir)\n"
+    "done = analysis.ok(df)\n"
+    "display(Markdown(summary.describe(df, results_dir)))\n"
+    "summary.overview(df)"
+)
+SUMMARY_TAIL = [
+    new_markdown_cell("## What this data cannot show"),
+    new_code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
+    new_markdown_cell("## Failed runs\n\nLeft out of every table above."),
+    new_code_cell('failed = analysis.failed(df)\nfailed if len(failed) else Markdown("No failed runs.")'),
+]
+SUMMARIES = {
+    "summary_scaling": (
+        "Scaling: throughput, speedup and efficiency against devices",
+        "Speedup is throughput over the median throughput at the fewest devices of the same "
+        "configuration; efficiency is speedup x fewest devices / devices. Repeated runs are "
+        "medians.",
+        {},
+        [
+            new_markdown_cell("## Throughput per configuration (repeats aggregated)"),
+            new_code_cell("analysis.aggregate(done)"),
+            new_markdown_cell("## Throughput, speedup and efficiency by number of devices"),
+            new_code_cell("analysis.scaling_table(done)"),
+            new_code_cell('analysis.scaling_table(done, value="speedup")'),
+            new_code_cell('analysis.scaling_table(done, value="efficiency")'),
+            new_code_cell("figure = plots.scaling_plot(analysis.scaling(done))"),
+        ],
+    ),
+    "summary_comparisons": (
+        "Comparisons: synthetic vs real data, batch sizes, GPUs, models, precisions, clusters",
+        "Each comparison pairs runs equal in every other setting; the ratio is a / b of "
+        "throughput and its median is the headline.",
+        {},
+        [
+            new_markdown_cell("## Headlines"),
+            new_code_cell("found = summary.comparisons(done)\n"
+                          "nothing = Markdown(\"No factor has two values that pair: nothing to "
+                          "compare.\")\nsummary.headlines(found) if found else nothing"),
+            new_markdown_cell("## Every comparison"),
+            new_code_cell(
+                "for comparison in found:\n"
+                "    headline = f\"median ratio **{comparison.headline:.3f}**\"\n"
+                "    display(Markdown(f\"### {comparison.title}\\n{headline} over "
+                "{len(comparison.pairs)} pairs\"))\n"
+                "    display(comparison.pairs)\n"
+                "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
+        ],
+    ),
+    "summary_breakdown": (
+        "Where the time goes: per-phase breakdown and bottlenecks",
+        "Median seconds per iteration in each phase (data loading, data processing, forward, "
+        "backward, ...), the bottleneck phase and the share of time waiting for data.",
+        {"include_reference": True},
+        [
+            new_markdown_cell("## This campaign"),
+            new_code_cell("table = analysis.breakdown(done)\ntable"),
+            new_code_cell("figure = plots.breakdown_plot(table, summary.varying(table))"),
+            new_markdown_cell(
+                "## Reference: ResNet-50 fp32 on the TN and JADE2 clusters\n\nPublished "
+                "figures shipped with benchlib (iteration = sum of the published phases)."),
+            new_code_cell(
+                "if include_reference:\n"
+                "    ref = reference.breakdown_records()\n"
+                "    ref_table = analysis.breakdown(ref)\n"
+                "    display(ref_table)\n"
+                "    plots.show(plots.breakdown_plot(ref_table, summary.varying(ref_table),\n"
+                '                                    "Reference breakdown"))'),
+            new_markdown_cell(
+                "## Reference: measured against expected speed\n\n`slowdown` is how many "
+                "times slower the first system ran than a public benchmark says it should."),
+            new_code_cell(
+                "if include_reference:\n"
+                '    one = ref[ref["num_devices"] == 1]\n'
+                '    display(Markdown("**1 x V100 vs 1 x A40 on TN** (expected 0.943)"))\n'
+                '    display(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
+                '                              metric="time_iteration_s",\n'
+                '                              on=["cluster", "dataset", "benchmark"]))\n'
+                '    display(Markdown("**JADE2 V100 vs TN V100** (expected 0.67)"))\n'
+                '    display(analysis.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN",\n'
+                '                              0.67, metric="time_iteration_s",\n'
+                '                              on=["dataset", "benchmark"]))'),
+        ],
+    ),
+    "summary_projection": (
+        "Projections: time to a training target and to process a data set",
+        "Hours to reach `target_iterations` from the median iteration time, hours for "
+        "`epochs` passes over `dataset_samples` images from the throughput, and the lab units "
+        "(iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel).",
+        {"target_iterations": 100_000, "dataset_samples": 1_281_167, "epochs": 90},
+        [
+            new_markdown_cell("## Hours to the target number of iterations"),
+            new_code_cell(
+                "columns = [*summary.varying(done), \"time_iteration_s\", "
+                "\"iterations_per_minute\", \"days_to_100k\", \"hours\"]\n"
+                "projected = analysis.derived_units(analysis.extrapolate(done, "
+                "iterations=target_iterations))\n"
+                "projected[columns]"),
+            new_code_cell("figure = plots.hours_plot(projected, summary.varying(projected),\n"
+                          "                          title=f\"hours to {target_iterations:,} "
+                          "iterations\")"),
+            new_markdown_cell("## Hours for the data set"),
+            new_code_cell(
+                "images = done[done[\"unit\"] == \"images/s\"]\n"
+                "epochs_table = analysis.extrapolate(images, samples=dataset_samples * epochs)\n"
+                "epochs_table[[*summary.varying(images), \"throughput\", \"hours\"]]"),
+            new_markdown_cell(
+                "## Reference: 3D U-Net on CREMI (PyTorch 0.4.0)\n\nTraining: 1001 "
+                "iterations; prediction: about 1.9 gigavoxels. Days to 100k iterations and "
+                "hours per teravoxel as the campaign reported them."),
+            new_code_cell(
+                "if include_reference:\n"
+                "    unet = analysis.derived_units(reference.unet3d_records())\n"
+                "    display(unet[[\"cluster\", \"gpu\", \"num_devices\", \"benchmark\", "
+                "\"iterations_per_minute\",\n"
+                "                  \"days_to_100k\", \"megavoxels_per_s\", "
+                "\"hours_per_teravoxel\"]])"),
+        ],
+    ),
+}
+
+
+def build_summary(name: str) -> nbformat.NotebookNode:
+    title, what, extra, body = SUMMARIES[name]
+    parameters = {"results_dir": "outputs/demo", **extra}
+    if name == "summary_projection":
+        parameters["include_reference"] = True
+    cells = [
+        new_markdown_cell(f"# {title}\n\n{what}\n\nRun by `benchlib report outputs/<campaign>` "
+                          "or open it in JupyterLab and set `results_dir`."),
+        new_code_cell("\n".join(f"{k} = {v!r}" for k, v in parameters.items()),
+                      metadata={"tags": ["parameters"]}),
+        new_code_cell(SUMMARY_HEAD.format(
+            reference="reference, " if "include_reference" in parameters else "")),
+        *[nbformat.from_dict(c) for c in body],
+        *[nbformat.from_dict(c) for c in SUMMARY_TAIL],
+    ]
+    for index, cell in enumerate(cells):
+        cell.id = f"cell-{index:02d}"
+    nb = new_notebook(cells=cells)
+    nb.metadata.update(
+        kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"},
+        language_info={"name": "python"},
+        benchlib={"kind": "summary"},
+    )
+    return nb
+
+
 def main(check: bool = False) -> int:
     stale = []
-    for benchmark in TITLES:
-        path = ROOT / "notebooks" / f"{benchmark}.ipynb"
-        text = nbformat.writes(build(benchmark)) + "\n"
+    builds = {name: lambda n=name: build(n) for name in TITLES}
+    builds.update({name: lambda n=name: build_summary(n) for name in SUMMARIES})
+    for name, make in builds.items():
+        path = ROOT / "notebooks" / f"{name}.ipynb"
+        text = nbformat.writes(make()) + "\n"
         if check:
             if not path.is_file() or path.read_text() != text:
                 stale.append(str(path))

@@ -1,0 +1,129 @@
+"""What the summary notebooks show: the campaign's records, the comparisons its data supports,
+and plain sentences about what is missing."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib import analysis
+from benchlib.results import load
+
+#: Factors compared when the data has more than one value, with how to order the pair.
+FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
+           "channels_last", "compile", "synthetic_kind")
+PREFERRED_B = {"dataset": "real", "precision": "fp32", "channels_last": False, "compile": "none",
+               "synthetic_kind": "loader"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison: ``factor`` a vs b, its table and its median ratio."""
+
+    factor: str
+    a: object
+    b: object
+    metric: str
+    pairs: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        label = self.factor.replace("_", " ")
+        return f"{label}: {self.a} vs {self.b} ({self.metric})"
+
+    @property
+    def headline(self) -> float:
+        return analysis.headline(self.pairs)
+
+
+def load_results(results_dir: str | Path) -> pd.DataFrame:
+    """Every record under ``results_dir``; a clear error when the folder is missing or empty."""
+    frame = load(results_dir)
+    if frame.empty:
+        raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
+                                "(benchlib sweep params/X.yaml)")
+    return frame
+
+
+def overview(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs per benchmark and status."""
+    columns = [c for c in ("benchmark", "status") if c in df]
+    return df.groupby(columns, dropna=False).size().rename("runs").reset_index()
+
+
+def missing(df: pd.DataFrame) -> list[str]:
+    """Sentences naming what this campaign's data cannot show."""
+    done = analysis.ok(df)
+    notes = []
+    if done.empty:
+        return ["No finished run: every run failed (see the failed runs below)."]
+    if done.get("num_devices", pd.Series([1])).nunique() < 2:
+        notes.append("No multi-device runs: speedup and efficiency need runs on several "
+                     "devices (num_devices 1, 2, 4, 8).")
+    datasets = set(done.get("dataset", pd.Series(dtype=object)).dropna())
+    if "real" not in datasets:
+        notes.append("No real-data runs: synthetic vs real data cannot be compared.")
+    if "synthetic" not in datasets:
+        notes.append("No synthetic-data runs: the data pipeline's cost cannot be separated.")
+    for column, what in (("batch_size", "batch sizes"), ("gpu", "GPU types"),
+                         ("precision", "precisions"), ("cluster", "clusters")):
+        if column in done and done[column].nunique() < 2:
+            notes.append(f"One {column.replace('_', ' ')} only ({done[column].iloc[0]}): "
+                         f"no comparison across {what}.")
+    if "gpu" in done and (done["gpu"] == "cpu").all():
+        notes.append("CPU-only runs: these show the method, not GPU performance.")
+    return notes
+
+
+def _ordered(factor: str, values: list) -> list[tuple[object, object]]:
+    if factor in PREFERRED_B and PREFERRED_B[factor] in values:
+        b = PREFERRED_B[factor]
+        return [(a, b) for a in values if a != b]
+    if all(isinstance(v, (int, float)) for v in values):
+        values = sorted(values)
+        return [(values[i + 1], values[i]) for i in range(len(values) - 1)]  # larger vs smaller
+    return list(itertools.combinations(sorted(values, key=str), 2))
+
+
+def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison]:
+    """Every paired comparison the data supports (factors with two or more values that pair)."""
+    done = analysis.ok(df)
+    found = []
+    for factor in FACTORS:
+        if factor not in done:
+            continue
+        values = [v for v in done[factor].dropna().unique().tolist() if v != ""]
+        if len(values) < 2:
+            continue
+        for a, b in _ordered(factor, values):
+            pairs = analysis.compare(done, factor, a, b, metric=metric)
+            if len(pairs):
+                found.append(Comparison(factor, a, b, metric, pairs))
+    return found
+
+
+def headlines(found: list[Comparison]) -> pd.DataFrame:
+    """One row per comparison: what, median ratio, pairs."""
+    return pd.DataFrame([{"comparison": c.title, "median ratio": c.headline, "pairs": len(c.pairs)}
+                         for c in found])
+
+
+def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
+    """Configuration columns of ``table`` with more than one value (labels for plots)."""
+    candidates = candidates or analysis.config_columns(table)
+    found = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
+    return found or [c for c in candidates if c in table][:1]
+
+
+def bullet_list(lines: list[str], empty: str) -> str:
+    """Markdown bullets, or ``empty`` when there are none."""
+    return "\n".join(f"- {line}" for line in lines) if lines else empty
+
+
+def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
+    """One Markdown line: how many runs were loaded, finished and failed."""
+    done = len(analysis.ok(df))
+    return f"**{len(df)} runs** under `{results_dir}`: {done} finished, {len(df) - done} failed."
