@@ -39,6 +39,11 @@ CORE_COLUMNS = (
 )
 
 
+#: Count columns kept as (nullable) integers even when a failed record leaves them empty.
+INTEGER_COLUMNS = ("num_devices", "num_nodes", "batch_size", "num_workers", "iterations", "warmup",
+                   "samples", "image_size", "noise_samples", "repeat")
+
+
 class RecordError(ValueError):
     """A file that should hold a record does not hold a usable one."""
 
@@ -224,6 +229,11 @@ def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
+    for column in INTEGER_COLUMNS:
+        if column in frame:
+            numbers = pd.to_numeric(frame[column], errors="coerce")
+            if (numbers.dropna() % 1 == 0).all():
+                frame[column] = numbers.astype("Int64")
     ordered = [c for c in CORE_COLUMNS if c in frame.columns]
     env = sorted(c for c in frame.columns if c.startswith("env_"))
     rest = [c for c in frame.columns if c not in ordered and c not in env]

@@ -1,0 +1,50 @@
+"""Executed-notebook look-alikes with records, to test loading, summaries and reports fast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from benchlib.results import RECORD_MIME
+
+
+def write_record_notebook(path: Path, record: dict | None = None, benchmark: bool = True,
+                          error: str | None = None, parameters: dict | None = None) -> Path:
+    """A notebook holding ``record`` as the benchlib MIME output (or a papermill error)."""
+    cell = new_code_cell("publish(record)")
+    if record is not None:
+        cell.outputs = [new_output("display_data", data={RECORD_MIME: record, "text/plain": "r"})]
+    if error:
+        cell.outputs = [new_output("error", ename="RuntimeError", evalue=error, traceback=[])]
+    nb = new_notebook(cells=[cell])
+    if benchmark:
+        nb.metadata["benchlib"] = {"kind": "benchmark"}
+    if error:
+        nb.metadata["papermill"] = {"exception": True, "parameters": parameters or {}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def campaign(root: Path) -> Path:
+    """A small scaling campaign: 1/2/4 devices x synthetic/real x batch 32/64, one failed run."""
+    base = {"schema_version": 1, "campaign": "fake", "cluster": "c1", "gpu": "H100",
+            "benchmark": "train", "model": "resnet50", "precision": "amp_bf16", "num_nodes": 1,
+            "num_workers": 8, "unit": "images/s", "status": "ok", "error": ""}
+    index = 0
+    for devices in (1, 2, 4):
+        for dataset, data_factor in (("synthetic", 1.0), ("real", 0.7)):
+            for batch, batch_factor in ((32, 1.0), (64, 1.1)):
+                throughput = 2500 * devices * (0.95 ** (devices - 1)) * data_factor * batch_factor
+                iteration = batch * devices / throughput
+                record = {**base, "num_devices": devices, "dataset": dataset, "batch_size": batch,
+                          "throughput": throughput, "time_iteration_s": iteration,
+                          "time_data_s": iteration * (0.3 if dataset == "real" else 0.01),
+                          "time_forward_s": iteration * 0.3, "time_backward_s": iteration * 0.6}
+                write_record_notebook(root / f"train-{index}.ipynb", record)
+                index += 1
+    write_record_notebook(root / "train-oom.ipynb", error="CUDA out of memory",
+                          parameters={"batch_size": 1024, "model": "resnet50"})
+    return root

@@ -1,0 +1,82 @@
+import os
+import re
+import shutil
+
+import pytest
+
+from benchlib.report import ReportError, build_report
+
+from .conftest import ROOT
+from .fakes import campaign
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_projection", "summary_scaling"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = campaign(tmp_path_factory.mktemp("outputs") / "fake")
+    return build_report(root, progress=False)
+
+
+@pytest.mark.slow
+def test_report_has_every_page_offline(report):
+    folder = report.parent
+    assert sorted(p.stem for p in folder.glob("summary_*.html")) == SUMMARIES
+    assert len(list((folder / "runs").glob("*.html"))) == 13
+    index = report.read_text()
+    assert index.count('<a href="summary_') == 4 and index.count('href="runs/') == 13
+    for page in folder.rglob("*.html"):
+        text = page.read_text()
+        external = re.findall(r'<(?:script|link|img|iframe)[^>]*(?:src|href)="(?!data:)[^"]*//', text)
+        assert not external, (page, external)
+        assert "Traceback" not in text, page
+    comparisons = (folder / "summary_comparisons.html").read_text()
+    assert "dataset: synthetic vs real" in comparisons and "1.429" in comparisons
+    assert "CUDA out of memory" in (folder / "summary_scaling.html").read_text()
+    assert "def " not in (folder / "summary_scaling.html").read_text()  # no code cells
+
+
+def test_report_of_an_empty_folder_fails_clearly(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no result records under"):
+        build_report(tmp_path)
+    assert not (tmp_path / "report").exists()
+
+
+def test_report_error_names_the_summary():
+    assert "summary_x" in str(ReportError("summary_x: KeyError"))
+
+
+@pytest.mark.slow
+def test_report_renders_in_headless_chromium(report):
+    if not (CHROMIUM and CHROMEDRIVER):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Debian's chromium and chromium-driver (.ci/run installs them)")
+        pytest.skip("no chromium / chromedriver here (apt-get install chromium chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--window-size=1280,2000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    shots = ROOT / "outputs" / "test-artifacts"
+    shots.mkdir(parents=True, exist_ok=True)
+    try:
+        for name in ["index", *SUMMARIES]:
+            driver.get((report.parent / f"{name}.html").as_uri())
+            images = driver.execute_script(
+                "return Array.from(document.images).map(i => [i.complete, i.naturalWidth]);")
+            tables = driver.execute_script("return document.querySelectorAll('table').length;")
+            assert tables >= 1, name
+            if name != "index":
+                assert images, f"{name}: no plot images"
+                assert all(done and width > 0 for done, width in images), (name, images)
+            driver.save_screenshot(str(shots / f"report-{name}.png"))
+    finally:
+        driver.quit()
+    assert (shots / "report-summary_scaling.png").stat().st_size > 10_000
