@@ -5,7 +5,7 @@ BENCHLIB := $(VENV)/bin/benchlib
 STAMP := $(VENV)/.benchlib-installed
 DEMO_DATA := data/demo-images
 
-.PHONY: setup demo test lint notebooks clean-demo
+.PHONY: setup demo test lint notebooks clean-demo bench
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,11 +22,15 @@ $(DEMO_DATA): | $(STAMP)
 demo: setup $(DEMO_DATA)
 	$(BENCHLIB) sweep params/demo.yaml
 	$(BENCHLIB) results outputs/demo
+	$(BENCHLIB) report outputs/demo
 
 test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) tools/make_notebooks.py --check
 	$(VENV)/bin/pytest
+
+bench: setup
+	$(PY) benchmarks/harness_overhead.py
 
 lint: setup
 	$(VENV)/bin/ruff check .
