@@ -2,16 +2,13 @@ import json
 import logging
 import os
 
-import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from benchlib import SCHEMA_VERSION
 from benchlib.config import ClassificationConfig
 from benchlib.environment import capture, short_gpu_name
 from benchlib.results import (
     CORE_COLUMNS,
-    RECORD_MIME,
     RecordError,
     load,
     make_record,
@@ -19,6 +16,8 @@ from benchlib.results import (
     write_json_atomic,
 )
 from benchlib.workloads import classification
+
+from .fakes import write_record_notebook
 
 
 @pytest.fixture(scope="module")
@@ -28,21 +27,6 @@ def record():
                                   num_workers=0, device="cpu", campaign="unit", cluster="here")
     result = classification.run(config)
     return make_record(config, result, capture(result.device))
-
-
-def _notebook(path, record=None, benchmark=True, error=None, parameters=None):
-    cell = new_code_cell("publish(record)")
-    if record is not None:
-        cell.outputs = [new_output("display_data", data={RECORD_MIME: record, "text/plain": "r"})]
-    if error:
-        cell.outputs = [new_output("error", ename="RuntimeError", evalue=error, traceback=[])]
-    nb = new_notebook(cells=[cell])
-    if benchmark:
-        nb.metadata["benchlib"] = {"kind": "benchmark"}
-    if error:
-        nb.metadata["papermill"] = {"exception": True, "parameters": parameters or {}}
-    nbformat.write(nb, str(path))
-    return path
 
 
 def test_record_has_every_design_column(record):
@@ -66,8 +50,8 @@ def test_short_gpu_names():
 
 
 def test_load_reads_notebooks_and_prefers_fresh_sidecars(tmp_path, record):
-    first = _notebook(tmp_path / "a.ipynb", record)
-    _notebook(tmp_path / "b.ipynb", {**record, "batch_size": 8})
+    first = write_record_notebook(tmp_path / "a.ipynb", record)
+    write_record_notebook(tmp_path / "b.ipynb", {**record, "batch_size": 8})
     write_json_atomic(tmp_path / "b.json", {**record, "batch_size": 16})
     frame = load(tmp_path)
     assert list(frame["batch_size"]) == [4, 16]  # b's sidecar is newer than b's notebook
@@ -79,7 +63,7 @@ def test_load_reads_notebooks_and_prefers_fresh_sidecars(tmp_path, record):
 
 
 def test_failed_papermill_run_becomes_a_failed_record(tmp_path):
-    _notebook(tmp_path / "x.ipynb", error="CUDA out of memory",
+    write_record_notebook(tmp_path / "x.ipynb", error="CUDA out of memory",
               parameters={"model": "resnet50", "batch_size": 512})
     row = load(tmp_path).iloc[0]
     assert (row["status"], row["model"], row["batch_size"]) == ("failed", "resnet50", 512)
@@ -87,13 +71,13 @@ def test_failed_papermill_run_becomes_a_failed_record(tmp_path):
 
 
 def test_bad_files_are_named_and_the_rest_still_loads(tmp_path, record, caplog):
-    _notebook(tmp_path / "good.ipynb", record)
+    write_record_notebook(tmp_path / "good.ipynb", record)
     (tmp_path / "corrupt.ipynb").write_text('{"cells": [')
-    _notebook(tmp_path / "future.ipynb", {**record, "schema_version": 99})
-    _notebook(tmp_path / "unfinished.ipynb", None)
-    _notebook(tmp_path / "summary.ipynb", None, benchmark=False)
+    write_record_notebook(tmp_path / "future.ipynb", {**record, "schema_version": 99})
+    write_record_notebook(tmp_path / "unfinished.ipynb", None)
+    write_record_notebook(tmp_path / "summary.ipynb", None, benchmark=False)
     (tmp_path / ".partial").mkdir()
-    _notebook(tmp_path / ".partial" / "running.ipynb", record)
+    write_record_notebook(tmp_path / ".partial" / "running.ipynb", record)
     with caplog.at_level(logging.WARNING):
         frame = load(tmp_path)
     assert len(frame) == 1 and frame["source"].iloc[0].endswith("good.ipynb")
@@ -114,4 +98,5 @@ def test_empty_and_missing_folders(tmp_path):
 
 
 def test_record_from_notebook_ignores_non_benchmark_notebooks(tmp_path):
-    assert record_from_notebook(_notebook(tmp_path / "s.ipynb", None, benchmark=False)) is None
+    assert record_from_notebook(
+        write_record_notebook(tmp_path / "s.ipynb", None, benchmark=False)) is None
