@@ -24,7 +24,8 @@ CONFIG_COLUMNS = (
 BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "point_id", "notebook",
                "repeat", "status", "error", "seed", "breakdown", "provenance", "iterations",
                "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label")
-DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread")
+DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
+           "data_share", "speed_ratio", "expected", "slowdown", "configuration")
 
 
 def _is_measurement(column: str) -> bool:

@@ -99,7 +99,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     data.plot.barh(stacked=True, ax=ax, color=sns.color_palette("deep", len(phases)))
     ax.invert_yaxis()
     ax.set(xlabel="median seconds per iteration", ylabel="", title=title or "Phase breakdown")
-    ax.legend(fontsize=8, ncol=len(phases), loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
