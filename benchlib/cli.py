@@ -42,6 +42,8 @@ def _data_imagefolder(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from benchlib.results import load
 
     frame = load(args.path)
@@ -50,7 +52,7 @@ def _results(args: argparse.Namespace) -> int:
     if frame.empty:
         print(f"no result records under {args.path}")
         return 1
-    with __import__("pandas").option_context("display.width", 200, "display.max_rows", 500):
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(frame[columns].to_string(index=False))
     if args.csv:
         frame.to_csv(args.csv, index=False)

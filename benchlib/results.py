@@ -16,14 +16,16 @@ import socket
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchlib import SCHEMA_VERSION
 from benchlib.config import ClassificationConfig, RunConfig
-from benchlib.environment import default_cluster, device_identity
 from benchlib.timing import PHASES, is_noisy
-from benchlib.workloads.result import RunResult
+
+if TYPE_CHECKING:
+    from benchlib.workloads.result import RunResult
 
 RECORD_MIME = "application/vnd.benchlib.result+json"
 KNOWN_SCHEMA_VERSIONS = {1}
@@ -54,6 +56,8 @@ def _finite(value: float) -> float | None:
 
 def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object]) -> dict:
     """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``."""
+    from benchlib.environment import default_cluster, device_identity  # imports torch
+
     stats = result.stats()
     iteration = stats["iteration"]
     record: dict[str, object] = {

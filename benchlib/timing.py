@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
+
+if TYPE_CHECKING:  # torch is imported where events are made, so reading results stays light
+    import torch
 
 PHASES = ("data", "h2d", "preprocess", "forward", "backward", "optimizer")
 NOISY_SPREAD = 0.10  #: a run whose iteration IQR / median exceeds this is flagged noisy
@@ -37,6 +40,8 @@ class PhaseTimer:
 
     def _mark(self) -> object:
         if self.cuda:
+            import torch
+
             event = torch.cuda.Event(enable_timing=True)
             event.record()
             return event
@@ -76,6 +81,8 @@ class PhaseTimer:
         is absent. Synchronises the device once.
         """
         if self.cuda:
+            import torch
+
             torch.cuda.synchronize()
         rows = []
         for start, end, laps in self._iterations:
@@ -137,6 +144,8 @@ class WallClock:
 
     def _sync(self) -> None:
         if self.cuda:
+            import torch
+
             torch.cuda.synchronize()
 
     def __enter__(self) -> WallClock:

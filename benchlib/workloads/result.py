@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
-import torch
 
 from benchlib.timing import Stats, summarize
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass
 class RunResult:
     """Timings and counts of one workload run.
 
-    ``samples_per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
+    ``per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
     ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
     """
 
