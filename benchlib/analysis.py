@@ -23,7 +23,9 @@ CONFIG_COLUMNS = (
 #: Columns that say where or how a record was made, not what was measured or configured.
 BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "point_id", "notebook",
                "repeat", "status", "error", "seed", "breakdown", "provenance", "iterations",
-               "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label")
+               "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label", "volume",
+               "raw_key", "label_key", "output", "output_key", "halo", "input_shape",
+               "output_shape", "downsampling")
 DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
            "data_share", "speed_ratio", "expected", "slowdown", "configuration")
 
@@ -238,5 +240,7 @@ def derived_units(df: pd.DataFrame) -> pd.DataFrame:
     if "throughput" in df and "unit" in df:
         voxels = df["unit"] == "voxels/s"
         df["megavoxels_per_s"] = np.where(voxels, df["throughput"] / 1e6, np.nan)
-        df["hours_per_teravoxel"] = np.where(voxels, 1e12 / df["throughput"] / 3600, np.nan)
+        # per teravoxel of a volume predicted; training voxels/s are not a volume to process
+        predicted = voxels & (df["benchmark"] != "unet3d_train") if "benchmark" in df else voxels
+        df["hours_per_teravoxel"] = np.where(predicted, 1e12 / df["throughput"] / 3600, np.nan)
     return df

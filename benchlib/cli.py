@@ -41,6 +41,26 @@ def _data_imagefolder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_volume(args: argparse.Namespace) -> int:
+    import math
+
+    from benchlib.data.em_volume import write_em_volume
+    from benchlib.data.volumes import LABEL_KEY, RAW_KEY, VolumeError, volume_format
+
+    try:
+        volume_format(args.path)
+    except VolumeError as error:
+        raise ConfigError(str(error)) from None
+    if min(args.shape) < 1 or min(args.cell) < 1 or min(args.chunks) < 1:
+        raise ConfigError("--shape, --cell and --chunks take three positive sizes (z y x)")
+    shape = write_em_volume(args.path, args.shape, args.cell, args.chunks, args.seed,
+                            "gzip" if args.compression == "gzip" else None,
+                            progress=not args.quiet)
+    print(f"wrote {RAW_KEY} (uint8) and {LABEL_KEY} (uint64), shape {list(shape)} "
+          f"({math.prod(shape):,} voxels), to {args.path}")
+    return 0
+
+
 def _results(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -96,6 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
     folder.add_argument("--size", type=int, default=256, help="short side in px")
     folder.add_argument("--seed", type=int, default=0)
     folder.set_defaults(func=_data_imagefolder)
+
+    volume = data.add_parser("volume", help="EM-like CREMI-layout volume (HDF5 .h5 or .zarr)")
+    volume.add_argument("path", help="file.h5 / file.hdf5 (HDF5) or dir.zarr (zarr)")
+    volume.add_argument("--shape", type=int, nargs=3, required=True, metavar=("Z", "Y", "X"))
+    volume.add_argument("--cell", type=int, nargs=3, default=[6, 40, 40], metavar=("Z", "Y", "X"),
+                        help="mean cell size in voxels (default: 6 40 40)")
+    volume.add_argument("--chunks", type=int, nargs=3, default=[8, 128, 128],
+                        metavar=("Z", "Y", "X"), help="storage chunks (default: 8 128 128)")
+    volume.add_argument("--compression", choices=["none", "gzip"], default="none")
+    volume.add_argument("--seed", type=int, default=0)
+    volume.add_argument("--quiet", action="store_true", help="no progress bar")
+    volume.set_defaults(func=_data_volume)
 
     results = sub.add_parser("results", help="print the records under a folder")
     results.add_argument("path")

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from benchlib import SCHEMA_VERSION
-from benchlib.config import ClassificationConfig, RunConfig
+from benchlib.config import (
+    ClassificationConfig,
+    RunConfig,
+    UNet3DConfig,
+    UNet3DPredictConfig,
+    UNet3DTrainConfig,
+)
 from benchlib.timing import PHASES, is_noisy
 
 if TYPE_CHECKING:
@@ -102,10 +108,44 @@ def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object])
         if config.benchmark == "smooth_inference":
             record.update(noise_samples=config.noise_samples, sigma=config.sigma,
                           noisy_samples_per_s=result.throughput * config.noise_samples)
+    if isinstance(config, UNet3DConfig):
+        record.update(_unet3d_columns(config))
     for key, value in result.extras.items():
         record[f"result_{key}"] = value
     record.update(env)
     return {k: _finite(v) for k, v in record.items()}
+
+
+def shape_text(shape: object) -> str:
+    """A (z, y, x) shape as ``ZxYxX`` (flat, groupable record values)."""
+    return "x".join(str(int(v)) for v in shape)  # type: ignore[union-attr]
+
+
+def _unet3d_columns(config: UNet3DConfig) -> dict[str, object]:
+    geometry = config.geometry
+    columns: dict[str, object] = {
+        "benchmark": config.benchmark, "model": "unet3d", "compile": config.compile,
+        "channels_last": False, "unet_depth": config.depth, "unet_base_features": config.base_features,
+        "unet_growth": config.growth, "unet_padding": config.padding, "unet_norm": config.norm,
+        "unet_pooling": " ".join(shape_text(p) for p in config.pooling_levels),
+        "target": config.target, "volume": config.volume, "raw_key": config.raw_key,
+    }
+    if isinstance(config, UNet3DTrainConfig):
+        columns.update(dataset=config.dataset, patch_shape=shape_text(config.patch_shape),
+                       output_shape=shape_text(config.output_shape), augment=config.augment,
+                       label_key=config.label_key)
+        if config.dataset == "synthetic":
+            columns.update(volume="", synthetic_kind="device")
+    elif isinstance(config, UNet3DPredictConfig):
+        from benchlib.workloads.unet3d import prediction_layout
+
+        layout = prediction_layout(config)
+        columns.update(dataset="real", block_shape=shape_text(config.block_shape),
+                       halo=shape_text(config.resolved_halo),
+                       input_shape=shape_text(layout["input_shape"]),
+                       output_dtype=config.output_dtype, output=config.output)
+    columns["downsampling"] = shape_text(geometry.downsampling)
+    return columns
 
 
 def failed_record(parameters: Mapping[str, object], error: str, **context: object) -> dict:

@@ -30,7 +30,7 @@ from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_e
 from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-PATH_PARAMETERS = ("data_dir",)  #: parameters holding paths, made absolute before papermill
+PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
 
 
 class LocalExecutor(BaseModel):

@@ -19,7 +19,7 @@ import pandas as pd
 if TYPE_CHECKING:  # torch is imported where events are made, so reading results stays light
     import torch
 
-PHASES = ("data", "h2d", "preprocess", "forward", "backward", "optimizer")
+PHASES = ("data", "read", "h2d", "preprocess", "forward", "backward", "optimizer", "d2h", "write")
 NOISY_SPREAD = 0.10  #: a run whose iteration IQR / median exceeds this is flagged noisy
 
 

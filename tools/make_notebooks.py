@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from benchlib.config import ClassificationConfig
+from benchlib.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOOTH_ONLY = ("noise_samples", "sigma")
@@ -37,7 +37,111 @@ COMMENTS = {
     "compile": "none | default | reduce-overhead | max-autotune",
     "breakdown": "per-phase timers (False: whole iterations only)",
     "cluster": "empty: SLURM cluster name, $BENCHLIB_CLUSTER or host name",
+    "volume": "CREMI-layout HDF5 (.h5) or zarr (.zarr): benchlib data volume PATH --shape Z Y X",
+    "pooling": "one [z, y, x] for every level, or one per level",
+    "padding": "valid | same (3x3x3 convolutions)",
+    "norm": "none | batch | group",
+    "target": "affinities (3 channels) | boundaries (1)",
+    "patch_shape": "network input (z, y, x); the loss covers the valid output",
+    "block_shape": "output block per pass, a multiple of the network's downsampling",
+    "halo": "None: what valid convolutions consume (same: the receptive field)",
+    "output": "HDF5 / zarr for the predictions; empty: a temporary file beside the volume",
+    "output_dtype": "uint8 | float16 | float32",
 }
+UNET_COMMENTS = {
+    "unet3d_train": {"num_workers": "loader processes sampling patches (dataset: real)",
+                     "dataset": "synthetic (device tensors) | real (the volume)",
+                     "iterations": "Adam steps timed after warm-up (the reference ran 1001)"},
+    "unet3d_predict": {"num_workers": "threads reading blocks ahead of the compute",
+                       "iterations": 'batches of blocks, or "epoch" for the whole volume',
+                       "warmup": "batches run before the timed pass, not written"},
+}
+UNET_CONFIGS = {"unet3d_train": UNet3DTrainConfig, "unet3d_predict": UNet3DPredictConfig}
+UNET_TITLES = {
+    "unet3d_train": (
+        "3D U-Net training benchmark",
+        "Adam steps of a 3D U-Net on random patches of an EM volume (CREMI layout: "
+        "`volumes/raw`, `volumes/labels/neuron_ids`) with flips and transposes, against "
+        "affinity or boundary targets made from the labels (`dataset: real`), or on tensors "
+        "made once on the device (`dataset: synthetic`). Reported as iterations/minute, days "
+        "to 100k iterations and output voxels/s.",
+        "UNet3DTrainConfig"),
+    "unet3d_predict": (
+        "3D U-Net blockwise prediction benchmark",
+        "The whole volume is predicted block by block: each output block is read with a halo "
+        "of context (zero outside the volume), passed through the network and written once into "
+        "`output`. Reading runs in `num_workers` threads ahead of the compute and writing in a "
+        "thread behind it. Reported as megavoxels/s and hours per teravoxel.",
+        "UNet3DPredictConfig"),
+}
+
+
+def _parameters_cell(config: object, names: list[str], comments: dict[str, str]) -> str:
+    lines = []
+    for name in names:
+        value = getattr(config, name)
+        comment = f"  # {comments[name]}" if name in comments else ""
+        lines.append(f"{name} = {value!r}{comment}")
+    return "\n".join(lines)
+
+
+def _finish(cells: list, kind: dict) -> nbformat.NotebookNode:
+    for index, cell in enumerate(cells):
+        cell.id = f"cell-{index:02d}"  # stable ids: regenerating gives identical files
+    nb = new_notebook(cells=cells)
+    nb.metadata.update(
+        kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"},
+        language_info={"name": "python"},
+        benchlib=kind,
+    )
+    return nb
+
+
+def build_unet(benchmark: str) -> nbformat.NotebookNode:
+    title, what, class_name = UNET_TITLES[benchmark]
+    config_class = UNET_CONFIGS[benchmark]
+    names = [n for n in config_class.model_fields if n != "benchmark"]
+    defaults = config_class.model_construct()
+    arguments = "\n".join(f"    {n}={n}," for n in names)
+    cells = [
+        new_markdown_cell(
+            f"# {title}\n\n{what}\n\nRun it with papermill (`benchlib sweep params/unet3d.yaml`, or "
+            f"`papermill notebooks/{benchmark}.ipynb out.ipynb -p volume data/em.h5`) or cell by "
+            "cell in JupyterLab. The parameters cell below holds every parameter and its default."),
+        new_code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
+                      metadata={"tags": ["parameters"]}),
+        new_code_cell(
+            f"from benchlib.config import {class_name}\n"
+            "from benchlib.environment import capture\n"
+            "from benchlib.plots import as_table, iteration_timeline, phase_bars\n"
+            "from benchlib.results import make_record, publish\n"
+            "from benchlib.workloads import unet3d\n"
+            "from benchlib.workloads.runtime import resolve_device"),
+        new_markdown_cell("## Configuration and network"),
+        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell("as_table(unet3d.network_summary(config))"),
+        new_markdown_cell("## Environment"),
+        new_code_cell("env = capture(resolve_device(config.device))\nas_table(env)"),
+        new_markdown_cell("## Run"),
+        new_code_cell("result = unet3d.run(config)\nprint(unet3d.headline(result))"),
+        new_markdown_cell("## Per-iteration timing"),
+        new_code_cell(
+            'title = f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"\n'
+            "figure = iteration_timeline(result, title=title)"),
+        new_markdown_cell(
+            "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
+            "iteration in each phase; `share` is the phase's median over the iteration median."
+            + ("" if benchmark == "unet3d_train" else
+               " `read` and `write` are the time the loop waited for the reader threads and the "
+               "writer thread; their own busy time is in the record (`result_read_busy_s`, "
+               "`result_write_busy_s`).")),
+        new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
+        new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
+                          "(`application/vnd.benchlib.result+json`) that summaries load."),
+        new_code_cell("record = make_record(config, result, env)\nas_table(unet3d.lab_units(record))"),
+        new_code_cell("publish(record)"),
+    ]
+    return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
 
 
 def parameter_names(benchmark: str) -> list[str]:
@@ -253,6 +357,7 @@ def build_summary(name: str) -> nbformat.NotebookNode:
 def main(check: bool = False) -> int:
     stale = []
     builds = {name: lambda n=name: build(n) for name in TITLES}
+    builds.update({name: lambda n=name: build_unet(n) for name in UNET_TITLES})
     builds.update({name: lambda n=name: build_summary(n) for name in SUMMARIES})
     for name, make in builds.items():
         path = ROOT / "notebooks" / f"{name}.ipynb"

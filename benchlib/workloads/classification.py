@@ -11,7 +11,8 @@ from torch import nn
 from benchlib.config import ClassificationConfig
 from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
-from benchlib.timing import PhaseTimer, WallClock
+from benchlib.timing import PhaseTimer
+from benchlib.workloads.loop import NoTimer, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
@@ -23,14 +24,6 @@ from benchlib.workloads.runtime import (
 )
 
 AUX_LOSS_WEIGHT = 0.4  #: weight of auxiliary classifier losses (inception_v3, googlenet)
-
-
-class _NoTimer:
-    """Stands in for :class:`PhaseTimer` during warm-up."""
-
-    def start(self) -> None: ...
-    def lap(self, phase: str, host: bool = False) -> None: ...
-    def stop(self) -> None: ...
 
 
 def build_model(config: ClassificationConfig) -> nn.Module:
@@ -98,43 +91,14 @@ def run(config: ClassificationConfig) -> RunResult:
     step = {"train": TrainStep, "inference": InferenceStep,
             "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)
     reset_peak_memory(device)
-    timer = PhaseTimer(device, breakdown=config.breakdown)
-    iterator = iter(data)
-    warm = 0
-    for _ in range(config.warmup):
-        if step(iterator, _NoTimer()) is None:
-            break
-        warm += 1
-    samples = 0
     limit = None if config.iterations == "epoch" else config.iterations
-    with WallClock(device) as clock:
-        while limit is None or len(timer) < limit:
-            counted = step(iterator, timer)
-            if counted is None:
-                break
-            samples += counted
-    counted_iterations = len(timer)
-    if counted_iterations == 0:
-        raise RuntimeError(
-            f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
-            "lower warmup or use more data"
-        )
+    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown)
     extras = step.finish() if hasattr(step, "finish") else {}
     return RunResult(
-        device=device, iterations=counted_iterations, warmup=warm, samples=samples,
-        wall_time_s=clock.seconds, unit="images/s", per_iteration=timer.samples(),
+        device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
+        wall_time_s=loop.wall_time_s, unit="images/s", per_iteration=loop.timer.samples(),
         peak_memory_bytes=peak_memory_bytes(device), extras=extras,
     )
-
-
-def _next(iterator: Iterator, timer: PhaseTimer | _NoTimer) -> tuple | None:
-    timer.start()
-    try:
-        batch = next(iterator)
-    except StopIteration:
-        return None
-    timer.lap("data", host=True)
-    return batch
 
 
 class TrainStep:
@@ -147,8 +111,8 @@ class TrainStep:
         self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == "amp_fp16")
         self.loss: torch.Tensor | None = None
 
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
-        batch = _next(iterator, timer)
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+        batch = next_batch(iterator, timer)
         if batch is None:
             return None
         images, labels = _to_device(*batch, self.device, self.config.channels_last)
@@ -177,8 +141,8 @@ class InferenceStep:
         self.model, self.config, self.device = model.eval(), config, device
 
     @torch.no_grad()
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
-        batch = _next(iterator, timer)
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+        batch = next_batch(iterator, timer)
         if batch is None:
             return None
         images, _ = _to_device(*batch, self.device, self.config.channels_last)
@@ -203,8 +167,8 @@ class SmoothInferenceStep:
         self.votes: list[torch.Tensor] = []
 
     @torch.no_grad()
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | _NoTimer) -> int | None:
-        batch = _next(iterator, timer)
+    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+        batch = next_batch(iterator, timer)
         if batch is None:
             return None
         cfg = self.config

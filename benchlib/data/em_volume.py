@@ -1,0 +1,86 @@
+"""An EM-like synthetic volume in CREMI layout: neurite-like cells with dark membranes.
+
+Cells are the Voronoi regions of a jittered grid of seeds (anisotropic, like serial-section EM
+with thick z sections); voxels near the boundary between two cells form a dark membrane; each
+cell has its own grey level, and noise plus a light blur stand in for the texture. Labels are
+the cell ids (``volumes/labels/neuron_ids``), raw the uint8 image (``volumes/raw``). The volume
+is written plane by plane, so its size is bounded by disk, not memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from benchlib.data.volumes import LABEL_KEY, RAW_KEY, create_dataset
+
+DEFAULT_CELL = (6, 40, 40)  #: mean cell extent in voxels (z, y, x)
+MEMBRANE_WIDTH = 2.0  #: voxels (in y / x units) either side of a boundary that are membrane
+
+
+def _seed_grid(shape: Sequence[int], cell: Sequence[int], rng: np.random.Generator) -> np.ndarray:
+    counts = [-(-s // c) + 2 for s, c in zip(shape, cell, strict=True)]
+    index = np.stack(np.meshgrid(*(np.arange(n) for n in counts), indexing="ij"), axis=-1)
+    jitter = rng.uniform(0.1, 0.9, size=index.shape)
+    return ((index - 1 + jitter) * np.asarray(cell)).astype(np.float32)
+
+
+def em_plane(z: int, shape: Sequence[int], cell: Sequence[int], seeds: np.ndarray,
+             grey: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Raw (uint8) and labels (uint64) of plane ``z``."""
+    _, height, width = shape
+    y, x = np.mgrid[0:height, 0:width]
+    cells = (z // cell[0] + 1, y // cell[1] + 1, x // cell[2] + 1)
+    z_scale = cell[1] / cell[0]  # distances in y / x voxel units
+    best = np.full((height, width), np.inf, dtype=np.float32)
+    second = np.full((height, width), np.inf, dtype=np.float32)
+    label = np.zeros((height, width), dtype=np.int64)
+    counts = seeds.shape[:3]
+    for dz, dy, dx in itertools.product((-1, 0, 1), repeat=3):
+        iz, iy, ix = cells[0] + dz, cells[1] + dy, cells[2] + dx
+        seed = seeds[iz, iy, ix]
+        dist = np.sqrt(((seed[..., 0] - z) * z_scale) ** 2 + (seed[..., 1] - y) ** 2
+                       + (seed[..., 2] - x) ** 2)
+        ids = (iz * counts[1] + iy) * counts[2] + ix
+        closer = dist < best
+        second = np.where(closer, best, np.minimum(second, dist))
+        label = np.where(closer, ids, label)
+        best = np.where(closer, dist, best)
+    membrane = (second - best) < MEMBRANE_WIDTH
+    image = grey[label] + rng.normal(0, 10, (height, width))
+    image[membrane] = 45 + rng.normal(0, 8, int(membrane.sum()))
+    image[1:-1] = (image[:-2] + 2 * image[1:-1] + image[2:]) / 4  # light blur
+    image[:, 1:-1] = (image[:, :-2] + 2 * image[:, 1:-1] + image[:, 2:]) / 4
+    return image.clip(0, 255).astype(np.uint8), (label + 1).astype(np.uint64)
+
+
+def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] = DEFAULT_CELL,
+                    chunks: Sequence[int] = (8, 128, 128), seed: int = 0,
+                    compression: str | None = None, progress: bool = True) -> tuple[int, ...]:
+    """Write raw and labels of an EM-like volume of ``shape`` (z, y, x) to ``path``.
+
+    HDF5 or zarr by the suffix. Returns the shape. Memory use is a few planes.
+    """
+    from tqdm.auto import tqdm
+
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != 3 or min(shape) < 1:
+        raise ValueError(f"shape {list(shape)}: three positive sizes (z, y, x) are needed")
+    rng = np.random.default_rng(seed)
+    seeds = _seed_grid(shape, cell, rng)
+    grey = rng.uniform(120, 215, size=seeds.shape[0] * seeds.shape[1] * seeds.shape[2])
+    slab = min(int(chunks[0]), shape[0])
+    with create_dataset(path, RAW_KEY, shape, chunks, np.uint8, compression=compression) as raw, \
+            create_dataset(path, LABEL_KEY, shape, chunks, np.uint64,
+                           compression=compression) as labels:
+        planes = tqdm(range(0, shape[0], slab), desc=f"writing {Path(path).name}", unit="slab",
+                      disable=not progress)
+        for z0 in planes:
+            pairs = [em_plane(z, shape, cell, seeds, grey, rng)
+                     for z in range(z0, min(z0 + slab, shape[0]))]
+            raw[z0:z0 + len(pairs)] = np.stack([p[0] for p in pairs])
+            labels[z0:z0 + len(pairs)] = np.stack([p[1] for p in pairs])
+    return shape

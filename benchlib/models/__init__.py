@@ -1,0 +1,1 @@
+"""Network definitions the workloads benchmark (torchvision provides the 2D classifiers)."""

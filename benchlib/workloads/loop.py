@@ -1,0 +1,73 @@
+"""The timed loop every workload shares: warm-up (untimed), then counted iterations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from benchlib.timing import PhaseTimer, WallClock
+
+
+class NoTimer:
+    """Stands in for :class:`PhaseTimer` during warm-up."""
+
+    def start(self) -> None: ...
+    def lap(self, phase: str, host: bool = False) -> None: ...
+    def stop(self) -> None: ...
+
+
+Step = Callable[[Iterator, "PhaseTimer | NoTimer"], "int | None"]
+
+
+def next_batch(iterator: Iterator, timer: PhaseTimer | NoTimer, phase: str = "data") -> object:
+    """Start the iteration and take the next batch (``phase`` is the host-side wait); None at
+    the end of the data."""
+    timer.start()
+    try:
+        batch = next(iterator)
+    except StopIteration:
+        return None
+    timer.lap(phase, host=True)
+    return batch
+
+
+@dataclass
+class LoopResult:
+    """What :func:`timed_loop` measured."""
+
+    timer: PhaseTimer
+    warmup: int
+    samples: int
+    wall_time_s: float
+
+
+def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int,
+               iterations: int | None, breakdown: bool = True,
+               finish: Callable[[], None] | None = None) -> LoopResult:
+    """Run ``warmup`` untimed steps, then steps until ``iterations`` (None: until the data ends).
+
+    ``step(iterator, timer)`` returns the samples it processed or None at the end of the data.
+    ``finish`` runs inside the wall clock after the last step (e.g. draining a writer).
+    """
+    warm = 0
+    for _ in range(warmup):
+        if step(iterator, NoTimer()) is None:
+            break
+        warm += 1
+    timer = PhaseTimer(device, breakdown=breakdown)
+    samples = 0
+    with WallClock(device) as clock:
+        while iterations is None or len(timer) < iterations:
+            counted = step(iterator, timer)
+            if counted is None:
+                break
+            samples += counted
+        if finish is not None:
+            finish()
+    if len(timer) == 0:
+        raise RuntimeError(
+            f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
+            "lower warmup or use more data")
+    return LoopResult(timer, warm, samples, clock.seconds)
