@@ -308,9 +308,12 @@ def describe_validation_error(error: Exception, where: str = "",
 
     if not isinstance(error, ValidationError):
         return [f"{where}{error}"]
-    lines = []
+    lines: list[str] = []
+    alternatives: dict[str, list[str]] = {}  # one line per field for values of union types
     for item in error.errors():
-        field = ".".join(str(p) for p in item["loc"])
+        # union members add their tag to the location (iterations.constrained-int): drop it
+        loc = [p for p in item["loc"] if isinstance(p, int) or not re.search(r"[\[\]-]", p)]
+        field = ".".join(str(p) for p in loc)
         message = item["msg"].removeprefix("Value error, ")
         if not field:  # a check across fields: its message starts with the field's name
             first = re.match(r"\w+", message)
@@ -318,7 +321,15 @@ def describe_validation_error(error: Exception, where: str = "",
             lines.append(f"{where}{field}: {message.removeprefix(f'{field}: ')}")
         elif item["type"] == "extra_forbidden":
             lines.append(f"{where}{field}: unknown parameter")
+        elif len(loc) < len(item["loc"]):
+            key = f"{where}{field}: bad value {item['input']!r}: "
+            if key not in alternatives:
+                alternatives[key] = []
+                lines.append(key)
+            alternatives[key].append(message)
         else:
             lines.append(f"{where}{field}: bad value {item['input']!r}: {message}")
+    lines = [line + " or ".join(alternatives[line]) if line in alternatives else line
+             for line in lines]
     return lines
 

@@ -46,7 +46,7 @@ class SweepFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     campaign: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    notebook: str | list[str]
+    notebook: str | list[str | dict[str, dict[str, Any]]]
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     repeats: PositiveInt = 1
@@ -60,10 +60,28 @@ class SweepFile(BaseModel):
             raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
         return grid
 
+    @field_validator("notebook")
+    @classmethod
+    def _one_name_per_mapping(cls, value: str | list) -> str | list:
+        for item in [] if isinstance(value, str) else value:
+            if isinstance(item, dict) and len(item) != 1:
+                raise ValueError("a notebook entry with parameters is one mapping "
+                                 "{name: {parameter: value}}; got keys " + ", ".join(item))
+        return value
+
     @property
     def notebooks(self) -> list[str]:
         """The notebook names as a list."""
-        return [self.notebook] if isinstance(self.notebook, str) else list(self.notebook)
+        items = [self.notebook] if isinstance(self.notebook, str) else self.notebook
+        return [item if isinstance(item, str) else next(iter(item)) for item in items]
+
+    @property
+    def overrides(self) -> dict[str, dict[str, Any]]:
+        """Parameters set for one notebook only (``notebook: [a, {b: {iterations: epoch}}]``);
+        they replace ``base`` values for that notebook, and grid values replace them."""
+        items = [] if isinstance(self.notebook, str) else self.notebook
+        return {name: dict(values or {}) for item in items if isinstance(item, dict)
+                for name, values in item.items()}
 
 
 class LocalKernelManager(AsyncKernelManager):
@@ -134,8 +152,8 @@ def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list
     points: dict[str, Point] = {}
     for notebook in spec.notebooks:
         for values in itertools.product(*(spec.grid[a] for a in axes)):
-            chosen = {**spec.base, **dict(zip(axes, values, strict=True)),
-                      "campaign": spec.campaign}
+            chosen = {**spec.base, **spec.overrides.get(notebook, {}),
+                      **dict(zip(axes, values, strict=True)), "campaign": spec.campaign}
             if accepted is not None and notebook in accepted:
                 chosen = {k: v for k, v in chosen.items() if k in accepted[notebook]}
             label = "-".join([notebook, *(_slug(chosen[a]) for a in axes if a in chosen)])
@@ -146,8 +164,12 @@ def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list
     return list(points.values())
 
 
-def _origin(spec: SweepFile, key: str) -> str:
-    return f"grid.{key}" if key in spec.grid else f"base.{key}"
+def _origin(spec: SweepFile, key: str, notebook: str = "") -> str:
+    if key in spec.grid:
+        return f"grid.{key}"
+    if key in spec.overrides.get(notebook, {}):
+        return f"notebook.{notebook}.{key}"
+    return f"base.{key}"
 
 
 def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
@@ -168,6 +190,11 @@ def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set
             if key not in allowed:
                 errors.append(f"{_origin(spec, key)}: unknown parameter; allowed (parameters of "
                               f"{', '.join(accepted)}): {', '.join(sorted(allowed))}")
+        for name, values in spec.overrides.items():
+            for key in values:
+                if name in accepted and key not in accepted[name]:
+                    errors.append(f"notebook.{name}.{key}: unknown parameter of {name}; allowed: "
+                                  f"{', '.join(sorted(accepted[name]))}")
     return accepted, errors
 
 
@@ -184,7 +211,7 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
         except ValidationError as error:
             for line in describe_validation_error(error, fields=config_class.model_fields):
                 field = line.split(":", 1)[0]
-                errors.append(f"{_origin(spec, field)}{line[len(field):]}"
+                errors.append(f"{_origin(spec, field, point.notebook)}{line[len(field):]}"
                               if field in config_class.model_fields else line)
     return list(dict.fromkeys(errors))
 

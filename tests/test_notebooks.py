@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from benchlib.config import ClassificationConfig
+from benchlib.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.results import load
 from benchlib.sweep import NOTEBOOK_DIR, notebook_parameters
 
@@ -25,6 +25,18 @@ def test_committed_notebooks_are_clean_and_parameterised(name):
     expected = fields if name == "smooth_inference" else fields - {"noise_samples", "sigma"}
     assert set(parameters) == expected
     assert "import" not in "".join(code[0]["source"])  # a parameters cell holds values only
+
+
+@pytest.mark.parametrize(("name", "config_class"), [("unet3d_train", UNet3DTrainConfig),
+                                                    ("unet3d_predict", UNet3DPredictConfig)])
+def test_unet_notebooks_take_every_config_field(name, config_class):
+    nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text())
+    assert all(not c["outputs"] for c in nb["cells"] if c["cell_type"] == "code")
+    assert nb["metadata"]["benchlib"] == {"kind": "benchmark", "benchmark": name}
+    parameters = notebook_parameters(name)
+    assert set(parameters) == set(config_class.model_fields) - {"benchmark"}
+    defaults = config_class.model_construct()
+    assert parameters["iterations"] == repr(defaults.iterations)
 
 
 def test_notebooks_match_their_generator():

@@ -9,7 +9,9 @@ is written plane by plane, so its size is bounded by disk, not memory.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,8 +31,9 @@ def _seed_grid(shape: Sequence[int], cell: Sequence[int], rng: np.random.Generat
 
 
 def em_plane(z: int, shape: Sequence[int], cell: Sequence[int], seeds: np.ndarray,
-             grey: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Raw (uint8) and labels (uint64) of plane ``z``."""
+             grey: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Raw (uint8) and labels (uint64) of plane ``z`` (its noise seeded by ``seed`` and ``z``)."""
+    rng = np.random.default_rng([seed, z])
     _, height, width = shape
     y, x = np.mgrid[0:height, 0:width]
     cells = (z // cell[0] + 1, y // cell[1] + 1, x // cell[2] + 1)
@@ -59,11 +62,16 @@ def em_plane(z: int, shape: Sequence[int], cell: Sequence[int], seeds: np.ndarra
 
 def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] = DEFAULT_CELL,
                     chunks: Sequence[int] = (8, 128, 128), seed: int = 0,
-                    compression: str | None = None, progress: bool = True) -> tuple[int, ...]:
+                    compression: str | None = None, progress: bool = True,
+                    workers: int | None = None) -> tuple[int, ...]:
     """Write raw and labels of an EM-like volume of ``shape`` (z, y, x) to ``path``.
 
-    HDF5 or zarr by the suffix. Returns the shape. Memory use is a few planes.
+    HDF5 or zarr by the suffix. Planes are computed by ``workers`` processes (default: one per
+    CPU core); memory use is a few slabs. The result does not depend on ``workers``.
+    Returns the shape.
     """
+    from concurrent.futures import ProcessPoolExecutor
+
     from tqdm.auto import tqdm
 
     shape = tuple(int(s) for s in shape)
@@ -73,14 +81,21 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
     seeds = _seed_grid(shape, cell, rng)
     grey = rng.uniform(120, 215, size=seeds.shape[0] * seeds.shape[1] * seeds.shape[2])
     slab = min(int(chunks[0]), shape[0])
+    workers = workers or len(os.sched_getaffinity(0))
+    pool = ProcessPoolExecutor(workers) if workers > 1 and shape[0] > slab else None
+    plane = functools.partial(em_plane, shape=shape, cell=cell, seeds=seeds, grey=grey, seed=seed)
     with create_dataset(path, RAW_KEY, shape, chunks, np.uint8, compression=compression) as raw, \
             create_dataset(path, LABEL_KEY, shape, chunks, np.uint64,
                            compression=compression) as labels:
         planes = tqdm(range(0, shape[0], slab), desc=f"writing {Path(path).name}", unit="slab",
                       disable=not progress)
-        for z0 in planes:
-            pairs = [em_plane(z, shape, cell, seeds, grey, rng)
-                     for z in range(z0, min(z0 + slab, shape[0]))]
-            raw[z0:z0 + len(pairs)] = np.stack([p[0] for p in pairs])
-            labels[z0:z0 + len(pairs)] = np.stack([p[1] for p in pairs])
+        try:
+            for z0 in planes:
+                zs = range(z0, min(z0 + slab, shape[0]))
+                pairs = list(pool.map(plane, zs) if pool else map(plane, zs))
+                raw[z0:z0 + len(pairs)] = np.stack([p[0] for p in pairs])
+                labels[z0:z0 + len(pairs)] = np.stack([p[1] for p in pairs])
+        finally:
+            if pool:
+                pool.shutdown()
     return shape
