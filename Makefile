@@ -4,6 +4,7 @@ PY := $(VENV)/bin/python
 BENCHLIB := $(VENV)/bin/benchlib
 STAMP := $(VENV)/.benchlib-installed
 DEMO_DATA := data/demo-images
+DEMO_VOLUME := data/em-demo.h5
 
 .PHONY: setup demo test lint notebooks clean-demo bench
 
@@ -19,8 +20,12 @@ setup: $(STAMP)
 $(DEMO_DATA): | $(STAMP)
 	$(BENCHLIB) data imagefolder $(DEMO_DATA) --classes 4 --images 24 --size 160
 
-demo: setup $(DEMO_DATA)
+$(DEMO_VOLUME): | $(STAMP)
+	$(BENCHLIB) data volume $(DEMO_VOLUME) --shape 30 60 60 --quiet
+
+demo: setup $(DEMO_DATA) $(DEMO_VOLUME)
 	$(BENCHLIB) sweep params/demo.yaml
+	$(BENCHLIB) sweep params/demo-unet3d.yaml
 	$(BENCHLIB) results outputs/demo
 	$(BENCHLIB) report outputs/demo
 
@@ -39,4 +44,4 @@ notebooks: setup
 	$(PY) tools/make_notebooks.py
 
 clean-demo:
-	rm -rf outputs/demo $(DEMO_DATA)
+	rm -rf outputs/demo $(DEMO_DATA) $(DEMO_VOLUME)

@@ -244,3 +244,29 @@ def derived_units(df: pd.DataFrame) -> pd.DataFrame:
         predicted = voxels & (df["benchmark"] != "unet3d_train") if "benchmark" in df else voxels
         df["hours_per_teravoxel"] = np.where(predicted, 1e12 / df["throughput"] / 3600, np.nan)
     return df
+
+
+UNET3D_BENCHMARKS = ("unet3d_train", "unet3d_predict")
+UNET3D_UNITS = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s", "hours_per_teravoxel")
+
+
+def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """3D U-Net runs of ``df`` beside ``reference`` ones, in lab units: training in iterations
+    per minute and days to 100k iterations, prediction in megavoxels/s and hours per teravoxel.
+    ``source`` says which rows are this campaign's."""
+    frames = []
+    for source, frame in (("this campaign", df), ("reference", reference)):
+        if frame is None or "benchmark" not in frame:
+            continue
+        rows = ok(frame)
+        rows = rows[rows["benchmark"].isin(UNET3D_BENCHMARKS)].assign(source=source)
+        frames.append(rows)
+    if not frames or all(f.empty for f in frames):
+        return pd.DataFrame(columns=["source", "benchmark", *UNET3D_UNITS])
+    table = derived_units(pd.concat([f for f in frames if not f.empty], ignore_index=True))
+    train = table["benchmark"] == "unet3d_train"
+    table.loc[train, ["megavoxels_per_s", "hours_per_teravoxel"]] = np.nan
+    table.loc[~train, ["iterations_per_minute", "days_to_100k"]] = np.nan
+    described = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
+                             "batch_size", "patch_shape", "block_shape") if c in table]
+    return table[["source", "benchmark", *described, *UNET3D_UNITS]].reset_index(drop=True)

@@ -119,6 +119,29 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
     return fig
 
 
+def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") -> plt.Figure:
+    """Days to 100k training iterations and hours per teravoxel predicted, one bar per run,
+    coloured by source (this campaign or reference), from :func:`analysis.unet3d_units`."""
+    panels = [("unet3d_train", "days_to_100k", "training: days to 100k iterations"),
+              ("unet3d_predict", "hours_per_teravoxel", "prediction: hours per teravoxel")]
+    panels = [p for p in panels if (table["benchmark"] == p[0]).any()]
+    fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
+                             figsize=(6 * max(1, len(panels)), 0.35 * len(table) + 1.8))
+    for ax, (benchmark, value, name) in zip(axes[0], panels, strict=False):
+        rows = table[table["benchmark"] == benchmark]
+        columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
+                               "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
+        labels = analysis.labels(rows, columns or ["source"])
+        sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
+                    ax=ax, orient="h", dodge=False)
+        if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
+            ax.set_xscale("log")
+        ax.set(xlabel=value.replace("_", " "), ylabel="", title=name)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def show(fig: plt.Figure) -> None:
     """Display a figure now (inside loops) and close it so it is not shown twice."""
     from IPython.display import display

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -130,3 +131,26 @@ def test_reference_records_keep_provenance_and_reproduce_the_published_figures()
     assert first["iterations_per_minute"] == pytest.approx(1001 / 1816.7 * 60)
     assert not math.isnan(first["days_to_100k"])
     assert "JADE2" in reference.readme()
+
+
+def test_unet3d_units_put_a_campaign_beside_the_reference():
+    runs = pd.DataFrame([
+        {"benchmark": "unet3d_train", "status": "ok", "gpu": "H100", "time_iteration_s": 0.864,
+         "throughput": 2e5, "unit": "voxels/s"},
+        {"benchmark": "unet3d_predict", "status": "ok", "gpu": "H100", "throughput": 5e7,
+         "unit": "voxels/s", "time_iteration_s": 0.1},
+        {"benchmark": "train", "status": "ok", "gpu": "H100", "throughput": 900.0,
+         "unit": "images/s", "time_iteration_s": 0.3},
+    ])
+    table = analysis.unet3d_units(runs, reference.unet3d_records())
+    ours = table[table["source"] == "this campaign"].set_index("benchmark")
+    assert len(ours) == 2  # the classification run is left out
+    assert ours.loc["unet3d_train", "days_to_100k"] == pytest.approx(1.0)  # 86400 s
+    assert ours.loc["unet3d_train", "iterations_per_minute"] == pytest.approx(60 / 0.864)
+    assert np.isnan(ours.loc["unet3d_train", "hours_per_teravoxel"])
+    assert ours.loc["unet3d_predict", "hours_per_teravoxel"] == pytest.approx(1e12 / 5e7 / 3600)
+    assert np.isnan(ours.loc["unet3d_predict", "days_to_100k"])
+    ref = table[(table["source"] == "reference") & (table["cluster"] == "SMC:V100")]
+    v100_predict = ref[ref["benchmark"] == "unet3d_predict"].iloc[0]
+    assert v100_predict["megavoxels_per_s"] == pytest.approx(1.9e9 / 148.4 / 1e6)
+    assert analysis.unet3d_units(runs.iloc[2:]).empty

@@ -313,16 +313,18 @@ SUMMARIES = {
                 "epochs_table = analysis.extrapolate(images, samples=dataset_samples * epochs)\n"
                 "epochs_table[[*summary.varying(images), \"throughput\", \"hours\"]]"),
             new_markdown_cell(
-                "## Reference: 3D U-Net on CREMI (PyTorch 0.4.0)\n\nTraining: 1001 "
-                "iterations; prediction: about 1.9 gigavoxels. Days to 100k iterations and "
-                "hours per teravoxel as the campaign reported them."),
+                "## 3D U-Net beside the reference campaign\n\nThis campaign's `unet3d_train` and "
+                "`unet3d_predict` runs next to the published CREMI figures (PyTorch 0.4.0, CUDA "
+                "9.1: 1001 training iterations; blockwise prediction of about 1.9 gigavoxels): "
+                "days to 100k iterations and hours per teravoxel."),
             new_code_cell(
-                "if include_reference:\n"
-                "    unet = analysis.derived_units(reference.unet3d_records())\n"
-                "    display(unet[[\"cluster\", \"gpu\", \"num_devices\", \"benchmark\", "
-                "\"iterations_per_minute\",\n"
-                "                  \"days_to_100k\", \"megavoxels_per_s\", "
-                "\"hours_per_teravoxel\"]])"),
+                "unet = analysis.unet3d_units(done, reference.unet3d_records() if "
+                "include_reference else None)\n"
+                "if len(unet):\n"
+                "    display(unet)\n"
+                "    plots.show(plots.lab_units_plot(unet))\n"
+                "else:\n"
+                "    display(Markdown(\"No 3D U-Net runs.\"))"),
         ],
     ),
 }
