@@ -43,11 +43,12 @@ def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
 
 
 def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """One text label per row joining ``columns`` with " / " (missing values left blank)."""
+    """One text label per row joining ``columns`` with " / " (missing and empty values left out)."""
     if not columns:
         return pd.Series(["all"] * len(df), index=df.index)
     return df[list(columns)].apply(
-        lambda row: " / ".join("" if pd.isna(v) else str(v) for v in row), axis=1)
+        lambda row: " / ".join(str(v) for v in row if not pd.isna(v) and str(v) != "") or "-",
+        axis=1)
 
 
 def ok(df: pd.DataFrame) -> pd.DataFrame:

@@ -325,3 +325,16 @@ def test_unet_sweep_runs_both_notebooks_through_papermill(tmp_path, monkeypatch)
     assert predict["samples"] == 30 * 60 * 60 and predict["result_blocks"] == 2 * 3 * 3
     assert predict["iterations"] == 9 and predict["status"] == "ok"
     assert predict["time_read_s"] >= 0 and predict["time_forward_s"] > 0
+
+
+@pytest.mark.gpu
+def test_blockwise_prediction_on_cuda_matches_the_cpu(volume, tmp_path):
+    outputs = []
+    for device in ("cpu", "cuda"):
+        config = _predict_config(volume, tmp_path, device=device,
+                                 output=str(tmp_path / f"{device}.h5"))
+        result = unet3d.predict(config)
+        assert result.samples == math.prod(VOLUME_SHAPE)
+        with open_volume(config.output, config.output_key) as out:
+            outputs.append(out[:])
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=0, atol=1e-3)
