@@ -35,7 +35,7 @@ test: setup
 	$(VENV)/bin/pytest
 
 bench: setup
-	$(PY) benchmarks/harness_overhead.py
+	$(PY) benchmarks/harness.py
 
 lint: setup
 	$(VENV)/bin/ruff check .
