@@ -102,7 +102,7 @@ def bare_decode_throughput(root: Path) -> float:
     from benchlib.data.imagefolder import train_transform
 
     transform = train_transform(LOADER["image_size"])
-    files = sorted(root.glob("*/*.jpg"))
+    files = sorted(p for p in root.glob("*/*") if p.is_file())
     start = time.perf_counter()
     batch = []
     for path in files:

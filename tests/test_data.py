@@ -27,6 +27,7 @@ def test_train_and_eval_transforms_give_the_asked_size(image_dir):
     evaluation = image_folder(image_dir, 32, train=False)
     assert len(train) == 18 and train.classes == evaluation.classes
     assert train[0][0].shape == evaluation[0][0].shape == (3, 32, 32)
+    assert train[0][0].dtype == torch.uint8  # normalised later, on the device
     loader = image_folder_loader(image_dir, 32, batch_size=5, num_workers=0, train=True,
                                  pin_memory=False)
     shapes = [images.shape[0] for images, _ in loader]
@@ -45,3 +46,14 @@ def test_random_images_are_deterministic_and_loaded_in_batches():
     assert torch.equal(data[4][0], data[4][0]) and not torch.equal(data[4][0], data[5][0])
     loader = loader_batches(4, 16, 3, length=10, num_workers=0, pin_memory=False)
     assert [len(labels) for _, labels in loader] == [4, 4, 2]
+
+
+def test_normalize_scales_and_standardises_uint8_images():
+    from benchlib.data.imagefolder import IMAGENET_MEAN, IMAGENET_STD, normalize
+
+    images = torch.full((2, 3, 4, 4), 255, dtype=torch.uint8)
+    out = normalize(images)
+    assert out.dtype == torch.float32
+    for channel in range(3):
+        expected = (1 - IMAGENET_MEAN[channel]) / IMAGENET_STD[channel]
+        assert torch.allclose(out[:, channel], torch.tensor(expected))

@@ -50,6 +50,9 @@ def test_real_data_cycles_epochs_for_a_fixed_count(tiny, image_dir):
     result = _run(benchmark="train", dataset="real", data_dir=str(image_dir), **tiny)
     assert result.iterations == 6
     assert result.per_iteration["data"].notna().all()
+    # uint8 images are normalised on the device: a preprocess phase between h2d and forward
+    assert list(result.per_iteration.columns) == [
+        "iteration", "data", "h2d", "preprocess", "forward", "backward", "optimizer"]
 
 
 def test_one_epoch_of_real_data(tiny, image_dir):

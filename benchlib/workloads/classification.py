@@ -9,7 +9,7 @@ import torchvision
 from torch import nn
 
 from benchlib.config import ClassificationConfig
-from benchlib.data.imagefolder import image_folder_loader
+from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.timing import PhaseTimer
 from benchlib.workloads.loop import NoTimer, next_batch, timed_loop
@@ -62,11 +62,21 @@ def _epochs(loader: Iterable) -> Iterator:
 
 
 def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,
-               channels_last: bool) -> tuple[torch.Tensor, torch.Tensor]:
+               channels_last: bool, timer: PhaseTimer | NoTimer) -> tuple[torch.Tensor, torch.Tensor]:
+    """Copy a batch to the device (lap ``h2d``); uint8 images from an image folder are then
+    normalised there (lap ``preprocess``)."""
     images = images.to(device, non_blocking=True)
+    labels = labels.to(device, non_blocking=True)
+    if images.dtype == torch.uint8:
+        timer.lap("h2d")
+        images = normalize(images)
+        phase = "preprocess"
+    else:
+        phase = "h2d"
     if channels_last:
         images = images.contiguous(memory_format=torch.channels_last)
-    return images, labels.to(device, non_blocking=True)
+    timer.lap(phase)
+    return images, labels
 
 
 def classification_loss(outputs: torch.Tensor | tuple, labels: torch.Tensor) -> torch.Tensor:
@@ -115,8 +125,7 @@ class TrainStep:
         batch = next_batch(iterator, timer)
         if batch is None:
             return None
-        images, labels = _to_device(*batch, self.device, self.config.channels_last)
-        timer.lap("h2d")
+        images, labels = _to_device(*batch, self.device, self.config.channels_last, timer)
         with autocast(self.config.precision, self.device):
             loss = classification_loss(self.model(images), labels)
         timer.lap("forward")
@@ -145,8 +154,7 @@ class InferenceStep:
         batch = next_batch(iterator, timer)
         if batch is None:
             return None
-        images, _ = _to_device(*batch, self.device, self.config.channels_last)
-        timer.lap("h2d")
+        images, _ = _to_device(*batch, self.device, self.config.channels_last, timer)
         with autocast(self.config.precision, self.device):
             self.model(images)
         timer.lap("forward")
@@ -172,8 +180,7 @@ class SmoothInferenceStep:
         if batch is None:
             return None
         cfg = self.config
-        images, _ = _to_device(*batch, self.device, False)
-        timer.lap("h2d")
+        images, _ = _to_device(*batch, self.device, False, timer)
         counts = torch.zeros(cfg.num_classes, dtype=torch.long, device=self.device)
         for image in images:
             remaining = cfg.noise_samples
