@@ -34,7 +34,7 @@ test: setup
 	$(PY) tools/make_notebooks.py --check
 	$(VENV)/bin/pytest
 
-bench: setup
+bench: demo
 	$(PY) benchmarks/harness.py
 
 lint: setup

@@ -17,7 +17,8 @@
    blocks/s ratio, at least 9 runs (shorter series were too noisy on this VM). Goal >= 0.9.
 Also: the sum of phase medians against the iteration median for each run of a campaign.
 
-Each figure is a median over --repeats runs with its spread (IQR / median). Prints a table and
+Each figure is a median over --repeats pairs with its spread (IQR / median); the two sides of a
+pair run back to back in one process, their order swapped every other pair. Prints a table and
 writes JSON (default outputs/harness.json).
 Usage: python benchmarks/harness.py [--repeats 5] [--campaign outputs/demo] [--json F]
        [--only train breakdown loader sweep load unet3d]
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,22 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = {"model": "resnet18", "image_size": 64, "batch_size": 8, "iterations": 10, "warmup": 2,
           "num_classes": 10, "num_workers": 0, "device": "cpu"}
+
+
+def paired(a: Callable[[], float], b: Callable[[], float], repeats: int) -> tuple[list, list]:
+    """``repeats`` pairs of measurements, the order swapped every other pair (ABBA), so that
+    drift and whatever favours the first or second slot hit both sides alike."""
+    first, second = [], []
+    for index in range(repeats):
+        if index % 2:
+            y = b()
+            x = a()
+        else:
+            x = a()
+            y = b()
+        first.append(x)
+        second.append(y)
+    return first, second
 
 
 def _stats(values: list[float]) -> dict:
@@ -79,12 +97,10 @@ def train_loop_ratio(repeats: int) -> dict:
     from benchlib.config import ClassificationConfig
     from benchlib.workloads import classification
 
-    config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 30})
+    config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
     classification.run(config)  # warm caches
-    ours, bare = [], []
-    for _ in range(repeats):
-        ours.append(classification.run(config).throughput)
-        bare.append(bare_train_throughput(config.iterations, config.warmup))
+    ours, bare = paired(lambda: classification.run(config).throughput,
+                        lambda: bare_train_throughput(config.iterations, config.warmup), repeats)
     ratios = [a / b for a, b in zip(ours, bare, strict=True)]
     return {"ratio_benchlib_over_bare": _stats(ratios), "benchlib_images_per_s": _stats(ours),
             "bare_images_per_s": _stats(bare)}
@@ -135,10 +151,8 @@ def loader_ratio(repeats: int, work: Path, worker_counts: tuple[int, ...] = (1, 
     report: dict = {"config": LOADER}
     bare_decode_throughput(root)  # warm the page cache
     for workers in worker_counts:
-        ours, bare = [], []
-        for _ in range(repeats):
-            ours.append(loader_throughput(root, workers) / workers)
-            bare.append(bare_decode_throughput(root))
+        ours, bare = paired(lambda w=workers: loader_throughput(root, w) / w,
+                            lambda: bare_decode_throughput(root), repeats)
         report[f"workers_{workers}"] = {
             "ratio_per_worker": _stats([a / b for a, b in zip(ours, bare, strict=True)]),
             "loader_images_per_s_per_worker": _stats(ours), "bare_images_per_s": _stats(bare)}
@@ -214,14 +228,12 @@ def breakdown_ratio(repeats: int) -> dict:
     from benchlib.config import ClassificationConfig
     from benchlib.workloads import classification
 
-    throughput: dict[bool, list[float]] = {True: [], False: []}
-    config = {**CONFIG, "iterations": 30}
+    config = {**CONFIG, "iterations": 40}
     classification.run(ClassificationConfig(benchmark="train", **config))  # warm caches
-    for _ in range(repeats):
-        for breakdown in (True, False):
-            result = classification.run(ClassificationConfig(benchmark="train",
-                                                             breakdown=breakdown, **config))
-            throughput[breakdown].append(result.throughput)
+    throughput: dict[bool, list[float]] = dict(zip((True, False), paired(
+        *(lambda on=on: classification.run(ClassificationConfig(
+            benchmark="train", breakdown=on, **config)).throughput for on in (True, False)),
+        repeats), strict=True))
     ratios = [a / b for a, b in zip(throughput[True], throughput[False], strict=True)]
     return {"ratio_on_over_off": _stats(ratios), "on": _stats(throughput[True]),
             "off": _stats(throughput[False])}
@@ -240,21 +252,26 @@ def unet3d_blockwise_ratio(repeats: int, work: Path) -> dict:
     volume = work / "em.h5"
     write_em_volume(volume, UNET_VOLUME, progress=False)
     config = UNet3DPredictConfig(volume=str(volume), output=str(work / "pred.h5"), **UNET)
-    blockwise, plain = [], []
-    unet3d.predict(config)  # warm caches
-    for _ in range(repeats):
-        run = unet3d.predict(config)
-        blocks = run.extras["blocks"]
-        blockwise.append(blocks / run.wall_time_s)
-        ref = unet3d.plain_forward(config, blocks)
-        plain.append(ref.extras["blocks"] / ref.wall_time_s)
+    run = unet3d.predict(config)  # warm caches
+    blocks = run.extras["blocks"]
+    busy: dict[str, float] = {}
+
+    def blockwise_pass() -> float:
+        result = unet3d.predict(config)
+        busy.update(read=result.extras["read_busy_s"], write=result.extras["write_busy_s"])
+        return result.extras["blocks"] / result.wall_time_s
+
+    def plain_pass() -> float:
+        result = unet3d.plain_forward(config, blocks)
+        return result.extras["blocks"] / result.wall_time_s
+
+    blockwise, plain = paired(blockwise_pass, plain_pass, repeats)
     ratios = [a / b for a, b in zip(blockwise, plain, strict=True)]
     return {"config": {**UNET, "volume_shape": list(UNET_VOLUME), "blocks": blocks,
                        "input_block": run.extras["input_block"]},
             "ratio_blockwise_over_plain": _stats(ratios), "blockwise_blocks_per_s": _stats(blockwise),
             "plain_blocks_per_s": _stats(plain),
-            "read_busy_s": round(run.extras["read_busy_s"], 4),
-            "write_busy_s": round(run.extras["write_busy_s"], 4)}
+            "read_busy_s": round(busy["read"], 4), "write_busy_s": round(busy["write"], 4)}
 
 
 def phase_sums(campaign: Path) -> dict:
@@ -285,10 +302,9 @@ def measure(parts: list[str], repeats: int, campaign: Path) -> dict:
         if "loader" in parts:
             report["loader"] = loader_ratio(repeats, work)
         if "sweep" in parts:
-            plain, swept = [], []
-            for index in range(repeats):  # alternate so drift hits both alike
-                plain.append(plain_process_seconds())
-                swept.append(sweep_point_seconds(work, index))
+            points = iter(range(repeats))
+            plain, swept = paired(plain_process_seconds,
+                                  lambda: sweep_point_seconds(work, next(points)), repeats)
             report["sweep"] = {
                 "plain_process_s": _stats(plain), "sweep_point_s": _stats(swept),
                 "overhead_per_point_s": _stats([s - p for s, p in zip(swept, plain,
