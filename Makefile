@@ -35,7 +35,7 @@ test: setup
 	$(VENV)/bin/pytest
 
 bench: demo
-	$(PY) benchmarks/harness.py
+	$(PY) benchmarks/harness.py --repeats 8
 
 lint: setup
 	$(VENV)/bin/ruff check .
