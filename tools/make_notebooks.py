@@ -152,18 +152,14 @@ def parameter_names(benchmark: str) -> list[str]:
 def build(benchmark: str) -> nbformat.NotebookNode:
     title, what = TITLES[benchmark]
     defaults = ClassificationConfig(benchmark=benchmark)
-    lines = []
-    for name in parameter_names(benchmark):
-        value = getattr(defaults, name)
-        comment = f"  # {COMMENTS[name]}" if name in COMMENTS else ""
-        lines.append(f"{name} = {value!r}{comment}")
     arguments = "\n".join(f"    {n}={n}," for n in parameter_names(benchmark))
     cells = [
         new_markdown_cell(
             f"# {title}\n\n{what}\n\nRun it with papermill (`benchlib sweep params/X.yaml`, or "
             f"`papermill notebooks/{benchmark}.ipynb out.ipynb -p model resnet50`) or cell by "
             "cell in JupyterLab. The parameters cell below holds every parameter and its default."),
-        new_code_cell("\n".join(lines), metadata={"tags": ["parameters"]}),
+        new_code_cell(_parameters_cell(defaults, parameter_names(benchmark), COMMENTS),
+                      metadata={"tags": ["parameters"]}),
         new_code_cell(
             "from benchlib.config import ClassificationConfig\n"
             "from benchlib.environment import capture\n"
@@ -193,15 +189,7 @@ def build(benchmark: str) -> nbformat.NotebookNode:
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
         new_code_cell("record = make_record(config, result, env)\npublish(record)"),
     ]
-    for index, cell in enumerate(cells):
-        cell.id = f"cell-{index:02d}"  # stable ids: regenerating gives identical files
-    nb = new_notebook(cells=cells)
-    nb.metadata.update(
-        kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"},
-        language_info={"name": "python"},
-        benchlib={"kind": "benchmark", "benchmark": benchmark},
-    )
-    return nb
+    return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
 
 
 SUMMARY_HEAD = (
@@ -345,15 +333,7 @@ def build_summary(name: str) -> nbformat.NotebookNode:
         *[nbformat.from_dict(c) for c in body],
         *[nbformat.from_dict(c) for c in SUMMARY_TAIL],
     ]
-    for index, cell in enumerate(cells):
-        cell.id = f"cell-{index:02d}"
-    nb = new_notebook(cells=cells)
-    nb.metadata.update(
-        kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"},
-        language_info={"name": "python"},
-        benchlib={"kind": "summary"},
-    )
-    return nb
+    return _finish(cells, {"kind": "summary"})
 
 
 def main(check: bool = False) -> int:

@@ -88,10 +88,6 @@ class UNet3D(nn.Module):
             x = self.up[level](x)
         return self.head(x)
 
-    @property
-    def parameter_count(self) -> int:
-        """Number of trainable parameters."""
-        return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
 
 def voxel_count(shape: Sequence[int]) -> int:

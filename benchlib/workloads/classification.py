@@ -12,7 +12,7 @@ from benchlib.config import ClassificationConfig
 from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.timing import PhaseTimer
-from benchlib.workloads.loop import NoTimer, next_batch, timed_loop
+from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
@@ -129,12 +129,7 @@ class TrainStep:
         with autocast(self.config.precision, self.device):
             loss = classification_loss(self.model(images), labels)
         timer.lap("forward")
-        self.scaler.scale(loss).backward()
-        timer.lap("backward")
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.optimizer.zero_grad(set_to_none=True)
-        timer.lap("optimizer")
+        backward_and_step(loss, self.scaler, self.optimizer, timer)
         timer.stop()
         self.loss = loss.detach()
         return images.shape[0]

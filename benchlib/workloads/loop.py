@@ -33,6 +33,18 @@ def next_batch(iterator: Iterator, timer: PhaseTimer | NoTimer, phase: str = "da
     return batch
 
 
+def backward_and_step(loss: torch.Tensor, scaler: torch.amp.GradScaler,
+                      optimizer: torch.optim.Optimizer, timer: PhaseTimer | NoTimer) -> None:
+    """Backward (lap ``backward``), then the (scaled) optimizer step and zero_grad (lap
+    ``optimizer``): the tail every training step shares."""
+    scaler.scale(loss).backward()
+    timer.lap("backward")
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    timer.lap("optimizer")
+
+
 @dataclass
 class LoopResult:
     """What :func:`timed_loop` measured."""

@@ -32,7 +32,7 @@ from benchlib.data.volumes import LazyVolume, create_dataset, volume_format
 from benchlib.models.geometry import Shape
 from benchlib.models.unet3d import UNet3D
 from benchlib.timing import PhaseTimer
-from benchlib.workloads.loop import NoTimer, next_batch, timed_loop
+from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
@@ -93,12 +93,7 @@ class UNetTrainStep:
             logits = self.model(inputs)
         loss = nn.functional.binary_cross_entropy_with_logits(logits.float(), target)
         timer.lap("forward")
-        self.scaler.scale(loss).backward()
-        timer.lap("backward")
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.optimizer.zero_grad(set_to_none=True)
-        timer.lap("optimizer")
+        backward_and_step(loss, self.scaler, self.optimizer, timer)
         timer.stop()
         self.loss = loss.detach()
         return inputs.shape[0] * self.voxels
@@ -133,6 +128,12 @@ def train(config: UNet3DTrainConfig) -> RunResult:
     )
 
 
+def _meta_model(config: UNet3DConfig) -> UNet3D:
+    """The network on the meta device: shapes and counts without allocating weights."""
+    with torch.device("meta"):
+        return build_model(config)
+
+
 def model_parameters(model: nn.Module) -> int:
     """Trainable parameters (of the compiled model's original where compiled)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -148,10 +149,15 @@ def block_plan(volume_shape: Sequence[int], block_shape: Sequence[int]) -> list[
     return [tuple(start) for start in itertools.product(*ranges)]  # type: ignore[misc]
 
 
+def block_extent(start: Sequence[int], block: Sequence[int],
+                 volume_shape: Sequence[int]) -> list[int]:
+    """The part of a block at ``start`` that lies inside the volume, per axis."""
+    return [min(b, n - s) for b, n, s in zip(block, volume_shape, start, strict=True)]
+
+
 def write_block(array: Any, start: Sequence[int], block: np.ndarray) -> int:
     """Write ``block`` (channels, z, y, x) at ``start``, cropped to the array; voxels written."""
-    size = array.shape[1:]
-    extent = [min(b, n - s) for b, n, s in zip(block.shape[1:], size, start, strict=True)]
+    extent = block_extent(start, block.shape[1:], array.shape[1:])
     region = (slice(None), *(slice(s, s + e) for s, e in zip(start, extent, strict=True)))
     array[region] = block[(slice(None), *(slice(0, e) for e in extent))]
     return math.prod(extent)
@@ -282,8 +288,7 @@ class PredictStep:
             self.writer.put(starts, host, ready)
         timer.lap("write", host=True)
         timer.stop()
-        return sum(math.prod(min(b, n - s) for b, n, s in
-                             zip(self.config.block_shape, self.volume_shape, start, strict=True))
+        return sum(math.prod(block_extent(start, self.config.block_shape, self.volume_shape))
                    for start in starts)
 
 
@@ -419,7 +424,7 @@ def network_summary(config: UNet3DConfig) -> dict[str, object]:
         "pooling": " ".join(shape_text(p) for p in config.pooling_levels),
         "downsampling": shape_text(geometry.downsampling),
         "convolutions": f"3x3x3, {config.padding}, norm {config.norm}",
-        "parameters": model_parameters(build_model(config)),
+        "parameters": model_parameters(_meta_model(config)),
         "target": f"{config.target} ({config.out_channels} channels)",
     }
     if isinstance(config, UNet3DTrainConfig):
