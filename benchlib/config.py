@@ -35,21 +35,79 @@ def classification_models() -> tuple[str, ...]:
     return tuple(sorted(torchvision.models.list_models(module=torchvision.models)))
 
 
-class RunConfig(BaseModel):
-    """Parameters every benchmark notebook shares."""
+class CommonConfig(BaseModel):
+    """Parameters of every notebook that runs on devices: where, and on how many.
+
+    ``num_devices`` counts devices (one process each) over all ``num_nodes`` nodes; more than
+    one runs through torchrun (:mod:`benchlib.launch`). ``node_launcher`` says how the nodes'
+    torchrun agents start when ``num_nodes`` > 1: ``srun`` inside a SLURM allocation (``auto``
+    picks it there), or ``localhost`` to run every "node" on this machine (tests the multi-node
+    path on one host). A rank that finishes no iteration for ``hang_timeout_s`` seconds is
+    taken as hung and the launch is stopped.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     campaign: str = "adhoc"
     cluster: str = ""
     device: DeviceChoice = "auto"
+    num_devices: PositiveInt = 1
+    num_nodes: PositiveInt = 1
+    node_launcher: Literal["auto", "srun", "localhost"] = "auto"
+    hang_timeout_s: PositiveFloat = 600.0
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _devices_split_over_nodes(self) -> CommonConfig:
+        if self.num_devices % self.num_nodes:
+            fits = [n for n in range(self.num_nodes, 4 * self.num_nodes + 1, self.num_nodes)]
+            raise ValueError(f"num_devices {self.num_devices} does not split evenly over num_nodes "
+                             f"{self.num_nodes} (each node runs num_devices / num_nodes processes); "
+                             f"e.g. {', '.join(map(str, fits))}")
+        return self
+
+    @property
+    def devices_per_node(self) -> int:
+        """Processes torchrun starts on each node."""
+        return self.num_devices // self.num_nodes
+
+
+class RunConfig(CommonConfig):
+    """Parameters every benchmark notebook shares.
+
+    ``scaling`` applies when ``num_devices`` > 1: ``weak`` keeps ``batch_size`` per device (the
+    global batch grows with the devices), ``strong`` keeps ``batch_size`` as the global batch and
+    splits it over the devices. Every rank runs ``iterations`` iterations on its own share of
+    the data (no rank sees another's inputs).
+    """
+
     precision: Precision = "fp32"
     iterations: PositiveInt | Literal["epoch"] = 50
     warmup: NonNegativeInt = 5
     batch_size: PositiveInt = 32
     num_workers: NonNegativeInt = 4
     breakdown: bool = True
-    seed: int = 0
+    scaling: Literal["weak", "strong"] = "weak"
+
+    @model_validator(mode="after")
+    def _strong_batch_splits(self) -> RunConfig:
+        if self.scaling == "strong" and self.batch_size % self.num_devices:
+            n = self.num_devices
+            near = sorted({max(n, self.batch_size // n * n), (self.batch_size // n + 1) * n})
+            raise ValueError(f"batch_size {self.batch_size} (the global batch in strong scaling) "
+                             f"does not split over num_devices {n}; e.g. "
+                             f"{' or '.join(map(str, near))}")
+        return self
+
+    @property
+    def device_batch_size(self) -> int:
+        """The batch each device processes per iteration."""
+        return self.batch_size // self.num_devices if self.scaling == "strong" else self.batch_size
+
+    @property
+    def global_batch_size(self) -> int:
+        """The batch of one iteration over all devices."""
+        return self.device_batch_size * self.num_devices
 
 
 class ClassificationConfig(RunConfig):
@@ -102,6 +160,10 @@ class ClassificationConfig(RunConfig):
                                  f"needs image_size >= {smallest}")
         if size < 32:
             raise ValueError(f"image_size {size} is below 32 px")
+        if self.benchmark == "smooth_inference" and self.scaling == "strong":
+            raise ValueError("scaling 'strong' does not apply to smooth_inference (one image per "
+                             "iteration per device; batch_size is its noise chunk): use 'weak', or "
+                             "iterations 'epoch' to split a fixed set of images over the devices")
         return self
 
     @property
@@ -268,6 +330,10 @@ class UNet3DPredictConfig(UNet3DConfig):
                 volume_format(self.output)
             except VolumeError as error:
                 raise ValueError(f"output: {error}") from None
+            if self.num_devices > 1 and volume_format(self.output) != "zarr":
+                raise ValueError(f"output {self.output!r}: {self.num_devices} ranks write the "
+                                 "predictions at once, which HDF5 cannot take without MPI; give "
+                                 "a .zarr output (or leave output empty)")
             if Path(self.output).resolve() == Path(self.volume).resolve():
                 raise ValueError("output is the volume file itself: give another file")
             if not Path(self.output).resolve().parent.is_dir():

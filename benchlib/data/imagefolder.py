@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, DistributedSampler, Subset
 from torchvision import datasets, transforms
+
+from benchlib.distributed import Rank
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -59,11 +61,25 @@ def image_folder(data_dir: str | Path, image_size: int, train: bool) -> datasets
 
 def image_folder_loader(
     data_dir: str | Path, image_size: int, batch_size: int, num_workers: int, train: bool,
-    pin_memory: bool,
+    pin_memory: bool, shard: Rank | None = None, seed: int = 0,
 ) -> DataLoader:
-    """A DataLoader decoding the folder's JPEGs in ``num_workers`` processes."""
+    """A DataLoader decoding the folder's JPEGs in ``num_workers`` processes.
+
+    With a ``shard`` of several ranks, each rank reads a disjoint part: training through a
+    DistributedSampler (shuffled per epoch, the tail that does not split evenly dropped, so
+    every rank runs the same number of steps), evaluation through every ``world_size``-th image
+    (nothing dropped or repeated).
+    """
+    dataset = image_folder(data_dir, image_size, train)
+    sampler = None
+    if shard is not None and shard.distributed:
+        if train:
+            sampler = DistributedSampler(dataset, num_replicas=shard.world_size, rank=shard.rank,
+                                         shuffle=True, seed=seed, drop_last=True)
+        else:
+            dataset = Subset(dataset, shard.shard(range(len(dataset))))
     return DataLoader(
-        image_folder(data_dir, image_size, train), batch_size=batch_size, shuffle=train,
+        dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
         num_workers=num_workers, pin_memory=pin_memory, drop_last=False,
         persistent_workers=num_workers > 0,
     )

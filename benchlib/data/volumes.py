@@ -182,3 +182,12 @@ def create_dataset(path: str | Path, key: str, shape: Sequence[int], chunks: Seq
     compressors = "auto" if compression else None
     yield root.create_array(key, shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value,
                             overwrite=True, compressors=compressors)
+
+
+def open_dataset(path: str | Path, key: str) -> Any:
+    """An existing zarr array for writing (several processes may write disjoint chunks)."""
+    if volume_format(path) != "zarr":
+        raise VolumeError(f"{path}: only zarr outputs can be written by several processes")
+    import zarr
+
+    return zarr.open_group(str(path), mode="r+")[key]

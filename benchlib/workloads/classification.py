@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 
 import torch
 import torchvision
 from torch import nn
+from torch.utils.data import DataLoader, DistributedSampler
 
+from benchlib import distributed
 from benchlib.config import ClassificationConfig
 from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.synthetic import device_batches, loader_batches
@@ -35,29 +38,38 @@ def build_model(config: ClassificationConfig) -> nn.Module:
 
 
 def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
-    """The run's input batches: device tensors, a CPU tensor loader, or a JPEG folder loader."""
-    batch = 1 if config.benchmark == "smooth_inference" else config.batch_size
+    """This rank's input batches: device tensors, a CPU tensor loader, or a JPEG folder loader.
+
+    Under torchrun each rank gets its own share: a disjoint part of the image folder and
+    its own random seed for synthetic data.
+    """
+    rank = distributed.current()
+    batch = 1 if config.benchmark == "smooth_inference" else config.device_batch_size
     size = config.resolved_image_size
     pin = device.type == "cuda"
     epoch = config.iterations == "epoch"
+    seed = rank.seed(config.seed)
     if config.dataset == "real":
         loader = image_folder_loader(
             config.data_dir, size, batch, config.num_workers, train=config.benchmark == "train",
-            pin_memory=pin,
+            pin_memory=pin, shard=rank, seed=config.seed,
         )
         return loader if epoch else _epochs(loader)
     total = config.warmup + (0 if epoch else config.iterations)
-    length = config.synthetic_samples if epoch else total * batch
+    length = len(rank.shard(range(config.synthetic_samples))) if epoch else total * batch
     if config.synthetic_kind == "loader":
         return loader_batches(batch, size, config.num_classes, length, config.num_workers, pin,
-                              seed=config.seed)
+                              seed=seed)
     count = -(-length // batch)
-    return device_batches(batch, size, config.num_classes, device, count=count, seed=config.seed)
+    return device_batches(batch, size, config.num_classes, device, count=count, seed=seed)
 
 
-def _epochs(loader: Iterable) -> Iterator:
-    """Pass over ``loader`` again and again (for a fixed iteration count)."""
-    while True:
+def _epochs(loader: DataLoader) -> Iterator:
+    """Pass over ``loader`` again and again (for a fixed iteration count), reshuffling a
+    distributed sampler for each pass."""
+    for epoch in itertools.count():
+        if isinstance(loader.sampler, DistributedSampler):
+            loader.sampler.set_epoch(epoch)
         yield from loader
 
 
@@ -96,7 +108,8 @@ def run(config: ClassificationConfig) -> RunResult:
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, config.channels_last, config.compile)
+    model = prepare_model(build_model(config), device, config.channels_last, config.compile,
+                          ddp=config.benchmark == "train")
     data = batches(config, device)
     step = {"train": TrainStep, "inference": InferenceStep,
             "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)

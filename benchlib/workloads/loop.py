@@ -10,6 +10,20 @@ import torch
 from benchlib.timing import PhaseTimer, WallClock
 
 
+class Progress:
+    """Iterations finished in this process (warm-up included): a heartbeat for the launcher's
+    hang detection. One integer increment per iteration."""
+
+    def __init__(self) -> None:
+        self.iterations = 0
+
+    def tick(self) -> None:
+        self.iterations += 1
+
+
+progress = Progress()
+
+
 class NoTimer:
     """Stands in for :class:`PhaseTimer` during warm-up."""
 
@@ -68,6 +82,7 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         if step(iterator, NoTimer()) is None:
             break
         warm += 1
+        progress.tick()
     timer = PhaseTimer(device, breakdown=breakdown)
     samples = 0
     with WallClock(device) as clock:
@@ -76,6 +91,7 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
             if counted is None:
                 break
             samples += counted
+            progress.tick()
         if finish is not None:
             finish()
     if len(timer) == 0:

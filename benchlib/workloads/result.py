@@ -19,6 +19,9 @@ class RunResult:
 
     ``per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
     ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
+    A run over several ranks is the merge of the ranks' results (:func:`benchlib.launch.merge`):
+    samples of all ranks, the slowest rank's wall time, and per-rank figures in ``ranks``.
+    ``env`` holds the environment capture (``env_*``) of rank 0.
     """
 
     device: torch.device
@@ -30,6 +33,10 @@ class RunResult:
     per_iteration: pd.DataFrame
     peak_memory_bytes: int | None = None
     extras: dict[str, object] = field(default_factory=dict)
+    num_devices: int = 1
+    num_nodes: int = 1
+    env: dict[str, object] = field(default_factory=dict)
+    ranks: pd.DataFrame | None = None  #: one row per rank when several ran (see launch.merge)
 
     @property
     def throughput(self) -> float:

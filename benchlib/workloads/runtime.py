@@ -8,21 +8,25 @@ import sys
 
 import torch
 
+from benchlib import distributed
 from benchlib.config import Precision
 
 AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
 
 
 def resolve_device(choice: str) -> torch.device:
-    """``auto`` picks CUDA when present; ``cuda`` without a GPU is a clear error."""
+    """``auto`` picks CUDA when present; ``cuda`` without a GPU is a clear error. Under torchrun
+    the CUDA device is this rank's local GPU."""
     if choice == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        choice = "cuda" if torch.cuda.is_available() else "cpu"
     if choice == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' was asked for but torch sees no CUDA device; "
                            "use device 'auto' or 'cpu'")
     if choice not in ("cuda", "cpu"):
         raise ValueError(f"device {choice!r}: allowed auto, cuda, cpu")
-    return torch.device(choice)
+    rank = distributed.current()
+    return torch.device("cuda", rank.local_rank) if choice == "cuda" and rank.distributed \
+        else torch.device(choice)
 
 
 def configure_precision(precision: Precision, device: torch.device) -> None:
@@ -44,11 +48,15 @@ def autocast(precision: Precision, device: torch.device) -> contextlib.AbstractC
 
 def prepare_model(
     model: torch.nn.Module, device: torch.device, channels_last: bool, compile_mode: str,
+    ddp: bool = False,
 ) -> torch.nn.Module:
-    """Move to the device, set the memory format and optionally torch.compile."""
+    """Move to the device, set the memory format, wrap in DDP (``ddp`` and several ranks) and
+    optionally torch.compile (after DDP, as DDP's docs advise)."""
     model = model.to(device)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
+    if ddp:
+        model = distributed.wrap_ddp(model, device)
     if compile_mode != "none":
         model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)
     return model

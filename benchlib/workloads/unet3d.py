@@ -26,9 +26,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchlib import distributed
 from benchlib.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.data.patches import PatchSampler, patch_loader
-from benchlib.data.volumes import LazyVolume, create_dataset, volume_format
+from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
 from benchlib.models.geometry import Shape
 from benchlib.models.unet3d import UNet3D
 from benchlib.timing import PhaseTimer
@@ -62,9 +63,9 @@ def _to_unit(raw: torch.Tensor, device: torch.device) -> torch.Tensor:
 
 def _synthetic_batches(config: UNet3DTrainConfig, device: torch.device,
                        count: int = 4) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    generator = torch.Generator(device="cpu").manual_seed(config.seed)
-    shape = (config.batch_size, 1, *config.patch_shape)
-    out = (config.batch_size, config.out_channels, *config.output_shape)
+    generator = torch.Generator(device="cpu").manual_seed(distributed.current().seed(config.seed))
+    shape = (config.device_batch_size, 1, *config.patch_shape)
+    out = (config.device_batch_size, config.out_channels, *config.output_shape)
     pool = [(torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator).to(device),
              torch.randint(0, 2, out, generator=generator).float().to(device))
             for _ in range(count)]
@@ -107,11 +108,12 @@ def train(config: UNet3DTrainConfig) -> RunResult:
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, False, config.compile)
+    model = prepare_model(build_model(config), device, False, config.compile, ddp=True)
     if config.dataset == "real":
         sampler = PatchSampler(config.volume, config.raw_key, config.label_key, config.patch_shape,
-                               config.output_shape, config.target, config.augment, config.seed)
-        data: Any = patch_loader(sampler, config.batch_size, config.num_workers,
+                               config.output_shape, config.target, config.augment,
+                               distributed.current().seed(config.seed))
+        data: Any = patch_loader(sampler, config.device_batch_size, config.num_workers,
                                  pin_memory=device.type == "cuda")
     else:
         data = _synthetic_batches(config, device)
@@ -297,12 +299,19 @@ def _output_path(config: UNet3DPredictConfig) -> Iterator[Path]:
     if config.output:
         yield Path(config.output)
         return
-    suffix = ".zarr" if volume_format(config.volume) == "zarr" else ".h5"
-    folder = Path(tempfile.mkdtemp(prefix="benchlib-predict-", dir=Path(config.volume).parent))
+    rank = distributed.current()
+    several = rank.distributed  # several writers: zarr, whose chunks are separate files
+    suffix = ".zarr" if several or volume_format(config.volume) == "zarr" else ".h5"
+    folder = None
+    if rank.rank == 0:
+        folder = tempfile.mkdtemp(prefix="benchlib-predict-", dir=Path(config.volume).parent)
+    folder = Path(str(distributed.broadcast_object(folder)))
     try:
         yield folder / f"predictions{suffix}"
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        distributed.barrier()
+        if rank.rank == 0:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def prediction_layout(config: UNet3DPredictConfig) -> dict[str, Any]:
@@ -319,6 +328,24 @@ def prediction_layout(config: UNet3DPredictConfig) -> dict[str, Any]:
             "compute_efficiency": math.prod(block) / math.prod(output_shape)}
 
 
+@contextlib.contextmanager
+def shared_dataset(path: Path, key: str, shape: Sequence[int], chunks: Sequence[int], dtype: Any,
+                   fill_value: float | int) -> Iterator[Any]:
+    """The output dataset, created by rank 0 and then opened by the others (zarr: each block is
+    its own chunk, so ranks write disjoint files)."""
+    rank = distributed.current()
+    if not rank.distributed:
+        with create_dataset(path, key, shape, chunks, dtype, fill_value=fill_value) as array:
+            yield array
+        return
+    if rank.rank == 0:
+        with create_dataset(path, key, shape, chunks, dtype, fill_value=fill_value):
+            pass
+    distributed.barrier()
+    yield open_dataset(path, key)
+    distributed.barrier()  # every rank's writes are done before anyone reads or removes it
+
+
 def predict(config: UNet3DPredictConfig) -> RunResult:
     """Predict the whole volume (or ``iterations`` batches of blocks) into the output dataset.
 
@@ -332,8 +359,9 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
     layout = prediction_layout(config)
     volume = LazyVolume(config.volume, config.raw_key)
     shape = volume.shape
-    plan = block_plan(shape, layout["block_shape"])
-    batches = [plan[i:i + config.batch_size] for i in range(0, len(plan), config.batch_size)]
+    plan = distributed.current().shard(block_plan(shape, layout["block_shape"]))
+    size = config.device_batch_size
+    batches = [plan[i:i + size] for i in range(0, len(plan), size)]
     limit = None if config.iterations == "epoch" else config.iterations
     timed = batches if limit is None else batches[:limit]
     dtype = OUTPUT_DTYPES[config.output_dtype]
@@ -344,7 +372,7 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
     try:
         for starts in batches[:config.warmup]:  # warm-up: compute only, nothing written
             step.predict(reader.read(starts).to(device))
-        with _output_path(config) as path, create_dataset(
+        with _output_path(config) as path, shared_dataset(
                 path, config.output_key, (config.out_channels, *shape),
                 (config.out_channels, *layout["block_shape"]), dtype, fill_value=fill) as array:
             writer = BlockWriter(array)
