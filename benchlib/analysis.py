@@ -7,6 +7,7 @@ with :func:`failed`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,13 +26,15 @@ BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "poi
                "repeat", "status", "error", "seed", "breakdown", "provenance", "iterations",
                "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label", "volume",
                "raw_key", "label_key", "output", "output_key", "halo", "input_shape",
-               "output_shape", "downsampling")
+               "output_shape", "downsampling", "device_batch_size", "global_batch_size",
+               "node_launcher", "dist_backend", "slowest_rank", "hang_timeout_s", "busbw_peak_size")
 DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
            "data_share", "speed_ratio", "expected", "slowdown", "configuration")
 
 
 def _is_measurement(column: str) -> bool:
-    return (column.startswith(("time_", "env_", "result_", "spread_", "throughput"))
+    return (column.startswith(("time_", "env_", "result_", "spread_", "throughput", "launch_",
+                               "straggler_", "busbw_", "algbw_"))
             or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s")
             or column.endswith(("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")))
 
@@ -271,3 +274,46 @@ def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.
     described = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
                              "batch_size", "patch_shape", "block_shape") if c in table]
     return table[["source", "benchmark", *described, *UNET3D_UNITS]].reset_index(drop=True)
+
+
+SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def benchmarks(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of workloads, without the probes (``probe_*``), whose metrics are not throughputs."""
+    if "benchmark" not in df:
+        return df
+    return df[~df["benchmark"].fillna("").astype(str).str.startswith("probe_")]
+
+
+def allreduce_curves(df: pd.DataFrame) -> pd.DataFrame:
+    """The all-reduce probes as long rows: configuration, ``size``, ``size_bytes``, ``busbw_GBps``
+    (medians over repeats), from the records' ``busbw_<size>`` columns."""
+    probes = ok(df)
+    probes = probes[probes.get("benchmark", pd.Series(dtype=object)) == "probe_allreduce"]
+    sizes = [c for c in probes.columns if re.fullmatch(r"busbw_\d+(B|KiB|MiB|GiB)", c)]
+    if probes.empty or not sizes:
+        return pd.DataFrame(columns=["configuration", "size", "size_bytes", "busbw_GBps"])
+    described = [c for c in ("cluster", "gpu", "num_nodes", "num_devices", "precision")
+                 if c in probes]
+    frame = probes.assign(configuration=labels(probes, described))
+    long = frame.melt(id_vars=["configuration"], value_vars=sizes, var_name="size",
+                      value_name="busbw_GBps").dropna(subset=["busbw_GBps"])
+    long["size"] = long["size"].str.removeprefix("busbw_")
+    parts = long["size"].str.extract(r"(\d+)(\D+)")
+    long["size_bytes"] = parts[0].astype(int) * parts[1].map(SIZE_UNITS)
+    return (long.groupby(["configuration", "size", "size_bytes"], as_index=False)["busbw_GBps"]
+            .median().sort_values(["configuration", "size_bytes"], ignore_index=True))
+
+
+def distributed_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs over several ranks: devices, nodes, backend, straggler spread (slowest / fastest
+    rank's wall time) and the launcher's seconds beyond the slowest rank's timed loop."""
+    runs = benchmarks(ok(df))
+    if "num_devices" not in runs:
+        return runs.iloc[0:0]
+    runs = runs[runs["num_devices"].fillna(1) > 1]
+    columns = [c for c in ("cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
+                           "scaling", "num_nodes", "num_devices", "dist_backend", "node_launcher",
+                           "throughput", "straggler_spread", "launch_overhead_s") if c in runs]
+    return runs[columns].reset_index(drop=True)

@@ -349,13 +349,50 @@ class UNet3DPredictConfig(UNet3DConfig):
         return _triple("halo", self.halo)
 
 
+class AllReduceConfig(CommonConfig):
+    """The all-reduce probe: bus bandwidth over message sizes, as nccl-tests measures it.
+
+    Sizes run from ``min_bytes`` to ``max_bytes``, doubling; each is all-reduced ``warmup``
+    times untimed, then ``iterations`` times timed (the mean over ranks of the mean time per
+    operation, as nccl-tests reports by default).
+    """
+
+    benchmark: Literal["probe_allreduce"] = "probe_allreduce"
+    num_devices: PositiveInt = 2
+    min_bytes: PositiveInt = 1024
+    max_bytes: PositiveInt = 1 << 30
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    iterations: PositiveInt = 20
+    warmup: NonNegativeInt = 5
+
+    @model_validator(mode="after")
+    def _sizes(self) -> AllReduceConfig:
+        if self.num_devices < 2:
+            raise ValueError("num_devices 1: the all-reduce probe needs at least 2 devices")
+        if self.min_bytes > self.max_bytes:
+            raise ValueError(f"min_bytes {self.min_bytes} is larger than max_bytes {self.max_bytes}")
+        if self.min_bytes < 4:
+            raise ValueError(f"min_bytes {self.min_bytes}: at least one element (4 bytes)")
+        return self
+
+    @property
+    def sizes(self) -> list[int]:
+        """Message sizes in bytes: ``min_bytes`` doubling up to ``max_bytes``."""
+        sizes, size = [], self.min_bytes
+        while size <= self.max_bytes:
+            sizes.append(size)
+            size *= 2
+        return sizes
+
+
 #: Which config class validates the parameters of each shipped notebook.
-NOTEBOOK_CONFIGS: dict[str, tuple[type[RunConfig], dict[str, object]]] = {
+NOTEBOOK_CONFIGS: dict[str, tuple[type[CommonConfig], dict[str, object]]] = {
     "train": (ClassificationConfig, {"benchmark": "train"}),
     "inference": (ClassificationConfig, {"benchmark": "inference"}),
     "smooth_inference": (ClassificationConfig, {"benchmark": "smooth_inference"}),
     "unet3d_train": (UNet3DTrainConfig, {"benchmark": "unet3d_train"}),
     "unet3d_predict": (UNet3DPredictConfig, {"benchmark": "unet3d_predict"}),
+    "allreduce": (AllReduceConfig, {"benchmark": "probe_allreduce"}),
 }
 
 

@@ -45,6 +45,32 @@ def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
     return fig
 
 
+def rank_table(result: RunResult) -> pd.DataFrame:
+    """One row per rank (a single row for a single-process run): samples, wall time, throughput
+    and median iteration."""
+    if result.ranks is not None:
+        return result.ranks
+    return pd.DataFrame([{
+        "rank": 0, "node": 0, "iterations": result.iterations, "samples": result.samples,
+        "wall_time_s": result.wall_time_s, "throughput": result.throughput,
+        "time_iteration_s": float(result.per_iteration["iteration"].median()),
+    }]).set_index("rank")
+
+
+def busbw_plot(curves: pd.DataFrame, title: str = "All-reduce bus bandwidth") -> plt.Figure:
+    """Bus bandwidth (GB/s) against message size (log scale), one line per configuration."""
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    sns.lineplot(data=curves, x="size_bytes", y="busbw_GBps", hue="configuration", marker="o",
+                 ax=ax, errorbar=None)
+    ax.set_xscale("log", base=2)
+    ticks = sorted(curves["size_bytes"].unique())[::2]
+    ax.set_xticks(ticks, [curves.loc[curves["size_bytes"] == t, "size"].iloc[0] for t in ticks],
+                  rotation=45, fontsize=8)
+    ax.set(xlabel="message size", ylabel="bus bandwidth (GB/s)", title=title)
+    fig.tight_layout()
+    return fig
+
+
 def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
     """A one-column table of a mapping, for readable display in notebooks."""
     return pd.Series(mapping, dtype=object).to_frame(name)

@@ -52,6 +52,11 @@ INTEGER_COLUMNS = ("num_devices", "num_nodes", "batch_size", "num_workers", "ite
                    "samples", "image_size", "noise_samples", "repeat")
 
 
+#: What the launcher adds to a run of several ranks (see benchlib.launch), kept unprefixed.
+LAUNCH_COLUMNS = ("dist_backend", "node_launcher", "launch_wall_s", "launch_overhead_s",
+                  "straggler_spread", "slowest_rank")
+
+
 class RecordError(ValueError):
     """A file that should hold a record does not hold a usable one."""
 
@@ -60,8 +65,15 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object]) -> dict:
-    """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``."""
+def make_record(config: RunConfig, result: RunResult,
+                env: Mapping[str, object] | None = None) -> dict:
+    """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``
+    (``env``, else the result's own capture).
+
+    ``batch_size`` is the parameter as given: per device in weak scaling, the global batch in
+    strong scaling; ``device_batch_size`` and ``global_batch_size`` say what ran.
+    """
+    env = result.env if env is None else env
     from benchlib.environment import default_cluster, device_identity  # imports torch
 
     stats = result.stats()
@@ -72,10 +84,13 @@ def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object])
         "cluster": config.cluster or default_cluster(),
         "host": socket.gethostname(),
         **device_identity(result.device),
-        "num_devices": 1,
-        "num_nodes": 1,
+        "num_devices": result.num_devices,
+        "num_nodes": result.num_nodes,
         "precision": config.precision,
         "batch_size": config.batch_size,
+        "scaling": config.scaling,
+        "device_batch_size": config.device_batch_size,
+        "global_batch_size": config.device_batch_size * result.num_devices,
         "num_workers": config.num_workers,
         "throughput": result.throughput,
         "unit": result.unit,
@@ -111,7 +126,7 @@ def make_record(config: RunConfig, result: RunResult, env: Mapping[str, object])
     if isinstance(config, UNet3DConfig):
         record.update(_unet3d_columns(config))
     for key, value in result.extras.items():
-        record[f"result_{key}"] = value
+        record[key if key in LAUNCH_COLUMNS else f"result_{key}"] = value
     record.update(env)
     return {k: _finite(v) for k, v in record.items()}
 

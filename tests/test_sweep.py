@@ -63,7 +63,7 @@ BAD = [
      ["base.precision: bad value 'fp64'", "'fp32', 'tf32', 'amp_fp16' or 'amp_bf16'"]),
     ({"base": {**GOOD["base"], "dataset": "real", "data_dir": "no/such/dir"}},
      ["base.data_dir: data_dir '", "no/such/dir' is not a directory"]),
-    ({"notebook": "trian"}, ["notebook: 'trian' not found", "available: inference, smooth_inference"]),
+    ({"notebook": "trian"}, ["notebook: 'trian' not found", "available: allreduce, inference, smooth_inference"]),
     ({"grid": {"batch_size": []}}, ["grid: bad value", "at least one value: batch_size"]),
     ({"campaign": "../escape"}, ["campaign: bad value '../escape'"]),
     ({"repeats": 0}, ["repeats: bad value 0"]),

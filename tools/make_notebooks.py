@@ -13,7 +13,12 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from benchlib.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.config import (
+    AllReduceConfig,
+    ClassificationConfig,
+    UNet3DPredictConfig,
+    UNet3DTrainConfig,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOOTH_ONLY = ("noise_samples", "sigma")
@@ -47,6 +52,14 @@ COMMENTS = {
     "halo": "None: what valid convolutions consume (same: the receptive field)",
     "output": "HDF5 / zarr for the predictions; empty: a temporary file beside the volume",
     "output_dtype": "uint8 | float16 | float32",
+    "num_devices": "devices (one process each) over all nodes; > 1 runs through torchrun",
+    "num_nodes": "nodes; > 1: a c10d rendezvous (srun in a SLURM allocation)",
+    "node_launcher": "auto (srun in SLURM) | srun | localhost (every node on this machine)",
+    "hang_timeout_s": "a rank that finishes no iteration for this long stops the launch",
+    "scaling": "weak: batch_size per device | strong: batch_size is the global batch",
+    "min_bytes": "smallest message (bytes); sizes double up to max_bytes",
+    "max_bytes": "largest message (bytes)",
+    "dtype": "float32 | bfloat16 | float16",
 }
 UNET_COMMENTS = {
     "unet3d_train": {"num_workers": "loader processes sampling patches (dataset: real)",
@@ -74,6 +87,24 @@ UNET_TITLES = {
         "thread behind it. Reported as megavoxels/s and hours per teravoxel.",
         "UNet3DPredictConfig"),
 }
+
+
+RUN_MARKDOWN = (
+    "## Run\n\nWith `num_devices` 1 the benchmark runs in this kernel. With more, torchrun starts "
+    "one process per device (NCCL on GPUs, gloo on CPUs) and the kernel only watches them; each "
+    "rank works on its own share of the data and the ranks' results are merged: samples of all "
+    "ranks over the slowest rank's time.")
+
+
+def _environment_and_ranks() -> list:
+    return [
+        new_markdown_cell("## Environment (rank 0)"),
+        new_code_cell("as_table(result.env)"),
+        new_markdown_cell(
+            "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
+            "the slowest rank's wall time over the fastest's."),
+        new_code_cell("rank_table(result)"),
+    ]
 
 
 def _parameters_cell(config: object, names: list[str], comments: dict[str, str]) -> str:
@@ -111,19 +142,17 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
+            "from benchlib import launch\n"
             f"from benchlib.config import {class_name}\n"
-            "from benchlib.environment import capture\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars\n"
+            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table\n"
             "from benchlib.results import make_record, publish\n"
-            "from benchlib.workloads import unet3d\n"
-            "from benchlib.workloads.runtime import resolve_device"),
+            "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
         new_code_cell(f"config = {class_name}(\n{arguments}\n)\nas_table(config.model_dump())"),
         new_code_cell("as_table(unet3d.network_summary(config))"),
-        new_markdown_cell("## Environment"),
-        new_code_cell("env = capture(resolve_device(config.device))\nas_table(env)"),
-        new_markdown_cell("## Run"),
-        new_code_cell("result = unet3d.run(config)\nprint(unet3d.headline(result))"),
+        new_markdown_cell(RUN_MARKDOWN),
+        new_code_cell("result = launch.run(config)\nprint(unet3d.headline(result))"),
+        *_environment_and_ranks(),
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"\n'
@@ -138,10 +167,44 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
         new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
-        new_code_cell("record = make_record(config, result, env)\nas_table(unet3d.lab_units(record))"),
+        new_code_cell("record = make_record(config, result)\nas_table(unet3d.lab_units(record))"),
         new_code_cell("publish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
+
+
+def build_allreduce() -> nbformat.NotebookNode:
+    names = [n for n in AllReduceConfig.model_fields if n != "benchmark"]
+    arguments = "\n".join(f"    {n}={n}," for n in names)
+    cells = [
+        new_markdown_cell(
+            "# All-reduce probe: bus bandwidth over message sizes\n\nThe collective that "
+            "data-parallel training waits for, timed as nccl-tests times it: for each message size "
+            "(doubling from `min_bytes` to `max_bytes`), `warmup` untimed then `iterations` timed "
+            "all-reduces; the time is the mean over ranks. `algbw` = bytes / time, `busbw` = algbw "
+            "x 2(n-1)/n, the rate each link sustains. NCCL on GPUs, gloo on CPUs; at least 2 "
+            "devices, through torchrun."),
+        new_code_cell(_parameters_cell(AllReduceConfig(), names, COMMENTS),
+                      metadata={"tags": ["parameters"]}),
+        new_code_cell(
+            "from benchlib import launch\n"
+            "from benchlib.config import AllReduceConfig\n"
+            "from benchlib.plots import as_table, busbw_plot\n"
+            "from benchlib.results import publish\n"
+            "from benchlib.workloads import collectives"),
+        new_markdown_cell("## Configuration"),
+        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_markdown_cell("## Run"),
+        new_code_cell("result = launch.run(config)\nresult.table"),
+        new_code_cell("record = collectives.make_record(config, result)\n"
+                      "figure = busbw_plot(result.table.assign(configuration="
+                      "f\"{record['gpu']} x {result.num_devices}\"))"),
+        new_markdown_cell("## Environment (rank 0)"),
+        new_code_cell("as_table(result.env)"),
+        new_markdown_cell("## Result record"),
+        new_code_cell("publish(record)"),
+    ]
+    return _finish(cells, {"kind": "benchmark", "benchmark": "probe_allreduce"})
 
 
 def parameter_names(benchmark: str) -> list[str]:
@@ -161,22 +224,19 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(defaults, parameter_names(benchmark), COMMENTS),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
+            "from benchlib import launch\n"
             "from benchlib.config import ClassificationConfig\n"
-            "from benchlib.environment import capture\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars\n"
-            "from benchlib.results import make_record, publish\n"
-            "from benchlib.workloads import classification\n"
-            "from benchlib.workloads.runtime import resolve_device"),
+            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table\n"
+            "from benchlib.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
                       f"{arguments}\n)\nas_table(config.model_dump())"),
-        new_markdown_cell("## Environment"),
-        new_code_cell("env = capture(resolve_device(config.device))\nas_table(env)"),
-        new_markdown_cell("## Run"),
+        new_markdown_cell(RUN_MARKDOWN),
         new_code_cell(
-            "result = classification.run(config)\n"
+            "result = launch.run(config)\n"
             'print(f"{result.throughput:.2f} {result.unit} over {result.iterations} timed "\n'
             '      f"iterations ({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")'),
+        *_environment_and_ranks(),
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"{config.model} {config.benchmark}, batch {config.batch_size}, '
@@ -187,7 +247,7 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
         new_markdown_cell("## Result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
-        new_code_cell("record = make_record(config, result, env)\npublish(record)"),
+        new_code_cell("record = make_record(config, result)\npublish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
 
@@ -215,12 +275,29 @@ SUMMARIES = {
         {},
         [
             new_markdown_cell("## Throughput per configuration (repeats aggregated)"),
-            new_code_cell("analysis.aggregate(done)"),
+            new_code_cell("runs = analysis.benchmarks(done)\nanalysis.aggregate(runs)"),
             new_markdown_cell("## Throughput, speedup and efficiency by number of devices"),
-            new_code_cell("analysis.scaling_table(done)"),
-            new_code_cell('analysis.scaling_table(done, value="speedup")'),
-            new_code_cell('analysis.scaling_table(done, value="efficiency")'),
-            new_code_cell("figure = plots.scaling_plot(analysis.scaling(done))"),
+            new_code_cell("analysis.scaling_table(runs)"),
+            new_code_cell('analysis.scaling_table(runs, value="speedup")'),
+            new_code_cell('analysis.scaling_table(runs, value="efficiency")'),
+            new_code_cell("figure = plots.scaling_plot(analysis.scaling(runs))"),
+            new_markdown_cell(
+                "## Runs over several ranks\n\n`straggler_spread` is the slowest rank's wall time "
+                "over the fastest's; `launch_overhead_s` the launcher's seconds (process start, "
+                "imports, rendezvous, model set-up, teardown) beyond the slowest rank's timed loop."),
+            new_code_cell("several = analysis.distributed_runs(done)\n"
+                          "several if len(several) else Markdown(\"No run used more than one device.\")"),
+            new_markdown_cell(
+                "## All-reduce bus bandwidth\n\nFrom the `allreduce` probe notebook: nccl-tests' "
+                "bus bandwidth, algbw x 2(n-1)/n, against message size."),
+            new_code_cell(
+                "curves = analysis.allreduce_curves(done)\n"
+                "if len(curves):\n"
+                "    display(curves.pivot_table(index=\"size_bytes\", columns=\"configuration\",\n"
+                "                               values=\"busbw_GBps\"))\n"
+                "    plots.show(plots.busbw_plot(curves))\n"
+                "else:\n"
+                "    display(Markdown(\"No all-reduce probe in these results.\"))"),
         ],
     ),
     "summary_comparisons": (
@@ -341,6 +418,7 @@ def main(check: bool = False) -> int:
     builds = {name: lambda n=name: build(n) for name in TITLES}
     builds.update({name: lambda n=name: build_unet(n) for name in UNET_TITLES})
     builds.update({name: lambda n=name: build_summary(n) for name in SUMMARIES})
+    builds["allreduce"] = build_allreduce
     for name, make in builds.items():
         path = ROOT / "notebooks" / f"{name}.ipynb"
         text = nbformat.writes(make()) + "\n"

@@ -1,0 +1,110 @@
+"""The all-reduce probe: algorithm and bus bandwidth over message sizes, with nccl-tests' formulas.
+
+For an all-reduce of ``S`` bytes on ``n`` ranks taking ``t`` seconds (nccl-tests,
+doc/PERFORMANCE.md): algorithm bandwidth ``algbw = S / t``; bus bandwidth
+``busbw = algbw * 2 (n - 1) / n``, the rate each link must sustain, comparable with the
+hardware's peak whatever ``n``. Runs on every rank under torchrun (:mod:`benchlib.launch`).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+
+from benchlib import SCHEMA_VERSION, distributed
+from benchlib.config import AllReduceConfig
+from benchlib.workloads.loop import progress
+from benchlib.workloads.runtime import resolve_device
+
+
+def bus_factor(world_size: int) -> float:
+    """nccl-tests' all-reduce bus-bandwidth factor ``2 (n - 1) / n``."""
+    return 2 * (world_size - 1) / world_size
+
+
+def size_label(size: int) -> str:
+    """1024 -> ``1KiB``, 1 << 30 -> ``1GiB``; other sizes in bytes (``1500B``)."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size}B"
+
+
+@dataclass
+class AllReduceResult:
+    """Per message size: seconds per all-reduce and the two bandwidths (GB/s, 1e9 bytes)."""
+
+    device: torch.device
+    world_size: int
+    table: pd.DataFrame
+    env: dict[str, object] = field(default_factory=dict)
+    num_devices: int = 1
+    num_nodes: int = 1
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def run(config: AllReduceConfig) -> AllReduceResult:
+    """Time ``iterations`` all-reduces (sum) of each size after ``warmup`` untimed ones."""
+    rank = distributed.current()
+    if not rank.distributed:
+        raise RuntimeError("the all-reduce probe runs under torchrun: launch it with "
+                           "benchlib.launch.run (num_devices >= 2)")
+    device = resolve_device(config.device)
+    dtype = getattr(torch, config.dtype)
+    element = torch.tensor([], dtype=dtype).element_size()
+    factor = bus_factor(rank.world_size)
+    rows = []
+    for size in config.sizes:
+        count = max(1, size // element)
+        buffer = torch.ones(count, dtype=dtype, device=device)
+        for _ in range(config.warmup):
+            torch.distributed.all_reduce(buffer)
+        _synchronize(device)
+        torch.distributed.barrier()
+        start = time.perf_counter()
+        for _ in range(config.iterations):
+            torch.distributed.all_reduce(buffer)
+        _synchronize(device)
+        seconds = torch.tensor([(time.perf_counter() - start) / config.iterations],
+                               dtype=torch.float64, device=device)
+        torch.distributed.all_reduce(seconds)  # nccl-tests' default: the mean over ranks
+        mean = float(seconds) / rank.world_size
+        nbytes = count * element
+        algbw = nbytes / mean / 1e9
+        rows.append({"size_bytes": nbytes, "size": size_label(nbytes), "count": count,
+                     "time_us": mean * 1e6, "algbw_GBps": algbw, "busbw_GBps": algbw * factor})
+        progress.tick()
+        del buffer
+    return AllReduceResult(device=device, world_size=rank.world_size, table=pd.DataFrame(rows))
+
+
+def make_record(config: AllReduceConfig, result: AllReduceResult) -> dict[str, object]:
+    """The flat record: peak bus bandwidth as throughput, one ``busbw_<size>`` column per size."""
+    from benchlib.environment import default_cluster, device_identity
+
+    table = result.table
+    best = table.loc[table["busbw_GBps"].idxmax()]
+    record: dict[str, object] = {
+        "schema_version": SCHEMA_VERSION, "campaign": config.campaign,
+        "cluster": config.cluster or default_cluster(), "host": socket.gethostname(),
+        **device_identity(result.device), "num_devices": result.num_devices,
+        "num_nodes": result.num_nodes, "benchmark": config.benchmark, "model": "allreduce",
+        "dataset": "synthetic", "precision": config.dtype, "throughput": float(best["busbw_GBps"]),
+        "unit": "GB/s (bus)", "iterations": config.iterations, "warmup": config.warmup,
+        "samples": len(table), "busbw_peak_size": best["size"],
+        "algbw_peak_GBps": float(table["algbw_GBps"].max()),
+        "time_smallest_us": float(table["time_us"].iloc[0]), "device": result.device.type,
+        "node_launcher": config.node_launcher, "seed": config.seed, "status": "ok", "error": "",
+    }
+    for row in table.itertuples():
+        record[f"busbw_{row.size}"] = row.busbw_GBps
+    record.update(result.env)
+    return record
