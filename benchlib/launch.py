@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from benchlib import config as configs
@@ -361,8 +362,11 @@ def _cuda_present() -> bool:
 
 def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     """One result from every rank's: samples of all ranks over the slowest rank's wall time;
-    per iteration, the median over ranks of each phase; the straggler spread (slowest / fastest
-    rank's wall time); one row per rank in ``ranks``. Non-RunResult payloads: rank 0's."""
+    per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
+    spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
+    ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
+    payloads: rank 0's."""
+    from benchlib.timing import Stats
     from benchlib.workloads.result import RunResult
 
     parts = sorted(parts, key=lambda p: p["rank"])
@@ -389,9 +393,18 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
         "throughput": r.throughput,
         "time_iteration_s": float(r.per_iteration["iteration"].median()),
     } for p, r in zip(parts, results, strict=True)]).set_index("rank")
+    rank_stats = {}
+    for column in columns:
+        each = [r.stats()[column] for r in results if column in r.per_iteration]
+        rank_stats[column] = Stats(
+            median=float(np.median([s.median for s in each])),
+            p95=float(np.median([s.p95 for s in each])),
+            mean=float(np.mean([s.mean for s in each])),
+            iqr=float(np.median([s.iqr for s in each])), count=sum(s.count for s in each))
     peaks = [r.peak_memory_bytes for r in results if r.peak_memory_bytes is not None]
     return RunResult(
         device=first.device, iterations=first.iterations, warmup=first.warmup,
         samples=sum(r.samples for r in results), wall_time_s=max(walls), unit=first.unit,
         per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
-        extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks)
+        extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
+        rank_stats=rank_stats)

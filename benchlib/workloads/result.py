@@ -37,6 +37,7 @@ class RunResult:
     num_nodes: int = 1
     env: dict[str, object] = field(default_factory=dict)
     ranks: pd.DataFrame | None = None  #: one row per rank when several ran (see launch.merge)
+    rank_stats: dict[str, Stats] | None = None  #: per-phase stats over ranks (see launch.merge)
 
     @property
     def throughput(self) -> float:
@@ -44,8 +45,9 @@ class RunResult:
         return self.samples / self.wall_time_s if self.wall_time_s > 0 else float("nan")
 
     def stats(self) -> dict[str, Stats]:
-        """Median, p95, IQR per phase and for whole iterations."""
-        return summarize(self.per_iteration)
+        """Median, p95, IQR per phase and for whole iterations (for several ranks: the median
+        over ranks of each rank's figure)."""
+        return self.rank_stats if self.rank_stats is not None else summarize(self.per_iteration)
 
     def breakdown(self) -> pd.DataFrame:
         """Median / p95 / spread seconds per phase, with each phase's share of the iteration."""
