@@ -116,10 +116,15 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
                   by: Sequence[str] | None = None, value: str | None = None) -> pd.DataFrame:
     """The classic sheet: one row per device count, one column per configuration, a median column.
 
-    ``value`` is ``metric`` (default), ``speedup`` or ``efficiency``; repeats are medians.
+    ``value`` is ``metric`` (default), ``speedup`` or ``efficiency``; repeats are medians. When
+    some configurations ran on several device counts, those measured on one count only are
+    left out (they have no scaling to show).
     """
     scaled = scaling(df, metric, by)
     by = list(by) if by is not None else config_columns(scaled, exclude=("num_devices", "num_nodes"))
+    counts = scaled.groupby(by, dropna=False)["num_devices"].transform("nunique") if by else None
+    if counts is not None and (counts > 1).any():
+        scaled = scaled[counts > 1]
     value = value or metric
     varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
     table = scaled.assign(configuration=labels(scaled, varying)).pivot_table(

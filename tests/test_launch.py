@@ -269,3 +269,28 @@ def test_several_nodes_outside_slurm_is_a_clear_error(monkeypatch):
                            "--kill-on-bad-exit=1"]
     assert "--nproc-per-node=2" in command and any(a.startswith("--rdzv-endpoint=node001:")
                                                    for a in command)
+
+
+@pytest.mark.slow
+def test_sweep_over_devices_gives_scaling_and_a_failed_launch_record(tmp_path, tiny):
+    import yaml
+
+    from benchlib.cli import main
+    from benchlib.results import load
+
+    spec = {"campaign": "scale", "notebook": "train", "base": {**tiny, "device": "cpu"},
+            "grid": {"num_devices": [1, 2]}}
+    (tmp_path / "scale.yaml").write_text(yaml.safe_dump(spec))
+    # a launch whose ranks fail: they are asked for CUDA on a machine without it
+    broken = {**spec, "base": {**tiny, "device": "cuda"}, "grid": {"num_devices": [2]}}
+    (tmp_path / "broken.yaml").write_text(yaml.safe_dump(broken))
+    outputs = tmp_path / "out"
+    assert main(["sweep", str(tmp_path / "scale.yaml"), "--outputs", str(outputs), "--quiet"]) == 0
+    assert main(["sweep", str(tmp_path / "broken.yaml"), "--outputs", str(outputs), "--quiet"]) == 0
+    frame = load(outputs / "scale")
+    done = frame[frame["status"] == "ok"].set_index("num_devices")
+    assert done.loc[2, "samples"] == 2 * done.loc[1, "samples"]  # weak scaling
+    assert done.loc[2, "dist_backend"] == "gloo" and done.loc[2, "straggler_spread"] >= 1
+    assert list(scaling_table(done.reset_index()).index) == [1, 2]
+    (failed,) = frame[frame["status"] == "failed"].itertuples()
+    assert "LaunchError: rank " in failed.error and " of 2 failed" in failed.error
