@@ -184,9 +184,8 @@ class Launch:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(__file__).resolve().parent.parent), *filter(None, [env.get("PYTHONPATH")])])
         started = time.perf_counter()
-        backend = "nccl" if self.config.device != "cpu" and _cuda_present() else "gloo"
         print(f"launch: {self.world} ranks on {self.config.num_nodes} node(s), "
-              f"{self.config.devices_per_node} per node, {backend}, {self.mode} "
+              f"{self.config.devices_per_node} per node, device {self.config.device}, {self.mode} "
               f"(work folder {self.out})", flush=True)
         for index, command in enumerate(self.commands()):
             log = self.out / f"agent-{index}.log"
@@ -205,8 +204,9 @@ class Launch:
         if hasattr(result, "extras"):
             slowest = max(p["result"].wall_time_s for p in parts)
             result.extras.update(launch_wall_s=seconds, launch_overhead_s=seconds - slowest,
-                                 dist_backend=backend, node_launcher=self.mode)
-        print(f"launch: {self.world} ranks done in {seconds:.1f} s", flush=True)
+                                 dist_backend=parts[0].get("backend", ""), node_launcher=self.mode)
+        print(f"launch: {self.world} ranks ({parts[0].get('backend', '')}) done in {seconds:.1f} s",
+              flush=True)
         shutil.rmtree(self.out, ignore_errors=True)
         return result
 
@@ -352,12 +352,6 @@ class _quiet:
 
     def __exit__(self, kind: object, *rest: object) -> bool:
         return kind is not None and issubclass(kind, ProcessLookupError | PermissionError)  # type: ignore[arg-type]
-
-
-def _cuda_present() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def merge(parts: list[dict], num_nodes: int = 1) -> Any:

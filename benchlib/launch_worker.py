@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
             env = capture(result.device)
         payload = {"rank": rank, "node": distributed.current().node_rank,
-                   "host": socket.gethostname(), "result": result, "env": env}
+                   "host": socket.gethostname(), "result": result, "env": env,
+                   "backend": distributed.backend()}
         _write_atomic(out / f"result-{rank}.pkl", pickle.dumps(payload))
         distributed.shutdown()
     except BaseException:  # not shutting down: a process group with a dead peer may not
