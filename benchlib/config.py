@@ -60,7 +60,7 @@ class CommonConfig(BaseModel):
     @model_validator(mode="after")
     def _devices_split_over_nodes(self) -> CommonConfig:
         if self.num_devices % self.num_nodes:
-            fits = [n for n in range(self.num_nodes, 4 * self.num_nodes + 1, self.num_nodes)]
+            fits = range(self.num_nodes, 4 * self.num_nodes + 1, self.num_nodes)
             raise ValueError(f"num_devices {self.num_devices} does not split evenly over num_nodes "
                              f"{self.num_nodes} (each node runs num_devices / num_nodes processes); "
                              f"e.g. {', '.join(map(str, fits))}")

@@ -13,6 +13,7 @@ iteration for ``hang_timeout_s`` is reported with every rank's stack and the lau
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -256,7 +257,7 @@ class Launch:
         for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             alive = [p for p in self.procs if p.poll() is None]
             for proc in alive:
-                with _quiet():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, sig)
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline and any(p.poll() is None for p in alive):
@@ -310,7 +311,7 @@ class Launch:
         here = socket.gethostname()
         for beat in beats.values():
             if beat["host"] == here:
-                with _quiet():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(beat["pid"], signal.SIGUSR1)
         time.sleep(1.0)
         self._kill()
@@ -347,13 +348,6 @@ def _innermost_frame(path: Path) -> str:
     return f"in {function} ({file}:{line})"
 
 
-class _quiet:
-    def __enter__(self) -> None: ...
-
-    def __exit__(self, kind: object, *rest: object) -> bool:
-        return kind is not None and issubclass(kind, ProcessLookupError | PermissionError)  # type: ignore[arg-type]
-
-
 def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     """One result from every rank's: samples of all ranks over the slowest rank's wall time;
     per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
@@ -387,9 +381,10 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
         "throughput": r.throughput,
         "time_iteration_s": float(r.per_iteration["iteration"].median()),
     } for p, r in zip(parts, results, strict=True)]).set_index("rank")
+    per_rank = [r.stats() for r in results]
     rank_stats = {}
     for column in columns:
-        each = [r.stats()[column] for r in results if column in r.per_iteration]
+        each = [stats[column] for stats in per_rank if column in stats]
         rank_stats[column] = Stats(
             median=float(np.median([s.median for s in each])),
             p95=float(np.median([s.p95 for s in each])),

@@ -19,20 +19,14 @@ import pickle
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from pathlib import Path
 
+from benchlib.results import write_bytes_atomic
+
 HEARTBEAT_S = 1.0
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
 
 
 class Heartbeat(threading.Thread):
@@ -46,7 +40,7 @@ class Heartbeat(threading.Thread):
     def beat(self) -> None:
         from benchlib.workloads.loop import progress
 
-        _write_atomic(self.path, json.dumps({
+        write_bytes_atomic(self.path, json.dumps({
             "rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(),
             "iterations": progress.iterations, "time": time.time()}).encode())
 
@@ -84,10 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         payload = {"rank": rank, "node": distributed.current().node_rank,
                    "host": socket.gethostname(), "result": result, "env": env,
                    "backend": distributed.backend()}
-        _write_atomic(out / f"result-{rank}.pkl", pickle.dumps(payload))
+        write_bytes_atomic(out / f"result-{rank}.pkl", pickle.dumps(payload))
         distributed.shutdown()
     except BaseException:  # not shutting down: a process group with a dead peer may not
-        _write_atomic(out / f"error-{rank}.txt", traceback.format_exc().encode())
+        write_bytes_atomic(out / f"error-{rank}.txt", traceback.format_exc().encode())
         raise
     finally:
         heartbeat.stopped.set()

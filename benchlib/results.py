@@ -23,6 +23,7 @@ import pandas as pd
 from benchlib import SCHEMA_VERSION
 from benchlib.config import (
     ClassificationConfig,
+    CommonConfig,
     RunConfig,
     UNet3DConfig,
     UNet3DPredictConfig,
@@ -31,6 +32,7 @@ from benchlib.config import (
 from benchlib.timing import PHASES, is_noisy
 
 if TYPE_CHECKING:
+    from benchlib.workloads.collectives import AllReduceResult
     from benchlib.workloads.result import RunResult
 
 RECORD_MIME = "application/vnd.benchlib.result+json"
@@ -65,6 +67,22 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+def run_identity(config: CommonConfig, result: RunResult | AllReduceResult) -> dict[str, object]:
+    """The columns that say where a run happened: schema, campaign, cluster, host, device,
+    devices and nodes (as they ran)."""
+    from benchlib.environment import default_cluster, device_identity  # imports torch
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "campaign": config.campaign,
+        "cluster": config.cluster or default_cluster(),
+        "host": socket.gethostname(),
+        **device_identity(result.device),
+        "num_devices": result.num_devices,
+        "num_nodes": result.num_nodes,
+    }
+
+
 def make_record(config: RunConfig, result: RunResult,
                 env: Mapping[str, object] | None = None) -> dict:
     """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``
@@ -74,18 +92,10 @@ def make_record(config: RunConfig, result: RunResult,
     strong scaling; ``device_batch_size`` and ``global_batch_size`` say what ran.
     """
     env = result.env if env is None else env
-    from benchlib.environment import default_cluster, device_identity  # imports torch
-
     stats = result.stats()
     iteration = stats["iteration"]
     record: dict[str, object] = {
-        "schema_version": SCHEMA_VERSION,
-        "campaign": config.campaign,
-        "cluster": config.cluster or default_cluster(),
-        "host": socket.gethostname(),
-        **device_identity(result.device),
-        "num_devices": result.num_devices,
-        "num_nodes": result.num_nodes,
+        **run_identity(config, result),
         "precision": config.precision,
         "batch_size": config.batch_size,
         "scaling": config.scaling,
@@ -180,18 +190,23 @@ def publish(record: Mapping[str, object]) -> None:
              "text/html": summary.to_frame("value").to_html()}, raw=True)
 
 
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename: never half-written."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1, default=str)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON to ``path`` atomically (:func:`write_bytes_atomic`)."""
+    write_bytes_atomic(path, json.dumps(data, indent=1, default=str).encode())
 
 
 def sidecar_path(notebook: Path) -> Path:

@@ -19,11 +19,9 @@ from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, time
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
-    configure_precision,
     peak_memory_bytes,
-    prepare_model,
     reset_peak_memory,
-    resolve_device,
+    setup_run,
 )
 
 AUX_LOSS_WEIGHT = 0.4  #: weight of auxiliary classifier losses (inception_v3, googlenet)
@@ -105,11 +103,9 @@ def classification_loss(outputs: torch.Tensor | tuple, labels: torch.Tensor) -> 
 
 def run(config: ClassificationConfig) -> RunResult:
     """Run the configured benchmark and return its timings."""
-    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, config.channels_last, config.compile,
-                          ddp=config.benchmark == "train")
+    device, model = setup_run(config, build_model(config), config.channels_last,
+                              ddp=config.benchmark == "train")
     data = batches(config, device)
     step = {"train": TrainStep, "inference": InferenceStep,
             "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)

@@ -8,15 +8,15 @@ hardware's peak whatever ``n``. Runs on every rank under torchrun (:mod:`benchli
 
 from __future__ import annotations
 
-import socket
 import time
 from dataclasses import dataclass, field
 
 import pandas as pd
 import torch
 
-from benchlib import SCHEMA_VERSION, distributed
+from benchlib import distributed
 from benchlib.config import AllReduceConfig
+from benchlib.results import run_identity
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 
@@ -88,15 +88,10 @@ def run(config: AllReduceConfig) -> AllReduceResult:
 
 def make_record(config: AllReduceConfig, result: AllReduceResult) -> dict[str, object]:
     """The flat record: peak bus bandwidth as throughput, one ``busbw_<size>`` column per size."""
-    from benchlib.environment import default_cluster, device_identity
-
     table = result.table
     best = table.loc[table["busbw_GBps"].idxmax()]
     record: dict[str, object] = {
-        "schema_version": SCHEMA_VERSION, "campaign": config.campaign,
-        "cluster": config.cluster or default_cluster(), "host": socket.gethostname(),
-        **device_identity(result.device), "num_devices": result.num_devices,
-        "num_nodes": result.num_nodes, "benchmark": config.benchmark, "model": "allreduce",
+        **run_identity(config, result), "benchmark": config.benchmark, "model": "allreduce",
         "dataset": "synthetic", "precision": config.dtype, "throughput": float(best["busbw_GBps"]),
         "unit": "GB/s (bus)", "iterations": config.iterations, "warmup": config.warmup,
         "samples": len(table), "busbw_peak_size": best["size"],

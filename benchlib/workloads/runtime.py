@@ -9,7 +9,7 @@ import sys
 import torch
 
 from benchlib import distributed
-from benchlib.config import Precision
+from benchlib.config import Precision, RunConfig
 
 AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
 
@@ -60,6 +60,15 @@ def prepare_model(
     if compile_mode != "none":
         model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)
     return model
+
+
+def setup_run(config: RunConfig, model: torch.nn.Module, channels_last: bool = False,
+              ddp: bool = False) -> tuple[torch.device, torch.nn.Module]:
+    """The start every workload shares: resolve the device, seed torch, set the precision, and
+    prepare ``model`` (built by the caller after the seed) on the device."""
+    device = resolve_device(config.device)
+    configure_precision(config.precision, device)
+    return device, prepare_model(model, device, channels_last, config.compile, ddp=ddp)
 
 
 def reset_peak_memory(device: torch.device) -> None:

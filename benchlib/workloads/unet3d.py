@@ -37,11 +37,9 @@ from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, time
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
-    configure_precision,
     peak_memory_bytes,
-    prepare_model,
     reset_peak_memory,
-    resolve_device,
+    setup_run,
 )
 
 OUTPUT_DTYPES = {"uint8": np.uint8, "float16": np.float16, "float32": np.float32}
@@ -105,10 +103,8 @@ class UNetTrainStep:
 
 def train(config: UNet3DTrainConfig) -> RunResult:
     """Train for ``iterations`` steps; throughput counts output (loss) voxels per second."""
-    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, False, config.compile, ddp=True)
+    device, model = setup_run(config, build_model(config), ddp=True)
     if config.dataset == "real":
         sampler = PatchSampler(config.volume, config.raw_key, config.label_key, config.patch_shape,
                                config.output_shape, config.target, config.augment,
@@ -352,10 +348,8 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
     Float outputs are created filled with NaN, so a voxel that was never written shows.
     Throughput counts written output voxels per second, including the final drain of writes.
     """
-    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, False, config.compile)
+    device, model = setup_run(config, build_model(config))
     layout = prediction_layout(config)
     volume = LazyVolume(config.volume, config.raw_key)
     shape = volume.shape
@@ -404,10 +398,8 @@ def plain_forward(config: UNet3DPredictConfig, blocks: int) -> RunResult:
     """The compute ceiling of :func:`predict`: the same model, input blocks and precision, run
     over ``blocks`` blocks (in batches) already on the device, with no reading or writing.
     Throughput counts the same written-voxel share as prediction (block_shape per block)."""
-    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    configure_precision(config.precision, device)
-    model = prepare_model(build_model(config), device, False, config.compile)
+    device, model = setup_run(config, build_model(config))
     layout = prediction_layout(config)
     step = PredictStep(model, config, device, layout["crop"])
     raw = torch.randint(0, 256, (config.batch_size, 1, *layout["input_shape"]), dtype=torch.uint8,
