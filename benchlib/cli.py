@@ -11,10 +11,18 @@ from benchlib.config import ConfigError
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from benchlib.slurm_sweep import apply_overrides
     from benchlib.sweep import load_sweep, point_status, run_sweep, summarize_outcomes
 
     sweep = load_sweep(args.params)
     outputs = Path(args.outputs)
+    slurm_options = {"partition": args.partition, "account": args.account, "qos": args.qos,
+                     "time_min": args.time_min}
+    kind = args.executor or sweep.spec.executor.kind
+    if kind != "slurm" and any(v is not None for v in slurm_options.values()):
+        raise ConfigError("--partition, --account, --qos and --time-min need the slurm executor "
+                          "(executor: {kind: slurm} in the params file, or --executor slurm)")
+    executor = apply_overrides(sweep.spec.executor, args.executor, **slurm_options)
     if args.dry_run:
         print(f"campaign {sweep.campaign}: {len(sweep.points)} points -> {outputs / sweep.campaign}")
         for point in sweep.points:
@@ -22,6 +30,8 @@ def _sweep(args: argparse.Namespace) -> int:
             changed = {k: v for k, v in point.parameters.items() if k in sweep.spec.grid}
             print(f"  {status:8} {point.name}  {changed}")
         return 0
+    if executor.kind == "slurm":
+        return _submit(sweep, executor, outputs, args)
     outcomes = run_sweep(sweep, outputs, force=args.force, retry_failed=args.retry_failed,
                          progress=not args.quiet)
     print(summarize_outcomes(outcomes))
@@ -30,6 +40,48 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"  failed {outcome.point.name}: {outcome.error}")
     print(f"executed notebooks and records in {outputs / sweep.campaign}")
     return 1 if args.strict and any(o.status == "failed" for o in outcomes) else 0
+
+
+def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
+    from benchlib.campaign import format_status, wait
+    from benchlib.slurm_sweep import SubmissionError, submit_sweep
+
+    campaign_dir = (outputs / sweep.campaign).resolve()
+    try:
+        submission = submit_sweep(sweep, executor, outputs, force=args.force,
+                                  retry_failed=args.retry_failed)
+    except SubmissionError as error:
+        print(f"error: sbatch refused the job array; nothing was submitted:\n{error}",
+              file=sys.stderr)
+        return 2
+    skipped = {}
+    for reason in submission.skipped.values():
+        skipped[reason] = skipped.get(reason, 0) + 1
+    left = "; ".join(f"{n} {reason}" for reason, n in skipped.items())
+    arrays = f"job array{'s' if len(submission.arrays) > 1 else ''} {', '.join(submission.arrays)}"
+    print(f"submitted {len(submission.jobs)} of {len(sweep.points)} points"
+          + (f" as {arrays}" if submission.arrays else "")
+          + (f" to partition {executor.partition}" if executor.partition and submission.arrays else "")
+          + (f"; left alone: {left}" if left else ""))
+    if not args.wait:
+        print(f"follow with: benchlib status {campaign_dir}")
+        return 0
+    table = wait(campaign_dir, [p.name for p in sweep.points], poll_s=executor.poll_s,
+                 progress=not args.quiet)
+    print(format_status(campaign_dir, table))
+    return 1 if args.strict and any(p.status == "failed" for p in table) else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from benchlib.campaign import campaign_status, format_status
+
+    campaign_dir = Path(args.campaign_dir)
+    table = campaign_status(campaign_dir)
+    if not table:
+        print(f"{campaign_dir}: no points (run benchlib sweep first)")
+        return 1
+    print(format_status(campaign_dir, table))
+    return 0
 
 
 def _data_imagefolder(args: argparse.Namespace) -> int:
@@ -105,7 +157,19 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--dry-run", action="store_true", help="list the points and their status")
     sweep.add_argument("--strict", action="store_true", help="exit 1 if any point failed")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--executor", choices=["local", "slurm"],
+                       help="override the params file's executor kind")
+    sweep.add_argument("--partition", help="SLURM partition (slurm executor)")
+    sweep.add_argument("--account", help="SLURM account (slurm executor)")
+    sweep.add_argument("--qos", help="SLURM quality of service (slurm executor)")
+    sweep.add_argument("--time-min", type=int, help="SLURM time limit per point in minutes")
+    sweep.add_argument("--wait", action="store_true",
+                       help="slurm executor: wait for the jobs, then print the status table")
     sweep.set_defaults(func=_sweep)
+
+    status = sub.add_parser("status", help="done / running / pending / failed per point")
+    status.add_argument("campaign_dir", help="outputs/<campaign>")
+    status.set_defaults(func=_status)
 
     data = sub.add_parser("data", help="write sample data sets").add_subparsers(
         dest="kind", required=True)

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import torch
 
+from benchlib.slurm import job_ids_from_env
+
 #: Short GPU names, matched in this order against the device name.
 GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A40", "A30", "A10",
              "L40S", "L40", "L4", "V100", "P100", "P40", "T4", "K80", "MI300X", "MI250X",
              "RTX 6000", "2080 Ti", "1080 Ti", "3090", "4090", "TITAN")
 
-#: SLURM variables copied into the record (an allow-list: nothing else from the environment).
-SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
-                   "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
 
 
 def short_gpu_name(device_name: str) -> str:
@@ -104,6 +103,5 @@ def capture(device: torch.device) -> dict[str, object]:
         "env_os": platform.platform(),
         "env_torch_threads": torch.get_num_threads(),
     }
-    for name in SLURM_VARIABLES:
-        env["env_" + name.lower()] = os.environ.get(name, "")
+    env.update(job_ids_from_env())
     return env

@@ -26,8 +26,10 @@ import yaml
 from jupyter_client.manager import AsyncKernelManager
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
+from benchlib.campaign import remember_points
 from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_error
 from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
+from benchlib.slurm import SlurmExecutor
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
@@ -50,7 +52,7 @@ class SweepFile(BaseModel):
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     repeats: PositiveInt = 1
-    executor: LocalExecutor = Field(default_factory=LocalExecutor)
+    executor: LocalExecutor | SlurmExecutor = Field(default_factory=LocalExecutor, discriminator="kind")
 
     @field_validator("grid")
     @classmethod
@@ -225,6 +227,19 @@ def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     return resolved
 
 
+def _explain_key_error(line: str) -> str:
+    """``executor.slurm.x: ...`` -> ``executor.x: ...``; unknown keys get the allowed ones."""
+    for kind, model in (("slurm", SlurmExecutor), ("local", LocalExecutor)):
+        if line.startswith(f"executor.{kind}."):
+            line = "executor." + line[len(f"executor.{kind}."):]
+            if "unknown parameter" in line:
+                return f"{line} (allowed with kind {kind}: {', '.join(model.model_fields)})"
+            return line
+    if "unknown parameter" in line:
+        return f"{line} (allowed keys: {', '.join(SweepFile.model_fields)})"
+    return line
+
+
 def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
                base_dir: Path | None = None) -> Sweep:
     """Read and validate a params file as a whole; raise ConfigError listing every problem."""
@@ -241,9 +256,7 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
     try:
         spec = SweepFile(**raw)
     except ValidationError as error:
-        allowed = ", ".join(SweepFile.model_fields)
-        lines = [line + (f" (allowed keys: {allowed})" if "unknown parameter" in line else "")
-                 for line in describe_validation_error(error)]
+        lines = [_explain_key_error(line) for line in describe_validation_error(error)]
         raise ConfigError("\n".join(f"{path}: {line}" for line in lines)) from None
     accepted, errors = _check_notebooks(spec, notebook_dir)
     points = expand(spec, accepted)
@@ -282,6 +295,8 @@ def run_sweep(
 
     base_dir = base_dir or Path.cwd()
     campaign_dir = outputs / sweep.campaign
+    campaign_dir.mkdir(parents=True, exist_ok=True)
+    remember_points(campaign_dir, sweep.points)
     outcomes: list[PointOutcome] = []
     bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
     counts = {"ok": 0, "failed": 0, "skipped": 0}
@@ -292,7 +307,8 @@ def run_sweep(
             outcome = PointOutcome(point, "skipped")
         else:
             bar.set_postfix_str(point.label, refresh=True)
-            outcome = execute_point(point, target, sweep.spec.executor, base_dir, sweep.notebook_dir)
+            outcome = execute_point(point, target, sweep.spec.executor.cell_timeout_s, base_dir,
+                                    sweep.notebook_dir)
         counts[outcome.status] += 1
         bar.set_postfix(counts, refresh=False)
         outcomes.append(outcome)
@@ -303,23 +319,27 @@ def run_sweep(
     return outcomes
 
 
-def execute_point(point: Point, target: Path, executor: LocalExecutor, base_dir: Path,
-                  notebook_dir: Path = NOTEBOOK_DIR) -> PointOutcome:
-    """Run one point with papermill into ``target``; write its sidecar (ok or failed)."""
+def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_dir: Path,
+                  notebook_dir: Path = NOTEBOOK_DIR, context: dict[str, Any] | None = None,
+                  ) -> PointOutcome:
+    """Run one point with papermill into ``target``; write its sidecar (ok or failed).
+
+    ``context`` adds columns to the record (the SLURM job of a point run by a job array).
+    """
     import papermill
 
     partial = target.parent / ".partial" / target.name
     partial.parent.mkdir(parents=True, exist_ok=True)
     parameters = resolve_paths(point.parameters, base_dir)
     fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
-    context = {**fixed, "point_id": point.point_id, "notebook": point.notebook,
-               "repeat": point.repeat}
+    context = {**(context or {}), **fixed, "point_id": point.point_id,
+               "notebook": point.notebook, "repeat": point.repeat}
     start = time.perf_counter()
     error = ""
     try:
         papermill.execute_notebook(
             str(notebook_dir / f"{point.notebook}.ipynb"), str(partial), parameters=parameters,
-            progress_bar=False, log_output=False, execution_timeout=executor.cell_timeout_s,
+            progress_bar=False, log_output=False, execution_timeout=cell_timeout_s,
             cwd=str(base_dir), kernel_manager_class=LocalKernelManager,
         )
     except papermill.PapermillExecutionError as exc:

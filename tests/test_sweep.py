@@ -118,7 +118,8 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir):
     assert [o.status for o in outcomes] == ["ok", "failed"]
     assert "not an ImageNet-layout folder" in outcomes[1].error
     campaign = outputs / "resume"
-    assert sorted(p.suffix for p in campaign.iterdir()) == [".ipynb", ".ipynb", ".json", ".json"]
+    assert sorted(p.suffix for p in campaign.iterdir() if not p.name.startswith(".")) == [
+        ".ipynb", ".ipynb", ".json", ".json"]
     frame = load(campaign).sort_values("status", ascending=False)
     assert list(frame["status"]) == ["ok", "failed"]
     assert frame["benchmark"].tolist() == ["inference", "inference"]

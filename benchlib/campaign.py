@@ -1,0 +1,201 @@
+"""A campaign folder's ledger and status: which points exist, which jobs run them, where each stands.
+
+``outputs/<campaign>/.benchlib/points.json`` lists every point a sweep of this campaign has
+named (several params files may feed one campaign); ``jobs.json`` maps each point submitted to
+SLURM to its job. A point is ``done`` or ``failed`` once its sidecar exists; before that it is
+``running`` or ``pending`` (queued, or not started yet). A job that left the queue without a
+sidecar gets a ``failed`` sidecar with the scheduler's reason (time limit, out of memory, node
+failure, ...), so that ``--retry-failed`` finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from benchlib import slurm
+from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
+
+LEDGER = ".benchlib"
+Status = Literal["done", "failed", "running", "pending"]
+
+
+@dataclass(frozen=True)
+class PointStatus:
+    """One point's state in a campaign."""
+
+    name: str
+    notebook: str
+    status: Status
+    job_id: str = ""
+    detail: str = ""
+
+
+def ledger_dir(campaign_dir: Path) -> Path:
+    """``outputs/<campaign>/.benchlib`` (hidden: results.load does not look inside)."""
+    return campaign_dir / LEDGER
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: unreadable campaign ledger ({error})") from error
+
+
+def read_points(campaign_dir: Path) -> dict[str, dict]:
+    """Points named by sweeps of this campaign: name -> notebook, label, parameters."""
+    return _read(ledger_dir(campaign_dir) / "points.json")
+
+
+def remember_points(campaign_dir: Path, points: list) -> None:
+    """Add a sweep's points (``benchlib.sweep.Point``) to the ledger."""
+    known = read_points(campaign_dir)
+    for point in points:
+        known[point.name] = {"notebook": point.notebook, "label": point.label,
+                             "repeat": point.repeat, "parameters": point.parameters}
+    write_json_atomic(ledger_dir(campaign_dir) / "points.json", known)
+
+
+def read_jobs(campaign_dir: Path) -> dict[str, dict]:
+    """Point name -> the SLURM job that last ran it (job id, log paths, request, time)."""
+    return _read(ledger_dir(campaign_dir) / "jobs.json")
+
+
+def remember_jobs(campaign_dir: Path, jobs: dict[str, dict]) -> None:
+    """Record submitted jobs (point name -> job entry), replacing earlier jobs of those points."""
+    known = read_jobs(campaign_dir)
+    known.update(jobs)
+    write_json_atomic(ledger_dir(campaign_dir) / "jobs.json", known)
+
+
+def _finished(notebook: Path) -> PointStatus | None:
+    if not sidecar_path(notebook).is_file():
+        return None
+    try:
+        record = read_record(notebook) if notebook.is_file() else None
+        record = record or json.loads(sidecar_path(notebook).read_text())
+    except (ValueError, OSError) as error:
+        return PointStatus(notebook.stem, "", "failed", detail=f"unreadable record: {error}")
+    job = record.get("env_slurm_job_id", "")
+    if record.get("env_slurm_array_task_id"):
+        job = f"{record.get('env_slurm_array_job_id')}_{record['env_slurm_array_task_id']}"
+    host = record.get("env_slurm_job_nodelist") or record.get("host", "")
+    if record.get("status") == "ok":
+        detail = f"{record.get('throughput', 0):.4g} {record.get('unit', '')} on {host}".strip()
+        return PointStatus(notebook.stem, str(record.get("notebook", "")), "done", str(job), detail)
+    return PointStatus(notebook.stem, str(record.get("notebook", "")), "failed", str(job),
+                       str(record.get("error", "")))
+
+
+def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[str, dict],
+                      state: slurm.JobState) -> str:
+    """Write the failed sidecar of a job that ended without one; return its error text."""
+    log = entry.get("stderr", "")
+    error = f"job {state.job_id} {state.describe()}"
+    if state.phase == "unknown":
+        error = f"job {state.job_id} left the queue without a result"
+    error += f"; log: {log}" if log else ""
+    target = campaign_dir / f"{name}.ipynb"
+    partial = campaign_dir / ".partial" / target.name
+    if partial.is_file():
+        partial.replace(target)
+    point = points.get(name, {})
+    record = failed_record(point.get("parameters", {}), error,
+                           notebook=point.get("notebook", ""), repeat=point.get("repeat", 0),
+                           env_slurm_job_id=state.job_id.split("_")[0],
+                           env_slurm_array_job_id=state.job_id.split("_")[0] if "_" in state.job_id else "",
+                           env_slurm_array_task_id=state.job_id.split("_")[1] if "_" in state.job_id else "",
+                           env_slurm_job_nodelist=state.nodes, slurm_state=state.state)
+    write_json_atomic(sidecar_path(target), record)
+    return error
+
+
+def campaign_status(campaign_dir: Path, names: list[str] | None = None,
+                    record_ended: bool = True) -> list[PointStatus]:
+    """Where each point of the campaign stands (all points, or ``names``).
+
+    Asks the scheduler about points whose jobs have no sidecar yet, before looking at the
+    sidecars, so a job that finishes in between is not mistaken for one that died. Jobs that
+    ended without a sidecar get a failed one (``record_ended``).
+    """
+    campaign_dir = Path(campaign_dir)
+    if not campaign_dir.is_dir():
+        raise FileNotFoundError(f"campaign folder {str(campaign_dir)!r} does not exist")
+    points = read_points(campaign_dir)
+    jobs = read_jobs(campaign_dir)
+    found = {p.stem for p in campaign_dir.glob("*.json")}
+    wanted = names if names is not None else list(dict.fromkeys([*points, *sorted(found)]))
+    open_jobs = {name: jobs[name] for name in wanted
+                 if name in jobs and not sidecar_path(campaign_dir / f"{name}.ipynb").is_file()}
+    states = slurm.query_states(
+        [entry["job_id"] for entry in open_jobs.values()],
+        {entry["job_id"]: [Path(entry[k]) for k in ("stderr", "stdout") if entry.get(k)]
+         for entry in open_jobs.values()})
+    table = []
+    for name in wanted:
+        notebook_name = points.get(name, {}).get("notebook", "")
+        finished = _finished(campaign_dir / f"{name}.ipynb")
+        if finished is not None:
+            table.append(PointStatus(name, finished.notebook or notebook_name, finished.status,
+                                     finished.job_id or jobs.get(name, {}).get("job_id", ""),
+                                     finished.detail))
+            continue
+        if name not in open_jobs:
+            table.append(PointStatus(name, notebook_name, "pending", "", "not started"))
+            continue
+        state = states[open_jobs[name]["job_id"]]
+        if state.phase in ("pending", "running"):
+            table.append(PointStatus(name, notebook_name, state.phase, state.job_id, state.describe()))
+        elif record_ended:
+            error = _record_ended_job(campaign_dir, name, open_jobs[name], points, state)
+            table.append(PointStatus(name, notebook_name, "failed", state.job_id, error))
+        else:
+            table.append(PointStatus(name, notebook_name, "failed", state.job_id, state.describe()))
+    return table
+
+
+def format_status(campaign_dir: Path, table: list[PointStatus]) -> str:
+    """The status table as text: a count line, then one line per point."""
+    counts = {s: sum(p.status == s for p in table) for s in ("done", "failed", "running", "pending")}
+    lines = [f"{campaign_dir}: {len(table)} points: "
+             + ", ".join(f"{n} {s}" for s, n in counts.items())]
+    width = max((len(p.name) for p in table), default=0)
+    for point in table:
+        job = f"job {point.job_id}" if point.job_id else ""
+        lines.append(f"  {point.status:8} {point.name:{width}}  {job:12} {point.detail}".rstrip())
+    return "\n".join(lines)
+
+
+def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: bool = True,
+         timeout_s: float | None = None) -> list[PointStatus]:
+    """Poll until none of ``names`` is pending or running; a progress bar counts finished points."""
+    from tqdm.auto import tqdm
+
+    start = time.monotonic()
+    bar = tqdm(total=len(names), desc=campaign_dir.name, unit="point", disable=not progress)
+    while True:
+        table = campaign_status(campaign_dir, names)
+        finished = [p for p in table if p.status in ("done", "failed")]
+        bar.n = len(finished)
+        bar.set_postfix({s: sum(p.status == s for p in table)
+                         for s in ("done", "failed", "running", "pending")}, refresh=True)
+        if len(finished) == len(table):
+            bar.close()
+            return table
+        if timeout_s is not None and time.monotonic() - start > timeout_s:
+            bar.close()
+            raise TimeoutError(f"{len(table) - len(finished)} points still queued or running "
+                               f"after {timeout_s:.0f} s")
+        time.sleep(poll_s)
+
+
+def now_text() -> str:
+    """The current UTC time, ISO 8601, for ledger entries."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

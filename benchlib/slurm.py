@@ -1,0 +1,250 @@
+"""SLURM: the executor settings of a params file and what the scheduler says about a job.
+
+Job states come from ``squeue`` while a job is queued or running. Once it has left the queue,
+``sacct`` gives its final state where accounting is set up; without accounting, ``scontrol show
+job`` (for ``MinJobAge`` seconds) and then the job's log (slurmstepd's ``*** JOB ... CANCELLED
+AT ... DUE TO TIME LIMIT ***`` lines, the OOM killer's messages) say what happened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+
+#: SLURM variables copied into records (an allow-list: nothing else from the environment).
+SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
+                   "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
+
+#: squeue / sacct states of a job that has not finished.
+ACTIVE_STATES = {"PENDING": "pending", "CONFIGURING": "running", "RUNNING": "running",
+                 "COMPLETING": "running", "SUSPENDED": "running", "REQUEUED": "pending",
+                 "REQUEUE_HOLD": "pending", "REQUEUE_FED": "pending", "RESIZING": "running",
+                 "SIGNALING": "running", "STAGE_OUT": "running", "STOPPED": "running"}
+
+#: Final states and how a status table words them.
+FINAL_REASONS = {
+    "TIMEOUT": "time limit: killed by Slurm at the job's time limit",
+    "OUT_OF_MEMORY": "out of memory: killed by the OOM killer",
+    "NODE_FAIL": "node failure: the node failed while the job ran",
+    "PREEMPTED": "preempted by another job",
+    "CANCELLED": "cancelled (scancel or an administrator)",
+    "BOOT_FAIL": "boot failure of the node",
+    "DEADLINE": "deadline reached",
+    "FAILED": "the job exited with an error",
+    "COMPLETED": "the job ended without writing its result",
+}
+
+#: Log lines that name the reason a job ended; checked in this order.
+LOG_REASONS = (
+    (re.compile(r"CANCELLED AT \S+ DUE TO TIME LIMIT"), "TIMEOUT"),
+    (re.compile(r"oom[-_ ]kill|Out Of Memory|OUT_OF_MEMORY", re.IGNORECASE), "OUT_OF_MEMORY"),
+    (re.compile(r"CANCELLED AT \S+ DUE TO NODE FAIL"), "NODE_FAIL"),
+    (re.compile(r"CANCELLED AT \S+ DUE TO PREEMPTION"), "PREEMPTED"),
+    (re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT"), "CANCELLED"),
+)
+
+
+class SlurmExecutor(BaseModel):
+    """Run the points as a SLURM job array through submitit, one job per point.
+
+    Each job asks for the point's nodes (``num_nodes``), one GPU per device unless the point
+    runs on ``device: cpu``, ``cpus_per_device`` cores and ``mem_gb_per_device`` memory per
+    device on each node, for ``time_min`` minutes.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["slurm"] = "slurm"
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    time_min: PositiveInt = 60
+    cpus_per_device: PositiveInt = 8
+    mem_gb_per_device: PositiveInt | None = None
+    max_parallel: PositiveInt | None = Field(
+        None, description="array tasks running at once (sbatch --array=...%N)")
+    signal_delay_s: int = Field(
+        90, ge=0, description="Slurm warns the job this long before its time limit; the point "
+                              "then stops and is recorded failed (time limit)")
+    setup: list[str] = Field(default_factory=list,
+                             description="shell lines run before the point (module load ...)")
+    sbatch: dict[str, str | int | bool] = Field(
+        default_factory=dict, description="more sbatch options, e.g. {constraint: h100}")
+    cell_timeout_s: PositiveInt | None = None
+    poll_s: float = Field(10.0, gt=0, description="seconds between queue checks with --wait")
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What the scheduler says about one job: ``pending`` / ``running`` / ``ended``."""
+
+    job_id: str
+    phase: Literal["pending", "running", "ended", "unknown"]
+    state: str = ""
+    reason: str = ""
+    nodes: str = ""
+
+    def describe(self) -> str:
+        """A short explanation for a status table."""
+        if self.phase == "pending":
+            return f"queued ({self.reason})" if self.reason and self.reason != "None" else "queued"
+        if self.phase == "running":
+            return f"on {self.nodes}" if self.nodes else "running"
+        if self.phase == "ended":
+            text = FINAL_REASONS.get(self.state, self.state.lower() or "ended")
+            return f"{self.state}: {text}" if self.state else text
+        return "not known to the scheduler"
+
+
+def job_ids_from_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed SLURM variables as ``env_slurm_*`` record columns ('' outside SLURM)."""
+    environ = os.environ if environ is None else environ
+    return {"env_" + name.lower(): environ.get(name, "") for name in SLURM_VARIABLES}
+
+
+def slurm_available() -> str:
+    """'' when a Slurm controller answers here, else the reason it does not."""
+    if shutil.which("sinfo") is None:
+        return "no Slurm commands (sinfo) on PATH"
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%P %a %D %T"], capture_output=True, text=True,
+                             timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"sinfo did not answer ({error})"
+    if out.returncode != 0:
+        return f"sinfo failed: {(out.stderr or out.stdout).strip()}"
+    if not re.search(r"\b(idle|mixed|allocated)", out.stdout):
+        return f"no Slurm node is up: {out.stdout.strip() or 'sinfo lists none'}"
+    return ""
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _array_parent(job_id: str) -> str:
+    return job_id.split("_", 1)[0]
+
+
+def parse_squeue(text: str) -> dict[str, JobState]:
+    """``squeue -h -o '%i|%T|%r|%N'`` lines -> states by job id (``123_4`` for array tasks)."""
+    states: dict[str, JobState] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) < 4:
+            continue
+        job_id, state, reason, nodes = parts[:4]
+        phase = ACTIVE_STATES.get(state, "running")
+        states[job_id] = JobState(job_id, phase, state, reason, nodes)  # type: ignore[arg-type]
+    return states
+
+
+def parse_sacct(text: str) -> dict[str, JobState]:
+    """``sacct -X -n -P -o JobID,State,NodeList`` lines -> states (``CANCELLED by 0`` -> CANCELLED)."""
+    states: dict[str, JobState] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) < 3 or "." in parts[0]:
+            continue
+        job_id, state, nodes = parts[0], parts[1].split()[0] if parts[1] else "", parts[2]
+        phase = ACTIVE_STATES.get(state)
+        states[job_id] = JobState(job_id, phase or "ended", state, "", nodes)  # type: ignore[arg-type]
+    return states
+
+
+def parse_scontrol(job_id: str, text: str) -> JobState | None:
+    """``scontrol show job`` output (one or more array tasks) -> the state of ``job_id``."""
+    for block in re.split(r"\n\s*\n", text):
+        fields = dict(re.findall(r"(\w+)=(\S*)", block))
+        if not fields:
+            continue
+        ident = fields.get("JobId", "")
+        if fields.get("ArrayTaskId") and fields.get("ArrayJobId"):
+            ident = f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}"
+        if ident != job_id:
+            continue
+        state = fields.get("JobState", "")
+        phase = ACTIVE_STATES.get(state) or "ended"
+        return JobState(job_id, phase, state, fields.get("Reason", ""),  # type: ignore[arg-type]
+                        fields.get("NodeList", ""))
+    return None
+
+
+def reason_from_log(paths: Iterable[Path]) -> str:
+    """The final state a job's logs name (``TIMEOUT``, ``OUT_OF_MEMORY``, ...), or ''."""
+    text = ""
+    for path in paths:
+        try:
+            text += path.read_text(errors="replace")[-200_000:]
+        except OSError:
+            continue
+    for pattern, state in LOG_REASONS:
+        if pattern.search(text):
+            return state
+    return ""
+
+
+def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = None) -> dict[str, JobState]:
+    """The state of each job: squeue, then sacct, then scontrol, then its logs."""
+    job_ids = list(dict.fromkeys(job_ids))
+    if not job_ids:
+        return {}
+    parents = sorted({_array_parent(j) for j in job_ids})
+    states: dict[str, JobState] = {}
+    out = _run(["squeue", "-h", "-r", "-j", ",".join(parents), "-o", "%i|%T|%r|%N"])
+    if out is not None and out.returncode == 0:
+        states.update({j: s for j, s in parse_squeue(out.stdout).items() if j in job_ids})
+    missing = [j for j in job_ids if j not in states]
+    if missing:
+        out = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,NodeList", "-j",
+                    ",".join(sorted({_array_parent(j) for j in missing}))])
+        if out is not None and out.returncode == 0:
+            states.update({j: s for j, s in parse_sacct(out.stdout).items() if j in missing})
+    for job_id in [j for j in job_ids if j not in states]:
+        out = _run(["scontrol", "show", "job", job_id])
+        found = parse_scontrol(job_id, out.stdout) if out is not None and out.returncode == 0 else None
+        logged = reason_from_log((logs or {}).get(job_id, []))
+        if found is not None and found.phase == "ended" and logged and found.state != logged:
+            found = JobState(job_id, "ended", logged, found.reason, found.nodes)
+        if found is None:
+            found = JobState(job_id, "ended", logged) if logged else JobState(job_id, "unknown")
+        states[job_id] = found
+    return states
+
+
+def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any],
+                          job_name: str) -> dict[str, Any]:
+    """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time."""
+    nodes = int(parameters.get("num_nodes") or 1)
+    per_node = max(1, int(parameters.get("num_devices") or 1) // nodes)
+    gpus = 0 if str(parameters.get("device", "auto")).startswith("cpu") else per_node
+    request: dict[str, Any] = {
+        "job_name": job_name, "time": executor.time_min, "nodes": nodes, "ntasks_per_node": 1,
+        "cpus_per_task": executor.cpus_per_device * per_node,
+        "use_srun": False,  # papermill runs on the first node; torchrun / srun start the ranks
+    }
+    if gpus:
+        request["gpus_per_node"] = gpus
+    if executor.mem_gb_per_device:
+        request["mem"] = executor.mem_gb_per_device * per_node
+    for key in ("partition", "account", "qos"):
+        if getattr(executor, key):
+            request[key] = getattr(executor, key)
+    if executor.max_parallel:
+        request["array_parallelism"] = executor.max_parallel
+    if executor.setup:
+        request["setup"] = list(executor.setup)
+    # the batch shell gets the warning: python runs as the batch shell (exec), with no job steps
+    request["additional_parameters"] = {"signal": f"B:USR2@{executor.signal_delay_s}",
+                                        **executor.sbatch}
+    return request

@@ -1,0 +1,203 @@
+"""Sweeps on a SLURM cluster: the points as job arrays through submitit, one job per point.
+
+Each job runs :func:`benchlib.sweep.execute_point` (papermill) on the first node of its
+allocation, exactly as a local sweep would; points with several devices start their ranks with
+torchrun from there, points with several nodes with srun across the allocation
+(:mod:`benchlib.launch`). Points with the same request (nodes, GPUs, CPUs, memory) share one
+array. Slurm's warning before the time limit (``USR2``, ``signal_delay_s`` ahead) stops the
+point and records it failed with the reason; a job killed without warning (out of memory, node
+failure) is recorded from the scheduler's state by :func:`benchlib.campaign.campaign_status`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchlib import campaign, slurm
+from benchlib.config import ConfigError
+from benchlib.results import sidecar_path, write_json_atomic
+
+
+class SubmissionError(RuntimeError):
+    """sbatch refused a submission; the message is sbatch's own."""
+
+
+class TimeLimitReached(Exception):
+    """Slurm's warning signal: the job's time limit is ``signal_delay_s`` away."""
+
+
+class Preempted(Exception):
+    """Slurm's warning signal long before the time limit: the job is being preempted."""
+
+
+@dataclass
+class Submission:
+    """What a SLURM sweep submitted: point name -> job id, and the points left alone."""
+
+    jobs: dict[str, str] = field(default_factory=dict)
+    arrays: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _warning_handler(time_min: int, signal_delay_s: int):
+    start = time.time()
+
+    def handler(signum: int, frame: object) -> None:
+        elapsed = time.time() - start
+        limit = time_min * 60
+        if elapsed >= limit - signal_delay_s - 120:
+            raise TimeLimitReached(
+                f"time limit: Slurm warned (USR2, up to {signal_delay_s} s ahead) that the job's "
+                f"{time_min} min time limit was near, after {elapsed:.0f} s; the point was stopped")
+        raise Preempted(f"preempted: Slurm's warning came after {elapsed:.0f} s of {time_min} min")
+
+    return handler
+
+
+def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Path,
+                  notebook_dir: Path, time_min: int, signal_delay_s: int) -> str:
+    """What each array task runs: the point through papermill; returns its status.
+
+    Slurm's warning (USR2) stops the point with the reason. If Slurm terminates the job
+    instead (SIGTERM: time limit without warning, scancel, preemption), a failed point's error
+    is prefixed with the reason slurmstepd wrote into the job's log.
+    """
+    import submitit
+
+    from benchlib.sweep import execute_point
+
+    terminated = []
+    # Slurm sends SIGCONT just before each signal; submitit would log it, and an exception
+    # raised by the USR2 handler inside that logging call would be swallowed by logging
+    signal.signal(signal.SIGCONT, signal.SIG_DFL)
+    signal.signal(signal.SIGUSR2, _warning_handler(time_min, signal_delay_s))
+    signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
+    outcome = execute_point(point, target, cell_timeout_s, base_dir, notebook_dir,
+                            context=slurm.job_ids_from_env())
+    if terminated and outcome.status == "failed":
+        paths = submitit.JobEnvironment().paths
+        state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"
+        sidecar = sidecar_path(target)
+        record = json.loads(sidecar.read_text())
+        record["error"] = (f"{slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM); "
+                           f"the notebook then failed with {record.get('error', '')}")
+        record["slurm_state"] = state
+        write_json_atomic(sidecar, record)
+    return outcome.status
+
+
+def _job_entry(job, request: dict, folder: Path) -> dict:
+    return {"job_id": job.job_id, "submitted": campaign.now_text(), "folder": str(folder),
+            "stdout": str(job.paths.stdout), "stderr": str(job.paths.stderr),
+            "partition": request.get("partition", ""), "time_min": request["time"]}
+
+
+def _retire_sidecars(campaign_dir: Path, points: list) -> dict[Path, Path]:
+    """Move the sidecars of points about to run again (earlier failures, or --force) into the
+    ledger, so their status is the new job's; returns where each went, to undo on failure."""
+    retired = {}
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for point in points:
+        sidecar = sidecar_path(campaign_dir / f"{point.name}.ipynb")
+        if sidecar.is_file():
+            kept = campaign.ledger_dir(campaign_dir) / "retired" / f"{point.name}-{stamp}.json"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            sidecar.replace(kept)
+            retired[sidecar] = kept
+    return retired
+
+
+def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) -> tuple[list, dict]:
+    """Points to submit, and the others with the reason they are left alone."""
+    table = {p.name: p for p in campaign.campaign_status(campaign_dir, [p.name for p in sweep.points])}
+    chosen, skipped = [], {}
+    for point in sweep.points:
+        state = table[point.name]
+        if state.status in ("running", "pending") and state.job_id:
+            skipped[point.name] = f"{state.status} as job {state.job_id}"
+        elif not force and state.status == "done":
+            skipped[point.name] = "done"
+        elif not force and state.status == "failed" and not retry_failed:
+            skipped[point.name] = "failed (use --retry-failed)"
+        else:
+            chosen.append(point)
+    return chosen, skipped
+
+
+def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: bool = False,
+                 retry_failed: bool = False, base_dir: Path | None = None) -> Submission:
+    """Submit the points that are not done (nor queued) as job arrays; return the job ids.
+
+    An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
+    is left behind and no point changes state.
+    """
+    import submitit
+
+    base_dir = base_dir or Path.cwd()
+    campaign_dir = (outputs / sweep.campaign).resolve()
+    campaign_dir.mkdir(parents=True, exist_ok=True)
+    campaign.remember_points(campaign_dir, sweep.points)
+    chosen, skipped = select_points(sweep, campaign_dir, force, retry_failed)
+    submission = Submission(skipped=skipped)
+    groups: dict[str, list] = {}
+    for point in chosen:
+        request = slurm.submission_parameters(executor, point.parameters, f"benchlib-{sweep.campaign}")
+        groups.setdefault(json.dumps(request, sort_keys=True), []).append(point)
+    entries: dict[str, dict] = {}
+    for key, points in groups.items():
+        request = json.loads(key)
+        folder = campaign.ledger_dir(campaign_dir) / "slurm" / time.strftime("%Y%m%d-%H%M%S")
+        folder = folder.with_name(f"{folder.name}-{len(entries)}")
+        retired = _retire_sidecars(campaign_dir, points)
+        try:
+            # exec: python becomes the batch shell, so Slurm's warning (B:USR2) reaches it
+            ex = submitit.SlurmExecutor(folder=folder / "%j", python=f"exec {shlex.quote(sys.executable)}")
+            ex.update_parameters(**request)
+            targets = [campaign_dir / f"{p.name}.ipynb" for p in points]
+            with contextlib.redirect_stderr(io.StringIO()):  # sbatch's message goes in the error
+                jobs = ex.map_array(
+                    run_point_job, points, targets, [executor.cell_timeout_s] * len(points),
+                    [base_dir] * len(points), [sweep.notebook_dir] * len(points),
+                    [executor.time_min] * len(points), [executor.signal_delay_s] * len(points))
+        except (submitit.core.utils.FailedJobError, ValueError) as error:
+            shutil.rmtree(folder, ignore_errors=True)
+            for sidecar, kept in retired.items():
+                kept.replace(sidecar)
+            if entries:
+                campaign.remember_jobs(campaign_dir, entries)
+            raise SubmissionError(str(error).strip()) from None
+        submission.arrays.append(jobs[0].job_id.split("_")[0])
+        for point, job in zip(points, jobs, strict=True):
+            entries[point.name] = _job_entry(job, request, folder)
+            submission.jobs[point.name] = job.job_id
+    if entries:
+        campaign.remember_jobs(campaign_dir, entries)
+    return submission
+
+
+def apply_overrides(executor, kind: str | None, **settings) -> object:
+    """The params file's executor with command-line overrides (``--executor``, ``--partition``...)."""
+    from pydantic import ValidationError
+
+    from benchlib.config import describe_validation_error
+    from benchlib.sweep import LocalExecutor
+
+    values = executor.model_dump()
+    if kind and kind != values["kind"]:
+        values = {"kind": kind, "cell_timeout_s": values.get("cell_timeout_s")}
+    values.update({k: v for k, v in settings.items() if v is not None})
+    model = slurm.SlurmExecutor if values["kind"] == "slurm" else LocalExecutor
+    try:
+        return model(**values)
+    except ValidationError as error:
+        lines = describe_validation_error(error, fields=model.model_fields)
+        raise ConfigError("\n".join(f"executor.{line}" for line in lines)) from None

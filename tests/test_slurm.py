@@ -1,0 +1,259 @@
+"""SLURM sweeps: the scheduler's answers parsed, job requests, and real sweeps on a local Slurm.
+
+The tests marked ``slurm`` submit to the Slurm that ``tools/local-slurm start`` runs on this
+machine (``.ci/run`` starts it). Without one they skip, saying why; with
+``BENCHLIB_REQUIRE_SLURM=1`` (set by ``.ci/run``) they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchlib import campaign, slurm
+from benchlib.cli import main
+from benchlib.config import ConfigError
+from benchlib.results import load
+from benchlib.slurm_sweep import apply_overrides
+from benchlib.sweep import LocalExecutor, load_sweep
+
+TRAIN = {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2, "warmup": 1,
+         "num_workers": 0, "device": "cpu"}
+
+
+# --- what the scheduler says, parsed -------------------------------------------------------------
+
+def test_squeue_lines_give_pending_and_running_array_tasks():
+    states = slurm.parse_squeue("12_0|RUNNING|None|node7\n12_1|PENDING|Resources|\n"
+                                "13|PENDING|QOSMaxJobsPerUserLimit|\n")
+    assert states["12_0"].phase == "running" and states["12_0"].describe() == "on node7"
+    assert states["12_1"].phase == "pending" and states["12_1"].describe() == "queued (Resources)"
+    assert states["13"].describe() == "queued (QOSMaxJobsPerUserLimit)"
+
+
+def test_sacct_lines_give_final_states_and_skip_steps():
+    text = ("12_0|COMPLETED|node7\n12_0.batch|COMPLETED|node7\n12_1|TIMEOUT|node8\n"
+            "12_2|CANCELLED by 1000|node8\n12_3|OUT_OF_MEMORY|node9\n12_4|NODE_FAIL|node9\n")
+    states = slurm.parse_sacct(text)
+    assert sorted(states) == ["12_0", "12_1", "12_2", "12_3", "12_4"]
+    assert states["12_1"].describe() == "TIMEOUT: time limit: killed by Slurm at the job's time limit"
+    assert states["12_2"].state == "CANCELLED"
+    assert "out of memory" in states["12_3"].describe()
+    assert "node failure" in states["12_4"].describe()
+
+
+def test_scontrol_output_names_the_array_task():
+    text = ("JobId=40 ArrayJobId=39 ArrayTaskId=1 JobName=benchlib-x\n   JobState=TIMEOUT "
+            "Reason=TimeLimit Dependency=(null)\n   NodeList=vm\n\n"
+            "JobId=39 ArrayJobId=39 ArrayTaskId=0 JobName=benchlib-x\n   JobState=COMPLETED "
+            "Reason=None\n   NodeList=vm\n")
+    state = slurm.parse_scontrol("39_1", text)
+    assert (state.phase, state.state, state.reason, state.nodes) == ("ended", "TIMEOUT", "TimeLimit", "vm")
+    assert slurm.parse_scontrol("39_0", text).state == "COMPLETED"
+    assert slurm.parse_scontrol("39_5", text) is None
+
+
+@pytest.mark.parametrize(("line", "state"), [
+    ("slurmstepd: error: *** JOB 7 ON vm CANCELLED AT 2026-11-21T21:42:04 DUE TO TIME LIMIT ***",
+     "TIMEOUT"),
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=5.batch. Some of the step tasks "
+     "have been OOM Killed.", "OUT_OF_MEMORY"),
+    ("slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2026-01-01T00:00:00 DUE TO NODE FAILURE, "
+     "SEE SLURMCTLD LOG FOR DETAILS ***", "NODE_FAIL"),
+    ("slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2026-01-01T00:00:00 ***", "CANCELLED"),
+    ("Traceback (most recent call last):", ""),
+])
+def test_job_logs_name_why_a_job_ended(tmp_path, line, state):
+    log = tmp_path / "x_log.err"
+    log.write_text(f"some output\n{line}\nmore\n")
+    assert slurm.reason_from_log([log, tmp_path / "missing"]) == state
+
+
+def test_a_job_gone_from_every_source_is_judged_by_its_log(tmp_path, monkeypatch):
+    """No squeue entry, no accounting (sacct fails), scontrol forgot it: the log decides."""
+    def fake_run(command):
+        if command[0] == "squeue":
+            return subprocess.CompletedProcess(command, 0, "", "")
+        return subprocess.CompletedProcess(command, 1, "", "Slurm accounting storage is disabled")
+
+    monkeypatch.setattr(slurm, "_run", fake_run)
+    log = tmp_path / "7_log.err"
+    log.write_text("slurmstepd-vm: error: *** JOB 7 ON vm CANCELLED AT 2026-11-21T21:42:04 DUE TO "
+                   "TIME LIMIT ***\n")
+    states = slurm.query_states(["7", "8"], {"7": [log]})
+    assert (states["7"].phase, states["7"].state) == ("ended", "TIMEOUT")
+    assert states["8"].phase == "unknown"
+
+
+# --- requests and settings ------------------------------------------------------------------------
+
+def test_each_point_asks_for_its_nodes_gpus_cpus_and_memory():
+    executor = slurm.SlurmExecutor(partition="gpu", account="proj", time_min=30, cpus_per_device=6,
+                                   mem_gb_per_device=40, sbatch={"constraint": "h100"})
+    request = slurm.submission_parameters(executor, {"num_devices": 8, "num_nodes": 2}, "benchlib-x")
+    assert request["nodes"] == 2 and request["ntasks_per_node"] == 1
+    assert request["gpus_per_node"] == 4 and request["cpus_per_task"] == 24 and request["mem"] == 160
+    assert (request["partition"], request["account"], request["time"]) == ("gpu", "proj", 30)
+    assert request["additional_parameters"] == {"signal": "B:USR2@90", "constraint": "h100"}
+    assert request["use_srun"] is False
+    cpu = slurm.submission_parameters(slurm.SlurmExecutor(cpus_per_device=1),
+                                      {"device": "cpu", "num_devices": 2}, "benchlib-x")
+    assert "gpus_per_node" not in cpu and cpu["cpus_per_task"] == 2 and "partition" not in cpu
+
+
+def test_executor_overrides_and_their_errors():
+    local = LocalExecutor(cell_timeout_s=600)
+    chosen = apply_overrides(local, "slurm", partition="debug", time_min=5)
+    assert isinstance(chosen, slurm.SlurmExecutor)
+    assert (chosen.partition, chosen.time_min, chosen.cell_timeout_s) == ("debug", 5, 600)
+    assert apply_overrides(local, None) == local
+    with pytest.raises(ConfigError, match=r"executor\.time_min: bad value 0"):
+        apply_overrides(local, "slurm", time_min=0)
+
+
+def test_a_params_file_with_a_bad_slurm_setting_stops_before_submitting(tmp_path, capsys):
+    params = tmp_path / "p.yaml"
+    params.write_text(yaml.safe_dump({"campaign": "x", "notebook": "train", "base": TRAIN,
+                                      "executor": {"kind": "slurm", "gpus": 4}}))
+    assert main(["sweep", str(params), "--outputs", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "executor.gpus: unknown parameter (allowed with kind slurm: kind, partition" in err
+    assert not (tmp_path / "out").exists()
+    params.write_text(yaml.safe_dump({"campaign": "x", "notebook": "train", "base": TRAIN}))
+    assert main(["sweep", str(params), "--outputs", str(tmp_path / "out"),
+                 "--partition", "gpu"]) == 2
+    assert "need the slurm executor" in capsys.readouterr().err
+
+
+def test_status_records_a_job_that_died_without_a_result(tmp_path, monkeypatch):
+    """A job killed before its sidecar: status writes a failed one with the reason, once."""
+    folder = tmp_path / "c"
+    sweep_point = load_sweep(_params(tmp_path, "c", {"kind": "local"}), base_dir=tmp_path).points[0]
+    campaign.remember_points(folder, [sweep_point])
+    log = tmp_path / "log.err"
+    log.write_text("slurmstepd: error: Detected 1 oom_kill event in StepId=31.batch.\n")
+    campaign.remember_jobs(folder, {sweep_point.name: {"job_id": "31", "stderr": str(log)}})
+    monkeypatch.setattr(slurm, "_run", lambda command: subprocess.CompletedProcess(command, 1, "", ""))
+    (table,) = campaign.campaign_status(folder)
+    assert table.status == "failed" and table.job_id == "31"
+    assert table.detail.startswith("job 31 OUT_OF_MEMORY: out of memory")
+    sidecar = json.loads((folder / f"{sweep_point.name}.json").read_text())
+    assert sidecar["status"] == "failed" and sidecar["slurm_state"] == "OUT_OF_MEMORY"
+    assert sidecar["batch_size"] == 2 and sidecar["notebook"] == "train"
+    # from now on the sidecar answers; the scheduler is not asked again
+    monkeypatch.setattr(slurm, "_run", lambda command: pytest.fail(f"asked {command}"))
+    assert campaign.campaign_status(folder)[0].detail == table.detail
+
+
+# --- a real Slurm ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def local_slurm() -> None:
+    reason = slurm.slurm_available()
+    if reason:
+        message = f"no local Slurm ({reason}); start one with: tools/local-slurm start"
+        if os.environ.get("BENCHLIB_REQUIRE_SLURM"):
+            pytest.fail(message + " (BENCHLIB_REQUIRE_SLURM is set)")
+        pytest.skip(message)
+
+
+def _params(tmp_path: Path, name: str, executor: dict, base: dict | None = None,
+            grid: dict | None = None) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"campaign": name, "notebook": "train",
+                                    "base": {**TRAIN, **(base or {})},
+                                    "grid": grid or {"batch_size": [2]}, "executor": executor}))
+    return path
+
+
+SLURM = {"kind": "slurm", "partition": "debug", "time_min": 5, "cpus_per_device": 1, "poll_s": 1}
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_path, capsys,
+                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    params = _params(tmp_path, "array", SLURM, grid={"batch_size": [2, 4]})
+    out = tmp_path / "out"
+    assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "submitted 2 of 2 points as job array" in printed and "2 done, 0 failed" in printed
+
+    frame = load(out / "array").sort_values("batch_size")
+    assert list(frame["status"]) == ["ok", "ok"] and list(frame["batch_size"]) == [2, 4]
+    assert (frame["samples"] == frame["batch_size"] * 2).all()
+    array_id = frame["env_slurm_array_job_id"].iloc[0]
+    assert array_id and (frame["env_slurm_array_job_id"] == array_id).all()
+    assert sorted(frame["env_slurm_array_task_id"]) == ["0", "1"]
+    assert set(frame["env_slurm_job_nodelist"]) == {socket.gethostname()}
+    assert set(frame["env_slurm_job_partition"]) == {"debug"}
+    assert len(list((out / "array").glob("*.ipynb"))) == 2
+
+    jobs = campaign.read_jobs(out / "array")
+    assert main(["sweep", str(params), "--outputs", str(out)]) == 0
+    assert "submitted 0 of 2 points; left alone: 2 done" in capsys.readouterr().out
+    assert campaign.read_jobs(out / "array") == jobs
+
+    assert main(["status", str(out / "array")]) == 0
+    status = capsys.readouterr().out
+    assert "2 points: 2 done, 0 failed, 0 running, 0 pending" in status
+    assert f"job {array_id}_0" in status and f"job {array_id}_1" in status
+
+
+@pytest.mark.slow
+def test_time_limit_is_reported_and_retry_failed_resubmits(local_slurm, tmp_path, capsys,
+                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    executor = {**SLURM, "time_min": 1, "signal_delay_s": 30}
+    params = _params(tmp_path, "limit", executor, base={"iterations": 10**6})
+    out = tmp_path / "out"
+    start = time.monotonic()
+    assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    assert time.monotonic() - start < 150
+    printed = capsys.readouterr().out
+    assert "1 failed" in printed and "time limit" in printed
+    (record,) = load(out / "limit").to_dict("records")
+    assert record["status"] == "failed" and "time limit" in record["error"]
+    assert record["env_slurm_job_partition"] == "debug"
+
+    assert main(["sweep", str(params), "--outputs", str(out)]) == 0
+    assert "left alone: 1 failed (use --retry-failed)" in capsys.readouterr().out
+    before = campaign.read_jobs(out / "limit")
+    assert main(["sweep", str(params), "--outputs", str(out), "--retry-failed"]) == 0
+    assert "submitted 1 of 1 points" in capsys.readouterr().out
+    (name, entry), = campaign.read_jobs(out / "limit").items()
+    assert entry["job_id"] != before[name]["job_id"]
+    (point,) = campaign.campaign_status(out / "limit")
+    assert point.status in ("pending", "running") and point.job_id == entry["job_id"]
+    subprocess.run(["scancel", entry["job_id"]], check=True)
+    (point,) = campaign.wait(out / "limit", [name], poll_s=1, progress=False, timeout_s=60)
+    assert point.status == "failed" and "CANCELLED" in point.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("override", "message"), [
+    (["--partition", "nope"], "invalid partition specified: nope"),
+    ({"mem_gb_per_device": 10**6}, "Memory specification can not be satisfied"),
+])
+def test_sbatch_refusals_are_shown_and_nothing_is_recorded(local_slurm, tmp_path, capsys,
+                                                           override, message):
+    """An unknown partition, and more memory than any node has."""
+    options = override if isinstance(override, list) else []
+    params = _params(tmp_path, "refused", {**SLURM, **(override if isinstance(override, dict) else {})})
+    out = tmp_path / "out"
+    assert main(["sweep", str(params), "--outputs", str(out), *options]) == 2
+    err = capsys.readouterr().err
+    assert "sbatch refused the job array; nothing was submitted" in err and message in err
+    assert not list((out / "refused").glob("*.json"))
+    assert campaign.read_jobs(out / "refused") == {}
+    assert not (out / "refused" / ".benchlib" / "slurm").exists() or not any(
+        (out / "refused" / ".benchlib" / "slurm").iterdir())
+    assert main(["status", str(out / "refused")]) == 0
+    assert "1 points: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
