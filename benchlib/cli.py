@@ -17,10 +17,11 @@ def _sweep(args: argparse.Namespace) -> int:
     sweep = load_sweep(args.params)
     outputs = Path(args.outputs)
     slurm_options = {"partition": args.partition, "account": args.account, "qos": args.qos,
-                     "time_min": args.time_min}
+                     "time_min": args.time_min, "cpus_per_device": args.cpus_per_device}
     kind = args.executor or sweep.spec.executor.kind
     if kind != "slurm" and any(v is not None for v in slurm_options.values()):
-        raise ConfigError("--partition, --account, --qos and --time-min need the slurm executor "
+        raise ConfigError("--partition, --account, --qos, --time-min and --cpus-per-device need "
+                          "the slurm executor "
                           "(executor: {kind: slurm} in the params file, or --executor slurm)")
     executor = apply_overrides(sweep.spec.executor, args.executor, **slurm_options)
     if args.dry_run:
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--account", help="SLURM account (slurm executor)")
     sweep.add_argument("--qos", help="SLURM quality of service (slurm executor)")
     sweep.add_argument("--time-min", type=int, help="SLURM time limit per point in minutes")
+    sweep.add_argument("--cpus-per-device", type=int, help="SLURM cores per device (default 8)")
     sweep.add_argument("--wait", action="store_true",
                        help="slurm executor: wait for the jobs, then print the status table")
     sweep.set_defaults(func=_sweep)

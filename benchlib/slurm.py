@@ -222,12 +222,30 @@ def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = No
     return states
 
 
-def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any],
-                          job_name: str) -> dict[str, Any]:
-    """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time."""
+def partition_has_gpus(partition: str | None) -> bool:
+    """Whether ``sinfo`` lists a ``gpu`` GRES on the partition's nodes (the default partition
+    when None); True when sinfo cannot tell, so that GPU points ask for their GPUs."""
+    command = ["sinfo", "-h", "-o", "%P|%G"] + (["-p", partition] if partition else [])
+    out = _run(command)
+    if out is None or out.returncode != 0 or not out.stdout.strip():
+        return True
+    lines = [line for line in out.stdout.splitlines() if "|" in line]
+    if not partition:
+        lines = [line for line in lines if line.split("|")[0].endswith("*")] or lines
+    return any("gpu" in line.split("|", 1)[1] for line in lines)
+
+
+def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], job_name: str,
+                          has_gpus: bool = True) -> dict[str, Any]:
+    """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time.
+
+    Points on ``device: cpu`` ask for no GPU, nor do ``device: auto`` points on a partition
+    without GPUs (``has_gpus``); every other point asks for one GPU per device.
+    """
     nodes = int(parameters.get("num_nodes") or 1)
     per_node = max(1, int(parameters.get("num_devices") or 1) // nodes)
-    gpus = 0 if str(parameters.get("device", "auto")).startswith("cpu") else per_node
+    device = str(parameters.get("device", "auto"))
+    gpus = 0 if device.startswith("cpu") or (device == "auto" and not has_gpus) else per_node
     request: dict[str, Any] = {
         "job_name": job_name, "time": executor.time_min, "nodes": nodes, "ntasks_per_node": 1,
         "cpus_per_task": executor.cpus_per_device * per_node,

@@ -88,7 +88,7 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
         state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"
         sidecar = sidecar_path(target)
         record = json.loads(sidecar.read_text())
-        record["error"] = (f"{slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM); "
+        record["error"] = (f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM); "
                            f"the notebook then failed with {record.get('error', '')}")
         record["slurm_state"] = state
         write_json_atomic(sidecar, record)
@@ -149,8 +149,10 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     chosen, skipped = select_points(sweep, campaign_dir, force, retry_failed)
     submission = Submission(skipped=skipped)
     groups: dict[str, list] = {}
+    has_gpus = slurm.partition_has_gpus(executor.partition) if chosen else True
     for point in chosen:
-        request = slurm.submission_parameters(executor, point.parameters, f"benchlib-{sweep.campaign}")
+        request = slurm.submission_parameters(executor, point.parameters,
+                                              f"benchlib-{sweep.campaign}", has_gpus)
         groups.setdefault(json.dumps(request, sort_keys=True), []).append(point)
     entries: dict[str, dict] = {}
     for key, points in groups.items():

@@ -106,6 +106,25 @@ def test_each_point_asks_for_its_nodes_gpus_cpus_and_memory():
     cpu = slurm.submission_parameters(slurm.SlurmExecutor(cpus_per_device=1),
                                       {"device": "cpu", "num_devices": 2}, "benchlib-x")
     assert "gpus_per_node" not in cpu and cpu["cpus_per_task"] == 2 and "partition" not in cpu
+    auto = {"device": "auto", "num_devices": 2}
+    assert slurm.submission_parameters(executor, auto, "x", has_gpus=True)["gpus_per_node"] == 2
+    assert "gpus_per_node" not in slurm.submission_parameters(executor, auto, "x", has_gpus=False)
+
+
+@pytest.mark.parametrize(("partition", "sinfo", "expected"), [
+    (None, "debug*|(null)\ngpu|gpu:h100:8\n", False),
+    ("gpu", "gpu|gpu:h100:8(S:0-1)\n", True),
+    ("cpu", "cpu|(null)\n", False),
+    ("gpu", None, True),  # sinfo failed: GPU points ask for GPUs
+])
+def test_auto_devices_ask_for_gpus_where_the_partition_has_them(monkeypatch, partition, sinfo,
+                                                                 expected):
+    def fake_run(command):
+        assert command[:2] == ["sinfo", "-h"] and (partition is None or command[-1] == partition)
+        return subprocess.CompletedProcess(command, 1 if sinfo is None else 0, sinfo or "", "")
+
+    monkeypatch.setattr(slurm, "_run", fake_run)
+    assert slurm.partition_has_gpus(partition) is expected
 
 
 def test_executor_overrides_and_their_errors():
@@ -180,31 +199,35 @@ SLURM = {"kind": "slurm", "partition": "debug", "time_min": 5, "cpus_per_device"
 def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_path, capsys,
                                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
-    params = _params(tmp_path, "array", SLURM, grid={"batch_size": [2, 4]})
+    params = _params(tmp_path, "array", SLURM, grid={"num_devices": [1, 2], "batch_size": [2, 4]})
     out = tmp_path / "out"
     assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "submitted 2 of 2 points as job array" in printed and "2 done, 0 failed" in printed
+    # one array per request: 1 CPU for the 1-device points, 2 CPUs for the 2-device points
+    assert "submitted 4 of 4 points as job arrays" in printed and "4 done, 0 failed" in printed
 
-    frame = load(out / "array").sort_values("batch_size")
-    assert list(frame["status"]) == ["ok", "ok"] and list(frame["batch_size"]) == [2, 4]
-    assert (frame["samples"] == frame["batch_size"] * 2).all()
-    array_id = frame["env_slurm_array_job_id"].iloc[0]
-    assert array_id and (frame["env_slurm_array_job_id"] == array_id).all()
-    assert sorted(frame["env_slurm_array_task_id"]) == ["0", "1"]
+    frame = load(out / "array").sort_values(["num_devices", "batch_size"])
+    assert list(frame["status"]) == ["ok"] * 4
+    assert list(frame["samples"]) == [4, 8, 8, 16]  # 2 iterations x batch x devices
+    assert list(frame["dist_backend"].fillna("")) == ["", "", "gloo", "gloo"]  # torchrun for 2
+    arrays = frame.groupby("num_devices")["env_slurm_array_job_id"].agg(set)
+    assert all(len(ids) == 1 and "" not in ids for ids in arrays)
+    assert arrays[1] != arrays[2]
+    assert sorted(frame["env_slurm_array_task_id"]) == ["0", "0", "1", "1"]
     assert set(frame["env_slurm_job_nodelist"]) == {socket.gethostname()}
     assert set(frame["env_slurm_job_partition"]) == {"debug"}
-    assert len(list((out / "array").glob("*.ipynb"))) == 2
+    assert len(list((out / "array").glob("*.ipynb"))) == 4
 
     jobs = campaign.read_jobs(out / "array")
     assert main(["sweep", str(params), "--outputs", str(out)]) == 0
-    assert "submitted 0 of 2 points; left alone: 2 done" in capsys.readouterr().out
+    assert "submitted 0 of 4 points; left alone: 4 done" in capsys.readouterr().out
     assert campaign.read_jobs(out / "array") == jobs
 
     assert main(["status", str(out / "array")]) == 0
     status = capsys.readouterr().out
-    assert "2 points: 2 done, 0 failed, 0 running, 0 pending" in status
-    assert f"job {array_id}_0" in status and f"job {array_id}_1" in status
+    assert "4 points: 4 done, 0 failed, 0 running, 0 pending" in status
+    for array_id in (next(iter(arrays[1])), next(iter(arrays[2]))):
+        assert f"job {array_id}_0" in status and f"job {array_id}_1" in status
 
 
 @pytest.mark.slow
