@@ -101,7 +101,7 @@ def test_dry_run_lists_points_and_writes_nothing(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir):
+def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys):
     broken = tmp_path / "broken-images"  # a folder, but not in ImageNet layout: fails at run time
     broken.mkdir()
     spec = textwrap.dedent(f"""
@@ -125,6 +125,11 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir):
     assert frame["benchmark"].tolist() == ["inference", "inference"]
     assert frame["throughput"].iloc[0] > 0 and frame["samples"].iloc[0] == 4
     assert set(frame["point_id"]) == {p.point_id for p in sweep.points}
+
+    assert main(["status", str(campaign)]) == 0  # a local campaign: no scheduler involved
+    table = capsys.readouterr().out
+    assert "2 points: 1 done, 1 failed, 0 running, 0 pending" in table
+    assert "not an ImageNet-layout folder" in table and "images/s on" in table
 
     again = run_sweep(sweep, outputs, progress=False)
     assert [o.status for o in again] == ["skipped", "skipped"]
