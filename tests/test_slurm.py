@@ -280,3 +280,28 @@ def test_sbatch_refusals_are_shown_and_nothing_is_recorded(local_slurm, tmp_path
         (out / "refused" / ".benchlib" / "slurm").iterdir())
     assert main(["status", str(out / "refused")]) == 0
     assert "1 points: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
+
+
+def _partition_up(name: str) -> bool:
+    out = subprocess.run(["sinfo", "-h", "-N", "-p", name, "-o", "%T"], capture_output=True, text=True,
+                         check=False)
+    return out.returncode == 0 and sum(s in ("idle", "mixed") for s in out.stdout.split()) >= 2
+
+
+@pytest.mark.slow
+def test_a_two_node_point_starts_its_ranks_with_srun_across_the_allocation(local_slurm, tmp_path,
+                                                                           capsys, monkeypatch):
+    if not _partition_up("multi"):
+        pytest.skip("partition 'multi' (two emulated nodes from tools/local-slurm) is not up")
+    monkeypatch.chdir(tmp_path)
+    params = _params(tmp_path, "nodes", {**SLURM, "partition": "multi"}, base={"batch_size": 2},
+                     grid={"num_devices": [2], "num_nodes": [2]})
+    out = tmp_path / "out"
+    assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    assert "1 done" in capsys.readouterr().out
+    (record,) = load(out / "nodes").to_dict("records")
+    assert (record["status"], record["num_nodes"], record["num_devices"]) == ("ok", 2, 2)
+    assert record["node_launcher"] == "srun" and record["dist_backend"] == "gloo"
+    assert record["samples"] == 8 and record["env_slurm_job_nodelist"] == "lnode[1-2]"
+    notebook = Path(record["source"]).read_text()
+    assert "launch: 2 ranks on 2 node(s), 1 per node, device cpu, srun" in notebook
