@@ -254,7 +254,8 @@ def test_bad_distributed_parameters_are_named(volume, tmp_path):
     assert (strong.device_batch_size, strong.global_batch_size) == (16, 64)
 
 
-def test_several_nodes_outside_slurm_is_a_clear_error(monkeypatch):
+def test_several_nodes_outside_slurm_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the srun work folder goes under the working directory
     for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
         monkeypatch.delenv(name, raising=False)
     config = ClassificationConfig(num_devices=4, num_nodes=2)
