@@ -20,6 +20,77 @@ GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A
 
 
 
+#: Environment variables that shape a run, copied into records as ``env_var_<NAME>``. Only
+#: these names and prefixes are read; a name that looks like a secret is never copied.
+ENV_ALLOW = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+             "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "CUBLAS_WORKSPACE_CONFIG",
+             "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCHINDUCTOR_MAX_AUTOTUNE")
+ENV_ALLOW_PREFIXES = ("NCCL_", "TORCH_NCCL_", "UCX_", "FI_")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+
+#: Where a container runtime leaves its name.
+CONTAINER_VARIABLES = ("BENCHLIB_CONTAINER_IMAGE", "APPTAINER_CONTAINER", "SINGULARITY_CONTAINER",
+                       "ENROOT_ROOTFS", "PYXIS_CONTAINER_IMAGE")
+
+
+def allowed_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed variables that are set, as ``env_var_<NAME>`` columns (no secrets)."""
+    environ = dict(os.environ if environ is None else environ)
+    chosen = {name: value for name, value in environ.items()
+              if (name in ENV_ALLOW or name.startswith(ENV_ALLOW_PREFIXES))
+              and not SECRET_NAME.search(name)}
+    return {f"env_var_{name.lower()}": chosen[name] for name in sorted(chosen)}
+
+
+def container_image(environ: dict[str, str] | None = None, root: Path = Path("/")) -> str:
+    """The container image (Apptainer / Singularity / enroot / BENCHLIB_CONTAINER_IMAGE), ``docker``
+    or ``podman`` when only their marker file exists, '' outside a container."""
+    environ = os.environ if environ is None else environ
+    for name in CONTAINER_VARIABLES:
+        if environ.get(name):
+            return environ[name]
+    if (root / ".dockerenv").exists():
+        return "docker"
+    if (root / "run" / ".containerenv").exists():
+        return "podman"
+    return ""
+
+
+def filesystem_type(path: str | Path, mounts: str | None = None) -> str:
+    """The file system type (``lustre``, ``nfs4``, ``ext4``, ...) of the mount holding ``path``,
+    from /proc/mounts (or ``mounts``, its text); '' when unknown."""
+    if not path:
+        return ""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text()
+        except OSError:
+            return ""
+    target = os.path.realpath(path)
+    best, kind = "", ""
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def numa_nodes(root: Path = Path("/sys/devices/system/node")) -> int:
+    """How many NUMA nodes the kernel lists (0 when it does not say)."""
+    return len([p for p in root.glob("node[0-9]*") if p.is_dir()])
+
+
+def gpu_names() -> str:
+    """The names of every visible GPU, ``; ``-separated ('' without CUDA)."""
+    if not torch.cuda.is_available():
+        return ""
+    return "; ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+
+
 def short_gpu_name(device_name: str) -> str:
     """``NVIDIA H100 80GB HBM3`` -> ``H100``; an unknown name loses its vendor prefix."""
     for name in GPU_NAMES:
@@ -72,8 +143,16 @@ def default_cluster() -> str:
             or socket.gethostname())
 
 
-def capture(device: torch.device) -> dict[str, object]:
-    """Versions, hardware and job ids as flat ``env_*`` columns."""
+def data_path(config: object) -> str:
+    """The data a config reads: its ``data_dir`` or ``volume`` ('' for synthetic data)."""
+    if getattr(config, "dataset", "real") == "synthetic":
+        return ""
+    return str(getattr(config, "data_dir", "") or getattr(config, "volume", "") or "")
+
+
+def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
+    """Versions, hardware, host, container, job ids and allow-listed variables as flat ``env_*``
+    columns; ``data_path`` (the data directory or volume) adds its file system type."""
     import torchvision
 
     import benchlib
@@ -100,8 +179,14 @@ def capture(device: torch.device) -> dict[str, object]:
         "env_cpu_count": os.cpu_count() or 0,
         "env_cpus_allowed": cpus_allowed,
         "env_memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+        "env_gpu_names": gpu_names(),
+        "env_numa_nodes": numa_nodes(),
         "env_os": platform.platform(),
+        "env_host": socket.gethostname(),
+        "env_container": container_image(),
+        "env_data_fs": filesystem_type(data_path),
         "env_torch_threads": torch.get_num_threads(),
     }
     env.update(job_ids_from_env())
+    env.update(allowed_environment())
     return env

@@ -78,10 +78,10 @@ def run(config: CommonConfig, target: str = "") -> Any:
     ranks is merged (:func:`merge`). ``result.env`` holds the environment capture.
     """
     if config.num_devices == 1 and config.num_nodes == 1:
-        from benchlib.environment import capture
+        from benchlib.environment import capture, data_path
 
         result = resolve_target(target, config)(config)
-        result.env = capture(result.device)
+        result.env = capture(result.device, data_path(config))
         return result
     return Launch(config, target).run()
 

@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         result = resolve_target(spec.get("target") or "", config)(config)
         env = {}
         if rank == 0:
-            from benchlib.environment import capture
+            from benchlib.environment import capture, data_path
 
-            env = capture(result.device)
+            env = capture(result.device, data_path(config))
         payload = {"rank": rank, "node": distributed.current().node_rank,
                    "host": socket.gethostname(), "result": result, "env": env,
                    "backend": distributed.backend()}
