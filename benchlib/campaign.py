@@ -107,11 +107,13 @@ def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[s
     if partial.is_file():
         partial.replace(target)
     point = points.get(name, {})
+    parent, task = slurm.split_job_id(state.job_id)
+    # an array task's own SLURM_JOB_ID is not known from outside it
     record = failed_record(point.get("parameters", {}), error,
                            notebook=point.get("notebook", ""), repeat=point.get("repeat", 0),
-                           env_slurm_job_id=state.job_id.split("_")[0],
-                           env_slurm_array_job_id=state.job_id.split("_")[0] if "_" in state.job_id else "",
-                           env_slurm_array_task_id=state.job_id.split("_")[1] if "_" in state.job_id else "",
+                           env_slurm_job_id="" if task else parent,
+                           env_slurm_array_job_id=parent if task else "",
+                           env_slurm_array_task_id=task,
                            env_slurm_job_nodelist=state.nodes, slurm_state=state.state)
     write_json_atomic(sidecar_path(target), record)
     return error

@@ -18,8 +18,6 @@ GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A
              "L40S", "L40", "L4", "V100", "P100", "P40", "T4", "K80", "MI300X", "MI250X",
              "RTX 6000", "2080 Ti", "1080 Ti", "3090", "4090", "TITAN")
 
-
-
 #: Environment variables that shape a run, copied into records as ``env_var_<NAME>``. Only
 #: these names and prefixes are read; a name that looks like a secret is never copied.
 ENV_ALLOW = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",

@@ -132,8 +132,10 @@ def _run(command: list[str]) -> subprocess.CompletedProcess | None:
         return None
 
 
-def _array_parent(job_id: str) -> str:
-    return job_id.split("_", 1)[0]
+def split_job_id(job_id: str) -> tuple[str, str]:
+    """``123_4`` -> (``123``, ``4``); a job outside an array -> (``123``, '')."""
+    parent, _, task = job_id.partition("_")
+    return parent, task
 
 
 def parse_squeue(text: str) -> dict[str, JobState]:
@@ -199,7 +201,7 @@ def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = No
     job_ids = list(dict.fromkeys(job_ids))
     if not job_ids:
         return {}
-    parents = sorted({_array_parent(j) for j in job_ids})
+    parents = sorted({split_job_id(j)[0] for j in job_ids})
     states: dict[str, JobState] = {}
     out = _run(["squeue", "-h", "-r", "-j", ",".join(parents), "-o", "%i|%T|%r|%N"])
     if out is not None and out.returncode == 0:
@@ -207,7 +209,7 @@ def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = No
     missing = [j for j in job_ids if j not in states]
     if missing:
         out = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,NodeList", "-j",
-                    ",".join(sorted({_array_parent(j) for j in missing}))])
+                    ",".join(sorted({split_job_id(j)[0] for j in missing}))])
         if out is not None and out.returncode == 0:
             states.update({j: s for j, s in parse_sacct(out.stdout).items() if j in missing})
     for job_id in [j for j in job_ids if j not in states]:

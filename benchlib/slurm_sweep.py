@@ -118,16 +118,17 @@ def _retire_sidecars(campaign_dir: Path, points: list) -> dict[Path, Path]:
 
 def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) -> tuple[list, dict]:
     """Points to submit, and the others with the reason they are left alone."""
+    from benchlib.sweep import skip_reason
+
     table = {p.name: p for p in campaign.campaign_status(campaign_dir, [p.name for p in sweep.points])}
     chosen, skipped = [], {}
     for point in sweep.points:
         state = table[point.name]
+        reason = skip_reason("ok" if state.status == "done" else state.status, force, retry_failed)
         if state.status in ("running", "pending") and state.job_id:
-            skipped[point.name] = f"{state.status} as job {state.job_id}"
-        elif not force and state.status == "done":
-            skipped[point.name] = "done"
-        elif not force and state.status == "failed" and not retry_failed:
-            skipped[point.name] = "failed (use --retry-failed)"
+            reason = f"{state.status} as job {state.job_id}"
+        if reason:
+            skipped[point.name] = reason
         else:
             chosen.append(point)
     return chosen, skipped
@@ -155,10 +156,10 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
                                               f"benchlib-{sweep.campaign}", has_gpus)
         groups.setdefault(json.dumps(request, sort_keys=True), []).append(point)
     entries: dict[str, dict] = {}
-    for key, points in groups.items():
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for index, (key, points) in enumerate(groups.items()):
         request = json.loads(key)
-        folder = campaign.ledger_dir(campaign_dir) / "slurm" / time.strftime("%Y%m%d-%H%M%S")
-        folder = folder.with_name(f"{folder.name}-{len(entries)}")
+        folder = campaign.ledger_dir(campaign_dir) / "slurm" / f"{stamp}-{index}"
         retired = _retire_sidecars(campaign_dir, points)
         try:
             # exec: python becomes the batch shell, so Slurm's warning (B:USR2) reaches it
@@ -177,7 +178,7 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
             if entries:
                 campaign.remember_jobs(campaign_dir, entries)
             raise SubmissionError(str(error).strip()) from None
-        submission.arrays.append(jobs[0].job_id.split("_")[0])
+        submission.arrays.append(slurm.split_job_id(jobs[0].job_id)[0])
         for point, job in zip(points, jobs, strict=True):
             entries[point.name] = _job_entry(job, request, folder)
             submission.jobs[point.name] = job.job_id

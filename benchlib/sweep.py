@@ -285,6 +285,17 @@ def point_status(notebook: Path) -> str:
     return (record or {}).get("status", "failed")
 
 
+def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
+    """Why a point with this sidecar status (``ok`` / ``failed`` / ``pending``) is not run
+    again, or '' when it runs: done points unless ``force``, failed ones unless
+    ``retry_failed`` (or ``force``)."""
+    if force or status not in ("ok", "failed"):
+        return ""
+    if status == "ok":
+        return "done"
+    return "" if retry_failed else "failed (use --retry-failed)"
+
+
 def run_sweep(
     sweep: Sweep, outputs: Path = Path("outputs"), force: bool = False,
     retry_failed: bool = False, base_dir: Path | None = None, progress: bool = True,
@@ -302,8 +313,7 @@ def run_sweep(
     counts = {"ok": 0, "failed": 0, "skipped": 0}
     for point in bar:
         target = campaign_dir / f"{point.name}.ipynb"
-        status = point_status(target)
-        if not force and (status == "ok" or (status == "failed" and not retry_failed)):
+        if skip_reason(point_status(target), force, retry_failed):
             outcome = PointOutcome(point, "skipped")
         else:
             bar.set_postfix_str(point.label, refresh=True)
