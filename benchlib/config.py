@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -78,7 +79,8 @@ class RunConfig(CommonConfig):
     ``scaling`` applies when ``num_devices`` > 1: ``weak`` keeps ``batch_size`` per device (the
     global batch grows with the devices), ``strong`` keeps ``batch_size`` as the global batch and
     splits it over the devices. Every rank runs ``iterations`` iterations on its own share of
-    the data (no rank sees another's inputs).
+    the data (no rank sees another's inputs). ``telemetry_interval_s`` is the NVML sampling
+    period over the timed loop (0: off; CPUs have none to sample).
     """
 
     precision: Precision = "fp32"
@@ -88,6 +90,7 @@ class RunConfig(CommonConfig):
     num_workers: NonNegativeInt = 4
     breakdown: bool = True
     scaling: Literal["weak", "strong"] = "weak"
+    telemetry_interval_s: NonNegativeFloat = 0.1
 
     @model_validator(mode="after")
     def _strong_batch_splits(self) -> RunConfig:
@@ -385,6 +388,47 @@ class AllReduceConfig(CommonConfig):
         return sizes
 
 
+class NodeProbeConfig(CommonConfig):
+    """The node probe: matmul TFLOP/s per precision, device memory bandwidth, host<->device
+    bandwidth, JPEG decode images/s against loader workers and the data directory's read
+    throughput (those two only with ``data_dir``); the all-reduce probe over
+    ``allreduce_devices`` (0: every visible GPU when there are two or more; 1: none).
+    """
+
+    benchmark: Literal["probe_node"] = "probe_node"
+    precisions: list[Literal["fp32", "tf32", "fp16", "bf16"]] = ["fp32", "tf32", "fp16", "bf16"]
+    matmul_size: PositiveInt = 8192
+    memory_bytes: PositiveInt = 1 << 30
+    transfer_bytes: PositiveInt = 256 << 20
+    iterations: PositiveInt = 20
+    warmup: NonNegativeInt = 3
+    data_dir: str = ""
+    image_size: PositiveInt = 224
+    decode_workers: list[NonNegativeInt] = [1, 2, 4, 8]
+    decode_batch_size: PositiveInt = 64
+    decode_batches: PositiveInt = 20
+    read_max_bytes: PositiveInt = 2 << 30
+    allreduce_devices: NonNegativeInt = 0
+
+    @model_validator(mode="after")
+    def _one_process(self) -> NodeProbeConfig:
+        if self.num_devices != 1 or self.num_nodes != 1:
+            raise ValueError(f"num_devices {self.num_devices}: the node probe runs in one process "
+                             "on one node; allreduce_devices sets the all-reduce part")
+        if not self.precisions:
+            raise ValueError("precisions: name at least one of fp32, tf32, fp16, bf16")
+        if not self.decode_workers:
+            raise ValueError("decode_workers: name at least one worker count (0: the main process)")
+        if self.data_dir and not Path(self.data_dir).is_dir():
+            raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+        return self
+
+    def allreduce_count(self, visible_gpus: int) -> int:
+        """Devices the all-reduce part runs on (0: it does not run)."""
+        count = visible_gpus if self.allreduce_devices == 0 else self.allreduce_devices
+        return count if count >= 2 else 0
+
+
 #: Which config class validates the parameters of each shipped notebook.
 NOTEBOOK_CONFIGS: dict[str, tuple[type[CommonConfig], dict[str, object]]] = {
     "train": (ClassificationConfig, {"benchmark": "train"}),
@@ -393,6 +437,7 @@ NOTEBOOK_CONFIGS: dict[str, tuple[type[CommonConfig], dict[str, object]]] = {
     "unet3d_train": (UNet3DTrainConfig, {"benchmark": "unet3d_train"}),
     "unet3d_predict": (UNet3DPredictConfig, {"benchmark": "unet3d_predict"}),
     "allreduce": (AllReduceConfig, {"benchmark": "probe_allreduce"}),
+    "node_probe": (NodeProbeConfig, {"benchmark": "probe_node"}),
 }
 
 

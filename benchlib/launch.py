@@ -45,6 +45,7 @@ TARGETS = {
     "UNet3DTrainConfig": "benchlib.workloads.unet3d:run",
     "UNet3DPredictConfig": "benchlib.workloads.unet3d:run",
     "AllReduceConfig": "benchlib.workloads.collectives:run",
+    "NodeProbeConfig": "benchlib.workloads.node_probe:run",
 }
 #: Extras that add up over ranks (the rest come from rank 0).
 SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
@@ -354,6 +355,7 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
     ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
     payloads: rank 0's."""
+    from benchlib.telemetry import merge_summaries
     from benchlib.timing import Stats
     from benchlib.workloads.result import RunResult
 
@@ -391,9 +393,11 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
             mean=float(np.mean([s.mean for s in each])),
             iqr=float(np.median([s.iqr for s in each])), count=sum(s.count for s in each))
     peaks = [r.peak_memory_bytes for r in results if r.peak_memory_bytes is not None]
+    total = sum(r.samples for r in results)
+    telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total)
     return RunResult(
         device=first.device, iterations=first.iterations, warmup=first.warmup,
-        samples=sum(r.samples for r in results), wall_time_s=max(walls), unit=first.unit,
+        samples=total, wall_time_s=max(walls), unit=first.unit,
         per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
         extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
-        rank_stats=rank_stats)
+        rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns)

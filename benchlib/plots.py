@@ -7,6 +7,7 @@ import pandas as pd
 import seaborn as sns
 
 from benchlib import analysis
+from benchlib.telemetry import Telemetry
 from benchlib.workloads.result import RunResult
 
 
@@ -174,3 +175,39 @@ def show(fig: plt.Figure) -> None:
 
     display(fig)
     plt.close(fig)
+
+
+def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the timed loop") -> plt.Figure:
+    """Utilization, power, SM clock and temperature against time; samples whose clocks NVML
+    reported as held down (power or thermal) are marked in red."""
+    from benchlib.telemetry import THROTTLE_MASK
+
+    frame = telemetry.samples
+    panels = [(c, label) for c, label in (("gpu_util", "utilization %"), ("power_w", "power W"),
+                                          ("sm_clock_mhz", "SM clock MHz"),
+                                          ("temperature_c", "temperature °C")) if c in frame]
+    fig, axes = plt.subplots(len(panels) or 1, 1, figsize=(8, 1.6 * max(len(panels), 1)),
+                             sharex=True, squeeze=False)
+    throttled = (frame["throttle_reasons"].fillna(0).astype("int64") & THROTTLE_MASK) != 0 \
+        if "throttle_reasons" in frame else pd.Series(False, index=frame.index)
+    for ax, (column, label) in zip(axes[:, 0], panels, strict=False):
+        sns.lineplot(data=frame, x="t_s", y=column, ax=ax, linewidth=1)
+        if throttled.any():
+            ax.scatter(frame.loc[throttled, "t_s"], frame.loc[throttled, column], color="red", s=8,
+                       label="throttled", zorder=3)
+            ax.legend(fontsize=7, loc="lower right")
+        ax.set(ylabel=label)
+    axes[-1, 0].set(xlabel="seconds into the timed loop")
+    axes[0, 0].set(title=title)
+    fig.tight_layout()
+    return fig
+
+
+def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") -> plt.Figure:
+    """Images/s the loader delivers against its number of worker processes."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    sns.lineplot(data=decode, x="workers", y="images_per_s", marker="o", ax=ax)
+    ax.set(xlabel="loader workers", ylabel="images/s", title=title)
+    ax.set_xticks(sorted(decode["workers"].unique()))
+    fig.tight_layout()
+    return fig

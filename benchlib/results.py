@@ -137,6 +137,7 @@ def make_record(config: RunConfig, result: RunResult,
         record.update(_unet3d_columns(config))
     for key, value in result.extras.items():
         record[key if key in LAUNCH_COLUMNS else f"result_{key}"] = value
+    record.update(result.telemetry_record())
     record.update(env)
     return {k: _finite(v) for k, v in record.items()}
 

@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from benchlib.config import (
     AllReduceConfig,
     ClassificationConfig,
+    NodeProbeConfig,
     UNet3DPredictConfig,
     UNet3DTrainConfig,
 )
@@ -60,6 +61,7 @@ COMMENTS = {
     "min_bytes": "smallest message (bytes); sizes double up to max_bytes",
     "max_bytes": "largest message (bytes)",
     "dtype": "float32 | bfloat16 | float16",
+    "telemetry_interval_s": "seconds between NVML samples over the timed loop (0: off)",
 }
 UNET_COMMENTS = {
     "unet3d_train": {"num_workers": "loader processes sampling patches (dataset: real)",
@@ -104,6 +106,14 @@ def _environment_and_ranks() -> list:
             "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
             "the slowest rank's wall time over the fastest's."),
         new_code_cell("rank_table(result)"),
+        new_markdown_cell(
+            "## GPU telemetry\n\nNVML readings every `telemetry_interval_s` over the timed loop "
+            "(rank 0's device); red points are samples whose clocks were held down by a power or "
+            "thermal limit. The record has the means, the throttled share and joules per sample."),
+        new_code_cell(
+            "if result.telemetry is not None and result.telemetry.available:\n"
+            "    figure = telemetry_plot(result.telemetry)\n"
+            "as_table(result.telemetry_record())"),
     ]
 
 
@@ -144,7 +154,8 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             f"from benchlib.config import {class_name}\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table\n"
+            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
+            "telemetry_plot\n"
             "from benchlib.results import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
@@ -207,6 +218,66 @@ def build_allreduce() -> nbformat.NotebookNode:
     return _finish(cells, {"kind": "benchmark", "benchmark": "probe_allreduce"})
 
 
+NODE_COMMENTS = {
+    "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
+    "matmul_size": "n of the n x n matrix products",
+    "memory_bytes": "buffer copied within the device (bandwidth = read + written bytes / s)",
+    "transfer_bytes": "buffer copied host <-> device, from pinned and from pageable memory",
+    "iterations": "timed repetitions of each probe",
+    "data_dir": "ImageNet-layout JPEG folder for the decode and read probes (empty: skip them)",
+    "decode_workers": "loader worker counts to try (0: decode in this process)",
+    "decode_batches": "timed batches per worker count",
+    "read_max_bytes": "read at most this many bytes of data_dir",
+    "allreduce_devices": "0: every visible GPU when there are 2 or more; 1: skip the all-reduce",
+}
+
+
+def build_node_probe() -> nbformat.NotebookNode:
+    names = [n for n in NodeProbeConfig.model_fields
+             if n not in ("benchmark", "num_devices", "num_nodes", "node_launcher")]
+    arguments = "\n".join(f"    {n}={n}," for n in names)
+    cells = [
+        new_markdown_cell(
+            "# Node probe: what this node can do at most\n\nMatrix-multiply TFLOP/s per "
+            "precision, device memory bandwidth, host-to-device and device-to-host bandwidth "
+            "(pinned and pageable), JPEG decode + transform images/s against the number of loader "
+            "workers, the data directory's read throughput, and the all-reduce bus bandwidth where "
+            "several GPUs exist. `summary_node` puts these ceilings beside datasheet figures and "
+            "uses them to say what held each benchmark run back."),
+        new_code_cell(_parameters_cell(NodeProbeConfig(), names, {**COMMENTS, **NODE_COMMENTS}),
+                      metadata={"tags": ["parameters"]}),
+        new_code_cell(
+            "from benchlib import launch\n"
+            "from benchlib.config import NodeProbeConfig\n"
+            "from benchlib.plots import as_table, busbw_plot, decode_plot\n"
+            "from benchlib.results import publish\n"
+            "from benchlib.workloads import node_probe"),
+        new_markdown_cell("## Configuration"),
+        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_markdown_cell("## Ceilings"),
+        new_code_cell("result = launch.run(config)\nresult.table"),
+        new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivers "
+                          "(decode, RandomResizedCrop, flip) against its worker processes."),
+        new_code_cell("figure = decode_plot(result.decode) if len(result.decode) else "
+                      "print(\"no data_dir: decode not probed\")"),
+        new_markdown_cell("## All-reduce\n\nThe all-reduce probe over the node's GPUs "
+                          "(torchrun, NCCL), when there are two or more."),
+        new_code_cell(
+            "allreduce, allreduce_record = node_probe.run_allreduce(config)\n"
+            "if allreduce is None:\n"
+            "    print(\"fewer than 2 devices: all-reduce not probed\")\n"
+            "else:\n"
+            "    figure = busbw_plot(allreduce.table.assign(configuration="
+            "f\"{allreduce.num_devices} devices\"))"),
+        new_markdown_cell("## Environment"),
+        new_code_cell("as_table(result.env)"),
+        new_markdown_cell("## Result record"),
+        new_code_cell("record = node_probe.make_record(config, result, allreduce_record)\n"
+                      "publish(record)"),
+    ]
+    return _finish(cells, {"kind": "benchmark", "benchmark": "probe_node"})
+
+
 def parameter_names(benchmark: str) -> list[str]:
     names = [n for n in ClassificationConfig.model_fields if n != "benchmark"]
     return [n for n in names if benchmark == "smooth_inference" or n not in SMOOTH_ONLY]
@@ -226,7 +297,8 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import ClassificationConfig\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table\n"
+            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
+            "telemetry_plot\n"
             "from benchlib.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
@@ -419,6 +491,7 @@ def main(check: bool = False) -> int:
     builds.update({name: lambda n=name: build_unet(n) for name in UNET_TITLES})
     builds.update({name: lambda n=name: build_summary(n) for name in SUMMARIES})
     builds["allreduce"] = build_allreduce
+    builds["node_probe"] = build_node_probe
     for name, make in builds.items():
         path = ROOT / "notebooks" / f"{name}.ipynb"
         text = nbformat.writes(make()) + "\n"

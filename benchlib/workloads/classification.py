@@ -111,12 +111,13 @@ def run(config: ClassificationConfig) -> RunResult:
             "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)
     reset_peak_memory(device)
     limit = None if config.iterations == "epoch" else config.iterations
-    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown)
+    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown,
+                      telemetry_interval_s=config.telemetry_interval_s)
     extras = step.finish() if hasattr(step, "finish") else {}
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="images/s", per_iteration=loop.timer.samples(),
-        peak_memory_bytes=peak_memory_bytes(device), extras=extras,
+        peak_memory_bytes=peak_memory_bytes(device), extras=extras, telemetry=loop.telemetry,
     )
 
 

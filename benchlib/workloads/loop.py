@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from benchlib.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
 from benchlib.timing import PhaseTimer, WallClock
 
 
@@ -67,15 +68,18 @@ class LoopResult:
     warmup: int
     samples: int
     wall_time_s: float
+    telemetry: Telemetry
 
 
 def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int,
                iterations: int | None, breakdown: bool = True,
-               finish: Callable[[], None] | None = None) -> LoopResult:
+               finish: Callable[[], None] | None = None,
+               telemetry_interval_s: float = DEFAULT_INTERVAL_S) -> LoopResult:
     """Run ``warmup`` untimed steps, then steps until ``iterations`` (None: until the data ends).
 
     ``step(iterator, timer)`` returns the samples it processed or None at the end of the data.
     ``finish`` runs inside the wall clock after the last step (e.g. draining a writer).
+    NVML telemetry is sampled every ``telemetry_interval_s`` over the timed part (0: off).
     """
     warm = 0
     for _ in range(warmup):
@@ -85,7 +89,7 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         progress.tick()
     timer = PhaseTimer(device, breakdown=breakdown)
     samples = 0
-    with WallClock(device) as clock:
+    with TelemetrySampler(device, telemetry_interval_s) as sampler, WallClock(device) as clock:
         while iterations is None or len(timer) < iterations:
             counted = step(iterator, timer)
             if counted is None:
@@ -98,4 +102,4 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         raise RuntimeError(
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
-    return LoopResult(timer, warm, samples, clock.seconds)
+    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry)

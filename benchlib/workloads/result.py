@@ -12,6 +12,8 @@ from benchlib.timing import Stats, summarize
 if TYPE_CHECKING:
     import torch
 
+    from benchlib.telemetry import Telemetry
+
 
 @dataclass
 class RunResult:
@@ -38,6 +40,16 @@ class RunResult:
     env: dict[str, object] = field(default_factory=dict)
     ranks: pd.DataFrame | None = None  #: one row per rank when several ran (see launch.merge)
     rank_stats: dict[str, Stats] | None = None  #: per-phase stats over ranks (see launch.merge)
+    telemetry: Telemetry | None = None  #: NVML samples of the timed loop (rank 0's when merged)
+    telemetry_columns: dict[str, object] | None = None  #: every rank's, merged (launch.merge)
+
+    def telemetry_record(self) -> dict[str, object]:
+        """The record's telemetry columns: means, throttled share, energy, joules per sample."""
+        if self.telemetry_columns is not None:
+            return dict(self.telemetry_columns)
+        if self.telemetry is None:
+            return {"telemetry": "unavailable: not sampled"}
+        return self.telemetry.summary(self.samples)
 
     @property
     def throughput(self) -> float:

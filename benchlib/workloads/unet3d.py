@@ -116,11 +116,11 @@ def train(config: UNet3DTrainConfig) -> RunResult:
     step = UNetTrainStep(model, config, device)
     reset_peak_memory(device)
     loop = timed_loop(step, iter(data), device, config.warmup, int(config.iterations),
-                      config.breakdown)
+                      config.breakdown, telemetry_interval_s=config.telemetry_interval_s)
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="voxels/s", per_iteration=loop.timer.samples(),
-        peak_memory_bytes=peak_memory_bytes(device),
+        peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
         extras={**step.finish(), "parameters": model_parameters(model),
                 "iterations_per_minute_wall": 60 * len(loop.timer) / loop.wall_time_s},
     )
@@ -374,7 +374,8 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
             reset_peak_memory(device)
             try:
                 loop = timed_loop(step, iter(reader), device, 0, None, config.breakdown,
-                                  finish=writer.close)
+                                  finish=writer.close,
+                                  telemetry_interval_s=config.telemetry_interval_s)
             finally:
                 if writer.thread.is_alive():
                     writer.close()
@@ -385,6 +386,7 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
         device=device, iterations=len(loop.timer), warmup=min(config.warmup, len(batches)),
         samples=loop.samples, wall_time_s=loop.wall_time_s, unit="voxels/s",
         per_iteration=loop.timer.samples(), peak_memory_bytes=peak_memory_bytes(device),
+        telemetry=loop.telemetry,
         extras={"voxels_written": writer.voxels, "blocks": sum(len(b) for b in timed),
                 "volume_shape": "x".join(map(str, shape)),
                 "input_block": "x".join(map(str, layout["input_shape"])),

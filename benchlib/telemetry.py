@@ -1,0 +1,252 @@
+"""GPU telemetry during a timed loop: NVML (nvidia-ml-py) sampled in a background thread.
+
+Every ``interval_s`` the sampler reads the device's utilization, memory, power, SM and memory
+clocks, temperature and the clock-event (throttle) reasons. Energy comes from NVML's energy
+counter (millijoules since the driver loaded; Volta and newer) read at both ends, or, where the
+counter is not supported, from the power samples integrated over time. Without a CUDA device or
+without NVML the sampler does nothing and the record says why (``telemetry: unavailable: ...``).
+
+The thread only calls NVML, which reads the driver's counters and does not touch the CUDA
+stream, so it adds no synchronisation to the timed loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    import torch
+
+DEFAULT_INTERVAL_S = 0.1
+#: NVML clock-event reason bits (nvml.h ``nvmlClocksEventReason*``) that mean the clocks were
+#: held down: power cap and power brake, thermal slowdown (software and hardware), and the
+#: hardware slowdown (power brake or over-temperature). Idle, application clock settings, sync
+#: boost and display clocks are not throttling.
+THROTTLE_BITS = {
+    "power": 0x4 | 0x80,      # SwPowerCap, HwPowerBrakeSlowdown
+    "thermal": 0x20 | 0x40,   # SwThermalSlowdown, HwThermalSlowdown
+    "hw_slowdown": 0x8,       # HwSlowdown
+}
+THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+COLUMNS = ("t_s", "gpu_util", "mem_util", "memory_used_bytes", "power_w", "sm_clock_mhz",
+           "mem_clock_mhz", "temperature_c", "throttle_reasons")
+
+
+@dataclass
+class Telemetry:
+    """What one device's sampler saw: ``samples`` (one row per reading, columns of
+    :data:`COLUMNS` that NVML supported) and the energy over the sampled window."""
+
+    available: bool
+    reason: str = ""
+    samples: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["t_s"]))
+    energy_j: float | None = None
+    energy_source: str = ""
+
+    def summary(self, samples_processed: int | None = None) -> dict[str, object]:
+        """Record columns: means and maxima, the throttled share of samples (in all and per
+        cause), energy and joules per processed sample."""
+        if not self.available:
+            return {"telemetry": f"unavailable: {self.reason}"}
+        frame = self.samples
+        out: dict[str, object] = {"telemetry": "nvml", "telemetry_samples": len(frame),
+                                  "energy_j": self.energy_j, "energy_source": self.energy_source}
+
+        def column(name: str) -> pd.Series:
+            return frame[name].dropna() if name in frame else pd.Series(dtype=float)
+
+        for name, key, how in (
+            ("gpu_util", "gpu_util_mean", "mean"), ("mem_util", "gpu_mem_util_mean", "mean"),
+            ("memory_used_bytes", "gpu_memory_used_max_bytes", "max"),
+            ("power_w", "power_mean_w", "mean"), ("power_w", "power_max_w", "max"),
+            ("sm_clock_mhz", "sm_clock_mean_mhz", "mean"), ("sm_clock_mhz", "sm_clock_min_mhz", "min"),
+            ("mem_clock_mhz", "mem_clock_mean_mhz", "mean"),
+            ("temperature_c", "temperature_mean_c", "mean"),
+            ("temperature_c", "temperature_max_c", "max"),
+        ):
+            values = column(name)
+            out[key] = float(getattr(values, how)()) if len(values) else None
+        reasons = column("throttle_reasons")
+        if len(reasons):
+            bits = reasons.astype("int64")
+            out["throttled_share"] = float(((bits & THROTTLE_MASK) != 0).mean())
+            for cause, mask in THROTTLE_BITS.items():
+                out[f"throttle_{cause}_share"] = float(((bits & mask) != 0).mean())
+        else:
+            out["throttled_share"] = None
+        out["joules_per_sample"] = (self.energy_j / samples_processed
+                                    if self.energy_j is not None and samples_processed else None)
+        return out
+
+
+def unavailable(reason: str) -> Telemetry:
+    """A Telemetry that says why nothing was sampled."""
+    return Telemetry(available=False, reason=reason)
+
+
+def merge_summaries(summaries: list[dict[str, object]], samples: int) -> dict[str, object]:
+    """One device's summary from several ranks' (one device each): energy summed and divided by
+    all ranks' ``samples``; means averaged; maxima and throttled shares of the worst device."""
+    sampled = [s for s in summaries if s.get("telemetry") == "nvml"]
+    if not sampled:
+        return dict(summaries[0]) if summaries else {"telemetry": "unavailable: no rank reported"}
+    out: dict[str, object] = {"telemetry": "nvml", "telemetry_devices": len(sampled)}
+    keys = list(dict.fromkeys(k for s in sampled for k in s))
+    for key in keys:
+        if key in ("telemetry", "joules_per_sample", "energy_source"):
+            continue
+        values = [s[key] for s in sampled if isinstance(s.get(key), (int, float))]
+        if not values:
+            out[key] = None
+        elif key in ("energy_j", "telemetry_samples"):
+            out[key] = float(sum(values)) if key == "energy_j" else int(sum(values))
+        elif key.endswith(("_max_bytes", "_max_w", "_max_c")) or key.endswith("_share"):
+            out[key] = float(max(values))
+        elif key.endswith("_min_mhz"):
+            out[key] = float(min(values))
+        else:
+            out[key] = float(np.mean(values))
+    out["energy_source"] = sampled[0].get("energy_source", "")
+    energy = out.get("energy_j")
+    out["joules_per_sample"] = energy / samples if isinstance(energy, float) and samples else None
+    return out
+
+
+def _handle(nvml: ModuleType, device: torch.device) -> object:
+    """The NVML handle of a torch CUDA device: by UUID, so CUDA_VISIBLE_DEVICES renumbering
+    cannot pick the wrong GPU; by index where torch cannot say."""
+    index = device.index or 0
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            uuid = str(torch.cuda.get_device_properties(index).uuid)
+            return nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+    except Exception:
+        pass
+    return nvml.nvmlDeviceGetHandleByIndex(index)
+
+
+class TelemetrySampler:
+    """Context manager sampling one CUDA device through NVML every ``interval_s`` seconds.
+
+    ``nvml`` replaces the ``pynvml`` module (tests pass a fake). ``interval_s`` 0 turns
+    sampling off. After the block, :attr:`telemetry` holds what was seen.
+    """
+
+    def __init__(self, device: torch.device, interval_s: float = DEFAULT_INTERVAL_S,
+                 nvml: ModuleType | None = None) -> None:
+        self.device, self.interval_s, self._nvml = device, interval_s, nvml
+        self.telemetry = unavailable("not started")
+        self._rows: list[dict[str, float]] = []
+        self._readers: dict[str, object] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self._energy0: float | None = None
+
+    def _open(self) -> str:
+        """Initialise NVML and find the device; '' on success, else the reason it failed."""
+        if self.interval_s <= 0:
+            return "turned off (telemetry_interval_s 0)"
+        if self._nvml is None:
+            if self.device.type != "cuda":
+                return f"no CUDA device (device {self.device.type}); NVML samples GPUs only"
+            try:
+                import pynvml
+            except ImportError:
+                return "nvidia-ml-py is not installed"
+            self._nvml = pynvml
+        nvml = self._nvml
+        try:
+            nvml.nvmlInit()
+        except Exception as error:
+            return f"NVML: {error}"
+        try:
+            handle = _handle(nvml, self.device)
+        except Exception as error:
+            nvml.nvmlShutdown()
+            return f"NVML has no handle for {self.device}: {error}"
+        getters = {
+            "gpu_util": lambda: nvml.nvmlDeviceGetUtilizationRates(handle).gpu,
+            "mem_util": lambda: nvml.nvmlDeviceGetUtilizationRates(handle).memory,
+            "memory_used_bytes": lambda: nvml.nvmlDeviceGetMemoryInfo(handle).used,
+            "power_w": lambda: nvml.nvmlDeviceGetPowerUsage(handle) / 1e3,
+            "sm_clock_mhz": lambda: nvml.nvmlDeviceGetClockInfo(handle, 1),  # NVML_CLOCK_SM
+            "mem_clock_mhz": lambda: nvml.nvmlDeviceGetClockInfo(handle, 2),  # NVML_CLOCK_MEM
+            "temperature_c": lambda: nvml.nvmlDeviceGetTemperature(handle, 0),  # _GPU
+            "throttle_reasons": lambda: _reasons(nvml, handle),
+        }
+        for name, getter in getters.items():  # keep what this GPU supports
+            try:
+                getter()
+            except Exception:
+                continue
+            self._readers[name] = getter
+        self._energy = lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(handle) / 1e3
+        try:
+            self._energy0 = float(self._energy())
+        except Exception:
+            self._energy0 = None
+        return ""
+
+    def _sample(self) -> None:
+        row = {"t_s": time.perf_counter() - self._t0}
+        for name, getter in self._readers.items():
+            try:
+                row[name] = float(getter())
+            except Exception:
+                row[name] = float("nan")
+        self._rows.append(row)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def __enter__(self) -> TelemetrySampler:
+        reason = self._open()
+        if reason:
+            self.telemetry = unavailable(reason)
+            return self
+        self._t0 = time.perf_counter()
+        self._sample()
+        self._thread = threading.Thread(target=self._loop, name="benchlib-telemetry", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        frame = pd.DataFrame(self._rows, columns=[c for c in COLUMNS if c == "t_s" or c in self._readers])
+        energy, source = None, ""
+        if self._energy0 is not None:
+            try:
+                energy, source = float(self._energy()) - self._energy0, "counter"
+            except Exception:
+                energy = None
+        if energy is None and "power_w" in frame and len(frame) > 1:
+            power = frame[["t_s", "power_w"]].dropna()
+            integrate = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 names it trapz
+            energy = float(integrate(power["power_w"], power["t_s"]))
+            source = "integrated power"
+        self.telemetry = Telemetry(True, samples=frame, energy_j=energy, energy_source=source)
+        with contextlib.suppress(Exception):
+            self._nvml.nvmlShutdown()  # type: ignore[union-attr]
+
+
+def _reasons(nvml: ModuleType, handle: object) -> int:
+    """The clock-event reason bits (named ``ClocksThrottleReasons`` before driver 535)."""
+    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) \
+        or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    return int(getter(handle))

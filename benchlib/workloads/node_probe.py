@@ -1,0 +1,259 @@
+"""The node's ceilings: what its devices, links, CPUs and file system can do at most.
+
+- matrix multiply TFLOP/s per precision (``2 n^3`` flops per ``n x n`` product);
+- device memory bandwidth: a device-to-device copy, counted as bytes read + bytes written
+  (STREAM's copy convention);
+- host-to-device and device-to-host bandwidth from pinned and from pageable host memory;
+- JPEG decode + training transform images/s for each number of loader workers (the same
+  DataLoader the benchmarks use);
+- read throughput of the dataset directory, each file dropped from the page cache first where
+  the kernel allows (``posix_fadvise(DONTNEED)``), so the disk or network file system is read.
+
+Every figure is the mean over ``iterations`` back-to-back repetitions after ``warmup``, timed with
+one device synchronisation at each end (:class:`~benchlib.timing.WallClock`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from benchlib.config import NodeProbeConfig
+from benchlib.results import run_identity
+from benchlib.timing import WallClock
+from benchlib.workloads.loop import progress
+from benchlib.workloads.runtime import resolve_device
+
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+          "bf16": torch.bfloat16}
+READ_CHUNK = 4 << 20
+
+
+@dataclass
+class NodeProbeResult:
+    """The probes' figures as one long table (``probe``, ``setting``, ``value``, ``unit``,
+    ``note``), and the decode curve (images/s per loader workers)."""
+
+    device: torch.device
+    table: pd.DataFrame
+    decode: pd.DataFrame
+    env: dict[str, object] = field(default_factory=dict)
+    num_devices: int = 1
+    num_nodes: int = 1
+
+    def value(self, probe: str, setting: str) -> float | None:
+        """One figure, or None when that probe did not run."""
+        rows = self.table[(self.table["probe"] == probe) & (self.table["setting"] == setting)]
+        return float(rows["value"].iloc[0]) if len(rows) and pd.notna(rows["value"].iloc[0]) else None
+
+
+def seconds_per_call(fn: Callable[[], object], device: torch.device, iterations: int,
+                     warmup: int) -> float:
+    """Mean seconds of ``fn`` over ``iterations`` back-to-back calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    with WallClock(device) as clock:
+        for _ in range(iterations):
+            fn()
+    return clock.seconds / iterations
+
+
+def matmul_tflops(device: torch.device, precision: str, size: int, iterations: int,
+                  warmup: int) -> float:
+    """TFLOP/s of ``size x size`` matrix products in ``precision`` (tf32: fp32 inputs with
+    TF32 tensor cores allowed; fp32: TF32 off)."""
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    try:
+        dtype = DTYPES[precision]
+        a = torch.randn(size, size, device=device).to(dtype)
+        b = torch.randn(size, size, device=device).to(dtype)
+        out = torch.empty(size, size, device=device, dtype=dtype)
+        seconds = seconds_per_call(lambda: torch.mm(a, b, out=out), device, iterations, warmup)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    return 2 * size**3 / seconds / 1e12
+
+
+def memory_bandwidth_gbps(device: torch.device, nbytes: int, iterations: int, warmup: int) -> float:
+    """GB/s (1e9 bytes) of a ``nbytes`` copy within the device: read + write counted."""
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
+    dst = torch.empty_like(src)
+    seconds = seconds_per_call(lambda: dst.copy_(src), device, iterations, warmup)
+    return 2 * src.numel() * 4 / seconds / 1e9
+
+
+def transfer_gbps(device: torch.device, nbytes: int, direction: str, pinned: bool,
+                  iterations: int, warmup: int) -> float:
+    """GB/s of ``nbytes`` copies host-to-device (``h2d``) or device-to-host (``d2h``)."""
+    host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pinned).fill_(1)
+    dev = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+    if direction == "h2d":
+        def copy() -> object:
+            return dev.copy_(host, non_blocking=pinned)
+    else:
+        def copy() -> object:
+            return host.copy_(dev, non_blocking=pinned)
+    return nbytes / seconds_per_call(copy, device, iterations, warmup) / 1e9
+
+
+def decode_images_per_s(data_dir: str, image_size: int, batch_size: int, workers: int,
+                        batches: int) -> float:
+    """Images/s a DataLoader with ``workers`` processes delivers from the JPEG folder with the
+    training transform (RandomResizedCrop + flip, uint8 out). The first batch, which pays the
+    workers' start, is not timed; the folder is passed over again as often as needed."""
+    from benchlib.data.imagefolder import image_folder_loader
+
+    loader = image_folder_loader(data_dir, image_size, batch_size, workers, train=True,
+                                 pin_memory=False)
+
+    def endless(source):
+        while True:
+            yield from source
+
+    stream = endless(loader)
+    next(stream)
+    images = 0
+    start = time.perf_counter()
+    for _ in range(batches):
+        images += len(next(stream)[0])
+    seconds = time.perf_counter() - start
+    del stream, loader  # stops the persistent workers
+    return images / seconds
+
+
+def read_throughput(data_dir: str, max_bytes: int) -> dict[str, float | bool | int]:
+    """Read the folder's files (sorted, up to ``max_bytes``) and time it: MB/s (1e6 bytes) and
+    files/s. Each file is dropped from the page cache before it is read where possible."""
+    files = sorted(p for p in Path(data_dir).rglob("*") if p.is_file())
+    total, count, dropped = 0, 0, hasattr(os, "posix_fadvise")
+    buffer = bytearray(READ_CHUNK)
+    start = time.perf_counter()
+    for path in files:
+        if total >= max_bytes:
+            break
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if dropped:
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                except OSError:
+                    dropped = False
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                while (n := handle.readinto(buffer)) > 0:
+                    total += n
+        finally:
+            os.close(fd)
+        count += 1
+    seconds = time.perf_counter() - start
+    if count == 0:
+        raise FileNotFoundError(f"data_dir {data_dir!r}: no files to read")
+    return {"read_MBps": total / seconds / 1e6, "read_files_per_s": count / seconds,
+            "read_bytes": total, "read_files": count, "read_cache_dropped": dropped}
+
+
+def run(config: NodeProbeConfig) -> NodeProbeResult:
+    """Run every probe the node supports; the rest are rows with a note saying why not."""
+    device = resolve_device(config.device)
+    cuda = device.type == "cuda"
+    rows: list[dict[str, object]] = []
+
+    def add(probe: str, setting: str, value: float | None, unit: str, note: str = "") -> None:
+        rows.append({"probe": probe, "setting": setting, "value": value, "unit": unit, "note": note})
+        progress.tick()
+
+    n, it, warm = config.matmul_size, config.iterations, config.warmup
+    for precision in config.precisions:
+        if precision == "tf32" and not cuda:
+            add("matmul", precision, None, "TFLOP/s", "TF32 is a CUDA tensor-core mode")
+            continue
+        add("matmul", precision, matmul_tflops(device, precision, n, it, warm), "TFLOP/s",
+            f"{n}x{n} @ {n}x{n}")
+    nbytes = config.memory_bytes
+    add("memory", "device copy", memory_bandwidth_gbps(device, nbytes, it, warm), "GB/s",
+        f"{nbytes / 2**20:.0f} MiB read + written" + ("" if cuda else " (host memory: no device)"))
+    for direction in ("h2d", "d2h"):
+        for pinned in (True, False):
+            setting = f"{direction} {'pinned' if pinned else 'pageable'}"
+            if not cuda:
+                add("transfer", setting, None, "GB/s", "no device: nothing to copy to")
+                continue
+            add("transfer", setting, transfer_gbps(device, config.transfer_bytes, direction, pinned,
+                                                   it, warm), "GB/s",
+                f"{config.transfer_bytes / 2**20:.0f} MiB")
+    decode = []
+    if config.data_dir:
+        for workers in config.decode_workers:
+            rate = decode_images_per_s(config.data_dir, config.image_size, config.decode_batch_size,
+                                       workers, config.decode_batches)
+            decode.append({"workers": workers, "images_per_s": rate})
+            add("decode", f"{workers} workers", rate, "images/s",
+                f"JPEG decode + RandomResizedCrop {config.image_size} + flip")
+        read = read_throughput(config.data_dir, config.read_max_bytes)
+        note = f"{read['read_files']} files, {read['read_bytes'] / 1e6:.1f} MB, " + (
+            "page cache dropped per file" if read["read_cache_dropped"] else "page cache NOT dropped")
+        add("read", "data_dir MB/s", read["read_MBps"], "MB/s", note)
+        add("read", "data_dir files/s", read["read_files_per_s"], "files/s", note)
+    else:
+        for probe in ("decode", "read"):
+            add(probe, "", None, "", "no data_dir given")
+    return NodeProbeResult(device=device, table=pd.DataFrame(rows),
+                           decode=pd.DataFrame(decode, columns=["workers", "images_per_s"]))
+
+
+def make_record(config: NodeProbeConfig, result: NodeProbeResult,
+                allreduce: dict[str, object] | None = None) -> dict[str, object]:
+    """The flat record: the best matmul TFLOP/s as throughput, one column per figure
+    (``matmul_tflops_<precision>``, ``memory_GBps``, ``h2d_pinned_GBps``, ...,
+    ``decode_images_per_s_<n>w``, ``read_MBps``); ``allreduce`` (that probe's record) adds
+    its peak bus bandwidth."""
+    matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
+    measured = [v for v in matmul.values() if v is not None]
+    record: dict[str, object] = {
+        **run_identity(config, result), "benchmark": config.benchmark, "model": "node",
+        "dataset": "real" if config.data_dir else "synthetic", "precision": "",
+        "throughput": max(measured) if measured else None, "unit": "TFLOP/s (matmul peak)",
+        "iterations": config.iterations, "warmup": config.warmup, "samples": len(result.table),
+        "device": result.device.type, "seed": config.seed, "status": "ok", "error": "",
+        **matmul, "memory_GBps": result.value("memory", "device copy"),
+    }
+    for direction in ("h2d", "d2h"):
+        for kind in ("pinned", "pageable"):
+            record[f"{direction}_{kind}_GBps"] = result.value("transfer", f"{direction} {kind}")
+    for row in result.decode.itertuples():
+        record[f"decode_images_per_s_{row.workers}w"] = row.images_per_s
+    if len(result.decode):
+        best = result.decode.loc[result.decode["images_per_s"].idxmax()]
+        record.update(decode_best_images_per_s=float(best["images_per_s"]),
+                      decode_best_workers=int(best["workers"]), data_dir=config.data_dir)
+    record["read_MBps"] = result.value("read", "data_dir MB/s")
+    record["read_files_per_s"] = result.value("read", "data_dir files/s")
+    if allreduce:
+        record.update(allreduce_busbw_GBps=allreduce.get("throughput"),
+                      allreduce_devices=allreduce.get("num_devices"))
+    record.update(result.env)
+    return record
+
+
+def run_allreduce(config: NodeProbeConfig, visible_gpus: int | None = None):
+    """The all-reduce probe over ``config.allreduce_count`` devices through torchrun: its
+    result and record, or (None, None) when fewer than two devices take part."""
+    from benchlib import launch
+    from benchlib.config import AllReduceConfig
+    from benchlib.workloads import collectives
+
+    visible = torch.cuda.device_count() if visible_gpus is None else visible_gpus
+    devices = config.allreduce_count(visible)
+    if not devices:
+        return None, None
+    allreduce = AllReduceConfig(campaign=config.campaign, cluster=config.cluster,
+                                device=config.device, num_devices=devices, seed=config.seed,
+                                hang_timeout_s=config.hang_timeout_s)
+    result = launch.run(allreduce)
+    return result, collectives.make_record(allreduce, result)

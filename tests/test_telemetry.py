@@ -1,0 +1,164 @@
+"""NVML telemetry: the sampler against a fake NVML, the summary, merging ranks, the CPU path."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+import torch
+
+from benchlib import telemetry
+from benchlib.plots import telemetry_plot
+from benchlib.telemetry import Telemetry, TelemetrySampler, merge_summaries
+
+
+class NVMLError(Exception):
+    pass
+
+
+class FakeNVML:
+    """pynvml's calls that the sampler makes, with scripted readings. Power 250 W; every third
+    reading reports a software power cap (bit 0x4); the energy counter advances 250 J per
+    second of wall time."""
+
+    def __init__(self, energy: bool = True, clocks: bool = True) -> None:
+        self.energy, self.clocks = energy, clocks
+        self.calls = 0
+        self.initialised = False
+        self.t0 = time.perf_counter()
+
+    def nvmlInit(self) -> None:
+        self.initialised = True
+
+    def nvmlShutdown(self) -> None:
+        self.initialised = False
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> str:
+        return f"gpu{index}"
+
+    def nvmlDeviceGetUtilizationRates(self, handle: str) -> SimpleNamespace:
+        return SimpleNamespace(gpu=90, memory=40)
+
+    def nvmlDeviceGetMemoryInfo(self, handle: str) -> SimpleNamespace:
+        return SimpleNamespace(used=8 << 30, total=80 << 30)
+
+    def nvmlDeviceGetPowerUsage(self, handle: str) -> int:
+        return 250_000  # milliwatts
+
+    def nvmlDeviceGetClockInfo(self, handle: str, kind: int) -> int:
+        if not self.clocks:
+            raise NVMLError("Not Supported")
+        return 1980 if kind == 1 else 2619
+
+    def nvmlDeviceGetTemperature(self, handle: str, sensor: int) -> int:
+        return 65
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: str) -> int:
+        self.calls += 1
+        return 0x4 if self.calls % 3 == 0 else 0x0
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: str) -> int:
+        if not self.energy:
+            raise NVMLError("Not Supported")
+        return int((time.perf_counter() - self.t0) * 250_000)  # millijoules
+
+
+def sample(fake: FakeNVML, seconds: float = 0.3, interval: float = 0.01) -> Telemetry:
+    with TelemetrySampler(torch.device("cuda", 0), interval, nvml=fake) as sampler:  # type: ignore[arg-type]
+        time.sleep(seconds)
+    assert not fake.initialised, "NVML was not shut down"
+    return sampler.telemetry
+
+
+def test_sampler_reads_nvml_in_the_background_and_summarises() -> None:
+    seen = sample(FakeNVML())
+    assert seen.available
+    assert len(seen.samples) >= 10  # 0.3 s at 10 ms
+    assert seen.samples["t_s"].is_monotonic_increasing
+    summary = seen.summary(samples_processed=600)
+    assert summary["telemetry"] == "nvml"
+    assert summary["gpu_util_mean"] == 90 and summary["gpu_mem_util_mean"] == 40
+    assert summary["power_mean_w"] == pytest.approx(250)
+    assert summary["sm_clock_mean_mhz"] == 1980 and summary["mem_clock_mean_mhz"] == 2619
+    assert summary["temperature_max_c"] == 65
+    assert summary["gpu_memory_used_max_bytes"] == 8 << 30
+    # every third reading had the power cap bit: a third of the time throttled, all by power
+    assert summary["throttled_share"] == pytest.approx(1 / 3, abs=0.1)
+    assert summary["throttle_power_share"] == summary["throttled_share"]
+    assert summary["throttle_thermal_share"] == 0
+    # energy from the counter: 250 J/s over about 0.3 s
+    assert summary["energy_source"] == "counter"
+    assert summary["energy_j"] == pytest.approx(250 * 0.3, rel=0.3)
+    assert summary["joules_per_sample"] == pytest.approx(summary["energy_j"] / 600)
+
+
+def test_energy_falls_back_to_integrated_power_and_unsupported_readings_are_left_out() -> None:
+    seen = sample(FakeNVML(energy=False, clocks=False))
+    assert "sm_clock_mhz" not in seen.samples
+    summary = seen.summary(100)
+    assert summary["sm_clock_mean_mhz"] is None
+    assert summary["energy_source"] == "integrated power"
+    span = seen.samples["t_s"].iloc[-1] - seen.samples["t_s"].iloc[0]
+    assert summary["energy_j"] == pytest.approx(250 * span, rel=1e-6)
+
+
+def test_cpu_and_missing_nvml_say_unavailable_without_failing() -> None:
+    with TelemetrySampler(torch.device("cpu")) as sampler:
+        pass
+    assert sampler.telemetry.summary(10) == {
+        "telemetry": "unavailable: no CUDA device (device cpu); NVML samples GPUs only"}
+
+    class Broken(FakeNVML):
+        def nvmlInit(self) -> None:
+            raise NVMLError("NVML Shared Library Not Found")
+
+    with TelemetrySampler(torch.device("cuda", 0), nvml=Broken()) as broken:  # type: ignore[arg-type]
+        pass
+    assert broken.telemetry.summary()["telemetry"] == "unavailable: NVML: NVML Shared Library Not Found"
+    with TelemetrySampler(torch.device("cuda", 0), 0, nvml=FakeNVML()) as off:  # type: ignore[arg-type]
+        pass
+    assert "turned off" in off.telemetry.summary()["telemetry"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path without a GPU")
+def test_the_real_pynvml_without_a_driver_is_reported() -> None:
+    pytest.importorskip("pynvml")
+    with TelemetrySampler(torch.device("cuda", 0), 0.05) as sampler:
+        pass
+    assert sampler.telemetry.summary()["telemetry"].startswith("unavailable: NVML")
+
+
+def test_merge_sums_energy_and_keeps_the_worst_device() -> None:
+    a = {"telemetry": "nvml", "telemetry_samples": 10, "energy_j": 100.0, "power_mean_w": 200.0,
+         "power_max_w": 300.0, "throttled_share": 0.0, "sm_clock_min_mhz": 1900.0,
+         "energy_source": "counter", "joules_per_sample": 1.0}
+    b = {**a, "energy_j": 300.0, "power_mean_w": 400.0, "throttled_share": 0.5,
+         "sm_clock_min_mhz": 1500.0}
+    merged = merge_summaries([a, b], samples=200)
+    assert merged["energy_j"] == 400 and merged["joules_per_sample"] == 2.0
+    assert merged["power_mean_w"] == 300 and merged["power_max_w"] == 300
+    assert merged["throttled_share"] == 0.5 and merged["sm_clock_min_mhz"] == 1500
+    assert merged["telemetry_samples"] == 20 and merged["telemetry_devices"] == 2
+    cpu = {"telemetry": "unavailable: no CUDA device"}
+    assert merge_summaries([cpu, cpu], 10) == cpu
+
+
+def test_a_cpu_run_records_why_telemetry_is_unavailable(tiny: dict) -> None:
+    from benchlib.config import ClassificationConfig
+    from benchlib.launch import run
+    from benchlib.results import make_record
+
+    config = ClassificationConfig(benchmark="inference", **tiny)
+    record = make_record(config, run(config))
+    assert record["telemetry"].startswith("unavailable: no CUDA device")
+
+
+def test_telemetry_plot_marks_throttled_samples() -> None:
+    seen = sample(FakeNVML(), seconds=0.1)
+    figure = telemetry_plot(seen)
+    assert len(figure.axes) == 4
+    assert any(c.get_label() == "throttled" for c in figure.axes[0].collections)
+    assert isinstance(seen.samples, pd.DataFrame)
+    assert telemetry.THROTTLE_MASK & 0x1 == 0  # idle is not throttling
