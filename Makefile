@@ -27,6 +27,7 @@ demo: setup $(DEMO_DATA) $(DEMO_VOLUME)
 	$(BENCHLIB) sweep params/demo.yaml
 	$(BENCHLIB) sweep params/demo-unet3d.yaml
 	$(BENCHLIB) sweep params/demo-scaling.yaml
+	$(BENCHLIB) sweep params/demo-node.yaml
 	$(BENCHLIB) results outputs/demo
 	$(BENCHLIB) report outputs/demo
 

@@ -32,9 +32,17 @@ DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread
            "data_share", "speed_ratio", "expected", "slowdown", "configuration")
 
 
+#: Prefixes of measured columns: timings, environment, telemetry, FLOPs and the node probe's.
+MEASUREMENT_PREFIXES = (
+    "time_", "env_", "result_", "spread_", "throughput", "launch_", "straggler_", "busbw_",
+    "algbw_", "telemetry", "gpu_util", "gpu_mem", "power_", "sm_clock", "mem_clock",
+    "temperature_", "throttle", "energy_", "joules_", "flops_", "achieved_", "matmul_",
+    "memory_GBps", "h2d_", "d2h_", "decode_", "read_", "allreduce_",
+)
+
+
 def _is_measurement(column: str) -> bool:
-    return (column.startswith(("time_", "env_", "result_", "spread_", "throughput", "launch_",
-                               "straggler_", "busbw_", "algbw_"))
+    return (column.startswith(MEASUREMENT_PREFIXES)
             or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s")
             or column.endswith(("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")))
 
@@ -193,9 +201,9 @@ def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
     """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
 
     Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
-    the iteration; the sum of phases when the iteration time is missing).
+    the iteration; the sum of phases when the iteration time is missing). Probes are left out.
     """
-    df = ok(df)
+    df = benchmarks(ok(df))
     default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
                "batch_size", "precision")
     by = list(by) if by is not None else [c for c in default if c in df]
@@ -206,7 +214,12 @@ def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
     phase_times = table[phases]
     total = table["time_iteration_s"] if "time_iteration_s" in table else phase_times.sum(axis=1)
     total = total.fillna(phase_times.sum(axis=1, min_count=1))
-    table["bottleneck"] = phase_times.idxmax(axis=1).str.removeprefix("time_").str.removesuffix("_s")
+    timed = phase_times.notna().any(axis=1)
+    bottleneck = pd.Series(None, index=table.index, dtype=object)
+    if timed.any():
+        bottleneck[timed] = (phase_times[timed].idxmax(axis=1)
+                             .str.removeprefix("time_").str.removesuffix("_s"))
+    table["bottleneck"] = bottleneck
     table["data_share"] = table.get("time_data_s", np.nan) / total
     return table
 

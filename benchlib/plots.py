@@ -211,3 +211,32 @@ def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") ->
     ax.set_xticks(sorted(decode["workers"].unique()))
     fig.tight_layout()
     return fig
+
+
+def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against the datasheet") -> plt.Figure:
+    """Measured / datasheet per figure (1.0 = the datasheet's peak), one bar per probe."""
+    rated = table.dropna(subset=["of_datasheet"]).assign(
+        probe=lambda t: analysis.labels(t, ["cluster", "host"]))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * max(len(rated), 2) + 1))
+    if len(rated):
+        sns.barplot(data=rated, y="figure", x="of_datasheet", hue="probe", ax=ax, orient="h")
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=0.8)
+    ax.set(xlabel="measured / datasheet", ylabel="", title=title)
+    fig.tight_layout()
+    return fig
+
+
+def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
+    """Per run: the share of the iteration spent waiting for data and the model FLOPs
+    utilization, coloured by verdict."""
+    frame = table.assign(run=analysis.labels(table, ["benchmark", "model", "dataset", "batch_size",
+                                                     "precision"]))
+    long = frame.melt(id_vars=["run", "verdict"], value_vars=["data_wait_share", "mfu"],
+                      var_name="figure", value_name="share").dropna(subset=["share"])
+    fig, ax = plt.subplots(figsize=(8, 0.35 * max(len(frame), 2) + 1.2))
+    if len(long):
+        sns.barplot(data=long, y="run", x="share", hue="figure", ax=ax, orient="h")
+    ax.axvline(0.10, color="grey", linestyle=":", linewidth=0.8)
+    ax.set(xlabel="share (data wait of the iteration; MFU of the peak)", ylabel="", title=title)
+    fig.tight_layout()
+    return fig

@@ -19,7 +19,8 @@ import pandas as pd
 from benchlib.results import iter_notebooks, load
 from benchlib.sweep import NOTEBOOK_DIR, LocalKernelManager
 
-SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection")
+SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",
+             "summary_node")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 RUN_COLUMNS = ("benchmark", "model", "dataset", "batch_size", "precision", "gpu", "num_devices",
                "throughput", "unit", "time_iteration_s", "status")

@@ -11,7 +11,8 @@ from .fakes import campaign
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
-SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_projection", "summary_scaling"]
+SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_node", "summary_projection",
+             "summary_scaling"]
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def test_report_has_every_page_offline(report):
     assert sorted(p.stem for p in folder.glob("summary_*.html")) == SUMMARIES
     assert len(list((folder / "runs").glob("*.html"))) == 13
     index = report.read_text()
-    assert index.count('<a href="summary_') == 4 and index.count('href="runs/') == 13
+    assert index.count('<a href="summary_') == 5 and index.count('href="runs/') == 13
     for page in folder.rglob("*.html"):
         text = page.read_text()
         external = re.findall(r'<(?:script|link|img|iframe)[^>]*(?:src|href)="(?!data:)[^"]*//', text)

@@ -221,7 +221,7 @@ def build_allreduce() -> nbformat.NotebookNode:
 NODE_COMMENTS = {
     "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
     "matmul_size": "n of the n x n matrix products",
-    "memory_bytes": "buffer copied within the device (bandwidth = read + written bytes / s)",
+    "memory_bytes": "buffer copied within the device (bytes read + written per second)",
     "transfer_bytes": "buffer copied host <-> device, from pinned and from pageable memory",
     "iterations": "timed repetitions of each probe",
     "data_dir": "ImageNet-layout JPEG folder for the decode and read probes (empty: skip them)",
@@ -425,6 +425,52 @@ SUMMARIES = {
                 '    display(analysis.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN",\n'
                 '                              0.67, metric="time_iteration_s",\n'
                 '                              on=["dataset", "benchmark"]))'),
+        ],
+    ),
+    "summary_node": (
+        "The node: its ceilings, what each run got, and what held it back",
+        "The node probe's ceilings (matrix multiply per precision, memory, host links, JPEG "
+        "decode, data directory) beside datasheet figures; NVML telemetry of every run; and a "
+        "verdict per run: **throttled** (clocks held down by power or heat in at least 10 % of "
+        "the samples), **data-bound** (at least 10 % of each iteration spent waiting for the next "
+        "batch, with the probe's loader capacity against what the model consumes) or "
+        "**compute-bound** with its model FLOPs utilization (FLOPs per sample from "
+        "torch.utils.flop_counter against the measured matmul peak in the run's precision).",
+        {},
+        [
+            new_markdown_cell("## Ceilings against the datasheet"),
+            new_code_cell(
+                "from benchlib import verdict\n\n"
+                "ceilings = verdict.ceilings(df)\n"
+                "if len(ceilings):\n"
+                "    display(ceilings)\n"
+                "    if ceilings[\"of_datasheet\"].notna().any():\n"
+                "        plots.show(plots.ceilings_plot(ceilings))\n"
+                "else:\n"
+                "    display(Markdown(\"No node probe in these results: run \"\n"
+                "                     \"`notebooks/node_probe.ipynb` (params/node.yaml).\"))"),
+            new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
+                              "against its worker processes, per probed node."),
+            new_code_cell(
+                "curves = verdict.decode_curves(df)\n"
+                "if len(curves):\n"
+                "    display(curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
+                "                               values=\"images_per_s\"))\n"
+                "    plots.show(plots.decode_plot(curves))\n"
+                "else:\n"
+                "    display(Markdown(\"No decode probe (the probe ran without data_dir).\"))"),
+            new_markdown_cell("## Verdict per run"),
+            new_code_cell(
+                "judged = verdict.verdicts(df)\n"
+                "if len(judged):\n"
+                "    display(judged.groupby(\"verdict\").size().rename(\"runs\").to_frame())\n"
+                "    display(judged)\n"
+                "    plots.show(plots.verdict_plot(judged))\n"
+                "else:\n"
+                "    display(Markdown(\"No finished benchmark run.\"))"),
+            new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop; "
+                              "`telemetry` says why a run has none (CPU runs, no driver)."),
+            new_code_cell("verdict.telemetry_table(df)"),
         ],
     ),
     "summary_projection": (

@@ -7,6 +7,7 @@ beside them.
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 import pandas as pd
@@ -15,6 +16,7 @@ from benchlib.timing import PHASES
 
 BREAKDOWN_CSV = "cluster_breakdown_resnet50_fp32.csv"
 UNET3D_CSV = "unet3d_cremi_pytorch040.csv"
+DATASHEETS_CSV = "gpu_datasheets.csv"
 DATASETS = {"ImageNet": "real", "Dummy": "synthetic"}
 BENCHMARKS = {"Train": "train", "Inference": "inference", "Smooth Inference": "smooth_inference"}
 
@@ -70,6 +72,22 @@ def unet3d_records() -> pd.DataFrame:
             "samples", "wall_time_s", "time_iteration_s", "throughput", "unit", "cuda", "pytorch",
             "status", "provenance", "schema_version", "num_nodes"]
     return pd.concat([train, predict], ignore_index=True).reindex(columns=keep)
+
+
+def datasheets() -> pd.DataFrame:
+    """Datasheet peaks per GPU variant (dense TFLOP/s per precision, memory and host link GB/s)."""
+    return _csv(DATASHEETS_CSV)
+
+
+def datasheet_for(device_name: str) -> dict[str, object] | None:
+    """The datasheet row whose ``pattern`` matches torch's device name (``NVIDIA H100 80GB
+    HBM3`` -> H100 SXM5), or None for a GPU not listed (and for CPUs)."""
+    if not isinstance(device_name, str) or not device_name:
+        return None
+    for row in datasheets().to_dict("records"):
+        if re.search(row["pattern"], device_name, flags=re.IGNORECASE):
+            return row
+    return None
 
 
 def load() -> pd.DataFrame:

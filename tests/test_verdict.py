@@ -1,0 +1,213 @@
+"""The node probe, FLOPs per sample, datasheets, ceilings and the verdict per run."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from benchlib.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
+from benchlib.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
+from benchlib.reference import datasheet_for, datasheets
+from benchlib.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
+from benchlib.workloads import node_probe
+
+
+def test_flop_counts_match_the_architecture() -> None:
+    # resnet50 at 224 px: 4.09 G multiply-adds forward (8.18 GFLOPs); backward twice that
+    forward = classification_flops_per_sample(ClassificationConfig(benchmark="inference"))
+    train = classification_flops_per_sample(ClassificationConfig(benchmark="train"))
+    assert forward == pytest.approx(8.18e9, rel=0.01)
+    assert train == pytest.approx(3 * forward, rel=0.01)
+    smooth = ClassificationConfig(benchmark="smooth_inference", model="resnet18", noise_samples=10)
+    resnet18 = classification_flops_per_sample(smooth.model_copy(update={"benchmark": "inference"}))
+    assert classification_flops_per_sample(smooth) == pytest.approx(10 * resnet18)
+    # one linear layer: 2 x in x out per sample forward
+    import torch
+
+    assert count_flops(lambda: torch.nn.Linear(100, 10, bias=False), (2, 100), False) == 2 * 2 * 100 * 10
+
+
+def test_unet_flops_are_per_output_voxel() -> None:
+    config = UNet3DTrainConfig(dataset="synthetic", depth=1, base_features=2, growth=2,
+                               pooling=[1, 2, 2], patch_shape=[13, 28, 28])
+    per_voxel = unet3d_flops_per_voxel(config)
+    from benchlib.workloads.unet3d import build_model
+
+    forward = count_flops(lambda: build_model(config), (1, 1, 13, 28, 28), False)
+    voxels = math.prod(config.output_shape)
+    # a training step is the forward pass plus a backward of about twice that (the first
+    # convolution needs no input gradient, so a little less than 3x)
+    assert 2.5 * forward / voxels < per_voxel <= 3 * forward / voxels
+
+
+def test_datasheets_name_the_variant_and_leave_cpus_out() -> None:
+    assert datasheet_for("NVIDIA H100 80GB HBM3")["variant"] == "H100 SXM5 80GB"
+    assert datasheet_for("NVIDIA H100 PCIe")["memory_GBps"] == 2000
+    assert datasheet_for("Tesla V100-SXM2-16GB")["fp16_tflops"] == 125
+    assert datasheet_for("AMD EPYC 7763") is None and datasheet_for("") is None
+    sheets = datasheets()
+    assert sheets["pattern"].is_unique and (sheets["fp32_tflops"] > 0).all()
+
+
+def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
+    config = NodeProbeConfig(device="cpu", precisions=["fp32", "tf32", "bf16"], matmul_size=64,
+                             memory_bytes=1 << 20, iterations=2, warmup=1, data_dir=str(image_dir),
+                             image_size=32, decode_workers=[0, 1], decode_batch_size=4,
+                             decode_batches=2)
+    from benchlib import launch
+
+    result = launch.run(config)
+    table = result.table.set_index(["probe", "setting"])
+    assert table.loc[("matmul", "fp32"), "value"] > 0
+    assert pd.isna(table.loc[("matmul", "tf32"), "value"])  # a CUDA mode: a row that says so
+    assert "CUDA" in table.loc[("matmul", "tf32"), "note"]
+    assert table.loc[("transfer", "h2d pinned"), "note"].startswith("no device")
+    assert list(result.decode["workers"]) == [0, 1] and (result.decode["images_per_s"] > 0).all()
+    assert "18 files" in table.loc[("read", "data_dir MB/s"), "note"]
+    record = node_probe.make_record(config, result)
+    assert record["benchmark"] == "probe_node" and record["unit"] == "TFLOP/s (matmul peak)"
+    assert record["throughput"] == max(record["matmul_tflops_fp32"], record["matmul_tflops_bf16"])
+    assert record["decode_best_workers"] in (0, 1) and record["read_MBps"] > 0
+    assert record["matmul_tflops_tf32"] is None and record["h2d_pinned_GBps"] is None
+    assert record["env_data_fs"]
+    json.dumps(record, default=str)
+    assert node_probe.run_allreduce(config, visible_gpus=0) == (None, None)  # 0 GPUs: skipped
+
+
+def test_node_probe_config_refuses_what_it_cannot_do(tmp_path) -> None:
+    with pytest.raises(ValueError, match="num_devices 2: the node probe runs in one process"):
+        NodeProbeConfig(num_devices=2)
+    with pytest.raises(ValueError, match=r"data_dir .* is not a directory"):
+        NodeProbeConfig(data_dir=str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="precisions"):
+        NodeProbeConfig(precisions=["fp64"])
+    assert NodeProbeConfig().allreduce_count(8) == 8
+    assert NodeProbeConfig().allreduce_count(1) == 0
+    assert NodeProbeConfig(allreduce_devices=1).allreduce_count(8) == 0
+    assert NodeProbeConfig(allreduce_devices=4).allreduce_count(8) == 4
+
+
+PROBE = {"status": "ok", "benchmark": "probe_node", "cluster": "c", "host": "n1", "gpu": "H100",
+         "device": "cuda", "device_name": "NVIDIA H100 80GB HBM3", "matmul_tflops_fp32": 51.0,
+         "matmul_tflops_bf16": 700.0, "memory_GBps": 2900.0, "h2d_pinned_GBps": 53.0,
+         "decode_images_per_s_4w": 800.0, "decode_images_per_s_8w": 1500.0,
+         "decode_images_per_s_16w": 2600.0, "decode_best_images_per_s": 2600.0}
+RUN = {"status": "ok", "benchmark": "train", "cluster": "c", "host": "n1", "gpu": "H100",
+       "device_name": "NVIDIA H100 80GB HBM3", "model": "resnet50", "dataset": "real",
+       "batch_size": 256, "precision": "amp_bf16", "num_workers": 8, "num_devices": 1,
+       "num_nodes": 1, "unit": "images/s", "throughput": 1000.0, "time_iteration_s": 0.256,
+       "time_data_s": 0.0, "achieved_tflops": 24.3, "throttled_share": 0.0}
+
+
+def test_ceilings_against_the_datasheet() -> None:
+    table = ceilings(pd.DataFrame([PROBE])).set_index("figure")
+    assert table.loc["matmul bf16", "datasheet"] == 989.4
+    assert table.loc["matmul bf16", "of_datasheet"] == pytest.approx(700 / 989.4)
+    assert table.loc["device memory", "of_datasheet"] == pytest.approx(2900 / 3350)
+    assert table.loc["host to device (pinned)", "of_datasheet"] == pytest.approx(53 / 63)
+    assert pd.isna(table.loc["JPEG decode (best worker count)", "datasheet"])
+    cpu = ceilings(pd.DataFrame([{**PROBE, "device": "cpu", "device_name": "AMD EPYC"}]))
+    assert cpu["datasheet"].isna().all()
+    curves = decode_curves(pd.DataFrame([PROBE]))
+    assert list(curves["workers"]) == [4, 8, 16]
+
+
+def test_compute_bound_run_gets_mfu_against_the_probe_and_else_the_datasheet() -> None:
+    probe = pd.Series(PROBE)
+    verdict = judge(pd.Series(RUN), probe)
+    assert verdict["verdict"] == "compute-bound"
+    assert verdict["mfu"] == pytest.approx(24.3 / 700)
+    assert verdict["peak_source"] == "probe bf16 matmul"
+    assert verdict["reason"].startswith("MFU 3% of the probe bf16 matmul peak (700.0 TFLOP/s)")
+    no_probe = judge(pd.Series(RUN), None)
+    assert no_probe["mfu"] == pytest.approx(24.3 / 989.4)
+    assert "datasheet bf16 (H100 SXM5 80GB)" in no_probe["reason"]
+    two = judge(pd.Series({**RUN, "num_devices": 2, "throughput": 2000.0, "achieved_tflops": 48.6}))
+    assert two["achieved_tflops_per_device"] == pytest.approx(24.3)
+
+
+def test_data_bound_run_names_the_loader_capacity() -> None:
+    run = pd.Series({**RUN, "time_data_s": 0.128})  # half of each iteration waiting
+    verdict = judge(run, pd.Series(PROBE))
+    assert verdict["verdict"] == "data-bound"
+    assert verdict["data_wait_share"] == pytest.approx(0.5)
+    assert verdict["demand_per_device"] == pytest.approx(2000)
+    assert verdict["loader_capacity_per_device"] == 1500  # 8 workers
+    assert "1,500 images/s per device at 8 workers, below the 2,000 images/s" in verdict["reason"]
+    # synthetic data waiting is data-bound as well, without a loader figure
+    synthetic = judge(pd.Series({**run, "dataset": "synthetic"}), pd.Series(PROBE))
+    assert synthetic["verdict"] == "data-bound" and synthetic["loader_capacity_per_device"] is None
+
+
+def test_throttling_comes_first() -> None:
+    run = pd.Series({**RUN, "time_data_s": 0.128, "throttled_share": 0.4,
+                     "throttle_power_share": 0.4, "throttle_thermal_share": 0.0,
+                     "sm_clock_mean_mhz": 1400.0})
+    verdict = judge(run, pd.Series(PROBE))
+    assert verdict["verdict"] == "throttled"
+    assert verdict["reason"].startswith("clocks held down in 40% of the telemetry samples (power 40%)")
+
+
+def test_loader_capacity_is_shared_by_the_node_s_devices() -> None:
+    probe = pd.Series(PROBE)
+    assert loader_capacity(probe, 4, 4) == (2600 / 4, 16)  # 16 workers on the node
+    assert loader_capacity(probe, 2, 1) == (800, 4)  # below the smallest probed count
+    assert loader_capacity(None, 4, 1) == (None, None)
+
+
+def test_verdicts_match_each_run_to_its_host_s_probe() -> None:
+    other = {**PROBE, "host": "n2", "matmul_tflops_bf16": 350.0}
+    frame = pd.DataFrame([PROBE, other, RUN, {**RUN, "host": "n2"},
+                          {**RUN, "status": "failed"}])
+    table = verdicts(frame)
+    assert len(table) == 2
+    assert list(table["peak_tflops"]) == [700.0, 350.0]
+
+
+def test_node_probe_notebook_takes_every_config_field() -> None:
+    from benchlib.sweep import notebook_parameters
+
+    fixed = {"benchmark", "num_devices", "num_nodes", "node_launcher"}
+    assert set(notebook_parameters("node_probe")) == set(NodeProbeConfig.model_fields) - fixed
+
+
+@pytest.mark.slow
+def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_dir) -> None:
+    import textwrap
+
+    from benchlib.report import build_report
+    from benchlib.results import load
+    from benchlib.sweep import load_sweep, run_sweep
+
+    common = "campaign: node-test\nrepeats: 1\ngrid: {}\n"
+    probe = tmp_path / "probe.yaml"
+    probe.write_text(common + textwrap.dedent(f"""
+        notebook: node_probe
+        base: {{device: cpu, precisions: [fp32], matmul_size: 128, memory_bytes: 1048576,
+                iterations: 2, warmup: 1, data_dir: "{image_dir}", image_size: 32,
+                decode_workers: [0, 1], decode_batch_size: 4, decode_batches: 2,
+                allreduce_devices: 1}}
+    """))
+    train = tmp_path / "train.yaml"
+    train.write_text(common + textwrap.dedent(f"""
+        notebook: train
+        base: {{model: resnet18, image_size: 32, num_classes: 10, iterations: 3, warmup: 1,
+                num_workers: 0, device: cpu, batch_size: 2, dataset: real, data_dir: "{image_dir}"}}
+    """))
+    outputs = tmp_path / "outputs"
+    for spec in (probe, train):
+        assert [o.status for o in run_sweep(load_sweep(spec), outputs, progress=False)] == ["ok"]
+    frame = load(outputs / "node-test").set_index("benchmark")
+    assert frame.loc["train", "flops_per_sample"] > 0 and frame.loc["train", "achieved_tflops"] > 0
+    assert frame.loc["train", "telemetry"].startswith("unavailable: no CUDA device")
+    assert frame.loc["probe_node", "matmul_tflops_fp32"] > 0
+    judged = verdicts(load(outputs / "node-test"))
+    assert len(judged) == 1 and judged["verdict"].iloc[0] in ("compute-bound", "data-bound")
+    assert judged["peak_source"].iloc[0] == "probe fp32 matmul"
+    report = build_report(outputs / "node-test", progress=False)
+    page = (report.parent / "summary_node.html").read_text()
+    assert "matmul fp32" in page and judged["verdict"].iloc[0] in page
+    assert "Traceback" not in page
