@@ -242,10 +242,12 @@ def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], j
     """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time.
 
     Points on ``device: cpu`` ask for no GPU, nor do ``device: auto`` points on a partition
-    without GPUs (``has_gpus``); every other point asks for one GPU per device.
+    without GPUs (``has_gpus``); every other point asks for one GPU per device. A node probe
+    asks for ``allreduce_devices`` GPUs (its all-reduce part), one where that is 0 or 1.
     """
     nodes = int(parameters.get("num_nodes") or 1)
-    per_node = max(1, int(parameters.get("num_devices") or 1) // nodes)
+    per_node = max(1, int(parameters.get("num_devices") or 1) // nodes,
+                   int(parameters.get("allreduce_devices") or 0))
     device = str(parameters.get("device", "auto"))
     gpus = 0 if device.startswith("cpu") or (device == "auto" and not has_gpus) else per_node
     request: dict[str, Any] = {

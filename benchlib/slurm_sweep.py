@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchlib import campaign, slurm
 from benchlib.config import ConfigError
-from benchlib.results import sidecar_path, write_json_atomic
+from benchlib.results import failed_record, sidecar_path, write_json_atomic
 
 
 class SubmissionError(RuntimeError):
@@ -48,17 +48,20 @@ class Submission:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def _warning_handler(time_min: int, signal_delay_s: int):
+def _warning_handler(time_min: int, signal_delay_s: int, warned: list[str]):
+    """The USR2 handler: note the reason in ``warned`` and raise it where the job stands."""
     start = time.time()
 
     def handler(signum: int, frame: object) -> None:
         elapsed = time.time() - start
         limit = time_min * 60
         if elapsed >= limit - signal_delay_s - 120:
-            raise TimeLimitReached(
+            warned.append(
                 f"time limit: Slurm warned (USR2, up to {signal_delay_s} s ahead) that the job's "
                 f"{time_min} min time limit was near, after {elapsed:.0f} s; the point was stopped")
-        raise Preempted(f"preempted: Slurm's warning came after {elapsed:.0f} s of {time_min} min")
+            raise TimeLimitReached(warned[-1])
+        warned.append(f"preempted: Slurm's warning came after {elapsed:.0f} s of {time_min} min")
+        raise Preempted(warned[-1])
 
     return handler
 
@@ -75,14 +78,31 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
 
     from benchlib.sweep import execute_point
 
-    terminated = []
+    terminated: list[int] = []
+    warned: list[str] = []
     # Slurm sends SIGCONT just before each signal; submitit would log it, and an exception
     # raised by the USR2 handler inside that logging call would be swallowed by logging
     signal.signal(signal.SIGCONT, signal.SIG_DFL)
-    signal.signal(signal.SIGUSR2, _warning_handler(time_min, signal_delay_s))
+    signal.signal(signal.SIGUSR2, _warning_handler(time_min, signal_delay_s, warned))
     signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
-    outcome = execute_point(point, target, cell_timeout_s, base_dir, notebook_dir,
-                            context=slurm.job_ids_from_env())
+    try:
+        outcome = execute_point(point, target, cell_timeout_s, base_dir, notebook_dir,
+                                context=slurm.job_ids_from_env())
+    except Exception:
+        # the warning can land anywhere, e.g. inside an import that wraps the exception in its
+        # own (lark's VisitError while papermill imports): the noted reason is what counts
+        if not warned:
+            raise
+        record = failed_record(point.parameters, warned[0], point_id=point.point_id,
+                               notebook=point.notebook, repeat=point.repeat,
+                               **slurm.job_ids_from_env())
+        write_json_atomic(sidecar_path(target), record)
+        return "failed"
+    if warned and outcome.status == "failed" and warned[0] not in outcome.error:
+        sidecar = sidecar_path(target)
+        record = json.loads(sidecar.read_text())
+        record["error"] = f"{warned[0]}; the notebook then failed with {record.get('error', '')}"
+        write_json_atomic(sidecar, record)
     if terminated and outcome.status == "failed":
         paths = submitit.JobEnvironment().paths
         state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"

@@ -109,6 +109,8 @@ def test_each_point_asks_for_its_nodes_gpus_cpus_and_memory():
     auto = {"device": "auto", "num_devices": 2}
     assert slurm.submission_parameters(executor, auto, "x", has_gpus=True)["gpus_per_node"] == 2
     assert "gpus_per_node" not in slurm.submission_parameters(executor, auto, "x", has_gpus=False)
+    probe = slurm.submission_parameters(executor, {"allreduce_devices": 8}, "x")
+    assert probe["gpus_per_node"] == 8 and probe["nodes"] == 1  # the node probe's all-reduce
 
 
 @pytest.mark.parametrize(("partition", "sinfo", "expected"), [
@@ -149,6 +151,37 @@ def test_a_params_file_with_a_bad_slurm_setting_stops_before_submitting(tmp_path
     assert main(["sweep", str(params), "--outputs", str(tmp_path / "out"),
                  "--partition", "gpu"]) == 2
     assert "need the slurm executor" in capsys.readouterr().err
+
+
+def test_a_warning_that_lands_inside_an_import_still_reads_time_limit(tmp_path, monkeypatch):
+    """Slurm may send USR2 seconds after the start, while papermill is still being imported; a
+    library there (lark) wraps the exception in its own. The point is still a time limit."""
+    import signal
+
+    from benchlib import slurm_sweep, sweep
+
+    def importing(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGUSR2)
+            time.sleep(1)
+        except Exception as error:
+            raise RuntimeError("VisitError: Error trying to process rule") from error
+        raise AssertionError("the warning did not arrive")
+
+    monkeypatch.setattr(sweep, "execute_point", importing)
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    (point,) = load_sweep(_params(tmp_path, "warned", {"kind": "local"})).points
+    target = tmp_path / "out" / f"{point.name}.ipynb"
+    saved = {s: signal.getsignal(s) for s in (signal.SIGCONT, signal.SIGUSR2, signal.SIGTERM)}
+    try:
+        status = slurm_sweep.run_point_job(point, target, None, tmp_path, tmp_path, 1, 30)
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+    record = json.loads(target.with_suffix(".json").read_text())
+    assert status == "failed" and record["status"] == "failed"
+    assert record["error"].startswith("time limit: Slurm warned (USR2, up to 30 s ahead)")
+    assert record["env_slurm_job_id"] == "77" and record["point_id"] == point.point_id
 
 
 def test_status_records_a_job_that_died_without_a_result(tmp_path, monkeypatch):
