@@ -64,7 +64,7 @@ BAD = [
     ({"base": {**GOOD["base"], "dataset": "real", "data_dir": "no/such/dir"}},
      ["base.data_dir: data_dir '", "no/such/dir' is not a directory"]),
     ({"notebook": "trian"},
-     ["notebook: 'trian' not found", "available: allreduce, inference, smooth_inference"]),
+     ["notebook: 'trian' not found", "available: allreduce, inference, node_probe, smooth_inference"]),
     ({"grid": {"batch_size": []}}, ["grid: bad value", "at least one value: batch_size"]),
     ({"campaign": "../escape"}, ["campaign: bad value '../escape'"]),
     ({"repeats": 0}, ["repeats: bad value 0"]),

@@ -211,3 +211,21 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
     page = (report.parent / "summary_node.html").read_text()
     assert "matmul fp32" in page and judged["verdict"].iloc[0] in page
     assert "Traceback" not in page
+
+
+@pytest.mark.gpu
+def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
+    from benchlib import launch
+    from benchlib.results import make_record
+
+    probe = launch.run(NodeProbeConfig(device="cuda", matmul_size=1024, memory_bytes=64 << 20,
+                                       transfer_bytes=16 << 20, iterations=5, allreduce_devices=1))
+    record = node_probe.make_record(NodeProbeConfig(device="cuda"), probe)
+    for column in ("matmul_tflops_fp32", "matmul_tflops_tf32", "matmul_tflops_bf16", "memory_GBps",
+                   "h2d_pinned_GBps", "h2d_pageable_GBps", "d2h_pinned_GBps", "d2h_pageable_GBps"):
+        assert record[column] > 0, column
+    tiny.update(device="cuda", iterations=30)
+    config = ClassificationConfig(benchmark="inference", telemetry_interval_s=0.01, **tiny)
+    run = make_record(config, launch.run(config))
+    assert run["telemetry"] == "nvml" and run["telemetry_samples"] >= 2
+    assert run["power_mean_w"] > 0 and run["energy_j"] > 0 and run["joules_per_sample"] > 0
