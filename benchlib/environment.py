@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from benchlib.slurm import job_ids_from_env
+from benchlib.telemetry import interconnect
 
 #: Short GPU names, matched in this order against the device name.
 GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A40", "A30", "A10",
@@ -185,6 +186,7 @@ def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
         "env_data_fs": filesystem_type(data_path),
         "env_torch_threads": torch.get_num_threads(),
     }
+    env.update(interconnect(device))
     env.update(job_ids_from_env())
     env.update(allowed_environment())
     return env

@@ -135,6 +135,62 @@ def _handle(nvml: ModuleType, device: torch.device) -> object:
     return nvml.nvmlDeviceGetHandleByIndex(index)
 
 
+def open_nvml(device: torch.device, nvml: ModuleType | None = None) -> tuple[ModuleType, object] | str:
+    """Initialise NVML and find ``device``: (the module, the handle), or why not. ``nvml``
+    replaces pynvml (tests pass a fake). The caller shuts NVML down."""
+    if nvml is None:
+        if device.type != "cuda":
+            return f"no CUDA device (device {device.type}); NVML samples GPUs only"
+        try:
+            import pynvml
+        except ImportError:
+            return "nvidia-ml-py is not installed"
+        nvml = pynvml
+    try:
+        nvml.nvmlInit()
+    except Exception as error:
+        return f"NVML: {error}"
+    try:
+        return nvml, _handle(nvml, device)
+    except Exception as error:
+        nvml.nvmlShutdown()
+        return f"NVML has no handle for {device}: {error}"
+
+
+def interconnect(device: torch.device, nvml: ModuleType | None = None) -> dict[str, object]:
+    """How the GPU connects, for the record's provenance: active NVLinks, the PCIe link it
+    can run at and the one it runs at now (idle GPUs drop to a lower generation), and a short
+    ``env_gpu_interconnect`` (``NVLink x18 + PCIe Gen5 x16``); empty without NVML."""
+    opened = open_nvml(device, nvml)
+    if isinstance(opened, str):
+        return {"env_gpu_interconnect": ""}
+    nvml, handle = opened
+
+    def read(name: str, *args: object) -> int | None:
+        try:
+            return int(getattr(nvml, name)(handle, *args))
+        except Exception:
+            return None
+
+    try:
+        links = 0
+        for link in range(int(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18))):
+            state = read("nvmlDeviceGetNvLinkState", link)
+            if state is None:
+                break
+            links += state == 1  # NVML_FEATURE_ENABLED
+        gen, width = read("nvmlDeviceGetMaxPcieLinkGeneration"), read("nvmlDeviceGetMaxPcieLinkWidth")
+        now = (read("nvmlDeviceGetCurrPcieLinkGeneration"), read("nvmlDeviceGetCurrPcieLinkWidth"))
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
+    pcie = f"PCIe Gen{gen} x{width}" if gen and width else ""
+    parts = [f"NVLink x{links}"] if links else []
+    return {"env_gpu_nvlinks": links, "env_gpu_pcie": pcie,
+            "env_gpu_pcie_now": f"PCIe Gen{now[0]} x{now[1]}" if all(now) else "",
+            "env_gpu_interconnect": " + ".join([*parts, pcie] if pcie else parts)}
+
+
 class TelemetrySampler:
     """Context manager sampling one CUDA device through NVML every ``interval_s`` seconds.
 
@@ -157,24 +213,11 @@ class TelemetrySampler:
         """Initialise NVML and find the device; '' on success, else the reason it failed."""
         if self.interval_s <= 0:
             return "turned off (telemetry_interval_s 0)"
-        if self._nvml is None:
-            if self.device.type != "cuda":
-                return f"no CUDA device (device {self.device.type}); NVML samples GPUs only"
-            try:
-                import pynvml
-            except ImportError:
-                return "nvidia-ml-py is not installed"
-            self._nvml = pynvml
-        nvml = self._nvml
-        try:
-            nvml.nvmlInit()
-        except Exception as error:
-            return f"NVML: {error}"
-        try:
-            handle = _handle(nvml, self.device)
-        except Exception as error:
-            nvml.nvmlShutdown()
-            return f"NVML has no handle for {self.device}: {error}"
+        opened = open_nvml(self.device, self._nvml)
+        if isinstance(opened, str):
+            return opened
+        nvml, handle = opened
+        self._nvml = nvml
         getters = {
             "gpu_util": lambda: nvml.nvmlDeviceGetUtilizationRates(handle).gpu,
             "mem_util": lambda: nvml.nvmlDeviceGetUtilizationRates(handle).memory,

@@ -162,3 +162,38 @@ def test_telemetry_plot_marks_throttled_samples() -> None:
     assert any(c.get_label() == "throttled" for c in figure.axes[0].collections)
     assert isinstance(seen.samples, pd.DataFrame)
     assert telemetry.THROTTLE_MASK & 0x1 == 0  # idle is not throttling
+
+
+class LinkedNVML(FakeNVML):
+    NVML_NVLINK_MAX_LINKS = 18
+
+    def __init__(self, links: int, gen: int = 5) -> None:
+        super().__init__()
+        self.links, self.gen = links, gen
+
+    def nvmlDeviceGetNvLinkState(self, handle: str, link: int) -> int:
+        if self.links == 0:
+            raise NVMLError("Not Supported")
+        return 1 if link < self.links else 0
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: str) -> int:
+        return self.gen
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle: str) -> int:
+        return 16
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: str) -> int:
+        return 1  # idle
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: str) -> int:
+        return 16
+
+
+def test_interconnect_names_nvlinks_and_the_pcie_link() -> None:
+    sxm = telemetry.interconnect(torch.device("cuda", 0), LinkedNVML(18))  # type: ignore[arg-type]
+    assert sxm == {"env_gpu_nvlinks": 18, "env_gpu_pcie": "PCIe Gen5 x16",
+                   "env_gpu_pcie_now": "PCIe Gen1 x16",
+                   "env_gpu_interconnect": "NVLink x18 + PCIe Gen5 x16"}
+    pcie = telemetry.interconnect(torch.device("cuda", 0), LinkedNVML(0, gen=4))  # type: ignore[arg-type]
+    assert pcie["env_gpu_interconnect"] == "PCIe Gen4 x16" and pcie["env_gpu_nvlinks"] == 0
+    assert telemetry.interconnect(torch.device("cpu")) == {"env_gpu_interconnect": ""}
