@@ -213,30 +213,34 @@ def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") ->
     return fig
 
 
+def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: float,
+          xlabel: str, title: str) -> plt.Figure:
+    """Horizontal bars of ``x`` per ``y`` and ``hue``, with a vertical reference line."""
+    fig, ax = plt.subplots(figsize=(8, 0.4 * max(rows, 2) + 1.2))
+    if len(data):
+        sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h")
+    ax.axvline(line_at, color="black", linestyle="--", linewidth=0.8)
+    ax.set(xlabel=xlabel, ylabel="", title=title)
+    fig.tight_layout()
+    return fig
+
+
 def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against the datasheet") -> plt.Figure:
     """Measured / datasheet per figure (1.0 = the datasheet's peak), one bar per probe."""
     rated = table.dropna(subset=["of_datasheet"]).assign(
         probe=lambda t: analysis.labels(t, ["cluster", "host"]))
-    fig, ax = plt.subplots(figsize=(8, 0.45 * max(len(rated), 2) + 1))
-    if len(rated):
-        sns.barplot(data=rated, y="figure", x="of_datasheet", hue="probe", ax=ax, orient="h")
-    ax.axvline(1.0, color="black", linestyle="--", linewidth=0.8)
-    ax.set(xlabel="measured / datasheet", ylabel="", title=title)
-    fig.tight_layout()
-    return fig
+    return _bars(rated, "figure", "of_datasheet", "probe", len(rated), 1.0,
+                 "measured / datasheet", title)
 
 
 def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
-    """Per run: the share of the iteration spent waiting for data and the model FLOPs
-    utilization, coloured by verdict."""
-    frame = table.assign(run=analysis.labels(table, ["benchmark", "model", "dataset", "batch_size",
-                                                     "precision"]))
-    long = frame.melt(id_vars=["run", "verdict"], value_vars=["data_wait_share", "mfu"],
+    """Per run (labelled with its verdict): the share of the iteration spent waiting for data
+    and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
+    from benchlib.verdict import DATA_BOUND_SHARE
+
+    run = analysis.labels(table, ["benchmark", "model", "dataset", "batch_size", "precision"])
+    frame = table.assign(run=run + " [" + table["verdict"] + "]")
+    long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])
-    fig, ax = plt.subplots(figsize=(8, 0.35 * max(len(frame), 2) + 1.2))
-    if len(long):
-        sns.barplot(data=long, y="run", x="share", hue="figure", ax=ax, orient="h")
-    ax.axvline(0.10, color="grey", linestyle=":", linewidth=0.8)
-    ax.set(xlabel="share (data wait of the iteration; MFU of the peak)", ylabel="", title=title)
-    fig.tight_layout()
-    return fig
+    return _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
+                 "share (data wait of the iteration; MFU of the peak)", title)

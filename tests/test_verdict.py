@@ -229,3 +229,15 @@ def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
     run = make_record(config, launch.run(config))
     assert run["telemetry"] == "nvml" and run["telemetry_samples"] >= 2
     assert run["power_mean_w"] > 0 and run["energy_j"] > 0 and run["joules_per_sample"] > 0
+
+
+def test_plots_of_ceilings_and_verdicts() -> None:
+    from benchlib.plots import ceilings_plot, verdict_plot
+
+    figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert "matmul bf16" in labels and "JPEG decode (best worker count)" not in labels  # no sheet
+    table = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "batch_size": 128}]))
+    labels = [t.get_text() for t in verdict_plot(table).axes[0].get_yticklabels()]
+    assert any(label.endswith("[data-bound]") for label in labels)
+    assert any(label.endswith("[compute-bound]") for label in labels)
