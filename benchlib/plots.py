@@ -238,9 +238,14 @@ def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> p
     and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
     from benchlib.verdict import DATA_BOUND_SHARE
 
-    run = analysis.labels(table, ["benchmark", "model", "dataset", "batch_size", "precision"])
+    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
+                  "num_devices"]
+    varying = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
+    shown = table.assign(num_devices=table["num_devices"].astype(str) + " dev") \
+        if "num_devices" in varying else table
+    run = analysis.labels(shown, varying or ["benchmark"])
     frame = table.assign(run=run + " [" + table["verdict"] + "]")
     long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])
     return _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
-                 "share (data wait of the iteration; MFU of the peak)", title)
+                 "data wait / iteration; MFU / peak", title)
