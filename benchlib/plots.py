@@ -194,9 +194,10 @@ def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the ti
         sns.lineplot(data=frame, x="t_s", y=column, ax=ax, linewidth=1)
         if throttled.any():
             ax.scatter(frame.loc[throttled, "t_s"], frame.loc[throttled, column], color="red", s=8,
-                       label="throttled", zorder=3)
-            ax.legend(fontsize=7, loc="lower right")
+                       label="throttled (power / thermal)", zorder=3)
         ax.set(ylabel=label)
+    if throttled.any():
+        axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set(xlabel="seconds into the timed loop")
     axes[0, 0].set(title=title)
     fig.tight_layout()
