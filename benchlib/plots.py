@@ -237,14 +237,9 @@ def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against t
 def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
     """Per run (labelled with its verdict): the share of the iteration spent waiting for data
     and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
-    from benchlib.verdict import DATA_BOUND_SHARE
+    from benchlib.verdict import DATA_BOUND_SHARE, run_labels
 
-    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
-                  "num_devices"]
-    varying = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
-    shown = table.assign(num_devices=table["num_devices"].astype(str) + " dev") \
-        if "num_devices" in varying else table
-    run = analysis.labels(shown, varying or ["benchmark"])
+    run = run_labels(table)
     frame = table.assign(run=run + " [" + table["verdict"] + "]")
     long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])

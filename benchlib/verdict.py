@@ -208,3 +208,37 @@ def telemetry_table(df: pd.DataFrame) -> pd.DataFrame:
                            "sm_clock_mean_mhz", "temperature_max_c", "throttled_share",
                            "energy_j", "joules_per_sample") if c in runs]
     return runs[columns].reset_index(drop=True)
+
+
+FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
+           "peak_tflops", "demand_per_device", "loader_capacity_per_device")
+
+
+def run_labels(judged: pd.DataFrame) -> pd.Series:
+    """A short label per run from the columns that vary (devices written as ``2 dev``)."""
+    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
+                  "num_devices"]
+    varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
+    if "num_devices" in varying:
+        devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
+        judged = judged.assign(num_devices=devices.astype(str) + " dev")
+    shown = judged
+    return analysis.labels(shown, varying or ["benchmark"])
+
+
+def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts as a compact table: the run, its verdict and the figures behind it (shares
+    as fractions, rounded); the reasons are in :func:`reasons`."""
+    figures = [c for c in FIGURES if c in judged]
+    table = judged.assign(run=run_labels(judged))[["run", "throughput", "unit", "verdict", *figures]]
+    return table.round({c: 3 for c in ("data_wait_share", "mfu", "throttled_share")}
+                       | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
+                                         "peak_tflops", "demand_per_device",
+                                         "loader_capacity_per_device")})
+
+
+def reasons(judged: pd.DataFrame) -> str:
+    """One Markdown bullet per run: its label, verdict and the reason in full."""
+    labels = run_labels(judged)
+    return "\n".join(f"- **{label}**: {row.verdict}: {row.reason}"
+                     for label, row in zip(labels, judged.itertuples(), strict=True))

@@ -241,3 +241,16 @@ def test_plots_of_ceilings_and_verdicts() -> None:
     labels = [t.get_text() for t in verdict_plot(table).axes[0].get_yticklabels()]
     assert any(label.endswith("[data-bound]") for label in labels)
     assert any(label.endswith("[compute-bound]") for label in labels)
+
+
+def test_verdict_table_and_reasons_name_each_run() -> None:
+    from benchlib.verdict import reasons, verdict_table
+
+    judged = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "num_devices": 2,
+                                                 "throughput": 2000.0}]))
+    table = verdict_table(judged)
+    assert list(table["run"]) == ["1 dev", "2 dev"]
+    assert list(table["verdict"]) == ["compute-bound", "data-bound"]
+    assert "reason" not in table and table["data_wait_share"].iloc[1] == 0.5
+    text = reasons(judged)
+    assert text.splitlines()[1].startswith("- **2 dev**: data-bound: waited 50% of each iteration")

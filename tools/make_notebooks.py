@@ -464,7 +464,8 @@ SUMMARIES = {
                 "judged = verdict.verdicts(df)\n"
                 "if len(judged):\n"
                 "    display(judged.groupby(\"verdict\").size().rename(\"runs\").to_frame())\n"
-                "    display(judged)\n"
+                "    display(verdict.verdict_table(judged))\n"
+                "    display(Markdown(verdict.reasons(judged)))\n"
                 "    plots.show(plots.verdict_plot(judged))\n"
                 "else:\n"
                 "    display(Markdown(\"No finished benchmark run.\"))"),
