@@ -242,3 +242,13 @@ def reasons(judged: pd.DataFrame) -> str:
     labels = run_labels(judged)
     return "\n".join(f"- **{label}**: {row.verdict}: {row.reason}"
                      for label, row in zip(labels, judged.itertuples(), strict=True))
+
+
+def datasheets_seen(df: pd.DataFrame) -> pd.DataFrame:
+    """The datasheet rows of the GPUs that ran these records (by ``device_name``), so that
+    runs can be read against the hardware's figures even where no probe ran."""
+    names = analysis.ok(df).get("device_name", pd.Series(dtype=object)).dropna().unique()
+    rows = [{"device_name": name, **sheet} for name in names if (sheet := datasheet_for(name))]
+    columns = ["device_name", "variant", "fp32_tflops", "tf32_tflops", "fp16_tflops",
+               "bf16_tflops", "memory_GBps", "host_link", "host_link_GBps", "note"]
+    return pd.DataFrame(rows).reindex(columns=columns)

@@ -254,3 +254,13 @@ def test_verdict_table_and_reasons_name_each_run() -> None:
     assert "reason" not in table and table["data_wait_share"].iloc[1] == 0.5
     text = reasons(judged)
     assert text.splitlines()[1].startswith("- **2 dev**: data-bound: waited 50% of each iteration")
+
+
+def test_datasheets_of_the_gpus_seen() -> None:
+    from benchlib.verdict import datasheets_seen
+
+    frame = pd.DataFrame([RUN, {**RUN, "device_name": "Tesla V100-SXM2-32GB"},
+                          {**RUN, "device_name": "AMD EPYC 7763"}])
+    seen = datasheets_seen(frame)
+    assert list(seen["variant"]) == ["H100 SXM5 80GB", "V100 SXM2"]
+    assert datasheets_seen(frame.iloc[2:]).empty

@@ -449,6 +449,13 @@ SUMMARIES = {
                 "else:\n"
                 "    display(Markdown(\"No node probe in these results: run \"\n"
                 "                     \"`notebooks/node_probe.ipynb` (params/node.yaml).\"))"),
+            new_markdown_cell("## Datasheet figures of the GPUs in these results\n\nDense "
+                              "TFLOP/s per precision, memory and host-link GB/s "
+                              "(`benchlib/reference/gpu_datasheets.csv`)."),
+            new_code_cell("sheets = verdict.datasheets_seen(df)\n"
+                          "nothing = Markdown(\"No listed GPU in these results (CPU runs, or a "
+                          "GPU not in the datasheet file).\")\n"
+                          "sheets if len(sheets) else nothing"),
             new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
                               "against its worker processes, per probed node."),
             new_code_cell(
