@@ -289,7 +289,13 @@ class TelemetrySampler:
 
 
 def _reasons(nvml: ModuleType, handle: object) -> int:
-    """The clock-event reason bits (named ``ClocksThrottleReasons`` before driver 535)."""
-    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) \
-        or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-    return int(getter(handle))
+    """The clock-event reason bits: ``nvmlDeviceGetCurrentClocksEventReasons`` (drivers 535 and
+    newer), else the older ``...ClocksThrottleReasons`` (a driver without the new symbol
+    raises NVMLError_FunctionNotFound even where nvidia-ml-py has the function)."""
+    newer = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+    if newer is not None:
+        try:
+            return int(newer(handle))
+        except Exception:
+            pass
+    return int(nvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle))

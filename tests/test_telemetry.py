@@ -197,3 +197,15 @@ def test_interconnect_names_nvlinks_and_the_pcie_link() -> None:
     pcie = telemetry.interconnect(torch.device("cuda", 0), LinkedNVML(0, gen=4))  # type: ignore[arg-type]
     assert pcie["env_gpu_interconnect"] == "PCIe Gen4 x16" and pcie["env_gpu_nvlinks"] == 0
     assert telemetry.interconnect(torch.device("cpu")) == {"env_gpu_interconnect": ""}
+
+
+def test_throttle_reasons_fall_back_to_the_older_nvml_call() -> None:
+    class OldDriver(FakeNVML):
+        def nvmlDeviceGetCurrentClocksEventReasons(self, handle: str) -> int:
+            raise NVMLError("Function Not Found")
+
+        def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: str) -> int:
+            return 0x40  # hardware thermal slowdown
+
+    summary = sample(OldDriver(), seconds=0.05).summary(10)
+    assert summary["throttled_share"] == 1.0 and summary["throttle_thermal_share"] == 1.0
