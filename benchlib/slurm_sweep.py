@@ -76,7 +76,7 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
     """
     import submitit
 
-    from benchlib.sweep import execute_point
+    from benchlib.sweep import execute_point, point_context
 
     terminated: list[int] = []
     warned: list[str] = []
@@ -93,26 +93,26 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
         # own (lark's VisitError while papermill imports): the noted reason is what counts
         if not warned:
             raise
-        record = failed_record(point.parameters, warned[0], point_id=point.point_id,
-                               notebook=point.notebook, repeat=point.repeat,
-                               **slurm.job_ids_from_env())
+        record = failed_record(point.parameters, warned[0],
+                               **point_context(point, slurm.job_ids_from_env()))
         write_json_atomic(sidecar_path(target), record)
         return "failed"
     if warned and outcome.status == "failed" and warned[0] not in outcome.error:
-        sidecar = sidecar_path(target)
-        record = json.loads(sidecar.read_text())
-        record["error"] = f"{warned[0]}; the notebook then failed with {record.get('error', '')}"
-        write_json_atomic(sidecar, record)
+        _prefix_error(target, warned[0])
     if terminated and outcome.status == "failed":
         paths = submitit.JobEnvironment().paths
         state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"
-        sidecar = sidecar_path(target)
-        record = json.loads(sidecar.read_text())
-        record["error"] = (f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM); "
-                           f"the notebook then failed with {record.get('error', '')}")
-        record["slurm_state"] = state
-        write_json_atomic(sidecar, record)
+        _prefix_error(target, f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM)",
+                      slurm_state=state)
     return outcome.status
+
+
+def _prefix_error(target: Path, reason: str, **columns: object) -> None:
+    """Put why the job stopped in front of a failed point's error (and set ``columns``)."""
+    sidecar = sidecar_path(target)
+    record = json.loads(sidecar.read_text())
+    record.update(columns, error=f"{reason}; the notebook then failed with {record.get('error', '')}")
+    write_json_atomic(sidecar, record)
 
 
 def _job_entry(job, request: dict, folder: Path) -> dict:

@@ -329,6 +329,14 @@ def run_sweep(
     return outcomes
 
 
+def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The columns every record of ``point`` gets besides its parameters: the notebook's fixed
+    values (``benchmark``), point id, notebook, repeat, and ``context`` (e.g. SLURM job ids)."""
+    fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
+    return {**(context or {}), **fixed, "point_id": point.point_id, "notebook": point.notebook,
+            "repeat": point.repeat}
+
+
 def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_dir: Path,
                   notebook_dir: Path = NOTEBOOK_DIR, context: dict[str, Any] | None = None,
                   ) -> PointOutcome:
@@ -341,9 +349,7 @@ def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_d
     partial = target.parent / ".partial" / target.name
     partial.parent.mkdir(parents=True, exist_ok=True)
     parameters = resolve_paths(point.parameters, base_dir)
-    fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
-    context = {**(context or {}), **fixed, "point_id": point.point_id,
-               "notebook": point.notebook, "repeat": point.repeat}
+    context = point_context(point, context)
     start = time.perf_counter()
     error = ""
     try:

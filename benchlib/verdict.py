@@ -222,8 +222,7 @@ def run_labels(judged: pd.DataFrame) -> pd.Series:
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
         judged = judged.assign(num_devices=devices.astype(str) + " dev")
-    shown = judged
-    return analysis.labels(shown, varying or ["benchmark"])
+    return analysis.labels(judged, varying or ["benchmark"])
 
 
 def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ beside them.
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 
@@ -79,14 +80,19 @@ def datasheets() -> pd.DataFrame:
     return _csv(DATASHEETS_CSV)
 
 
+@functools.cache
+def _datasheet_rows() -> tuple[dict[str, object], ...]:
+    return tuple(datasheets().to_dict("records"))
+
+
 def datasheet_for(device_name: str) -> dict[str, object] | None:
     """The datasheet row whose ``pattern`` matches torch's device name (``NVIDIA H100 80GB
-    HBM3`` -> H100 SXM5), or None for a GPU not listed (and for CPUs)."""
+    HBM3`` -> H100 SXM5), or None for a GPU not listed (and for CPUs). The file is read once."""
     if not isinstance(device_name, str) or not device_name:
         return None
-    for row in datasheets().to_dict("records"):
-        if re.search(row["pattern"], device_name, flags=re.IGNORECASE):
-            return row
+    for row in _datasheet_rows():
+        if re.search(str(row["pattern"]), device_name, flags=re.IGNORECASE):
+            return dict(row)
     return None
 
 
