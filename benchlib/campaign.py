@@ -11,6 +11,7 @@ failure, ...), so that ``--retry-failed`` finds it.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -18,9 +19,11 @@ from pathlib import Path
 from typing import Literal
 
 from benchlib import slurm
+from benchlib.locks import ledger_lock
 from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
 
 LEDGER = ".benchlib"
+log = logging.getLogger(__name__)
 Status = Literal["done", "failed", "running", "pending"]
 
 
@@ -40,39 +43,81 @@ def ledger_dir(campaign_dir: Path) -> Path:
     return campaign_dir / LEDGER
 
 
-def _read(path: Path) -> dict:
+def _set_aside(path: Path, why: str) -> None:
+    """Move a broken ledger file out of the way (kept beside it for inspection), with a warning."""
+    kept = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
-        return json.loads(path.read_text())
+        path.replace(kept)
+    except OSError:
+        kept = path
+    log.warning("%s: %s; kept as %s and rebuilt from the campaign's files", path, why, kept.name)
+
+
+def _read(path: Path) -> dict[str, dict]:
+    """A ledger file's mapping; {} when missing; a broken file is set aside (warning) and {}."""
+    try:
+        data = json.loads(path.read_bytes())
     except FileNotFoundError:
         return {}
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: unreadable campaign ledger ({error})") from error
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        _set_aside(path, f"unreadable campaign ledger ({error})")
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        _set_aside(path, "not a mapping of point name -> entry")
+        return {}
+    return data
+
+
+def _points_from_files(campaign_dir: Path) -> dict[str, dict]:
+    """Ledger entries rebuilt from the sidecars in the campaign folder (what is known of each)."""
+    points: dict[str, dict] = {}
+    for sidecar in sorted(campaign_dir.glob("*.json")):
+        try:
+            record = json.loads(sidecar.read_bytes())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if not isinstance(record, dict) or not record.get("notebook"):
+            continue
+        label = sidecar.stem.rsplit("-", 1)[0]
+        points[sidecar.stem] = {"notebook": record["notebook"], "label": label,
+                                "repeat": record.get("repeat", 0), "parameters": {}}
+    return points
 
 
 def read_points(campaign_dir: Path) -> dict[str, dict]:
-    """Points named by sweeps of this campaign: name -> notebook, label, parameters."""
-    return _read(ledger_dir(campaign_dir) / "points.json")
+    """Points named by sweeps of this campaign: name -> notebook, label, parameters. A broken
+    ``points.json`` is set aside and rebuilt from the campaign's sidecars (with a warning)."""
+    path = ledger_dir(campaign_dir) / "points.json"
+    exists = path.exists()
+    points = _read(path)
+    if exists and not path.exists():  # it was broken and set aside
+        points = _points_from_files(campaign_dir)
+        write_json_atomic(path, points)
+    return points
 
 
 def remember_points(campaign_dir: Path, points: list) -> None:
-    """Add a sweep's points (``benchlib.sweep.Point``) to the ledger."""
-    known = read_points(campaign_dir)
-    for point in points:
-        known[point.name] = {"notebook": point.notebook, "label": point.label,
-                             "repeat": point.repeat, "parameters": point.parameters}
-    write_json_atomic(ledger_dir(campaign_dir) / "points.json", known)
+    """Add a sweep's points (``benchlib.sweep.Point``) to the ledger (under its lock)."""
+    with ledger_lock(campaign_dir):
+        known = read_points(campaign_dir)
+        for point in points:
+            known[point.name] = {"notebook": point.notebook, "label": point.label,
+                                 "repeat": point.repeat, "parameters": point.parameters}
+        write_json_atomic(ledger_dir(campaign_dir) / "points.json", known)
 
 
 def read_jobs(campaign_dir: Path) -> dict[str, dict]:
-    """Point name -> the SLURM job that last ran it (job id, log paths, request, time)."""
+    """Point name -> the SLURM job that last ran it (job id, log paths, request, time). A broken
+    ``jobs.json`` is set aside with a warning: its points then show as pending."""
     return _read(ledger_dir(campaign_dir) / "jobs.json")
 
 
 def remember_jobs(campaign_dir: Path, jobs: dict[str, dict]) -> None:
     """Record submitted jobs (point name -> job entry), replacing earlier jobs of those points."""
-    known = read_jobs(campaign_dir)
-    known.update(jobs)
-    write_json_atomic(ledger_dir(campaign_dir) / "jobs.json", known)
+    with ledger_lock(campaign_dir):
+        known = read_jobs(campaign_dir)
+        known.update(jobs)
+        write_json_atomic(ledger_dir(campaign_dir) / "jobs.json", known)
 
 
 def _finished(notebook: Path) -> PointStatus | None:

@@ -5,16 +5,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from pathlib import Path
 
 from benchlib.config import ConfigError
+from benchlib.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    BenchlibError,
+    describe_os_error,
+)
+from benchlib.yaml_input import MAX_POINTS
 
 
 def _sweep(args: argparse.Namespace) -> int:
     from benchlib.slurm_sweep import apply_overrides
     from benchlib.sweep import load_sweep, point_status, run_sweep, summarize_outcomes
 
-    sweep = load_sweep(args.params)
+    sweep = load_sweep(args.params, max_points=args.max_points)
     outputs = Path(args.outputs)
     slurm_options = {"partition": args.partition, "account": args.account, "qos": args.qos,
                      "time_min": args.time_min, "cpus_per_device": args.cpus_per_device}
@@ -148,6 +156,7 @@ def _report(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="benchlib", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sweep = sub.add_parser("sweep", help="run a params file: one papermill notebook per point")
@@ -165,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--qos", help="SLURM quality of service (slurm executor)")
     sweep.add_argument("--time-min", type=int, help="SLURM time limit per point in minutes")
     sweep.add_argument("--cpus-per-device", type=int, help="SLURM cores per device (default 8)")
+    sweep.add_argument("--max-points", type=int, default=MAX_POINTS,
+                       help=f"refuse a params file of more points (default {MAX_POINTS:,})")
     sweep.add_argument("--wait", action="store_true",
                        help="slurm executor: wait for the jobs, then print the status table")
     sweep.set_defaults(func=_sweep)
@@ -207,14 +218,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``benchlib`` console script."""
+    """Entry point of the ``benchlib`` console script.
+
+    Exit codes: 0 success, 1 a failure while working (a point could not be written, the
+    campaign is in use, ``--strict`` with failed points), 2 bad input (params file, paths,
+    options), 130 interrupted. Errors print one message; ``--debug`` adds the traceback."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except BenchlibError as error:
+        return _fail(args, str(error), error.exit_code)
+    except FileNotFoundError as error:
+        return _fail(args, str(error), EXIT_BAD_INPUT)
+    except OSError as error:
+        return _fail(args, describe_os_error(error), EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted", 130)
+    except Exception as error:  # a bug: one line, the traceback with --debug
+        return _fail(args, f"unexpected {type(error).__name__}: {error} (run again with "
+                     "--debug for the traceback, and report it)", EXIT_FAILURE)
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exc()
+    print(f"error: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from benchlib.errors import InputError
+
 Precision = Literal["fp32", "tf32", "amp_fp16", "amp_bf16"]
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
 DeviceChoice = Literal["auto", "cuda", "cpu"]
@@ -441,7 +443,7 @@ NOTEBOOK_CONFIGS: dict[str, tuple[type[CommonConfig], dict[str, object]]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """Invalid configuration; the message names the file, field, bad value and what is allowed."""
 
 

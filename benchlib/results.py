@@ -15,6 +15,7 @@ import os
 import socket
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from benchlib.config import (
     UNet3DPredictConfig,
     UNet3DTrainConfig,
 )
+from benchlib.errors import OutputError, describe_os_error
 from benchlib.timing import PHASES, is_noisy
 
 if TYPE_CHECKING:
@@ -194,17 +196,40 @@ def publish(record: Mapping[str, object]) -> None:
              "text/html": summary.to_frame("value").to_html()}, raw=True)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def current_umask() -> int:
+    """The process's umask (read from /proc where it can be, so nothing is changed)."""
     try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and a rename: never
+    half-written. The file gets the mode a plain ``open`` would (0666 less the umask).
+    Raises OutputError naming the path and the reason when it cannot be written whole."""
+    tmp = ""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, 0o644)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
+    except OSError as error:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise OutputError(describe_os_error(error, path)) from error
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -226,43 +251,132 @@ def _cell_error(nb: Mapping) -> str:
     return "notebook execution failed"
 
 
+def _find_record(nb: Mapping) -> dict | None:
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            data = output.get("data") or {}
+            if RECORD_MIME in data:
+                return data[RECORD_MIME]
+    return None
+
+
 def record_from_notebook(path: Path) -> dict | None:
     """The record inside an executed benchmark notebook.
 
     Returns None for notebooks that are not benchlib benchmark notebooks (summaries); a failed
     execution without a record gives a ``failed`` record built from papermill's parameters.
-    Raises RecordError for unreadable files and benchmark notebooks that never finished.
+    Raises RecordError for unreadable or malformed files and benchmark notebooks that never
+    finished.
     """
     try:
-        nb = json.loads(path.read_text())
+        nb = json.loads(path.read_bytes())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise RecordError(f"{path}: not a readable notebook ({error})") from error
-    metadata = nb.get("metadata", {})
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []) or []:
-            data = output.get("data") or {}
-            if RECORD_MIME in data:
-                return dict(data[RECORD_MIME])
-    if metadata.get("benchlib", {}).get("kind") != "benchmark":
+    try:
+        record = _find_record(nb)
+        metadata = nb.get("metadata", {})
+        kind = metadata.get("benchlib", {}).get("kind")
+        papermill = metadata.get("papermill", {})
+        failed = papermill.get("exception") and kind == "benchmark"
+        parameters = dict(papermill.get("parameters") or {}) if failed else {}
+        error_text = _cell_error(nb) if failed else ""
+    except (AttributeError, TypeError, ValueError) as error:
+        raise RecordError(f"{path}: not a notebook (malformed JSON structure: {error})") from error
+    if record is not None:
+        if not isinstance(record, dict):
+            raise RecordError(f"{path}: its result record is a {type(record).__name__}, "
+                              "not a mapping")
+        return dict(record)
+    if kind != "benchmark":
         return None
-    papermill = metadata.get("papermill", {})
-    if papermill.get("exception"):
-        return failed_record(papermill.get("parameters", {}), _cell_error(nb))
+    if failed:
+        return failed_record(parameters, error_text)
     raise RecordError(f"{path}: benchmark notebook without a result record (unfinished run?)")
 
 
-def read_record(notebook: Path) -> dict | None:
-    """The record of one notebook: its sidecar if not older than the notebook, else the notebook."""
+#: Key of a sidecar that says which notebook file it was made from (size, mtime, sha256).
+SIDECAR_SOURCE_KEY = "sidecar_of"
+
+
+def notebook_fingerprint(notebook: Path) -> dict[str, object]:
+    """Size, modification time (ns) and SHA-256 of ``notebook``: what a sidecar is made from."""
+    import hashlib
+
+    stat = notebook.stat()
+    with notebook.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+
+
+def write_sidecar(notebook: Path, record: Mapping[str, object],
+                  fingerprint: Mapping[str, object] | None = None) -> None:
+    """Write ``record`` as the sidecar of ``notebook`` with the notebook's fingerprint (so a
+    sidecar that no longer matches its notebook is ignored); no notebook: no fingerprint."""
+    data = dict(record)
+    if fingerprint is None and notebook.is_file():
+        fingerprint = notebook_fingerprint(notebook)
+    if fingerprint is not None:
+        data[SIDECAR_SOURCE_KEY] = dict(fingerprint)
+    write_json_atomic(sidecar_path(notebook), data)
+
+
+def _sidecar_matches(notebook: Path, source: object) -> bool:
+    """Whether a sidecar's fingerprint still describes ``notebook``: same size and mtime, or
+    the same size and content (a copy that lost its mtime)."""
+    if not isinstance(source, dict):
+        return False
+    try:
+        stat = notebook.stat()
+        if stat.st_size != source.get("size"):
+            return False
+        if stat.st_mtime_ns == source.get("mtime_ns"):
+            return True
+        return notebook_fingerprint(notebook)["sha256"] == source.get("sha256")
+    except OSError:
+        return False
+
+
+def read_sidecar(notebook: Path) -> dict | None:
+    """The record in ``notebook``'s sidecar when it is a usable one for this notebook, else
+    None (missing, unreadable, not a JSON object, or made from another version of the
+    notebook: each logged as a warning naming the file)."""
     sidecar = sidecar_path(notebook)
     try:
-        fresh = sidecar.stat().st_mtime >= notebook.stat().st_mtime
-    except OSError:
-        fresh = False
-    if fresh:
+        data = json.loads(sidecar.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        log.warning("%s: unreadable sidecar (%s); reading the notebook", sidecar, error)
+        return None
+    if not isinstance(data, dict):
+        log.warning("%s: sidecar holds %s, not a record; reading the notebook", sidecar,
+                    "null" if data is None else f"a JSON {type(data).__name__}")
+        return None
+    source = data.pop(SIDECAR_SOURCE_KEY, None)
+    if not notebook.is_file():
+        return data
+    if source is None:  # sidecars of earlier versions: trusted while not older than the notebook
         try:
-            return json.loads(sidecar.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            log.warning("%s: unreadable sidecar (%s); reading the notebook", sidecar, error)
+            if sidecar.stat().st_mtime >= notebook.stat().st_mtime:
+                return data
+        except OSError:
+            pass
+        return None
+    if not _sidecar_matches(notebook, source):
+        log.warning("%s: sidecar was made from another version of %s; reading the notebook",
+                    sidecar, notebook.name)
+        return None
+    return data
+
+
+def read_record(notebook: Path) -> dict | None:
+    """The record of one notebook: its sidecar while it matches the notebook, else the
+    notebook's own record."""
+    record = read_sidecar(notebook)
+    if record is not None:
+        return record
+    if not notebook.is_file() and sidecar_path(notebook).is_file():
+        raise RecordError(f"{sidecar_path(notebook)}: no usable record and no notebook")
     return record_from_notebook(notebook)
 
 
@@ -275,35 +389,71 @@ def iter_notebooks(path: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
-    """Every record under ``path`` (a folder or one notebook) as one row each.
+@dataclass(frozen=True)
+class Skipped:
+    """A file under a results folder that was left out, and why."""
 
-    Unreadable notebooks, unfinished runs and unknown schema versions are reported (logged as
-    warnings naming the file; an error when ``strict``) and left out: the rest still loads.
-    A ``source`` column names each row's notebook.
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason if self.reason.startswith(str(self.path)) else f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the records as a table, and the files it left out."""
+
+    frame: pd.DataFrame
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _usable_record(notebook: Path) -> dict | None:
+    record = read_record(notebook)
+    if record is None:
+        return None
+    version = record.get("schema_version")
+    if version not in KNOWN_SCHEMA_VERSIONS:
+        raise RecordError(f"{notebook}: unknown schema_version {version!r} "
+                          f"(known: {sorted(KNOWN_SCHEMA_VERSIONS)})")
+    return record
+
+
+def scan(path: str | Path, strict: bool = False) -> Scan:
+    """Every record under ``path`` (a folder or one notebook), and the files left out.
+
+    Unreadable or malformed notebooks, unfinished runs and unknown schema versions are left
+    out, each logged as a warning naming the file (raised when ``strict``); the rest loads.
     """
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
     notebooks = [root] if root.is_file() else list(iter_notebooks(root))
-    rows = []
+    rows, skipped = [], []
     for notebook in notebooks:
         try:
-            record = read_record(notebook)
-            if record is None:
-                continue
-            version = record.get("schema_version")
-            if version not in KNOWN_SCHEMA_VERSIONS:
-                raise RecordError(f"{notebook}: unknown schema_version {version!r} "
-                                  f"(known: {sorted(KNOWN_SCHEMA_VERSIONS)})")
+            record = _usable_record(notebook)
         except RecordError as error:
             if strict:
                 raise
             log.warning("%s", error)
+            skipped.append(Skipped(notebook, str(error)))
+            continue
+        if record is None:
             continue
         record.setdefault("point_id", notebook.stem)
         record["source"] = str(notebook)
         rows.append(record)
+    return Scan(_frame(rows), skipped)
+
+
+def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
+    """Every record under ``path`` as one row each (see :func:`scan` for what is left out).
+    A ``source`` column names each row's notebook."""
+    return scan(path, strict).frame
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])

@@ -9,9 +9,11 @@ comes last, so a point is done exactly when its sidecar exists.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import re
 import shutil
 import tempfile
@@ -22,15 +24,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from jupyter_client.manager import AsyncKernelManager
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from benchlib.campaign import remember_points
 from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_error
-from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
+from benchlib.errors import InputError, OutputError, describe_os_error
+from benchlib.locks import campaign_lock, point_lock
+from benchlib.results import (
+    RecordError,
+    failed_record,
+    notebook_fingerprint,
+    read_record,
+    record_from_notebook,
+    sidecar_path,
+    write_json_atomic,
+    write_sidecar,
+)
 from benchlib.slurm import SlurmExecutor
+from benchlib.yaml_input import MAX_POINTS, load_yaml
 
+log = logging.getLogger(__name__)
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
 
@@ -240,17 +254,27 @@ def _explain_key_error(line: str) -> str:
     return line
 
 
+def count_points(spec: SweepFile) -> int:
+    """How many points ``spec`` expands to at most (before points that coincide are merged)."""
+    count = len(spec.notebooks) * spec.repeats
+    for values in spec.grid.values():
+        count *= len(values)
+    return count
+
+
 def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
-               base_dir: Path | None = None) -> Sweep:
-    """Read and validate a params file as a whole; raise ConfigError listing every problem."""
+               base_dir: Path | None = None, max_points: int = MAX_POINTS) -> Sweep:
+    """Read and validate a params file as a whole; raise ConfigError listing every problem.
+
+    The file is read by :func:`benchlib.yaml_input.load_yaml` (UTF-8, no duplicate keys,
+    bounded aliases, JSON-typed values only) and may expand to at most ``max_points`` points.
+    """
     path = Path(path)
     base_dir = base_dir or Path.cwd()
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read params file ({error.strerror})") from error
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+        raw = load_yaml(path)
+    except InputError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with campaign, notebook, base, grid")
     try:
@@ -258,6 +282,13 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
     except ValidationError as error:
         lines = [_explain_key_error(line) for line in describe_validation_error(error)]
         raise ConfigError("\n".join(f"{path}: {line}" for line in lines)) from None
+    count = count_points(spec)
+    if count > max_points:
+        axes = " x ".join(f"{len(v)} {k}" for k, v in spec.grid.items()) or "no grid"
+        raise ConfigError(f"{path}: grid: {count:,} points ({len(spec.notebooks)} notebooks x "
+                          f"{axes} x {spec.repeats} repeats) is more than the limit of "
+                          f"{max_points:,}; split the file, or raise the limit with "
+                          f"--max-points {count}")
     accepted, errors = _check_notebooks(spec, notebook_dir)
     points = expand(spec, accepted)
     if not errors:
@@ -265,6 +296,27 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
     if errors:
         raise ConfigError("\n".join(f"{path}: {line}" for line in errors))
     return Sweep(path, spec, points, notebook_dir)
+
+
+def papermill_parameters(point: Point, base_dir: Path) -> dict[str, Any]:
+    """The values papermill writes into the notebook's parameters cell: the validated
+    config's JSON dump of the point's parameters (paths made absolute), never the raw input.
+
+    Notebooks without a config class get the point's values only if every one is JSON-typed
+    text, number, boolean, null, list or mapping (the params loader guarantees it)."""
+    parameters = resolve_paths(point.parameters, base_dir)
+    if point.notebook not in NOTEBOOK_CONFIGS:
+        return json.loads(json.dumps(parameters, allow_nan=False))
+    config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+    unknown = sorted(set(parameters) - set(config_class.model_fields))
+    if unknown:
+        raise ConfigError(f"{point.notebook}: unknown parameters {', '.join(unknown)}")
+    try:
+        config = config_class(**{**parameters, **fixed})
+    except ValidationError as error:
+        raise ConfigError("\n".join(describe_validation_error(
+            error, f"{point.name}: ", config_class.model_fields))) from None
+    return config.model_dump(mode="json", include=set(parameters))
 
 
 @dataclass
@@ -278,11 +330,15 @@ class PointOutcome:
 
 
 def point_status(notebook: Path) -> str:
-    """``ok`` / ``failed`` from the point's sidecar, ``pending`` when there is none."""
+    """``ok`` / ``failed`` from the point's sidecar, ``pending`` when there is none (a sidecar
+    that no longer reads as a record counts as ``failed``, so the point is not run blindly)."""
     if not sidecar_path(notebook).is_file():
         return "pending"
-    record = read_record(notebook) if notebook.is_file() else None
-    return (record or {}).get("status", "failed")
+    try:
+        record = read_record(notebook)
+    except RecordError:
+        return "failed"
+    return str((record or {}).get("status", "failed"))
 
 
 def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
@@ -296,36 +352,58 @@ def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
     return "" if retry_failed else "failed (use --retry-failed)"
 
 
+def prepare_campaign_dir(campaign_dir: Path) -> None:
+    """Create the campaign folder; InputError (exit 2) naming it when that is impossible (a file
+    in the way, a read-only file system, no permission)."""
+    try:
+        campaign_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"outputs: cannot create the campaign folder "
+                         f"({describe_os_error(error, campaign_dir)}); give --outputs a "
+                         "writable folder") from None
+
+
 def run_sweep(
     sweep: Sweep, outputs: Path = Path("outputs"), force: bool = False,
     retry_failed: bool = False, base_dir: Path | None = None, progress: bool = True,
     on_point: Callable[[PointOutcome], None] | None = None,
 ) -> list[PointOutcome]:
-    """Execute every point not yet done; failed points are recorded and the sweep goes on."""
+    """Execute every point not yet done; failed points are recorded and the sweep goes on.
+
+    The campaign's lock is held throughout (a second sweep of the campaign is refused with
+    CampaignBusyError). When results cannot be written at all (disk full, read-only), the
+    sweep stops with OutputError saying how many points were left."""
     from tqdm.auto import tqdm
 
     base_dir = base_dir or Path.cwd()
     campaign_dir = outputs / sweep.campaign
-    campaign_dir.mkdir(parents=True, exist_ok=True)
-    remember_points(campaign_dir, sweep.points)
+    prepare_campaign_dir(campaign_dir)
     outcomes: list[PointOutcome] = []
-    bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
-    counts = {"ok": 0, "failed": 0, "skipped": 0}
-    for point in bar:
-        target = campaign_dir / f"{point.name}.ipynb"
-        if skip_reason(point_status(target), force, retry_failed):
-            outcome = PointOutcome(point, "skipped")
-        else:
-            bar.set_postfix_str(point.label, refresh=True)
-            outcome = execute_point(point, target, sweep.spec.executor.cell_timeout_s, base_dir,
-                                    sweep.notebook_dir)
-        counts[outcome.status] += 1
-        bar.set_postfix(counts, refresh=False)
-        outcomes.append(outcome)
-        if on_point:
-            on_point(outcome)
-    bar.close()
-    shutil.rmtree(campaign_dir / ".partial", ignore_errors=True)
+    with campaign_lock(campaign_dir):
+        remember_points(campaign_dir, sweep.points)
+        bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
+        counts = {"ok": 0, "failed": 0, "skipped": 0}
+        try:
+            for point in bar:
+                target = campaign_dir / f"{point.name}.ipynb"
+                if skip_reason(point_status(target), force, retry_failed):
+                    outcome = PointOutcome(point, "skipped")
+                else:
+                    bar.set_postfix_str(point.label, refresh=True)
+                    outcome = execute_point(point, target, sweep.spec.executor.cell_timeout_s,
+                                            base_dir, sweep.notebook_dir)
+                counts[outcome.status] += 1
+                bar.set_postfix(counts, refresh=False)
+                outcomes.append(outcome)
+                if on_point:
+                    on_point(outcome)
+        except OutputError as error:
+            left = len(sweep.points) - len(outcomes)
+            raise OutputError(f"cannot write results: {error}; the sweep stopped with {left} "
+                              f"of {len(sweep.points)} points not run (free space or fix the "
+                              "folder, then run the same command again)") from error
+        finally:
+            bar.close()
     return outcomes
 
 
@@ -342,41 +420,106 @@ def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_d
                   ) -> PointOutcome:
     """Run one point with papermill into ``target``; write its sidecar (ok or failed).
 
-    ``context`` adds columns to the record (the SLURM job of a point run by a job array).
+    The point runs under its own lock (``skipped`` when another process runs it) in its own
+    scratch folder; only a complete notebook is moved into place, and a failure never replaces
+    an ``ok`` result (it is kept in the ledger instead). ``context`` adds columns to the record
+    (the SLURM job of a point run by a job array). Raises OutputError when the sidecar cannot
+    be written.
     """
+    with point_lock(target.parent, target.stem) as mine:
+        if not mine:
+            return PointOutcome(point, "skipped", error="running in another process")
+        scratch_root = target.parent / ".partial"
+        try:
+            scratch_root.mkdir(exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix=f"{target.stem}.", dir=scratch_root))
+        except OSError as error:
+            raise OutputError(describe_os_error(error, scratch_root)) from error
+        try:
+            return _execute_in(point, target, scratch / target.name, cell_timeout_s, base_dir,
+                               notebook_dir, point_context(point, context))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                scratch_root.rmdir()  # only when no other point is running
+
+
+def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base_dir: Path,
+                   notebook_dir: Path) -> str:
+    """Execute the point's notebook into ``partial``; '' or the error text."""
     import papermill
 
-    partial = target.parent / ".partial" / target.name
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    parameters = resolve_paths(point.parameters, base_dir)
-    context = point_context(point, context)
-    start = time.perf_counter()
-    error = ""
     try:
         papermill.execute_notebook(
-            str(notebook_dir / f"{point.notebook}.ipynb"), str(partial), parameters=parameters,
-            progress_bar=False, log_output=False, execution_timeout=cell_timeout_s,
-            cwd=str(base_dir), kernel_manager_class=LocalKernelManager,
+            str(notebook_dir / f"{point.notebook}.ipynb"), str(partial),
+            parameters=papermill_parameters(point, base_dir), progress_bar=False,
+            log_output=False, execution_timeout=cell_timeout_s, cwd=str(base_dir),
+            kernel_manager_class=LocalKernelManager,
         )
     except papermill.PapermillExecutionError as exc:
-        error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
-    except Exception as exc:  # kernel death, timeout, I/O: the point fails, the sweep goes on
-        error = f"{type(exc).__name__}: {exc}"
+        return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+    except OSError as exc:
+        return describe_os_error(exc, exc.filename or partial)
+    except Exception as exc:  # kernel death, timeout, bad parameters: the point fails
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _complete_notebook(path: Path) -> bool:
+    """Whether ``path`` holds a whole notebook (valid JSON with cells), not a truncated one."""
+    try:
+        return isinstance(json.loads(path.read_bytes()).get("cells"), list)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _execute_in(point: Point, target: Path, partial: Path, cell_timeout_s: int | None,
+                base_dir: Path, notebook_dir: Path, context: dict[str, Any]) -> PointOutcome:
+    start = time.perf_counter()
+    error = _run_papermill(point, partial, cell_timeout_s, base_dir, notebook_dir)
     seconds = time.perf_counter() - start
+    complete = _complete_notebook(partial)
     record = None
-    if partial.is_file():
-        partial.replace(target)
-        if not error:
-            try:
-                record = read_record(target)
-            except ValueError as exc:
-                error = str(exc)
+    if complete and not error:
+        try:
+            record = record_from_notebook(partial)
+        except RecordError as exc:
+            error = str(exc).replace(str(partial), target.name)
+    elif partial.exists() and not complete:
+        error = error or f"the executed notebook {target.name} was not written completely"
     if error or record is None:
         error = error or "the notebook published no result record"
         record = failed_record(point.parameters, error, wall_time_s=seconds)
     record.update(context)
-    write_json_atomic(sidecar_path(target), record)
-    return PointOutcome(point, record.get("status", "failed"), seconds, record.get("error", ""))
+    return commit_result(point, target, partial if complete else None, record, seconds)
+
+
+def commit_result(point: Point, target: Path, notebook: Path | None, record: dict,
+                  seconds: float = 0.0) -> PointOutcome:
+    """Move ``notebook`` (complete, or None) into ``target`` and write the sidecar, unless the
+    record failed and ``target`` already holds an ``ok`` result: then the earlier result stays
+    and the failure is kept under ``.benchlib/rejected/``."""
+    status = str(record.get("status", "failed"))
+    if status != "ok" and point_status(target) == "ok":
+        kept = target.parent / ".benchlib" / "rejected" / (
+            f"{target.stem}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.json")
+        write_json_atomic(kept, record)
+        if notebook is not None:
+            with contextlib.suppress(OSError):
+                notebook.replace(kept.with_suffix(".ipynb"))
+        error = (f"{record.get('error', '')} (the earlier ok result was kept; this failure is "
+                 f"in {kept})")
+        log.warning("%s: %s", target.name, error)
+        return PointOutcome(point, "failed", seconds, error)
+    fingerprint = None
+    if notebook is not None:
+        fingerprint = notebook_fingerprint(notebook)
+        try:
+            notebook.replace(target)
+        except OSError as exc:
+            raise OutputError(describe_os_error(exc, target)) from exc
+    write_sidecar(target, record, fingerprint)
+    return PointOutcome(point, status, seconds, str(record.get("error", "")))
 
 
 def summarize_outcomes(outcomes: Iterable[PointOutcome]) -> str:

@@ -1,0 +1,135 @@
+"""Reading YAML input files (params files) as plain JSON-typed data, refusing what could hurt.
+
+PyYAML's safe loader still takes duplicate keys (the last silently wins), expands aliases
+without a bound (a "billion laughs" file of a few lines takes gigabytes once something walks
+it) and builds bytes (``!!binary``), dates, sets and other non-JSON values. Params become
+notebook parameters, so :func:`load_yaml` returns only what JSON can hold (text, numbers,
+booleans, null, lists, mappings with text keys) and names the place of anything else.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchlib.errors import InputError
+
+#: Largest params file read (bytes); a sweep definition is a few kilobytes.
+MAX_FILE_BYTES = 1 << 20
+#: Most alias uses (``*name``) in one file.
+MAX_ALIASES = 100
+#: Most points one params file may expand to (``benchlib sweep --max-points`` raises it).
+MAX_POINTS = 10_000
+#: Most values (scalars, lists and mappings, with aliases counted each time they are used).
+MAX_NODES = 100_000
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys and counts alias uses."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.alias_uses = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.alias_uses += 1
+            if self.alias_uses > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise InputError(f"line {mark.line + 1}: more than {MAX_ALIASES} aliases (*name); "
+                                 "write the values out")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in seen:
+                    raise InputError(f"line {line}: duplicate key {key!r} (first at line "
+                                     f"{seen[key]}); each key may appear once in a mapping")
+                seen[key] = line
+            except TypeError:  # an unhashable key: let PyYAML say so
+                break
+        return super().construct_mapping(node, deep=deep)
+
+
+def _type_name(value: object) -> str:
+    names = {bytes: "binary data (!!binary)", set: "a set (!!set)"}
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    return f"a {type(value).__name__} value"
+
+
+def _check_json_typed(value: object, where: str, budget: list[int]) -> None:
+    """Raise InputError naming ``where`` unless ``value`` is JSON-typed; count nodes."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise InputError(f"more than {MAX_NODES:,} values once aliases are expanded; "
+                         "a params file needs far fewer")
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"{where}: {value} is not a finite number")
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json_typed(item, f"{where}[{index}]", budget)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InputError(f"{where + '.' if where else ''}{key!r}: keys must be text, "
+                                 f"not {_type_name(key)}; quote it")
+            _check_json_typed(item, f"{where}.{key}" if where else key, budget)
+        return
+    hint = "; quote it to give text" if not isinstance(value, bytes) else "; give text"
+    raise InputError(f"{where or 'the file'}: {_type_name(value)} is not allowed (only text, "
+                     f"numbers, true/false, null, lists and mappings){hint}")
+
+
+def parse_yaml(text: str) -> Any:
+    """Parse YAML text under the rules above; InputError (with a line) on anything refused."""
+    loader = _StrictLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as error:
+        raise InputError(f"not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    _check_json_typed(data, "", [MAX_NODES])
+    return data
+
+
+def load_yaml(path: str | Path, what: str = "params file") -> Any:
+    """Read a YAML file as JSON-typed data; InputError naming ``path`` for anything refused
+    (unreadable, too large, not UTF-8, invalid YAML, duplicate keys, too many aliases or
+    values, non-JSON types)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"{path}: {size:,} bytes; a {what} may hold at most "
+                             f"{MAX_FILE_BYTES:,}")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a {what}") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read {what} "
+                         f"({(error.strerror or str(error)).lower()})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} on line "
+                         f"{line}); save the file as UTF-8") from None
+    try:
+        return parse_yaml(text)
+    except InputError as error:
+        raise InputError(f"{path}: {error}") from None
