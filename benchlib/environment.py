@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from benchlib.redact import SECRET_NAME, redact, redact_values
 from benchlib.slurm import job_ids_from_env
 from benchlib.telemetry import interconnect
 
@@ -25,7 +26,6 @@ ENV_ALLOW = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS"
              "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "CUBLAS_WORKSPACE_CONFIG",
              "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCHINDUCTOR_MAX_AUTOTUNE")
 ENV_ALLOW_PREFIXES = ("NCCL_", "TORCH_NCCL_", "UCX_", "FI_")
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 
 #: Where a container runtime leaves its name.
 CONTAINER_VARIABLES = ("BENCHLIB_CONTAINER_IMAGE", "APPTAINER_CONTAINER", "SINGULARITY_CONTAINER",
@@ -33,12 +33,13 @@ CONTAINER_VARIABLES = ("BENCHLIB_CONTAINER_IMAGE", "APPTAINER_CONTAINER", "SINGU
 
 
 def allowed_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables that are set, as ``env_var_<NAME>`` columns (no secrets)."""
+    """The allow-listed variables that are set, as ``env_var_<NAME>`` columns: none whose name
+    looks secret, credentials inside values masked (:mod:`benchlib.redact`)."""
     environ = dict(os.environ if environ is None else environ)
     chosen = {name: value for name, value in environ.items()
               if (name in ENV_ALLOW or name.startswith(ENV_ALLOW_PREFIXES))
               and not SECRET_NAME.search(name)}
-    return {f"env_var_{name.lower()}": chosen[name] for name in sorted(chosen)}
+    return {f"env_var_{name.lower()}": redact(chosen[name]) for name in sorted(chosen)}
 
 
 def container_image(environ: dict[str, str] | None = None, root: Path = Path("/")) -> str:
@@ -47,7 +48,7 @@ def container_image(environ: dict[str, str] | None = None, root: Path = Path("/"
     environ = os.environ if environ is None else environ
     for name in CONTAINER_VARIABLES:
         if environ.get(name):
-            return environ[name]
+            return redact(environ[name])
     if (root / ".dockerenv").exists():
         return "docker"
     if (root / "run" / ".containerenv").exists():
@@ -189,4 +190,4 @@ def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
     env.update(interconnect(device))
     env.update(job_ids_from_env())
     env.update(allowed_environment())
-    return env
+    return redact_values(env)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import keyword
 import json
 import logging
 import re
@@ -305,6 +306,10 @@ def papermill_parameters(point: Point, base_dir: Path) -> dict[str, Any]:
     Notebooks without a config class get the point's values only if every one is JSON-typed
     text, number, boolean, null, list or mapping (the params loader guarantees it)."""
     parameters = resolve_paths(point.parameters, base_dir)
+    bad = sorted(k for k in parameters if not k.isidentifier() or keyword.iskeyword(k))
+    if bad:
+        raise ConfigError(f"{point.notebook}: parameter names must be Python names: "
+                          f"{', '.join(map(repr, bad))}")
     if point.notebook not in NOTEBOOK_CONFIGS:
         return json.loads(json.dumps(parameters, allow_nan=False))
     config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]

@@ -46,6 +46,8 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # <<: *base, merged by PyYAML
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             try:
