@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-import keyword
 import json
+import keyword
 import logging
 import re
 import shutil

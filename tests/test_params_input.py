@@ -99,7 +99,7 @@ def test_point_count_is_capped_with_the_option_named(tmp_path, capsys):
     assert "grid: 20,000 points (1 notebooks x 200 batch_size x 100 seed x 1 repeats)" in err
     assert "--max-points 20000" in err
     small = BASE + "grid: {batch_size: [1, 2, 3]}\n"
-    with pytest.raises(ConfigError, match="3 points .* more than the limit of 2"):
+    with pytest.raises(ConfigError, match=r"3 points .* more than the limit of 2"):
         load_sweep(_write(tmp_path, small), max_points=2)
     assert len(load_sweep(_write(tmp_path, small), max_points=3).points) == 3
 
