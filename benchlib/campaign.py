@@ -100,10 +100,12 @@ def remember_points(campaign_dir: Path, points: list) -> None:
     """Add a sweep's points (``benchlib.sweep.Point``) to the ledger (under its lock)."""
     with ledger_lock(campaign_dir):
         known = read_points(campaign_dir)
+        before = json.dumps(known, sort_keys=True, default=str)
         for point in points:
             known[point.name] = {"notebook": point.notebook, "label": point.label,
                                  "repeat": point.repeat, "parameters": point.parameters}
-        write_json_atomic(ledger_dir(campaign_dir) / "points.json", known)
+        if json.dumps(known, sort_keys=True, default=str) != before:
+            write_json_atomic(ledger_dir(campaign_dir) / "points.json", known)
 
 
 def read_jobs(campaign_dir: Path) -> dict[str, dict]:

@@ -385,10 +385,10 @@ def run_sweep(
     prepare_campaign_dir(campaign_dir)
     outcomes: list[PointOutcome] = []
     with campaign_lock(campaign_dir):
-        remember_points(campaign_dir, sweep.points)
         bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
         counts = {"ok": 0, "failed": 0, "skipped": 0}
         try:
+            remember_points(campaign_dir, sweep.points)
             for point in bar:
                 target = campaign_dir / f"{point.name}.ipynb"
                 if skip_reason(point_status(target), force, retry_failed):

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from benchlib.config import ClassificationConfig
@@ -13,6 +14,7 @@ from benchlib.environment import (
     filesystem_type,
     numa_nodes,
 )
+from benchlib.redact import redact
 
 MOUNTS = """\
 overlay / overlay rw,relatime 0 0
@@ -66,3 +68,24 @@ def test_capture_adds_host_container_and_the_data_file_system(monkeypatch, image
     assert env["env_host"] and env["env_numa_nodes"] >= 0 and env["env_gpu_names"] == ""
     assert env["env_var_nccl_debug"] == "WARN"
     assert "hunter2" not in map(str, env.values())
+
+
+def test_secret_looking_names_are_never_copied():
+    environ = {"FI_CXI_PWD": "x1", "NCCL_IB_PASSWD": "x2", "UCX_CRED_FILE": "x3",
+               "NCCL_PRIVATE_KEY": "x4", "NCCL_SOCKET_IFNAME": "ib0", "OMP_NUM_THREADS": "4"}
+    assert allowed_environment(environ) == {"env_var_nccl_socket_ifname": "ib0",
+                                            "env_var_omp_num_threads": "4"}
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("docker://alice:s3cret@registry.example.org/ml/pytorch:24.05",
+     "docker://***@registry.example.org/ml/pytorch:24.05"),
+    ("https://token@ghcr.io/x", "https://***@ghcr.io/x"),
+    ("oras://registry/x?password=hunter2&arch=amd64", "oras://registry/x?password=***&arch=amd64"),
+    ("--api-key=abc123 --verbose", "--api-key=*** --verbose"),
+    ("/sw/containers/pytorch_24.05.sif", "/sw/containers/pytorch_24.05.sif"),
+])
+def test_credentials_inside_values_are_masked(value, expected):
+    assert redact(value) == expected
+    assert container_image({"APPTAINER_CONTAINER": value}, root=Path("/nonexistent")) == expected
+    assert allowed_environment({"NCCL_NET_PLUGIN": value}) == {"env_var_nccl_net_plugin": expected}

@@ -1,0 +1,272 @@
+"""A campaign never loses a good result: locks, scratch space, I/O faults, hostile files, umask."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from benchlib import campaign
+from benchlib.cli import main
+from benchlib.errors import CampaignBusyError, OutputError
+from benchlib.locks import campaign_lock, point_lock
+from benchlib.results import (
+    failed_record,
+    load,
+    read_record,
+    scan,
+    sidecar_path,
+    write_json_atomic,
+    write_sidecar,
+)
+from benchlib.sweep import Point, commit_result, execute_point, load_sweep, run_sweep
+
+from .fakes import write_record_notebook
+
+PUBLISH = """\
+from IPython.display import display
+if fail:
+    raise RuntimeError(fail)
+display({"application/vnd.benchlib.result+json": {"schema_version": 1, "status": "ok",
+         "error": "", "benchmark": "custom", "throughput": float(value), "unit": "x/s",
+         "campaign": campaign}, "text/plain": "record"}, raw=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def notebook_dir(tmp_path_factory) -> Path:
+    """A benchmark notebook that publishes a record at once (no torch: a point takes ~2 s)."""
+    folder = tmp_path_factory.mktemp("notebooks")
+    nb = new_notebook(cells=[
+        new_code_cell("value = 1\nfail = ''\ncampaign = 'x'", metadata={"tags": ["parameters"]}),
+        new_code_cell(PUBLISH)])
+    nb.metadata["benchlib"] = {"kind": "benchmark"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(folder / "custom.ipynb"))
+    return folder
+
+
+def _params(tmp_path: Path, values: list[int], campaign_name: str = "safe") -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(f"campaign: {campaign_name}\nnotebook: custom\ngrid: {{value: {values}}}\n")
+    return path
+
+
+@contextlib.contextmanager
+def _tmpfs(path: Path, options: str):
+    """A small tmpfs at ``path`` (skips the test where mounting is not allowed)."""
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                          capture_output=True, check=False)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+# --- one writer per campaign, one run per point ----------------------------------------------
+
+def test_second_sweep_of_a_campaign_is_refused_naming_the_holder(tmp_path, capsys):
+    params = tmp_path / "p.yaml"
+    params.write_text("campaign: busy\nnotebook: train\nbase: {model: resnet18, image_size: 32, "
+                      "iterations: 1, warmup: 0, num_workers: 0, device: cpu}\n")
+    outputs = tmp_path / "outputs"
+    with campaign_lock(outputs / "busy", command="benchlib sweep first.yaml"):
+        assert main(["sweep", str(params), "--outputs", str(outputs)]) == 1
+    err = capsys.readouterr().err
+    assert f"is in use by benchlib sweep first.yaml (pid {os.getpid()} on host" in err, err
+    assert err.count("\n") == 1  # one message, no traceback
+    assert not list((outputs / "busy").glob("*.json"))  # nothing ran
+
+
+def test_a_point_running_elsewhere_is_skipped_not_run_twice(tmp_path, notebook_dir):
+    point = load_sweep(_params(tmp_path, [3]), notebook_dir).points[0]
+    target = tmp_path / "out" / "safe" / f"{point.name}.ipynb"
+    with point_lock(target.parent, target.stem) as mine:
+        assert mine
+        outcome = execute_point(point, target, None, tmp_path, notebook_dir)
+    assert (outcome.status, outcome.error) == ("skipped", "running in another process")
+    assert not target.exists()
+
+
+@pytest.mark.slow
+def test_a_failure_never_replaces_an_ok_result(tmp_path, notebook_dir, caplog):
+    sweep = load_sweep(_params(tmp_path, [3]), notebook_dir)
+    outputs = tmp_path / "out"
+    assert [o.status for o in run_sweep(sweep, outputs, progress=False)] == ["ok"]
+    point = sweep.points[0]
+    target = outputs / "safe" / f"{point.name}.ipynb"
+    before = sidecar_path(target).read_bytes()
+    with caplog.at_level(logging.WARNING):
+        outcome = commit_result(point, target, None,
+                                failed_record(point.parameters, "CUDA error: device lost"))
+    assert outcome.status == "failed" and "the earlier ok result was kept" in outcome.error
+    assert sidecar_path(target).read_bytes() == before
+    kept = list((outputs / "safe" / ".benchlib" / "rejected").glob("*.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["error"] == "CUDA error: device lost"
+    assert load(outputs / "safe")["status"].tolist() == ["ok"]
+    assert not (outputs / "safe" / ".partial").exists()  # each point cleans its own scratch
+
+
+# --- I/O faults ----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_disk_full_keeps_the_good_result_and_stops_with_one_message(tmp_path, notebook_dir,
+                                                                    capsys, monkeypatch):
+    with _tmpfs(tmp_path / "small", "size=512k") as disk:
+        monkeypatch.setattr("benchlib.sweep.NOTEBOOK_DIR", notebook_dir)
+        params = _params(tmp_path, [3, 4], "full")
+        sweep = load_sweep(params, notebook_dir)
+        first = run_sweep(sweep, disk, progress=False)
+        assert [o.status for o in first] == ["ok", "ok"]
+        good = {p: p.read_bytes() for p in (disk / "full").glob("*.*") if p.is_file()}
+        with contextlib.suppress(OSError), (disk / "filler").open("wb") as handle:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        with pytest.raises(OutputError, match="no space left on device") as caught:
+            run_sweep(sweep, disk, force=True, progress=False)
+        assert "the sweep stopped with 2 of 2 points not run" in str(caught.value)
+        for path, data in good.items():
+            assert path.read_bytes() == data, f"{path} changed"
+        assert load(disk / "full")["status"].tolist() == ["ok", "ok"]
+        assert not list((disk / "full").glob("*.tmp")) and not list((disk / "full").glob(".*.tmp"))
+
+
+def test_a_notebook_cut_short_is_never_moved_into_place(tmp_path, notebook_dir, monkeypatch):
+    import papermill
+
+    def cut_short(source, output, **kwargs):
+        Path(output).write_text('{"cells": [{"cell_type": "code", "sou')
+        raise OSError(28, "No space left on device", output)
+
+    monkeypatch.setattr(papermill, "execute_notebook", cut_short)
+    point = load_sweep(_params(tmp_path, [5]), notebook_dir).points[0]
+    target = tmp_path / "out" / "safe" / f"{point.name}.ipynb"
+    target.parent.mkdir(parents=True)
+    outcome = execute_point(point, target, None, tmp_path, notebook_dir)
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("no space left on device: ")
+    assert not target.exists()  # the truncated notebook stayed out of place, and was removed
+    assert read_record(target)["error"] == outcome.error
+    assert load(target.parent).empty  # a sidecar without its notebook is not a row
+
+
+def test_outputs_that_are_a_file_or_read_only_are_input_errors(tmp_path, capsys):
+    params = tmp_path / "p.yaml"
+    params.write_text("campaign: c\nnotebook: train\nbase: {model: resnet18, device: cpu}\n")
+    a_file = tmp_path / "outputs-file"
+    a_file.write_text("not a folder")
+    assert main(["sweep", str(params), "--outputs", str(a_file)]) == 2
+    err = capsys.readouterr().err
+    assert "outputs: cannot create the campaign folder (not a directory:" in err, err
+    assert err.count("\n") == 1
+    with _tmpfs(tmp_path / "ro", "ro,size=64k") as read_only:
+        assert main(["sweep", str(params), "--outputs", str(read_only)]) == 2
+        err = capsys.readouterr().err
+        assert "read-only file system" in err and err.count("\n") == 1, err
+
+
+def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, capsys,
+                                                                       monkeypatch):
+    def broken(args):
+        raise KeyError("boom")
+
+    monkeypatch.setattr("benchlib.cli._results", broken)
+    parser_args = ["results", str(tmp_path)]
+    assert main(parser_args) == 1
+    err = capsys.readouterr().err
+    assert err == ("error: unexpected KeyError: 'boom' (run again with --debug for the "
+                   "traceback, and report it)\n")
+    assert main(["--debug", *parser_args]) == 1
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+# --- readers survive any file --------------------------------------------------------------
+
+GOOD = {"schema_version": 1, "status": "ok", "error": "", "benchmark": "train",
+        "throughput": 10.0, "unit": "images/s", "notebook": "train", "repeat": 0}
+
+
+def test_readers_survive_hostile_files(tmp_path, caplog):
+    folder = tmp_path / "c"
+    write_record_notebook(folder / "list-sidecar.ipynb", {**GOOD, "batch_size": 1})
+    (folder / "list-sidecar.json").write_text("[1, 2]")
+    write_record_notebook(folder / "null-sidecar.ipynb", {**GOOD, "batch_size": 2})
+    (folder / "null-sidecar.json").write_text("null")
+    (folder / "truncated.ipynb").write_text('{"cells": [')
+    (folder / "a-list.ipynb").write_text("[1, 2, 3]")
+    (folder / "odd-cells.ipynb").write_text('{"cells": 5, "metadata": []}')
+    (folder / "record-list.ipynb").write_text(json.dumps({"cells": [{"outputs": [
+        {"data": {"application/vnd.benchlib.result+json": [1]}}]}]}))
+    (folder / "binary.ipynb").write_bytes(b"\xff\xfe\x00garbage")
+    with caplog.at_level(logging.WARNING):
+        found = scan(folder)
+    assert sorted(found.frame["batch_size"].tolist()) == [1, 2]  # the notebooks' own records
+    assert sorted(s.path.name for s in found.skipped) == [
+        "a-list.ipynb", "binary.ipynb", "odd-cells.ipynb", "record-list.ipynb", "truncated.ipynb"]
+    for name in ("list-sidecar.json: sidecar holds a JSON list", "null-sidecar.json: sidecar "
+                 "holds null", "truncated.ipynb: not a readable notebook"):
+        assert name in caplog.text, caplog.text
+    assert main(["results", str(folder)]) == 0
+
+
+def test_a_sidecar_that_disagrees_with_its_notebook_is_ignored(tmp_path, caplog):
+    notebook = write_record_notebook(tmp_path / "p.ipynb", {**GOOD, "batch_size": 8})
+    write_sidecar(notebook, {**GOOD, "batch_size": 8, "status": "ok"})
+    assert read_record(notebook)["batch_size"] == 8
+    # another run's notebook copied over it, keeping an older time stamp
+    write_record_notebook(notebook, {**GOOD, "batch_size": 64, "throughput": 99.0})
+    os.utime(notebook, ns=(1, 1))
+    with caplog.at_level(logging.WARNING):
+        assert read_record(notebook)["batch_size"] == 64
+    assert "sidecar was made from another version of p.ipynb" in caplog.text
+    # a faithful copy (same bytes, new time stamp) keeps its sidecar
+    write_sidecar(notebook, {**GOOD, "batch_size": 64, "from": "sidecar"})
+    os.utime(notebook, ns=(10**18, 10**18))
+    assert read_record(notebook)["from"] == "sidecar"
+
+
+def test_a_broken_ledger_is_rebuilt_from_the_files(tmp_path, caplog):
+    folder = tmp_path / "c"
+    write_record_notebook(folder / "train-8-abc.ipynb", GOOD)
+    write_json_atomic(folder / "train-8-abc.json", GOOD)
+    ledger = folder / ".benchlib" / "points.json"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text('{"half": ')
+    (folder / ".benchlib" / "jobs.json").write_text("[]")
+    with caplog.at_level(logging.WARNING):
+        campaign.remember_points(folder, [Point("train", {"batch_size": 16}, 0, "train-16")])
+        assert campaign.read_jobs(folder) == {}
+    points = campaign.read_points(folder)
+    assert set(points) == {"train-8-abc", Point("train", {"batch_size": 16}, 0, "train-16").name}
+    assert points["train-8-abc"]["notebook"] == "train"
+    assert "unreadable campaign ledger" in caplog.text and "rebuilt from the campaign" in caplog.text
+    assert len(list(ledger.parent.glob("points.json.broken-*"))) == 1
+    assert main(["status", str(folder)]) == 0
+
+
+# --- files honour the umask ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o077, 0o600), (0o002, 0o664), (0o022, 0o644)])
+def test_written_files_honour_the_umask(tmp_path, mask, mode):
+    old = os.umask(mask)
+    try:
+        write_json_atomic(tmp_path / "x.json", {"a": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "x.json").stat().st_mode & 0o777 == mode
+
+
+def test_campaign_busy_error_is_a_failure_not_bad_input():
+    assert CampaignBusyError.exit_code == 1 and OutputError.exit_code == 1
