@@ -3,8 +3,9 @@
 A point is one notebook with one set of parameters and a repeat index; its id is a hash of
 those, so a re-run finds the points already done by their parameters. Each point writes
 ``outputs/<campaign>/<point>.ipynb`` and its sidecar ``<point>.json``; the notebook is executed
-in ``outputs/<campaign>/.partial/`` and moved into place when papermill returns, and the sidecar
-comes last, so a point is done exactly when its sidecar exists.
+in the point's own scratch folder under ``outputs/<campaign>/.partial/`` and moved into place
+only when complete, and the sidecar comes last, so a point is done exactly when its sidecar
+exists. A sweep holds the campaign's lock, each point its own (:mod:`benchlib.locks`).
 """
 
 from __future__ import annotations
