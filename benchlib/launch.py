@@ -36,6 +36,7 @@ import pandas as pd
 
 from benchlib import config as configs
 from benchlib.config import CommonConfig
+from benchlib.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contention
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
@@ -182,7 +183,8 @@ class Launch:
 
     def run(self) -> Any:
         """Start the agents, watch them, and return the merged result (or raise LaunchError)."""
-        env = {**os.environ, "OMP_NUM_THREADS": str(_threads_per_rank(self.config, self.mode))}
+        env = {**os.environ, "OMP_NUM_THREADS": str(_threads_per_rank(self.config, self.mode)),
+               ROOT_PID_VARIABLE: str(run_root_pid())}  # ranks count each other as the run
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(__file__).resolve().parent.parent), *filter(None, [env.get("PYTHONPATH")])])
         started = time.perf_counter()
@@ -400,4 +402,5 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
         samples=total, wall_time_s=max(walls), unit=first.unit,
         per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
         extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
-        rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns)
+        rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns,
+        contention=worst_contention([r.contention for r in results]))

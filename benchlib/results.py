@@ -143,6 +143,7 @@ def make_record(config: RunConfig, result: RunResult,
 
     record.update(flops_columns(config, result.throughput))
     record.update(result.telemetry_record())
+    record.update(result.contention_record())
     record.update(env)
     return {k: _finite(v) for k, v in record.items()}
 

@@ -118,6 +118,7 @@ def run(config: ClassificationConfig) -> RunResult:
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="images/s", per_iteration=loop.timer.samples(),
         peak_memory_bytes=peak_memory_bytes(device), extras=extras, telemetry=loop.telemetry,
+        contention=loop.contention,
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from benchlib.contention import Contention, ContentionSampler
 from benchlib.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
 from benchlib.timing import PhaseTimer, WallClock
 
@@ -69,6 +70,7 @@ class LoopResult:
     samples: int
     wall_time_s: float
     telemetry: Telemetry
+    contention: Contention | None = None
 
 
 def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int,
@@ -79,7 +81,8 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
 
     ``step(iterator, timer)`` returns the samples it processed or None at the end of the data.
     ``finish`` runs inside the wall clock after the last step (e.g. draining a writer).
-    NVML telemetry is sampled every ``telemetry_interval_s`` over the timed part (0: off).
+    NVML telemetry is sampled every ``telemetry_interval_s`` over the timed part (0: off), and
+    what else used the node meanwhile is measured (:mod:`benchlib.contention`).
     """
     warm = 0
     for _ in range(warmup):
@@ -89,7 +92,8 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         progress.tick()
     timer = PhaseTimer(device, breakdown=breakdown)
     samples = 0
-    with TelemetrySampler(device, telemetry_interval_s) as sampler, WallClock(device) as clock:
+    with ContentionSampler(device) as watch, TelemetrySampler(device, telemetry_interval_s) as \
+            sampler, WallClock(device) as clock:
         while iterations is None or len(timer) < iterations:
             counted = step(iterator, timer)
             if counted is None:
@@ -102,4 +106,4 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         raise RuntimeError(
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
-    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry)
+    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry, watch.contention)

@@ -12,6 +12,7 @@ from benchlib.timing import Stats, summarize
 if TYPE_CHECKING:
     import torch
 
+    from benchlib.contention import Contention
     from benchlib.telemetry import Telemetry
 
 
@@ -42,6 +43,7 @@ class RunResult:
     rank_stats: dict[str, Stats] | None = None  #: per-phase stats over ranks (see launch.merge)
     telemetry: Telemetry | None = None  #: NVML samples of the timed loop (rank 0's when merged)
     telemetry_columns: dict[str, object] | None = None  #: every rank's, merged (launch.merge)
+    contention: Contention | None = None  #: what else used the node (the worst rank's, merged)
 
     def telemetry_record(self) -> dict[str, object]:
         """The record's telemetry columns: means, throttled share, energy, joules per sample."""
@@ -50,6 +52,10 @@ class RunResult:
         if self.telemetry is None:
             return {"telemetry": "unavailable: not sampled"}
         return self.telemetry.summary(self.samples)
+
+    def contention_record(self) -> dict[str, object]:
+        """The record's contention columns (:mod:`benchlib.contention`); {} when not measured."""
+        return self.contention.columns() if self.contention is not None else {}
 
     @property
     def throughput(self) -> float:

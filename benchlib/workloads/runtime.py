@@ -67,8 +67,26 @@ def setup_run(config: RunConfig, model: torch.nn.Module, channels_last: bool = F
     """The start every workload shares: resolve the device, seed torch, set the precision, and
     prepare ``model`` (built by the caller after the seed) on the device."""
     device = resolve_device(config.device)
+    set_threads()
     configure_precision(config.precision, device)
     return device, prepare_model(model, device, channels_last, config.compile, ddp=ddp)
+
+
+def set_threads() -> int:
+    """Set torch's intra-op threads explicitly: ``OMP_NUM_THREADS`` where the launcher set it
+    (the node's CPUs shared by its ranks), else every CPU this process may use. The record's
+    ``threads_per_process`` says what a run used."""
+    import os
+
+    try:
+        threads = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        try:
+            threads = len(os.sched_getaffinity(0))
+        except AttributeError:
+            threads = os.cpu_count() or 1
+    torch.set_num_threads(max(1, threads))
+    return torch.get_num_threads()
 
 
 def reset_peak_memory(device: torch.device) -> None:

@@ -120,7 +120,7 @@ def train(config: UNet3DTrainConfig) -> RunResult:
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="voxels/s", per_iteration=loop.timer.samples(),
-        peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
+        peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry, contention=loop.contention,
         extras={**step.finish(), "parameters": model_parameters(model),
                 "iterations_per_minute_wall": 60 * len(loop.timer) / loop.wall_time_s},
     )
@@ -386,7 +386,7 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
         device=device, iterations=len(loop.timer), warmup=min(config.warmup, len(batches)),
         samples=loop.samples, wall_time_s=loop.wall_time_s, unit="voxels/s",
         per_iteration=loop.timer.samples(), peak_memory_bytes=peak_memory_bytes(device),
-        telemetry=loop.telemetry,
+        telemetry=loop.telemetry, contention=loop.contention,
         extras={"voxels_written": writer.voxels, "blocks": sum(len(b) for b in timed),
                 "volume_shape": "x".join(map(str, shape)),
                 "input_block": "x".join(map(str, layout["input_shape"])),
