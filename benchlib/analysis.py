@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from benchlib import flags, intervals
 from benchlib.timing import PHASES
 
 #: Columns that describe a configuration, in the order tables show them.
@@ -27,9 +28,11 @@ BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "poi
                "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label", "volume",
                "raw_key", "label_key", "output", "output_key", "halo", "input_shape",
                "output_shape", "downsampling", "device_batch_size", "global_batch_size",
-               "node_launcher", "dist_backend", "slowest_rank", "hang_timeout_s", "busbw_peak_size")
+               "node_launcher", "dist_backend", "slowest_rank", "hang_timeout_s", "busbw_peak_size",
+               "flags", "threads_per_process", "sidecar_of")
 DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
-           "data_share", "speed_ratio", "expected", "slowdown", "configuration")
+           "data_share", "speed_ratio", "expected", "slowdown", "configuration", "baseline_devices",
+           "baseline_key", "low", "high", "a_low", "a_high", "b_low", "b_high")
 
 
 #: Prefixes of measured columns: timings, environment, telemetry, FLOPs and the node probe's.
@@ -37,13 +40,13 @@ MEASUREMENT_PREFIXES = (
     "time_", "env_", "result_", "spread_", "throughput", "launch_", "straggler_", "busbw_",
     "algbw_", "telemetry", "gpu_util", "gpu_mem", "power_", "sm_clock", "mem_clock",
     "temperature_", "throttle", "energy_", "joules_", "flops_", "achieved_", "matmul_",
-    "memory_GBps", "h2d_", "d2h_", "decode_", "read_", "allreduce_",
+    "memory_GBps", "h2d_", "d2h_", "decode_", "read_", "allreduce_", "contention_",
 )
 
 
 def _is_measurement(column: str) -> bool:
     return (column.startswith(MEASUREMENT_PREFIXES)
-            or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s")
+            or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s", "contended")
             or column.endswith(("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")))
 
 
@@ -102,7 +105,9 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
 
 def scaling(df: pd.DataFrame, metric: str = "throughput",
             by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Add ``speedup`` and ``efficiency`` against the fewest devices of the same configuration.
+    """Add ``speedup`` and ``efficiency`` against the fewest devices of the same configuration,
+    ``baseline_devices`` (that fewest count), ``baseline_key`` (one number per configuration)
+    and ``flags`` (``superlinear`` where efficiency exceeds 1.10, besides each run's own).
 
     ``speedup`` = metric / (median metric at the fewest devices of the configuration);
     ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
@@ -112,12 +117,17 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
     df["speedup"] = np.nan
     df["efficiency"] = np.nan
-    for _, group in _groups(df, by):
+    df["baseline_devices"] = pd.NA
+    df["baseline_key"] = -1
+    for key, (_, group) in enumerate(_groups(df, by)):
         fewest = group["num_devices"].min()
         base = group.loc[group["num_devices"] == fewest, metric].median()
         df.loc[group.index, "speedup"] = group[metric] / base
         df.loc[group.index, "efficiency"] = (group[metric] / base) * fewest / group["num_devices"]
-    return df
+        df.loc[group.index, "baseline_devices"] = fewest
+        df.loc[group.index, "baseline_key"] = key
+    df = flags.with_flags(df)
+    return flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY, "superlinear")
 
 
 def scaling_table(df: pd.DataFrame, metric: str = "throughput",
@@ -158,7 +168,9 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     """Paired ratios of ``metric`` between ``factor == a`` and ``factor == b``.
 
     One row per pair of configurations equal in every ``on`` column: the ``on`` columns, then
-    ``a`` and ``b`` (the two metric values, medians over repeats) and ``ratio`` = a / b.
+    ``a`` and ``b`` (the two metric values, medians over repeats) and ``ratio`` = a / b; with
+    run intervals (``throughput_low`` / ``_high``) also ``a_low``, ``a_high``, ``b_low``, ``b_high``
+    for :func:`effect`.
     ``on`` defaults to the configuration columns that apply to both sides; a column that applies
     to one side only (``synthetic_kind`` when comparing synthetic with real data) is not paired
     on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
@@ -172,12 +184,15 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     else:
         on, only_a, only_b = list(on), [], []
 
+    bounds = [c for c in (f"{metric}_low", f"{metric}_high") if c in df]
+    values = [metric, *bounds]
+
     def side(value: object, extra: list[str]) -> pd.DataFrame:
         rows = df[df[factor] == value]
         keys = [*on, *extra]
         if not keys:
-            return pd.DataFrame({metric: [rows[metric].median()]}) if len(rows) else rows[[metric]]
-        return rows.groupby(keys, dropna=False, sort=False)[metric].median().reset_index()
+            return rows[values].median().to_frame().T if len(rows) else rows[values]
+        return rows.groupby(keys, dropna=False, sort=False)[values].median().reset_index()
 
     left, right = side(a, only_a), side(b, only_b)
     if on:
@@ -189,7 +204,17 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     result["a"] = pairs[f"{metric}_a"].to_numpy()
     result["b"] = pairs[f"{metric}_b"].to_numpy()
     result["ratio"] = result["a"] / result["b"]
+    for column, name in zip(bounds, ("low", "high"), strict=False):
+        result[f"a_{name}"] = pairs[f"{column}_a"].to_numpy()
+        result[f"b_{name}"] = pairs[f"{column}_b"].to_numpy()
     return result.dropna(subset=["ratio"]).reset_index(drop=True)
+
+
+def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
+    """The effect of a factor over :func:`compare`'s pairs: ``median``, ``low``, ``high``,
+    ``pairs``, ``significant`` (the interval excludes 1.0), ``known`` (see
+    :func:`benchlib.intervals.effect`)."""
+    return intervals.effect(pairs, level)
 
 
 def headline(pairs: pd.DataFrame) -> float:

@@ -31,6 +31,8 @@ from benchlib.config import (
     UNet3DTrainConfig,
 )
 from benchlib.errors import OutputError, describe_os_error
+from benchlib.flags import join, record_flags, with_flags
+from benchlib.intervals import throughput_interval
 from benchlib.timing import PHASES, is_noisy
 
 if TYPE_CHECKING:
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
     from benchlib.workloads.result import RunResult
 
 RECORD_MIME = "application/vnd.benchlib.result+json"
+#: Record key of the raw per-iteration seconds; stored beside the sidecar as
+#: ``<point>.iterations.csv`` (:func:`write_iterations`), never a column of the loaded table.
+ITERATIONS_KEY = "per_iteration_s"
 KNOWN_SCHEMA_VERSIONS = {1}
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,7 @@ CORE_COLUMNS = (
     "num_nodes", "benchmark", "model", "dataset", "batch_size", "precision", "num_workers",
     "channels_last", "compile", "throughput", "unit", "time_iteration_s",
     *(f"time_{p}_s" for p in PHASES), "iterations", "warmup", "samples", "wall_time_s",
-    "peak_memory_bytes", "status", "error",
+    "peak_memory_bytes", "status", "flags", "error",
 )
 
 
@@ -144,8 +149,17 @@ def make_record(config: RunConfig, result: RunResult,
     record.update(flops_columns(config, result.throughput))
     record.update(result.telemetry_record())
     record.update(result.contention_record())
+    record.update(throughput_interval(result))
     record.update(env)
-    return {k: _finite(v) for k, v in record.items()}
+    record["flags"] = join(record_flags(record))
+    record = {k: _finite(v) for k, v in record.items()}
+    record[ITERATIONS_KEY] = per_iteration_lists(result.per_iteration)
+    return record
+
+
+def per_iteration_lists(frame: pd.DataFrame) -> dict[str, list[float | None]]:
+    """Per-iteration seconds as {column: values} (None where a phase did not run)."""
+    return {str(c): [None if pd.isna(v) else float(v) for v in frame[c]] for c in frame.columns}
 
 
 def shape_text(shape: object) -> str:
@@ -192,7 +206,8 @@ def publish(record: Mapping[str, object]) -> None:
     """Display the record in a notebook as the benchlib MIME output plus a readable table."""
     from IPython.display import display
 
-    summary = pd.Series({k: v for k, v in record.items() if not k.startswith("env_")})
+    summary = pd.Series({k: v for k, v in record.items()
+                         if not k.startswith("env_") and k != ITERATIONS_KEY})
     display({RECORD_MIME: dict(record), "text/plain": summary.to_string(),
              "text/html": summary.to_frame("value").to_html()}, raw=True)
 
@@ -237,6 +252,38 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 def write_json_atomic(path: Path, data: object) -> None:
     """Write JSON to ``path`` atomically (:func:`write_bytes_atomic`)."""
     write_bytes_atomic(path, json.dumps(data, indent=1, default=str).encode())
+
+
+def iterations_path(notebook: Path) -> Path:
+    """``x.ipynb`` -> ``x.iterations.csv`` (the run's seconds per timed iteration and phase)."""
+    return notebook.with_name(f"{notebook.stem}.iterations.csv")
+
+
+def write_iterations(notebook: Path, record: dict) -> None:
+    """Move the record's per-iteration seconds (if any) into ``<point>.iterations.csv``."""
+    columns = record.pop(ITERATIONS_KEY, None)
+    if isinstance(columns, dict) and columns:
+        frame = pd.DataFrame(columns)
+        frame.index.name = "step"
+        write_bytes_atomic(iterations_path(notebook), frame.to_csv().encode())
+
+
+def read_iterations(notebook: str | Path) -> pd.DataFrame:
+    """Seconds per timed iteration (``iteration`` and each phase) of one run: from the file
+    beside the notebook, else from the notebook's record; empty when neither has them."""
+    notebook = Path(notebook)
+    path = iterations_path(notebook)
+    if path.is_file():
+        return pd.read_csv(path, index_col="step")
+    try:
+        nb = json.loads(notebook.read_bytes())
+        record = _find_record(nb) or {}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return pd.DataFrame()
+    columns = record.get(ITERATIONS_KEY) if isinstance(record, dict) else None
+    frame = pd.DataFrame(columns) if isinstance(columns, dict) else pd.DataFrame()
+    frame.index.name = "step"
+    return frame
 
 
 def sidecar_path(notebook: Path) -> Path:
@@ -312,8 +359,10 @@ def notebook_fingerprint(notebook: Path) -> dict[str, object]:
 def write_sidecar(notebook: Path, record: Mapping[str, object],
                   fingerprint: Mapping[str, object] | None = None) -> None:
     """Write ``record`` as the sidecar of ``notebook`` with the notebook's fingerprint (so a
-    sidecar that no longer matches its notebook is ignored); no notebook: no fingerprint."""
+    sidecar that no longer matches its notebook is ignored); no notebook: no fingerprint. The
+    per-iteration seconds go to ``<point>.iterations.csv`` beside it."""
     data = dict(record)
+    write_iterations(notebook, data)
     if fingerprint is None and notebook.is_file():
         fingerprint = notebook_fingerprint(notebook)
     if fingerprint is not None:
@@ -442,6 +491,7 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
             continue
         if record is None:
             continue
+        record.pop(ITERATIONS_KEY, None)
         record.setdefault("point_id", notebook.stem)
         record["source"] = str(notebook)
         rows.append(record)
@@ -458,6 +508,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
+    frame = with_flags(frame)  # records written before flags existed get theirs too
     for column in INTEGER_COLUMNS:
         if column in frame:
             numbers = pd.to_numeric(frame[column], errors="coerce")

@@ -100,3 +100,23 @@ def test_empty_and_missing_folders(tmp_path):
 def test_record_from_notebook_ignores_non_benchmark_notebooks(tmp_path):
     assert record_from_notebook(
         write_record_notebook(tmp_path / "s.ipynb", None, benchmark=False)) is None
+
+
+def test_raw_iteration_seconds_are_kept_beside_the_sidecar(tmp_path, record):
+    from benchlib.results import ITERATIONS_KEY, iterations_path, read_iterations, write_sidecar
+
+    seconds = record[ITERATIONS_KEY]["iteration"]
+    assert len(seconds) == record["iterations"] == 3 and all(s > 0 for s in seconds)
+    notebook = write_record_notebook(tmp_path / "p.ipynb", record)
+    assert read_iterations(notebook)["iteration"].tolist() == seconds  # from the notebook
+    write_sidecar(notebook, record)
+    assert ITERATIONS_KEY not in json.loads((tmp_path / "p.json").read_text())
+    assert iterations_path(notebook).is_file()
+    frame = read_iterations(notebook)
+    assert frame["iteration"].tolist() == pytest.approx(seconds)
+    assert ITERATIONS_KEY not in load(tmp_path).columns
+
+
+def test_throughput_interval_brackets_the_throughput(record):
+    assert record["throughput_low"] <= record["throughput"] <= record["throughput_high"]
+    assert "short" in record["flags"].split(",")  # 3 iterations: too few to trust
