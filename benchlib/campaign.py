@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from benchlib import slurm
+from benchlib import slurm, slurm_limits
 from benchlib.locks import ledger_lock
 from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
 
@@ -36,6 +36,7 @@ class PointStatus:
     status: Status
     job_id: str = ""
     detail: str = ""
+    blocked: str = ""  # queued, but Slurm will never start the job: why
 
 
 def ledger_dir(campaign_dir: Path) -> Path:
@@ -141,14 +142,9 @@ def _finished(notebook: Path) -> PointStatus | None:
                        str(record.get("error", "")))
 
 
-def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[str, dict],
-                      state: slurm.JobState) -> str:
-    """Write the failed sidecar of a job that ended without one; return its error text."""
-    log = entry.get("stderr", "")
-    error = f"job {state.job_id} {state.describe()}"
-    if state.phase == "unknown":
-        error = f"job {state.job_id} left the queue without a result"
-    error += f"; log: {log}" if log else ""
+def _write_failed(campaign_dir: Path, name: str, points: dict[str, dict], state: slurm.JobState,
+                  error: str) -> None:
+    """Write the failed sidecar of a point whose job ended (or was cancelled) without one."""
     target = campaign_dir / f"{name}.ipynb"
     partial = campaign_dir / ".partial" / target.name
     if partial.is_file():
@@ -163,7 +159,32 @@ def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[s
                            env_slurm_array_task_id=task,
                            env_slurm_job_nodelist=state.nodes, slurm_state=state.state)
     write_json_atomic(sidecar_path(target), record)
+
+
+def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[str, dict],
+                      state: slurm.JobState) -> str:
+    """Write the failed sidecar of a job that ended without one; return its error text."""
+    log = entry.get("stderr", "")
+    error = f"job {state.job_id} {state.describe()}"
+    if state.phase == "unknown":
+        error = f"job {state.job_id} left the queue without a result"
+    error += f"; log: {log}" if log else ""
+    _write_failed(campaign_dir, name, points, state, error)
     return error
+
+
+def fail_blocked(campaign_dir: Path, point: PointStatus) -> PointStatus:
+    """Cancel the queued job of ``point`` that Slurm will never start (``point.blocked``) and
+    record the point failed with the reason; a job that started meanwhile is left to run."""
+    complaint = slurm.cancel_pending(point.job_id)
+    now = slurm.query_states([point.job_id]).get(point.job_id)
+    if now is not None and now.phase == "running":
+        return replace(point, status="running", detail=now.describe(), blocked="")
+    error = (f"job {point.job_id} {point.detail}; benchlib cancelled it "
+             + (f"(scancel failed: {complaint})" if complaint else "(scancel)"))
+    state = slurm.JobState(point.job_id, "ended", "CANCELLED")
+    _write_failed(Path(campaign_dir), point.name, read_points(Path(campaign_dir)), state, error)
+    return replace(point, status="failed", detail=error, blocked="")
 
 
 def campaign_status(campaign_dir: Path, names: list[str] | None = None,
@@ -172,7 +193,9 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
 
     Asks the scheduler about points whose jobs have no sidecar yet, before looking at the
     sidecars, so a job that finishes in between is not mistaken for one that died. Jobs that
-    ended without a sidecar get a failed one (``record_ended``).
+    ended without a sidecar get a failed one (``record_ended``). A queued job that Slurm will
+    never start (:func:`benchlib.slurm_limits.explain_pending`) stays ``pending``, with the
+    reason explained in ``detail`` and ``blocked``.
     """
     campaign_dir = Path(campaign_dir)
     if not campaign_dir.is_dir():
@@ -187,6 +210,8 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
         [entry["job_id"] for entry in open_jobs.values()],
         {entry["job_id"]: [Path(entry[k]) for k in ("stderr", "stdout") if entry.get(k)]
          for entry in open_jobs.values()})
+    for job_id, why in slurm_limits.explain_pending(states).items():
+        states[job_id] = replace(states[job_id], blocked=why)
     table = []
     for name in wanted:
         notebook_name = points.get(name, {}).get("notebook", "")
@@ -201,7 +226,8 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
             continue
         state = states[open_jobs[name]["job_id"]]
         if state.phase in ("pending", "running"):
-            table.append(PointStatus(name, notebook_name, state.phase, state.job_id, state.describe()))
+            table.append(PointStatus(name, notebook_name, state.phase, state.job_id,
+                                     state.describe(), state.blocked))
         elif record_ended:
             error = _record_ended_job(campaign_dir, name, open_jobs[name], points, state)
             table.append(PointStatus(name, notebook_name, "failed", state.job_id, error))
@@ -222,15 +248,39 @@ def format_status(campaign_dir: Path, table: list[PointStatus]) -> str:
     return "\n".join(lines)
 
 
+def fail_blocked_points(campaign_dir: Path, table: list[PointStatus], seen: dict[str, float],
+                        grace_s: float) -> list[PointStatus]:
+    """The table with the points whose jobs have waited ``grace_s`` on a reason Slurm never
+    starts them for cancelled and failed (``seen``: job id -> when first seen so, kept between
+    calls). The grace covers reasons that settle: a job to ``short`` with too long a time limit
+    reads PartitionConfig for a moment, then PartitionTimeLimit."""
+    now = time.monotonic()
+    updated = []
+    for point in table:
+        if not point.blocked:
+            seen.pop(point.job_id, None)  # the grace starts again if the reason comes back
+        elif now - seen.setdefault(point.job_id, now) >= grace_s:
+            point = fail_blocked(campaign_dir, point)
+        updated.append(point)
+    return updated
+
+
 def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: bool = True,
-         timeout_s: float | None = None) -> list[PointStatus]:
-    """Poll until none of ``names`` is pending or running; a progress bar counts finished points."""
+         timeout_s: float | None = None, blocked_grace_s: float = 15.0) -> list[PointStatus]:
+    """Poll until none of ``names`` is pending or running; a progress bar counts finished points.
+
+    A queued job that Slurm will never start (``PartitionConfig``, ``PartitionTimeLimit``, ...:
+    :mod:`benchlib.slurm_limits`) is cancelled and its point recorded failed with the reason,
+    once that reason has stood for ``blocked_grace_s``.
+    """
     from tqdm.auto import tqdm
 
     start = time.monotonic()
+    blocked_since: dict[str, float] = {}
     bar = tqdm(total=len(names), desc=campaign_dir.name, unit="point", disable=not progress)
     while True:
         table = campaign_status(campaign_dir, names)
+        table = fail_blocked_points(campaign_dir, table, blocked_since, blocked_grace_s)
         finished = [p for p in table if p.status in ("done", "failed")]
         bar.n = len(finished)
         bar.set_postfix({s: sum(p.status == s for p in table)

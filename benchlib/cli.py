@@ -53,12 +53,16 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
     from benchlib.campaign import format_status, wait
-    from benchlib.slurm_sweep import SubmissionError, submit_sweep
+    from benchlib.slurm_sweep import RequestTooLarge, SubmissionError, submit_sweep
 
     campaign_dir = (outputs / sweep.campaign).resolve()
     try:
         submission = submit_sweep(sweep, executor, outputs, force=args.force,
                                   retry_failed=args.retry_failed)
+    except RequestTooLarge as error:
+        print(f"error: no node of the partition can run these points; nothing was submitted:\n"
+              f"{error}", file=sys.stderr)
+        return 2
     except SubmissionError as error:
         print(f"error: sbatch refused the job array; nothing was submitted:\n{error}",
               file=sys.stderr)

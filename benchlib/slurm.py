@@ -90,11 +90,13 @@ class JobState:
     state: str = ""
     reason: str = ""
     nodes: str = ""
+    blocked: str = ""  # pending for ever: what the reason means and what to change
 
     def describe(self) -> str:
         """A short explanation for a status table."""
         if self.phase == "pending":
-            return f"queued ({self.reason})" if self.reason and self.reason != "None" else "queued"
+            text = f"queued ({self.reason})" if self.reason and self.reason != "None" else "queued"
+            return f"{text}: Slurm will never start it: {self.blocked}" if self.blocked else text
         if self.phase == "running":
             return f"on {self.nodes}" if self.nodes else "running"
         if self.phase == "ended":
@@ -237,6 +239,22 @@ def partition_has_gpus(partition: str | None) -> bool:
     return any("gpu" in line.split("|", 1)[1] for line in lines)
 
 
+def devices_per_node(parameters: dict[str, Any]) -> int:
+    """Devices a point runs on each node: ``num_devices / num_nodes``, or the node probe's
+    ``allreduce_devices`` where that is more; at least 1."""
+    nodes = int(parameters.get("num_nodes") or 1)
+    return max(1, int(parameters.get("num_devices") or 1) // nodes,
+               int(parameters.get("allreduce_devices") or 0))
+
+
+def cancel_pending(job_id: str) -> str:
+    """``scancel`` the job if it is still pending; '' on success, else scancel's complaint."""
+    out = _run(["scancel", "--state=PENDING", job_id])
+    if out is None:
+        return "scancel did not answer"
+    return "" if out.returncode == 0 else (out.stderr or out.stdout).strip() or "scancel failed"
+
+
 def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], job_name: str,
                           has_gpus: bool = True) -> dict[str, Any]:
     """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time.
@@ -246,8 +264,7 @@ def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], j
     asks for ``allreduce_devices`` GPUs (its all-reduce part), one where that is 0 or 1.
     """
     nodes = int(parameters.get("num_nodes") or 1)
-    per_node = max(1, int(parameters.get("num_devices") or 1) // nodes,
-                   int(parameters.get("allreduce_devices") or 0))
+    per_node = devices_per_node(parameters)
     device = str(parameters.get("device", "auto"))
     gpus = 0 if device.startswith("cpu") or (device == "auto" and not has_gpus) else per_node
     request: dict[str, Any] = {

@@ -22,13 +22,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib import campaign, slurm
+from benchlib import campaign, slurm, slurm_limits
 from benchlib.config import ConfigError
 from benchlib.results import failed_record, sidecar_path, write_json_atomic
 
 
 class SubmissionError(RuntimeError):
     """sbatch refused a submission; the message is sbatch's own."""
+
+
+class RequestTooLarge(RuntimeError):
+    """Points ask for more than any node of the partition has; the message says which and how
+    to fit them. Nothing was submitted."""
 
 
 class TimeLimitReached(Exception):
@@ -154,27 +159,52 @@ def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) ->
     return chosen, skipped
 
 
+def _requests(sweep, executor: slurm.SlurmExecutor, points: list) -> dict[str, dict]:
+    """Point name -> its submission parameters (GPUs only where the partition has them)."""
+    has_gpus = slurm.partition_has_gpus(executor.partition) if points else True
+    return {p.name: slurm.submission_parameters(executor, p.parameters, f"benchlib-{sweep.campaign}",
+                                                has_gpus)
+            for p in points}
+
+
 def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: bool = False,
                  retry_failed: bool = False, base_dir: Path | None = None) -> Submission:
     """Submit the points that are not done (nor queued) as job arrays; return the job ids.
 
-    An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
-    is left behind and no point changes state.
+    Points that ask for more than any node of the partition has (or its time or node limit)
+    raise RequestTooLarge before anything is submitted or written. An sbatch refusal raises
+    SubmissionError with sbatch's message; nothing of that submission is left behind and no
+    point changes state.
     """
-    import submitit
-
     base_dir = base_dir or Path.cwd()
     campaign_dir = (outputs / sweep.campaign).resolve()
+    chosen, skipped = (select_points(sweep, campaign_dir, force, retry_failed)
+                       if campaign_dir.is_dir() else (list(sweep.points), {}))
+    requests = _requests(sweep, executor, chosen)
+    partition = slurm_limits.read_partition(executor.partition) if chosen else None
+    problems = slurm_limits.refusals(chosen, executor, requests, partition)
+    if problems:
+        raise RequestTooLarge("\n".join(problems))
     campaign_dir.mkdir(parents=True, exist_ok=True)
     campaign.remember_points(campaign_dir, sweep.points)
-    chosen, skipped = select_points(sweep, campaign_dir, force, retry_failed)
-    submission = Submission(skipped=skipped)
+    try:
+        return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
+                              Submission(skipped=skipped))
+    except SubmissionError as error:
+        notes = slurm_limits.refusals(chosen, executor, requests, partition, memory=True)
+        if notes:
+            raise SubmissionError("\n".join([str(error), *notes])) from None
+        raise
+
+
+def _submit_groups(sweep, executor: slurm.SlurmExecutor, campaign_dir: Path, chosen: list,
+                   requests: dict[str, dict], base_dir: Path, submission: Submission) -> Submission:
+    """Submit ``chosen`` as one job array per distinct request; record the jobs in the ledger."""
+    import submitit
+
     groups: dict[str, list] = {}
-    has_gpus = slurm.partition_has_gpus(executor.partition) if chosen else True
     for point in chosen:
-        request = slurm.submission_parameters(executor, point.parameters,
-                                              f"benchlib-{sweep.campaign}", has_gpus)
-        groups.setdefault(json.dumps(request, sort_keys=True), []).append(point)
+        groups.setdefault(json.dumps(requests[point.name], sort_keys=True), []).append(point)
     entries: dict[str, dict] = {}
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for index, (key, points) in enumerate(groups.items()):

@@ -338,3 +338,122 @@ def test_a_two_node_point_starts_its_ranks_with_srun_across_the_allocation(local
     assert record["samples"] == 8 and record["env_slurm_job_nodelist"] == "lnode[1-2]"
     notebook = Path(record["source"]).read_text()
     assert "launch: 2 ranks on 2 node(s), 1 per node, device cpu, srun" in notebook
+
+
+def _node_cpus(partition: str) -> int:
+    out = subprocess.run(["sinfo", "-h", "-p", partition, "-o", "%c"], capture_output=True,
+                         text=True, check=True)
+    return max(int(n.rstrip("+")) for n in out.stdout.split())
+
+
+def _own_jobs(name: str) -> list[str]:
+    out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True, text=True,
+                         check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("case", ["cpus", "time", "nodes"])
+def test_a_point_no_node_can_run_is_refused_before_submitting(local_slurm, tmp_path, capsys,
+                                                              monkeypatch, case):
+    """More CPUs than the node has, more minutes than `short` allows, more nodes than `debug`
+    has: exit 2, nothing submitted, the ledger as it was; the message says what fits."""
+    monkeypatch.chdir(tmp_path)
+    cpus = _node_cpus("debug")
+    executor, options, grid = dict(SLURM), [], {"batch_size": [2]}
+    if case == "cpus":
+        executor.pop("cpus_per_device")  # the default, 8, or more than this host has
+        options = ["--cpus-per-device", str(max(8, cpus + 1))] if cpus >= 8 else []
+        expected = (f"cpus_per_device {max(8, cpus + 1)} x 1 device = {max(8, cpus + 1)} CPUs per "
+                    f"node, but the largest node of partition debug has {cpus}; set "
+                    f"cpus_per_device: {cpus} (or --cpus-per-device {cpus})")
+    elif case == "time":
+        options = ["--partition", "short", "--time-min", "5"]
+        expected = "time_min 5 is above the 2 min MaxTime of partition short; set time_min: 2"
+    else:
+        grid = {"num_nodes": [2], "num_devices": [2]}
+        expected = "num_nodes 2: 2 nodes, but partition debug has 1 that fits; set num_nodes: 1"
+    params = _params(tmp_path, f"toobig-{case}", executor, grid=grid)
+    folder = tmp_path / "out" / f"toobig-{case}"
+    (point,) = load_sweep(params).points
+    campaign.remember_points(folder, [point])  # an earlier sweep's ledger: left as it is
+    campaign.remember_jobs(folder, {"other": {"job_id": "1"}})
+    ledger = {p.name: p.read_bytes() for p in (folder / ".benchlib").iterdir()}
+    assert main(["sweep", str(params), "--outputs", str(tmp_path / "out"), *options]) == 2
+    err = capsys.readouterr().err
+    assert "no node of the partition can run these points; nothing was submitted" in err
+    assert f"point {point.name}: {expected}" in err
+    assert {p.name: p.read_bytes() for p in (folder / ".benchlib").iterdir()} == ledger
+    assert not list(folder.glob("*.json")) and not _own_jobs(f"benchlib-toobig-{case}")
+
+
+def _wait_for_status(folder: Path, text: str, capsys, timeout_s: float = 60) -> str:
+    """`benchlib status` until its output contains ``text`` (the scheduler sets the reason)."""
+    start = time.monotonic()
+    while True:
+        assert main(["status", str(folder)]) == 0
+        printed = capsys.readouterr().out
+        if text in printed or time.monotonic() - start > timeout_s:
+            return printed
+        time.sleep(1)
+
+
+@pytest.mark.slow
+def test_a_job_slurm_will_never_start_is_explained_and_failed_by_wait(local_slurm, tmp_path,
+                                                                      capsys, monkeypatch):
+    """A point that depends on a job that failed (sbatch: dependency) pends for ever with
+    DependencyNeverSatisfied: status says so and why; --wait cancels it and records it failed."""
+    monkeypatch.chdir(tmp_path)
+    failing = subprocess.run(["sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "-J",
+                              "benchlib-test-fail", "--wrap", "exit 1"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    for _ in range(60):
+        if not _own_jobs("benchlib-test-fail"):
+            break
+        time.sleep(1)
+    params = _params(tmp_path, "never", {**SLURM, "sbatch": {"dependency": f"afterok:{failing}"}})
+    out = tmp_path / "out"
+    try:
+        assert main(["sweep", str(params), "--outputs", str(out)]) == 0
+        assert "submitted 1 of 1 points" in capsys.readouterr().out
+        status = _wait_for_status(out / "never", "DependencyNeverSatisfied): Slurm will never", capsys)
+        assert "1 pending" in status and "queued (DependencyNeverSatisfied): Slurm will never " \
+            "start it: a job it depends on failed or was cancelled" in status
+
+        start = time.monotonic()
+        assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
+        assert time.monotonic() - start < 120
+        printed = capsys.readouterr().out
+        assert "left alone: 1 pending as job" in printed and "1 failed" in printed
+        assert "benchlib cancelled it (scancel)" in printed
+        (sidecar,) = (out / "never").glob("*.json")  # no notebook: the job never started
+        record = json.loads(sidecar.read_text())
+        assert record["status"] == "failed" and "DependencyNeverSatisfied" in record["error"]
+        assert not _own_jobs("benchlib-never")
+        assert main(["status", str(out / "never")]) == 0
+        assert "1 failed" in capsys.readouterr().out
+    finally:
+        for job in _own_jobs("benchlib-never"):
+            subprocess.run(["scancel", job], check=False)
+
+
+@pytest.mark.slow
+def test_a_job_above_the_partition_time_limit_is_failed_with_the_numbers(local_slurm, tmp_path,
+                                                                         capsys):
+    """A job submitted by hand to `short` with 5 min (its MaxTime is 2) pends with
+    PartitionTimeLimit; wait fails it within a minute, saying what it asked and what fits."""
+    job = subprocess.run(["sbatch", "--parsable", "-p", "short", "-t", "5", "-o", "/dev/null",
+                          "-J", "benchlib-test-time", "--wrap", "true"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    try:
+        (point,) = load_sweep(_params(tmp_path, "time", {"kind": "local"})).points
+        folder = tmp_path / "time"
+        campaign.remember_points(folder, [point])
+        campaign.remember_jobs(folder, {point.name: {"job_id": job}})
+        status = _wait_for_status(folder, "queued (PartitionTimeLimit): Slurm will never", capsys)
+        assert (f"job {job}" in status and "queued (PartitionTimeLimit)" in status
+                and "(asks 5 min, but partition short allows at most 2 min (MaxTime))" in status)
+        (failed,) = campaign.wait(folder, [point.name], poll_s=1, progress=False, timeout_s=90)
+        assert failed.status == "failed" and "lower time_min" in failed.detail
+        assert not _own_jobs("benchlib-test-time")
+    finally:
+        subprocess.run(["scancel", job], check=False)
