@@ -10,6 +10,7 @@ failure, ...), so that ``--retry-failed`` finds it.
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import time
@@ -20,7 +21,15 @@ from typing import Literal
 
 from benchlib import slurm, slurm_limits
 from benchlib.locks import ledger_lock
-from benchlib.results import failed_record, read_record, sidecar_path, write_json_atomic
+from benchlib.results import (
+    failed_record,
+    is_complete_notebook,
+    keep_ok_result,
+    read_record,
+    sidecar_path,
+    write_json_atomic,
+    write_sidecar,
+)
 
 LEDGER = ".benchlib"
 log = logging.getLogger(__name__)
@@ -127,10 +136,11 @@ def _finished(notebook: Path) -> PointStatus | None:
     if not sidecar_path(notebook).is_file():
         return None
     try:
-        record = read_record(notebook) if notebook.is_file() else None
-        record = record or json.loads(sidecar_path(notebook).read_text())
+        record = read_record(notebook)
     except (ValueError, OSError) as error:
         return PointStatus(notebook.stem, "", "failed", detail=f"unreadable record: {error}")
+    if not isinstance(record, dict):
+        return PointStatus(notebook.stem, "", "failed", detail="unreadable record: not a record")
     job = record.get("env_slurm_job_id", "")
     if record.get("env_slurm_array_task_id"):
         job = f"{record.get('env_slurm_array_job_id')}_{record['env_slurm_array_task_id']}"
@@ -146,9 +156,6 @@ def _write_failed(campaign_dir: Path, name: str, points: dict[str, dict], state:
                   error: str) -> None:
     """Write the failed sidecar of a point whose job ended (or was cancelled) without one."""
     target = campaign_dir / f"{name}.ipynb"
-    partial = campaign_dir / ".partial" / target.name
-    if partial.is_file():
-        partial.replace(target)
     point = points.get(name, {})
     parent, task = slurm.split_job_id(state.job_id)
     # an array task's own SLURM_JOB_ID is not known from outside it
@@ -158,7 +165,14 @@ def _write_failed(campaign_dir: Path, name: str, points: dict[str, dict], state:
                            env_slurm_array_job_id=parent if task else "",
                            env_slurm_array_task_id=task,
                            env_slurm_job_nodelist=state.nodes, slurm_state=state.state)
-    write_json_atomic(sidecar_path(target), record)
+    if keep_ok_result(target, record) is not None:
+        return
+    partials = sorted((campaign_dir / ".partial").glob(f"{glob.escape(name)}.*/{glob.escape(target.name)}"),
+                      key=lambda p: p.stat().st_mtime)
+    complete = [p for p in partials if is_complete_notebook(p)]
+    if complete:  # what the job got to before it was stopped, for its error cell
+        complete[-1].replace(target)
+    write_sidecar(target, record)
 
 
 def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[str, dict],

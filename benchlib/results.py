@@ -16,6 +16,7 @@ import socket
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -417,6 +418,33 @@ def read_sidecar(notebook: Path) -> dict | None:
                     sidecar, notebook.name)
         return None
     return data
+
+
+def is_complete_notebook(path: Path) -> bool:
+    """Whether ``path`` holds a whole notebook (valid JSON with cells), not a truncated one."""
+    try:
+        return isinstance(json.loads(path.read_bytes()).get("cells"), list)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def keep_ok_result(target: Path, failure: Mapping[str, object]) -> Path | None:
+    """When ``target`` (a point's notebook) already holds an ``ok`` record, keep it: restore
+    its sidecar if a re-submission set it aside, write ``failure`` under
+    ``.benchlib/rejected/`` and return that path. None when there is no ok result to keep."""
+    try:
+        current = read_record(target) if target.exists() or sidecar_path(target).exists() else None
+    except RecordError:
+        return None
+    if not current or current.get("status") != "ok":
+        return None
+    if read_sidecar(target) is None:
+        write_sidecar(target, current)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+    kept = target.parent / ".benchlib" / "rejected" / f"{target.stem}-{stamp}.json"
+    write_json_atomic(kept, dict(failure))
+    log.warning("%s: kept the earlier ok result; the new failure is in %s", target.name, kept)
+    return kept
 
 
 def read_record(notebook: Path) -> dict | None:

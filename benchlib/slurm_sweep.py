@@ -24,6 +24,7 @@ from pathlib import Path
 
 from benchlib import campaign, slurm, slurm_limits
 from benchlib.config import ConfigError
+from benchlib.locks import campaign_lock
 from benchlib.results import failed_record, sidecar_path, write_json_atomic
 
 
@@ -171,7 +172,8 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
                  retry_failed: bool = False, base_dir: Path | None = None) -> Submission:
     """Submit the points that are not done (nor queued) as job arrays; return the job ids.
 
-    Points that ask for more than any node of the partition has (or its time or node limit)
+    The campaign's lock is held while points are chosen and submitted (CampaignBusyError
+    when another sweep holds it). Points that ask for more than any node of the partition has (or its time or node limit)
     raise RequestTooLarge before anything is submitted or written. An sbatch refusal raises
     SubmissionError with sbatch's message; nothing of that submission is left behind and no
     point changes state.
@@ -185,11 +187,16 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     problems = slurm_limits.refusals(chosen, executor, requests, partition)
     if problems:
         raise RequestTooLarge("\n".join(problems))
-    campaign_dir.mkdir(parents=True, exist_ok=True)
-    campaign.remember_points(campaign_dir, sweep.points)
+    from benchlib.sweep import prepare_campaign_dir
+
+    prepare_campaign_dir(campaign_dir)
     try:
-        return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
-                              Submission(skipped=skipped))
+        with campaign_lock(campaign_dir):  # one submitter at a time; choose again under it
+            chosen, skipped = select_points(sweep, campaign_dir, force, retry_failed)
+            requests = _requests(sweep, executor, chosen)
+            campaign.remember_points(campaign_dir, sweep.points)
+            return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
+                                  Submission(skipped=skipped))
     except SubmissionError as error:
         notes = slurm_limits.refusals(chosen, executor, requests, partition, memory=True)
         if notes:

@@ -36,11 +36,12 @@ from benchlib.locks import campaign_lock, point_lock
 from benchlib.results import (
     RecordError,
     failed_record,
+    is_complete_notebook,
+    keep_ok_result,
     notebook_fingerprint,
     read_record,
     record_from_notebook,
     sidecar_path,
-    write_json_atomic,
     write_sidecar,
 )
 from benchlib.slurm import SlurmExecutor
@@ -471,20 +472,12 @@ def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base
     return ""
 
 
-def _complete_notebook(path: Path) -> bool:
-    """Whether ``path`` holds a whole notebook (valid JSON with cells), not a truncated one."""
-    try:
-        return isinstance(json.loads(path.read_bytes()).get("cells"), list)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def _execute_in(point: Point, target: Path, partial: Path, cell_timeout_s: int | None,
                 base_dir: Path, notebook_dir: Path, context: dict[str, Any]) -> PointOutcome:
     start = time.perf_counter()
     error = _run_papermill(point, partial, cell_timeout_s, base_dir, notebook_dir)
     seconds = time.perf_counter() - start
-    complete = _complete_notebook(partial)
+    complete = is_complete_notebook(partial)
     record = None
     if complete and not error:
         try:
@@ -506,16 +499,13 @@ def commit_result(point: Point, target: Path, notebook: Path | None, record: dic
     record failed and ``target`` already holds an ``ok`` result: then the earlier result stays
     and the failure is kept under ``.benchlib/rejected/``."""
     status = str(record.get("status", "failed"))
-    if status != "ok" and point_status(target) == "ok":
-        kept = target.parent / ".benchlib" / "rejected" / (
-            f"{target.stem}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.json")
-        write_json_atomic(kept, record)
+    kept = keep_ok_result(target, record) if status != "ok" else None
+    if kept is not None:
         if notebook is not None:
             with contextlib.suppress(OSError):
                 notebook.replace(kept.with_suffix(".ipynb"))
         error = (f"{record.get('error', '')} (the earlier ok result was kept; this failure is "
                  f"in {kept})")
-        log.warning("%s: %s", target.name, error)
         return PointOutcome(point, "failed", seconds, error)
     fingerprint = None
     if notebook is not None:
