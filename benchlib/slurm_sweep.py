@@ -173,10 +173,10 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     """Submit the points that are not done (nor queued) as job arrays; return the job ids.
 
     The campaign's lock is held while points are chosen and submitted (CampaignBusyError
-    when another sweep holds it). Points that ask for more than any node of the partition has (or its time or node limit)
-    raise RequestTooLarge before anything is submitted or written. An sbatch refusal raises
-    SubmissionError with sbatch's message; nothing of that submission is left behind and no
-    point changes state.
+    when another sweep holds it). Points that ask for more than any node of the partition has
+    (or its time or node limit) raise RequestTooLarge before anything is submitted or written.
+    An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
+    is left behind and no point changes state.
     """
     base_dir = base_dir or Path.cwd()
     campaign_dir = (outputs / sweep.campaign).resolve()
