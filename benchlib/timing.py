@@ -74,6 +74,12 @@ class PhaseTimer:
             return a.elapsed_time(b) / 1e3  # type: ignore[attr-defined]
         return float(b) - float(a)  # type: ignore[arg-type]
 
+    def iteration_seconds(self) -> np.ndarray:
+        """Seconds of each counted iteration so far (synchronises the device on CUDA)."""
+        if self.cuda and self._iterations:
+            self._iterations[-1][1].synchronize()  # type: ignore[attr-defined]
+        return np.array([self._seconds(start, end) for start, end, _ in self._iterations])
+
     def samples(self) -> pd.DataFrame:
         """One row per counted iteration: ``iteration`` seconds and seconds per phase.
 

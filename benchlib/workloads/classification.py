@@ -15,7 +15,13 @@ from benchlib.config import ClassificationConfig
 from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.timing import PhaseTimer
-from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, timed_loop
+from benchlib.workloads.loop import (
+    NoTimer,
+    TimeBudget,
+    backward_and_step,
+    next_batch,
+    timed_loop,
+)
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
@@ -24,6 +30,8 @@ from benchlib.workloads.runtime import (
     setup_run,
 )
 
+#: Images a synthetic loader can give under ``iterations: auto`` (made on access, never stored).
+AUTO_SAMPLES = 1 << 30
 AUX_LOSS_WEIGHT = 0.4  #: weight of auxiliary classifier losses (inception_v3, googlenet)
 
 
@@ -53,6 +61,11 @@ def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
             pin_memory=pin, shard=rank, seed=config.seed,
         )
         return loader if epoch else _epochs(loader)
+    if config.iterations == "auto":  # as many as the time budget takes
+        if config.synthetic_kind == "loader":
+            return loader_batches(batch, size, config.num_classes, AUTO_SAMPLES,
+                                  config.num_workers, pin, seed=seed)
+        return device_batches(batch, size, config.num_classes, device, count=None, seed=seed)
     total = config.warmup + (0 if epoch else config.iterations)
     length = len(rank.shard(range(config.synthetic_samples))) if epoch else total * batch
     if config.synthetic_kind == "loader":
@@ -110,10 +123,11 @@ def run(config: ClassificationConfig) -> RunResult:
     step = {"train": TrainStep, "inference": InferenceStep,
             "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)
     reset_peak_memory(device)
-    limit = None if config.iterations == "epoch" else config.iterations
+    limit = config.iterations if isinstance(config.iterations, int) else None
     loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown,
-                      telemetry_interval_s=config.telemetry_interval_s)
-    extras = step.finish() if hasattr(step, "finish") else {}
+                      telemetry_interval_s=config.telemetry_interval_s,
+                      budget=TimeBudget.of(config))
+    extras = {**(step.finish() if hasattr(step, "finish") else {}), "loop_stop": loop.stop}
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="images/s", per_iteration=loop.timer.samples(),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from benchlib.contention import Contention, ContentionSampler
@@ -61,6 +64,35 @@ def backward_and_step(loss: torch.Tensor, scaler: torch.amp.GradScaler,
     timer.lap("optimizer")
 
 
+@dataclass(frozen=True)
+class TimeBudget:
+    """``iterations: auto``: time until the mean iteration time is known within ``precision``
+    (the 95 % interval's half-width over the mean) after ``min_s`` seconds, or until ``max_s``.
+    Checked every ``check_s`` seconds (a device synchronisation on CUDA), as
+    ``torch.utils.benchmark``'s adaptive timing does."""
+
+    min_s: float
+    max_s: float
+    precision: float = 0.02
+    check_s: float = 0.25
+    min_iterations: int = 10
+
+    @classmethod
+    def of(cls, config: object) -> TimeBudget | None:
+        """The budget of a config with ``iterations: auto`` (None otherwise)."""
+        if getattr(config, "iterations", None) != "auto":
+            return None
+        return cls(float(config.min_time_s), float(config.max_time_s))  # type: ignore[attr-defined]
+
+    def stable(self, seconds: np.ndarray) -> bool:
+        """Whether ``seconds`` (per iteration) pin their mean down within ``precision``."""
+        if seconds.size < self.min_iterations:
+            return False
+        mean = float(seconds.mean())
+        half_width = 1.96 * float(seconds.std(ddof=1)) / math.sqrt(seconds.size)
+        return mean > 0 and half_width / mean <= self.precision
+
+
 @dataclass
 class LoopResult:
     """What :func:`timed_loop` measured."""
@@ -71,18 +103,22 @@ class LoopResult:
     wall_time_s: float
     telemetry: Telemetry
     contention: Contention | None = None
+    stop: str = ""  #: why the loop stopped: count, end of data, stable, time budget
 
 
 def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int,
                iterations: int | None, breakdown: bool = True,
                finish: Callable[[], None] | None = None,
-               telemetry_interval_s: float = DEFAULT_INTERVAL_S) -> LoopResult:
+               telemetry_interval_s: float = DEFAULT_INTERVAL_S,
+               budget: TimeBudget | None = None) -> LoopResult:
     """Run ``warmup`` untimed steps, then steps until ``iterations`` (None: until the data ends).
 
     ``step(iterator, timer)`` returns the samples it processed or None at the end of the data.
     ``finish`` runs inside the wall clock after the last step (e.g. draining a writer).
-    NVML telemetry is sampled every ``telemetry_interval_s`` over the timed part (0: off), and
-    what else used the node meanwhile is measured (:mod:`benchlib.contention`).
+    With ``budget`` (``iterations: auto``), steps run until it is spent or the timing is
+    stable (:class:`TimeBudget`). NVML telemetry is sampled every ``telemetry_interval_s``
+    over the timed part (0: off), and what else used the node meanwhile is measured
+    (:mod:`benchlib.contention`).
     """
     warm = 0
     for _ in range(warmup):
@@ -91,19 +127,32 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
         warm += 1
         progress.tick()
     timer = PhaseTimer(device, breakdown=breakdown)
-    samples = 0
+    samples, stop = 0, "count"
     with ContentionSampler(device) as watch, TelemetrySampler(device, telemetry_interval_s) as \
             sampler, WallClock(device) as clock:
+        start = checked = time.perf_counter()
         while iterations is None or len(timer) < iterations:
             counted = step(iterator, timer)
             if counted is None:
+                stop = "end of data"
                 break
             samples += counted
             progress.tick()
+            if budget is not None:
+                now = time.perf_counter()
+                if now - start >= budget.max_s:
+                    stop = "time budget"
+                    break
+                if now - start >= budget.min_s and now - checked >= budget.check_s:
+                    checked = now
+                    if budget.stable(timer.iteration_seconds()):
+                        stop = "stable"
+                        break
         if finish is not None:
             finish()
     if len(timer) == 0:
         raise RuntimeError(
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
-    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry, watch.contention)
+    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry, watch.contention,
+                      stop)

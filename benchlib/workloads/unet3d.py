@@ -33,7 +33,13 @@ from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volu
 from benchlib.models.geometry import Shape
 from benchlib.models.unet3d import UNet3D
 from benchlib.timing import PhaseTimer
-from benchlib.workloads.loop import NoTimer, backward_and_step, next_batch, timed_loop
+from benchlib.workloads.loop import (
+    NoTimer,
+    TimeBudget,
+    backward_and_step,
+    next_batch,
+    timed_loop,
+)
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import (
     autocast,
@@ -115,13 +121,15 @@ def train(config: UNet3DTrainConfig) -> RunResult:
         data = _synthetic_batches(config, device)
     step = UNetTrainStep(model, config, device)
     reset_peak_memory(device)
-    loop = timed_loop(step, iter(data), device, config.warmup, int(config.iterations),
-                      config.breakdown, telemetry_interval_s=config.telemetry_interval_s)
+    limit = config.iterations if isinstance(config.iterations, int) else None
+    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown,
+                      telemetry_interval_s=config.telemetry_interval_s,
+                      budget=TimeBudget.of(config))
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit="voxels/s", per_iteration=loop.timer.samples(),
         peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry, contention=loop.contention,
-        extras={**step.finish(), "parameters": model_parameters(model),
+        extras={**step.finish(), "parameters": model_parameters(model), "loop_stop": loop.stop,
                 "iterations_per_minute_wall": 60 * len(loop.timer) / loop.wall_time_s},
     )
 

@@ -1,0 +1,72 @@
+"""iterations: auto: time until the mean is known within 2 %, or until the budget is spent."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from benchlib.config import ClassificationConfig, UNet3DPredictConfig
+from benchlib.workloads.loop import TimeBudget, timed_loop
+
+
+def _step(seconds):
+    """A step that takes ``next(seconds)`` of busy time (host clock)."""
+    import time
+
+    def step(iterator, timer):
+        timer.start()
+        end = time.perf_counter() + next(seconds)
+        while time.perf_counter() < end:
+            pass
+        timer.lap("forward")
+        timer.stop()
+        return 1
+
+    return step
+
+
+def test_steady_iterations_stop_once_stable_after_the_minimum_time():
+    budget = TimeBudget(min_s=0.3, max_s=20.0)
+    loop = timed_loop(_step(itertools.repeat(0.005)), iter(int, 1), torch.device("cpu"), 0, None,
+                      budget=budget, telemetry_interval_s=0)
+    assert loop.stop == "stable"
+    assert 0.3 <= loop.wall_time_s < 20.0
+    assert len(loop.timer) >= budget.min_iterations
+
+
+def test_erratic_iterations_stop_at_the_time_budget():
+    rng = np.random.default_rng(0)
+    erratic = (float(s) for s in rng.choice([0.001, 0.05], size=10_000))
+    loop = timed_loop(_step(erratic), iter(int, 1), torch.device("cpu"), 0, None,
+                      budget=TimeBudget(min_s=0.2, max_s=0.6, precision=0.001),
+                      telemetry_interval_s=0)
+    assert loop.stop == "time budget" and 0.6 <= loop.wall_time_s < 5
+
+
+def test_a_count_still_stops_at_the_count():
+    loop = timed_loop(_step(itertools.repeat(0.001)), iter(int, 1), torch.device("cpu"), 1, 4,
+                      telemetry_interval_s=0)
+    assert (loop.stop, len(loop.timer)) == ("count", 4)
+
+
+def test_stability_needs_enough_iterations_and_a_narrow_interval():
+    budget = TimeBudget(min_s=0, max_s=1)
+    assert not budget.stable(np.full(5, 0.01))  # too few
+    assert budget.stable(np.full(50, 0.01))
+    assert not budget.stable(np.array([0.01, 0.03] * 10))
+
+
+def test_auto_is_validated():
+    base = {"model": "resnet18", "device": "cpu", "iterations": "auto"}
+    assert ClassificationConfig(**base).iterations == "auto"
+    with pytest.raises(ValueError, match="ranks would stop at different counts"):
+        ClassificationConfig(**base, num_devices=2)
+    with pytest.raises(ValueError, match=r"max_time_s 1\.0 is below min_time_s 2\.0"):
+        ClassificationConfig(**{**base, "max_time_s": 1.0})
+    with pytest.raises(ValueError, match="Input should be 'epoch'"):
+        UNet3DPredictConfig(iterations="auto", volume="x.h5")
+    assert TimeBudget.of(ClassificationConfig(**base)) == TimeBudget(2.0, 60.0)
+    assert TimeBudget.of(ClassificationConfig(model="resnet18")) is None
