@@ -409,6 +409,11 @@ class NodeProbeConfig(CommonConfig):
     bandwidth, JPEG decode images/s against loader workers and the data directory's read
     throughput (those two only with ``data_dir``); the all-reduce probe over
     ``allreduce_devices`` (0: every visible GPU when there are two or more; 1: none).
+
+    Each figure stops after ``probe_time_s`` seconds (at least one timed call): ``iterations``
+    and ``decode_batches`` are upper bounds, and the matmul grows from 1024 towards
+    ``matmul_size`` only while a product of the next size fits the budget, so a GPU measures at
+    the full size and a CPU finishes in minutes.
     """
 
     benchmark: Literal["probe_node"] = "probe_node"
@@ -425,6 +430,7 @@ class NodeProbeConfig(CommonConfig):
     decode_batches: PositiveInt = 20
     read_max_bytes: PositiveInt = 2 << 30
     allreduce_devices: NonNegativeInt = 0
+    probe_time_s: PositiveFloat = 5.0
 
     @model_validator(mode="after")
     def _one_process(self) -> NodeProbeConfig:

@@ -70,3 +70,34 @@ def test_auto_is_validated():
         UNet3DPredictConfig(iterations="auto", volume="x.h5")
     assert TimeBudget.of(ClassificationConfig(**base)) == TimeBudget(2.0, 60.0)
     assert TimeBudget.of(ClassificationConfig(model="resnet18")) is None
+
+
+def test_the_node_probe_keeps_to_its_time_budget():
+    import time
+
+    from benchlib.config import NodeProbeConfig
+    from benchlib.workloads import node_probe
+
+    config = NodeProbeConfig(device="cpu", precisions=["fp32"], matmul_size=16384,
+                             memory_bytes=64 << 20, iterations=10_000, probe_time_s=0.5)
+    start = time.perf_counter()
+    result = node_probe.run(config)
+    assert time.perf_counter() - start < 60  # unbudgeted: a 16384^3 product alone takes minutes
+    note = result.table.set_index("setting").loc["fp32", "note"]
+    assert "matmul_size 16384 did not fit probe_time_s 0.5" in note
+    assert result.value("matmul", "fp32") > 0 and result.value("memory", "device copy") > 0
+
+
+def test_seconds_per_call_stops_at_the_budget_but_times_at_least_one_call():
+    from benchlib.workloads.node_probe import seconds_per_call
+
+    calls = []
+    seconds = seconds_per_call(lambda: calls.append(time_sleep(0.05)), torch.device("cpu"),
+                               iterations=1000, warmup=1, budget_s=0.2)
+    assert 2 <= len(calls) < 50 and seconds >= 0.04
+
+
+def time_sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)

@@ -9,8 +9,9 @@
 - read throughput of the dataset directory, each file dropped from the page cache first where
   the kernel allows (``posix_fadvise(DONTNEED)``), so the disk or network file system is read.
 
-Every figure is the mean over ``iterations`` back-to-back repetitions after ``warmup``, timed with
-one device synchronisation at each end (:class:`~benchlib.timing.WallClock`).
+Every figure is the mean over back-to-back repetitions after ``warmup``, timed with one device
+synchronisation at each end (:class:`~benchlib.timing.WallClock`): ``iterations`` of them, or
+fewer when ``probe_time_s`` runs out first (at least one).
 """
 
 from __future__ import annotations
@@ -53,44 +54,82 @@ class NodeProbeResult:
         return float(rows["value"].iloc[0]) if len(rows) and pd.notna(rows["value"].iloc[0]) else None
 
 
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def seconds_per_call(fn: Callable[[], object], device: torch.device, iterations: int,
-                     warmup: int) -> float:
-    """Mean seconds of ``fn`` over ``iterations`` back-to-back calls after ``warmup`` calls."""
+                     warmup: int, budget_s: float = float("inf")) -> float:
+    """Mean seconds of ``fn`` over up to ``iterations`` back-to-back calls after up to
+    ``warmup`` calls, stopping either once ``budget_s`` seconds are spent (at least one timed
+    call; the device is synchronised every call only when a budget is set and calls are slow
+    enough to matter)."""
+    start = time.perf_counter()
     for _ in range(warmup):
         fn()
+        _sync(device)
+        if time.perf_counter() - start > budget_s / 2:
+            break
+    calls = 0
     with WallClock(device) as clock:
-        for _ in range(iterations):
+        t0 = time.perf_counter()
+        while calls < iterations:
             fn()
-    return clock.seconds / iterations
+            calls += 1
+            if budget_s != float("inf") and calls < iterations:
+                _sync(device)
+                if time.perf_counter() - t0 >= budget_s / 2:
+                    break
+    return clock.seconds / calls
+
+
+def matmul_size_within(device: torch.device, precision: str, largest: int,
+                       budget_s: float) -> int:
+    """The largest ``n`` (1024 doubling, at most ``largest``) whose product is expected to fit
+    about a fifth of ``budget_s`` per call (time grows as n^3); ``largest`` when it fits."""
+    size = min(1024, largest)
+    while size < largest:
+        seconds = seconds_per_call(_product(device, precision, size), device, 1, 1)
+        if seconds * 8 > budget_s / 5:
+            return size
+        size = min(size * 2, largest)
+    return size
+
+
+def _product(device: torch.device, precision: str, size: int) -> Callable[[], object]:
+    dtype = DTYPES[precision]
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    out = torch.empty(size, size, device=device, dtype=dtype)
+    return lambda: torch.mm(a, b, out=out)
 
 
 def matmul_tflops(device: torch.device, precision: str, size: int, iterations: int,
-                  warmup: int) -> float:
+                  warmup: int, budget_s: float = float("inf")) -> float:
     """TFLOP/s of ``size x size`` matrix products in ``precision`` (tf32: fp32 inputs with
     TF32 tensor cores allowed; fp32: TF32 off)."""
     saved = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     try:
-        dtype = DTYPES[precision]
-        a = torch.randn(size, size, device=device).to(dtype)
-        b = torch.randn(size, size, device=device).to(dtype)
-        out = torch.empty(size, size, device=device, dtype=dtype)
-        seconds = seconds_per_call(lambda: torch.mm(a, b, out=out), device, iterations, warmup)
+        seconds = seconds_per_call(_product(device, precision, size), device, iterations, warmup,
+                                   budget_s)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
     return 2 * size**3 / seconds / 1e12
 
 
-def memory_bandwidth_gbps(device: torch.device, nbytes: int, iterations: int, warmup: int) -> float:
+def memory_bandwidth_gbps(device: torch.device, nbytes: int, iterations: int, warmup: int,
+                          budget_s: float = float("inf")) -> float:
     """GB/s (1e9 bytes) of a ``nbytes`` copy within the device: read + write counted."""
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
-    seconds = seconds_per_call(lambda: dst.copy_(src), device, iterations, warmup)
+    seconds = seconds_per_call(lambda: dst.copy_(src), device, iterations, warmup, budget_s)
     return 2 * src.numel() * 4 / seconds / 1e9
 
 
 def transfer_gbps(device: torch.device, nbytes: int, direction: str, pinned: bool,
-                  iterations: int, warmup: int) -> float:
+                  iterations: int, warmup: int, budget_s: float = float("inf")) -> float:
     """GB/s of ``nbytes`` copies host-to-device (``h2d``) or device-to-host (``d2h``)."""
     host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pinned).fill_(1)
     dev = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
@@ -100,14 +139,15 @@ def transfer_gbps(device: torch.device, nbytes: int, direction: str, pinned: boo
     else:
         def copy() -> object:
             return host.copy_(dev, non_blocking=pinned)
-    return nbytes / seconds_per_call(copy, device, iterations, warmup) / 1e9
+    return nbytes / seconds_per_call(copy, device, iterations, warmup, budget_s) / 1e9
 
 
 def decode_images_per_s(data_dir: str, image_size: int, batch_size: int, workers: int,
-                        batches: int) -> float:
+                        batches: int, budget_s: float = float("inf")) -> float:
     """Images/s a DataLoader with ``workers`` processes delivers from the JPEG folder with the
     training transform (RandomResizedCrop + flip, uint8 out). The first batch, which pays the
-    workers' start, is not timed; the folder is passed over again as often as needed."""
+    workers' start, is not timed; the folder is passed over again as often as needed; timing
+    stops after ``batches`` batches or ``budget_s`` seconds (at least two batches)."""
     from benchlib.data.imagefolder import image_folder_loader
 
     loader = image_folder_loader(data_dir, image_size, batch_size, workers, train=True,
@@ -121,22 +161,26 @@ def decode_images_per_s(data_dir: str, image_size: int, batch_size: int, workers
     next(stream)
     images = 0
     start = time.perf_counter()
-    for _ in range(batches):
+    for index in range(batches):
         images += len(next(stream)[0])
+        if index >= 1 and time.perf_counter() - start >= budget_s:
+            break
     seconds = time.perf_counter() - start
     del stream, loader  # stops the persistent workers
     return images / seconds
 
 
-def read_throughput(data_dir: str, max_bytes: int) -> dict[str, float | bool | int]:
-    """Read the folder's files (sorted, up to ``max_bytes``) and time it: MB/s (1e6 bytes) and
-    files/s. Each file is dropped from the page cache before it is read where possible."""
+def read_throughput(data_dir: str, max_bytes: int,
+                    budget_s: float = float("inf")) -> dict[str, float | bool | int]:
+    """Read the folder's files (sorted, up to ``max_bytes`` or ``budget_s`` seconds) and time
+    it: MB/s (1e6 bytes) and files/s. Each file is dropped from the page cache before it is
+    read where possible."""
     files = sorted(p for p in Path(data_dir).rglob("*") if p.is_file())
     total, count, dropped = 0, 0, hasattr(os, "posix_fadvise")
     buffer = bytearray(READ_CHUNK)
     start = time.perf_counter()
     for path in files:
-        if total >= max_bytes:
+        if total >= max_bytes or (count and time.perf_counter() - start >= budget_s):
             break
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -168,15 +212,18 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
         rows.append({"probe": probe, "setting": setting, "value": value, "unit": unit, "note": note})
         progress.tick()
 
-    n, it, warm = config.matmul_size, config.iterations, config.warmup
+    it, warm, budget = config.iterations, config.warmup, config.probe_time_s
     for precision in config.precisions:
         if precision == "tf32" and not cuda:
             add("matmul", precision, None, "TFLOP/s", "TF32 is a CUDA tensor-core mode")
             continue
-        add("matmul", precision, matmul_tflops(device, precision, n, it, warm), "TFLOP/s",
-            f"{n}x{n} @ {n}x{n}")
+        n = matmul_size_within(device, precision, config.matmul_size, budget)
+        cut = "" if n == config.matmul_size else f" (matmul_size {config.matmul_size} did not " \
+            f"fit probe_time_s {budget:g})"
+        add("matmul", precision, matmul_tflops(device, precision, n, it, warm, budget), "TFLOP/s",
+            f"{n}x{n} @ {n}x{n}{cut}")
     nbytes = config.memory_bytes
-    add("memory", "device copy", memory_bandwidth_gbps(device, nbytes, it, warm), "GB/s",
+    add("memory", "device copy", memory_bandwidth_gbps(device, nbytes, it, warm, budget), "GB/s",
         f"{nbytes / 2**20:.0f} MiB read + written" + ("" if cuda else " (host memory: no device)"))
     for direction in ("h2d", "d2h"):
         for pinned in (True, False):
@@ -185,17 +232,17 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
                 add("transfer", setting, None, "GB/s", "no device: nothing to copy to")
                 continue
             add("transfer", setting, transfer_gbps(device, config.transfer_bytes, direction, pinned,
-                                                   it, warm), "GB/s",
+                                                   it, warm, budget), "GB/s",
                 f"{config.transfer_bytes / 2**20:.0f} MiB")
     decode = []
     if config.data_dir:
         for workers in config.decode_workers:
             rate = decode_images_per_s(config.data_dir, config.image_size, config.decode_batch_size,
-                                       workers, config.decode_batches)
+                                       workers, config.decode_batches, budget)
             decode.append({"workers": workers, "images_per_s": rate})
             add("decode", f"{workers} workers", rate, "images/s",
                 f"JPEG decode + RandomResizedCrop {config.image_size} + flip")
-        read = read_throughput(config.data_dir, config.read_max_bytes)
+        read = read_throughput(config.data_dir, config.read_max_bytes, budget)
         note = f"{read['read_files']} files, {read['read_bytes'] / 1e6:.1f} MB, " + (
             "page cache dropped per file" if read["read_cache_dropped"] else "page cache NOT dropped")
         add("read", "data_dir MB/s", read["read_MBps"], "MB/s", note)
