@@ -77,16 +77,33 @@ def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
     return pd.Series(mapping, dtype=object).to_frame(name)
 
 
+def categorical_hue(frame: pd.DataFrame, hue: str | None) -> tuple[pd.DataFrame, list[str] | None]:
+    """``frame`` with its ``hue`` column as text labels, and their order (numbers ascending).
+
+    Seaborn draws a numeric hue as a colour scale whose brief legend fails on pandas' nullable
+    integers (``Int64``); each value of a configuration column is one line, so one colour each.
+    """
+    if hue is None or hue not in frame:
+        return frame, None
+    values = frame[hue]
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    ordered = sorted(values.dropna().unique(), key=float if numeric else str)
+    labels = values.map(lambda v: "-" if pd.isna(v) else str(v)).astype(object)
+    order = [str(v) for v in ordered] + (["-"] if values.isna().any() else [])
+    return frame.assign(**{hue: labels}), list(dict.fromkeys(order))
+
+
 def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                  hue: str | None = None) -> plt.Figure:
     """Throughput, speedup and efficiency against devices, with the ideal (linear) line."""
     hue = hue or next((c for c in ("model", "benchmark", "batch_size") if c in scaled
                        and scaled[c].nunique() > 1), None)
+    scaled, hue_order = categorical_hue(scaled, hue)
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
     devices = sorted(scaled["num_devices"].unique())
     for ax, column in zip(axes, (metric, "speedup", "efficiency"), strict=True):
-        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, marker="o", ax=ax,
-                     errorbar=None)
+        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, hue_order=hue_order,
+                     marker="o", ax=ax, errorbar=None)
         if column == "speedup":
             ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8, label="ideal")
         if column == "efficiency":
