@@ -2,15 +2,21 @@
 
 ``outputs/<campaign>/report/`` gets one executed notebook and one HTML page (no code cells) per
 summary, an HTML page per benchmark notebook under ``runs/``, and ``index.html`` linking them.
-The report is built in a hidden folder and moved into place at the end: a failed build leaves
-the previous report as it was. Nothing in the pages is fetched from the network.
+Each build works in its own hidden folder, renamed into place at the end: a failed build leaves
+the previous report as it was, and concurrent builds of one campaign do not disturb each other.
+Nothing in the pages is fetched from the network.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
 import html
+import itertools
+import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +27,7 @@ from benchlib.sweep import NOTEBOOK_DIR, LocalKernelManager
 
 SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",
              "summary_node")
+FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 RUN_COLUMNS = ("benchmark", "model", "dataset", "batch_size", "precision", "gpu", "num_devices",
                "throughput", "unit", "time_iteration_s", "status")
@@ -52,8 +59,11 @@ def _run_summary(name: str, campaign_dir: Path, target: Path) -> None:
             kernel_manager_class=LocalKernelManager, cwd=str(campaign_dir),
         )
     except papermill.PapermillExecutionError as error:
+        kept = campaign_dir / FAILED_DIR / target.name
+        kept.parent.mkdir(exist_ok=True)
+        os.replace(target, kept)
         raise ReportError(f"{name}: {error.ename}: {error.evalue} (cell {error.exec_count}); "
-                          f"the executed notebook is {target}") from None
+                          f"the executed notebook is {kept}") from None
 
 
 def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
@@ -95,24 +105,34 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
-                 progress: bool = True) -> Path:
-    """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``."""
+def _swap_in(built: Path, final: Path) -> None:
+    """Replace ``final`` by ``built``: the old report is renamed aside, the new one renamed in,
+    so a reader sees a whole report (or, for an instant, none). A concurrent build that swaps
+    its report in between is moved aside in turn: the last build to finish wins."""
+    for attempt in itertools.count():
+        aside = final.with_name(f"{built.name}-old-{attempt}")
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(final, aside)
+        try:
+            os.rename(built, final)
+        except OSError as error:  # another build renamed its report in first
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            continue
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+        return
+
+
+def _build_pages(campaign_dir: Path, building: Path, records: pd.DataFrame,
+                 summaries: Sequence[str], progress: bool) -> None:
+    """Execute and export every summary, export every run notebook, write the index."""
     from tqdm.auto import tqdm
 
-    campaign_dir = Path(campaign_dir)
-    records = load(campaign_dir)
-    if records.empty:
-        raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
-                                "run a sweep into it first")
-    final = campaign_dir / "report"
-    building = campaign_dir / ".report-building"
-    shutil.rmtree(building, ignore_errors=True)
-    (building / "runs").mkdir(parents=True)
+    (building / "runs").mkdir()
     notebooks = list(iter_notebooks(campaign_dir))
-    steps = tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
-                 disable=not progress)
-    try:
+    with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
+              disable=not progress) as steps:
         for name in summaries:
             steps.set_postfix_str(name)
             executed = building / f"{name}.ipynb"
@@ -124,15 +144,28 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
             export_html(notebook, building / "runs" / f"{notebook.stem}.html", include_code=True)
             runs[notebook.stem] = f"runs/{notebook.stem}.html"
             steps.update()
-        (building / "index.html").write_text(_index(campaign_dir.name, records, summaries, runs),
-                                             encoding="utf-8")
-    except ReportError:
-        raise  # keep the hidden build folder: the failed summary notebook is in it
+    (building / "index.html").write_text(_index(campaign_dir.name, records, summaries, runs),
+                                         encoding="utf-8")
+
+
+def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
+                 progress: bool = True) -> Path:
+    """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``.
+
+    Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
+    meet), removed when the build fails; a failed summary notebook is kept under
+    ``.report-failed/``."""
+    campaign_dir = Path(campaign_dir)
+    records = load(campaign_dir)
+    if records.empty:
+        raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
+                                "run a sweep into it first")
+    building = Path(tempfile.mkdtemp(prefix=".report-", dir=campaign_dir))
+    try:
+        _build_pages(campaign_dir, building, records, summaries, progress)
+        os.chmod(building, 0o755)  # mkdtemp makes it 0700; the report is shared
+        _swap_in(building, campaign_dir / "report")
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    finally:
-        steps.close()
-    shutil.rmtree(final, ignore_errors=True)
-    building.replace(final)
-    return final / "index.html"
+    return campaign_dir / "report" / "index.html"
