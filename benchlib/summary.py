@@ -3,7 +3,9 @@ and plain sentences about what is missing."""
 
 from __future__ import annotations
 
+import html
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,10 @@ from benchlib.results import load
 #: Factors compared when the data has more than one value, with how to order the pair.
 FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
            "channels_last", "compile", "synthetic_kind")
+#: Characters with a meaning in Markdown (or nbconvert's math), escaped by :func:`md_text`.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
+#: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
+LIST_MARKER = re.compile(r"^(\d*)([-+.])(?=\s|$)")
 PREFERRED_B = {"dataset": "real", "precision": "fp32", "channels_last": False, "compile": "none",
                "synthetic_kind": "loader"}
 
@@ -39,6 +45,13 @@ class Comparison:
         return analysis.headline(self.pairs)
 
 
+def md_text(value: object) -> str:
+    """``value`` as literal text inside Markdown: HTML escaped, Markdown syntax (links, images,
+    emphasis, code, math, headings, a leading list marker) backslash-escaped, one line."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return LIST_MARKER.sub(r"\1\\\2", MARKDOWN_SPECIAL.sub(r"\\\1", text))
+
+
 def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every record under ``results_dir``; a clear error when the folder is missing or empty."""
     frame = load(results_dir)
@@ -55,7 +68,8 @@ def overview(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def missing(df: pd.DataFrame) -> list[str]:
-    """Sentences naming what this campaign's data cannot show."""
+    """Plain sentences naming what this campaign's data cannot show (record values in them
+    verbatim: show them with :func:`bullet_list`)."""
     done = analysis.ok(df)
     notes = []
     if done.empty:
@@ -119,11 +133,13 @@ def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[st
 
 
 def bullet_list(lines: list[str], empty: str) -> str:
-    """Markdown bullets, or ``empty`` when there are none."""
-    return "\n".join(f"- {line}" for line in lines) if lines else empty
+    """Markdown bullets of plain-text ``lines`` (escaped, :func:`md_text`), or ``empty`` when
+    there are none."""
+    return "\n".join(f"- {md_text(line)}" for line in lines) if lines else empty
 
 
 def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     """One Markdown line: how many runs were loaded, finished and failed."""
     done = len(analysis.ok(df))
-    return f"**{len(df)} runs** under `{results_dir}`: {done} finished, {len(df) - done} failed."
+    return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
+            f"{len(df) - done} failed.")

@@ -386,8 +386,8 @@ SUMMARIES = {
             new_code_cell(
                 "for comparison in found:\n"
                 "    headline = f\"median ratio **{comparison.headline:.3f}**\"\n"
-                "    display(Markdown(f\"### {comparison.title}\\n{headline} over "
-                "{len(comparison.pairs)} pairs\"))\n"
+                "    title = summary.md_text(comparison.title)\n"
+                "    display(Markdown(f\"### {title}\\n{headline} over {len(comparison.pairs)} pairs\"))\n"
                 "    display(comparison.pairs)\n"
                 "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
         ],
