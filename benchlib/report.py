@@ -15,12 +15,14 @@ import errno
 import html
 import itertools
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+from nbformat import NotebookNode
 
 from benchlib.results import iter_notebooks, load
 from benchlib.sweep import NOTEBOOK_DIR, LocalKernelManager
@@ -37,14 +39,98 @@ class ReportError(RuntimeError):
     """A summary notebook failed; the message names it and the cell's error."""
 
 
+#: HTML kept in pages (Markdown, pandas tables, highlighted code); the rest is stripped.
+ALLOWED_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "div",
+    "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p",
+    "pre", "s", "samp", "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "tfoot",
+    "th", "thead", "tr", "u", "ul",
+})
+#: Output types rendered in pages: text, tables, Markdown and images; no script, widget or
+#: mermaid output (their templates put the data into the page unescaped).
+SAFE_MIMETYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png",
+                  "image/jpeg", "image/svg+xml")
+DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|svg\+xml);base64,[A-Za-z0-9+/=\s]*", re.IGNORECASE)
+TEXT_ALIGN = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*", re.IGNORECASE)
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    """Whether an attribute survives sanitizing: no event handlers, links to http(s), mailto or
+    within the report, images only as embedded data."""
+    compact = re.sub(r"[\x00-\x20]", "", value).lower()
+    if name in ("class", "id", "title"):
+        return True
+    if name == "href":
+        return tag == "a" and not compact.startswith("data:")
+    if name == "src":
+        return tag == "img" and bool(DATA_IMAGE.fullmatch(value.strip()))
+    if name in ("colspan", "rowspan", "border", "width", "height", "start"):
+        return value.strip().isdigit()
+    if name == "alt":
+        return tag == "img"
+    return name == "style" and bool(TEXT_ALIGN.fullmatch(value))
+
+
+def sanitize_html(markup: object) -> str:
+    """``markup`` without script: tags outside :data:`ALLOWED_TAGS` stripped (script and style
+    elements with their content), attributes limited by :func:`_allowed_attribute`."""
+    import bleach
+
+    text = markup.decode() if isinstance(markup, bytes) else str(markup)
+    return bleach.clean(SCRIPT_OR_STYLE.sub("", text), tags=ALLOWED_TAGS,
+                        attributes=_allowed_attribute,
+                        protocols={"http", "https", "mailto", "data"}, strip=True,
+                        strip_comments=True)
+
+
+def _safe_output(output: dict) -> None:
+    """Keep an output's safe data types and its plain image size / background metadata."""
+    if "data" in output:
+        output["data"] = {k: v for k, v in output["data"].items() if k in SAFE_MIMETYPES}
+    if "metadata" in output:
+        output["metadata"] = {
+            mime: {k: v for k, v in meta.items()
+                   if (k in ("width", "height") and isinstance(v, int | float)
+                       and not isinstance(v, bool))
+                   or (k == "needs_background" and v in ("light", "dark"))
+                   or (k == "unconfined" and isinstance(v, bool))}
+            for mime, meta in output["metadata"].items()
+            if mime in SAFE_MIMETYPES and isinstance(meta, dict)}
+
+
+def neutralise(nb: NotebookNode) -> NotebookNode:
+    """A notebook read from anywhere, made safe for the templates: notebook metadata reduced to
+    the language, cell ids and tags to plain names, outputs to :data:`SAFE_MIMETYPES`."""
+    language = nb.get("metadata", {}).get("language_info", {}).get("name", "python")
+    nb["metadata"] = {"language_info": {"name": language if NAME.fullmatch(str(language))
+                                        else "python"}}
+    for index, cell in enumerate(nb.get("cells", [])):
+        if "id" in cell and not NAME.fullmatch(str(cell["id"])):
+            cell["id"] = f"cell-{index}"
+        metadata = cell.get("metadata", {})
+        if "tags" in metadata:
+            metadata["tags"] = [t for t in metadata["tags"] if NAME.fullmatch(str(t))]
+        if "outputs" in cell:
+            for output in cell["outputs"]:
+                _safe_output(output)
+            cell["outputs"] = [o for o in cell["outputs"] if o.get("data", True)]  # none left
+    return nb
+
+
 def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
-    """Render an executed notebook as a self-contained HTML page (embedded images, no scripts)."""
+    """Render an executed notebook as a self-contained HTML page (embedded images, no scripts):
+    its outputs and Markdown sanitized whoever wrote the notebook."""
+    import nbformat
     from nbconvert import HTMLExporter
 
+    nb = neutralise(nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4))
     exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATES)], template_name="offline",
                             exclude_input=not include_code, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
-    body, _ = exporter.from_filename(str(notebook))
+                            exclude_output_prompt=True, sanitize_html=True,
+                            filters={"clean_html": sanitize_html})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     target.write_text(body, encoding="utf-8")
     return target
 
@@ -73,7 +159,8 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     for _, record in records.iterrows():
         stem = Path(str(record["source"])).stem
         cells = "".join(f"<td>{html.escape(_fmt(record.get(c)))}</td>" for c in RUN_COLUMNS)
-        link = f'<a href="{html.escape(runs[stem])}">{html.escape(stem)}</a>' if stem in runs else stem
+        link = (f'<a href="{html.escape(runs[stem])}">{html.escape(stem)}</a>' if stem in runs
+                else html.escape(stem))
         rows.append(f"<tr><td>{link}</td>{cells}</tr>")
     header = "".join(f"<th>{c.replace('_', ' ')}</th>" for c in ("run", *RUN_COLUMNS))
     items = "".join(f'<li><a href="{name}.html">{name.removeprefix("summary_").title()}</a></li>'

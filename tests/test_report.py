@@ -1,16 +1,13 @@
-import os
 import re
-import shutil
 
 import pytest
 
 from benchlib.report import ReportError, build_report
 
+from .browser import chromium
 from .conftest import ROOT
 from .fakes import campaign
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_node", "summary_projection",
              "summary_scaling"]
 
@@ -51,23 +48,9 @@ def test_report_error_names_the_summary():
 
 @pytest.mark.slow
 def test_report_renders_in_headless_chromium(report):
-    if not (CHROMIUM and CHROMEDRIVER):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Debian's chromium and chromium-driver (.ci/run installs them)")
-        pytest.skip("no chromium / chromedriver here (apt-get install chromium chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--window-size=1280,2000"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     shots = ROOT / "outputs" / "test-artifacts"
     shots.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium() as driver:
         for name in ["index", *SUMMARIES]:
             driver.get((report.parent / f"{name}.html").as_uri())
             images = driver.execute_script(
@@ -78,8 +61,6 @@ def test_report_renders_in_headless_chromium(report):
                 assert images, f"{name}: no plot images"
                 assert all(done and width > 0 for done, width in images), (name, images)
             driver.save_screenshot(str(shots / f"report-{name}.png"))
-    finally:
-        driver.quit()
     assert (shots / "report-summary_scaling.png").stat().st_size > 10_000
 
 
