@@ -12,11 +12,14 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib import analysis
-from benchlib.results import load
+from benchlib.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 
 #: Factors compared when the data has more than one value, with how to order the pair.
 FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
            "channels_last", "compile", "synthetic_kind")
+#: Core record columns holding text (the others hold counts or measurements).
+TEXT_COLUMNS = ("campaign", "cluster", "host", "gpu", "device_name", "benchmark", "model",
+                "dataset", "precision", "channels_last", "compile", "unit", "status", "error")
 #: Characters with a meaning in Markdown (or nbconvert's math), escaped by :func:`md_text`.
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
 #: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
@@ -58,7 +61,23 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     if frame.empty:
         raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
                                 "(benchlib sweep params/X.yaml)")
-    return frame
+    return with_core_columns(frame)
+
+
+def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every core record column, missing ones empty (counts as ``Int64``,
+    measurements as floats): a campaign of failed runs alone has no ``throughput``."""
+    added = {}
+    for column in CORE_COLUMNS:
+        if column in frame:
+            continue
+        if column in INTEGER_COLUMNS:
+            added[column] = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+        elif column in TEXT_COLUMNS:
+            added[column] = pd.Series(None, index=frame.index, dtype=object)
+        else:
+            added[column] = pd.Series(float("nan"), index=frame.index, dtype=float)
+    return frame.assign(**added)
 
 
 def overview(df: pd.DataFrame) -> pd.DataFrame:
@@ -123,6 +142,15 @@ def headlines(found: list[Comparison]) -> pd.DataFrame:
     """One row per comparison: what, median ratio, pairs."""
     return pd.DataFrame([{"comparison": c.title, "median ratio": c.headline, "pairs": len(c.pairs)}
                          for c in found])
+
+
+def scalable(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that scaling tables can use: a device count and a throughput recorded (the
+    count as a plain integer: ratios of nullable ones are nullable, which float columns refuse)."""
+    if "num_devices" not in runs or "throughput" not in runs:
+        return runs.iloc[0:0]
+    found = runs.dropna(subset=["num_devices", "throughput"])
+    return found.astype({"num_devices": "int64", "throughput": "float64"})
 
 
 def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
