@@ -11,6 +11,16 @@ from benchlib.telemetry import Telemetry
 from benchlib.workloads.result import RunResult
 
 
+def plain(text: object) -> str:
+    """``text`` shown literally by matplotlib: ``$`` escaped (record text is not mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """:func:`analysis.labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
+    return analysis.labels(df, columns).map(plain)
+
+
 def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
     """Milliseconds per counted iteration, whole iteration and each phase, with the median."""
     frame = result.per_iteration.reset_index(names="step") * 1.0
@@ -60,6 +70,7 @@ def rank_table(result: RunResult) -> pd.DataFrame:
 
 def busbw_plot(curves: pd.DataFrame, title: str = "All-reduce bus bandwidth") -> plt.Figure:
     """Bus bandwidth (GB/s) against message size (log scale), one line per configuration."""
+    curves = curves.assign(configuration=curves["configuration"].map(plain))
     fig, ax = plt.subplots(figsize=(8, 3.5))
     sns.lineplot(data=curves, x="size_bytes", y="busbw_GBps", hue="configuration", marker="o",
                  ax=ax, errorbar=None)
@@ -67,7 +78,7 @@ def busbw_plot(curves: pd.DataFrame, title: str = "All-reduce bus bandwidth") ->
     ticks = sorted(curves["size_bytes"].unique())[::2]
     ax.set_xticks(ticks, [curves.loc[curves["size_bytes"] == t, "size"].iloc[0] for t in ticks],
                   rotation=45, fontsize=8)
-    ax.set(xlabel="message size", ylabel="bus bandwidth (GB/s)", title=title)
+    ax.set(xlabel="message size", ylabel="bus bandwidth (GB/s)", title=plain(title))
     fig.tight_layout()
     return fig
 
@@ -77,16 +88,33 @@ def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
     return pd.Series(mapping, dtype=object).to_frame(name)
 
 
+def categorical_hue(frame: pd.DataFrame, hue: str | None) -> tuple[pd.DataFrame, list[str] | None]:
+    """``frame`` with its ``hue`` column as text labels, and their order (numbers ascending).
+
+    Seaborn draws a numeric hue as a colour scale whose brief legend fails on pandas' nullable
+    integers (``Int64``); each value of a configuration column is one line, so one colour each.
+    """
+    if hue is None or hue not in frame:
+        return frame, None
+    values = frame[hue]
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    ordered = sorted(values.dropna().unique(), key=float if numeric else str)
+    labels = values.map(lambda v: "-" if pd.isna(v) else plain(v)).astype(object)
+    order = [plain(v) for v in ordered] + (["-"] if values.isna().any() else [])
+    return frame.assign(**{hue: labels}), list(dict.fromkeys(order))
+
+
 def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                  hue: str | None = None) -> plt.Figure:
     """Throughput, speedup and efficiency against devices, with the ideal (linear) line."""
     hue = hue or next((c for c in ("model", "benchmark", "batch_size") if c in scaled
                        and scaled[c].nunique() > 1), None)
+    scaled, hue_order = categorical_hue(scaled, hue)
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
     devices = sorted(scaled["num_devices"].unique())
     for ax, column in zip(axes, (metric, "speedup", "efficiency"), strict=True):
-        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, marker="o", ax=ax,
-                     errorbar=None)
+        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, hue_order=hue_order,
+                     marker="o", ax=ax, errorbar=None)
         if column == "speedup":
             ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8, label="ideal")
         if column == "efficiency":
@@ -103,13 +131,13 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
     label_columns = label_columns or [c for c in pairs.columns if c not in ("a", "b", "ratio")
                                       and pairs[c].nunique(dropna=False) > 1]
-    labels = analysis.labels(pairs, label_columns)
+    labels = text_labels(pairs, label_columns)
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
     sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=sns.color_palette("deep")[0], orient="h")
     ax.axvline(1.0, color="black", linewidth=0.8)
     median = pairs["ratio"].median()
     ax.axvline(median, color="crimson", linestyle="--", linewidth=1, label=f"median {median:.2f}")
-    ax.set(xlabel="ratio a / b", ylabel="", title=title)
+    ax.set(xlabel="ratio a / b", ylabel="", title=plain(title))
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -119,14 +147,18 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     """Stacked horizontal bars of median seconds per phase, one bar per configuration."""
     phases = [c for c in table.columns if c.startswith("time_") and c != "time_iteration_s"
               and table[c].notna().any()]
-    labels = analysis.labels(table, label_columns)
-    data = table[phases].fillna(0.0).set_axis(labels)
+    labels = text_labels(table, label_columns)
+    data = table[phases].astype(float).fillna(0.0).set_axis(labels)
     data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
     fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
-    data.plot.barh(stacked=True, ax=ax, color=sns.color_palette("deep", len(phases)))
-    ax.invert_yaxis()
-    ax.set(xlabel="median seconds per iteration", ylabel="", title=title or "Phase breakdown")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if data.empty or not phases:
+        ax.text(0.5, 0.5, "no phase timings to show", ha="center", va="center",
+                transform=ax.transAxes)
+    else:
+        data.plot.barh(stacked=True, ax=ax, color=sns.color_palette("deep", len(phases)))
+        ax.invert_yaxis()
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set(xlabel="median seconds per iteration", ylabel="", title=plain(title or "Phase breakdown"))
     fig.tight_layout()
     return fig
 
@@ -134,14 +166,14 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
 def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
                title: str = "") -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
-    labels = analysis.labels(table, label_columns)
+    labels = text_labels(table, label_columns)
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
                 color=sns.color_palette("deep")[2])
     values = table[value].dropna()
     if len(values) and values.max() / max(values.min(), 1e-12) > 100:
         ax.set_xscale("log")
-    ax.set(xlabel=value.replace("_", " "), ylabel="", title=title)
+    ax.set(xlabel=value.replace("_", " "), ylabel="", title=plain(title))
     fig.tight_layout()
     return fig
 
@@ -158,7 +190,7 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
         rows = table[table["benchmark"] == benchmark]
         columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
                                "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
-        labels = analysis.labels(rows, columns or ["source"])
+        labels = text_labels(rows, columns or ["source"])
         sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
                     ax=ax, orient="h", dodge=False)
         if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
@@ -229,7 +261,7 @@ def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: floa
 def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against the datasheet") -> plt.Figure:
     """Measured / datasheet per figure (1.0 = the datasheet's peak), one bar per probe."""
     rated = table.dropna(subset=["of_datasheet"]).assign(
-        probe=lambda t: analysis.labels(t, ["cluster", "host"]))
+        probe=lambda t: text_labels(t, ["cluster", "host"]))
     return _bars(rated, "figure", "of_datasheet", "probe", len(rated), 1.0,
                  "measured / datasheet", title)
 
@@ -240,7 +272,7 @@ def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> p
     from benchlib.verdict import DATA_BOUND_SHARE, run_labels
 
     run = run_labels(table)
-    frame = table.assign(run=run + " [" + table["verdict"] + "]")
+    frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))
     long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])
     return _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,

@@ -3,18 +3,27 @@ and plain sentences about what is missing."""
 
 from __future__ import annotations
 
+import html
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from benchlib import analysis
-from benchlib.results import load
+from benchlib.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 
 #: Factors compared when the data has more than one value, with how to order the pair.
 FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
            "channels_last", "compile", "synthetic_kind")
+#: Core record columns holding text (the others hold counts or measurements).
+TEXT_COLUMNS = ("campaign", "cluster", "host", "gpu", "device_name", "benchmark", "model",
+                "dataset", "precision", "channels_last", "compile", "unit", "status", "error")
+#: Characters with a meaning in Markdown (or nbconvert's math), escaped by :func:`md_text`.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
+#: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
+LIST_MARKER = re.compile(r"^(\d*)([-+.])(?=\s|$)")
 PREFERRED_B = {"dataset": "real", "precision": "fp32", "channels_last": False, "compile": "none",
                "synthetic_kind": "loader"}
 
@@ -39,13 +48,36 @@ class Comparison:
         return analysis.headline(self.pairs)
 
 
+def md_text(value: object) -> str:
+    """``value`` as literal text inside Markdown: HTML escaped, Markdown syntax (links, images,
+    emphasis, code, math, headings, a leading list marker) backslash-escaped, one line."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return LIST_MARKER.sub(r"\1\\\2", MARKDOWN_SPECIAL.sub(r"\\\1", text))
+
+
 def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every record under ``results_dir``; a clear error when the folder is missing or empty."""
     frame = load(results_dir)
     if frame.empty:
         raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
                                 "(benchlib sweep params/X.yaml)")
-    return frame
+    return with_core_columns(frame)
+
+
+def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every core record column, missing ones empty (counts as ``Int64``,
+    measurements as floats): a campaign of failed runs alone has no ``throughput``."""
+    added = {}
+    for column in CORE_COLUMNS:
+        if column in frame:
+            continue
+        if column in INTEGER_COLUMNS:
+            added[column] = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+        elif column in TEXT_COLUMNS:
+            added[column] = pd.Series(None, index=frame.index, dtype=object)
+        else:
+            added[column] = pd.Series(float("nan"), index=frame.index, dtype=float)
+    return frame.assign(**added)
 
 
 def overview(df: pd.DataFrame) -> pd.DataFrame:
@@ -55,7 +87,8 @@ def overview(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def missing(df: pd.DataFrame) -> list[str]:
-    """Sentences naming what this campaign's data cannot show."""
+    """Plain sentences naming what this campaign's data cannot show (record values in them
+    verbatim: show them with :func:`bullet_list`)."""
     done = analysis.ok(df)
     notes = []
     if done.empty:
@@ -111,6 +144,15 @@ def headlines(found: list[Comparison]) -> pd.DataFrame:
                          for c in found])
 
 
+def scalable(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that scaling tables can use: a device count and a throughput recorded (the
+    count as a plain integer: ratios of nullable ones are nullable, which float columns refuse)."""
+    if "num_devices" not in runs or "throughput" not in runs:
+        return runs.iloc[0:0]
+    found = runs.dropna(subset=["num_devices", "throughput"])
+    return found.astype({"num_devices": "int64", "throughput": "float64"})
+
+
 def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
     """Configuration columns of ``table`` with more than one value (labels for plots)."""
     candidates = candidates or analysis.config_columns(table)
@@ -119,11 +161,13 @@ def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[st
 
 
 def bullet_list(lines: list[str], empty: str) -> str:
-    """Markdown bullets, or ``empty`` when there are none."""
-    return "\n".join(f"- {line}" for line in lines) if lines else empty
+    """Markdown bullets of plain-text ``lines`` (escaped, :func:`md_text`), or ``empty`` when
+    there are none."""
+    return "\n".join(f"- {md_text(line)}" for line in lines) if lines else empty
 
 
 def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     """One Markdown line: how many runs were loaded, finished and failed."""
     done = len(analysis.ok(df))
-    return f"**{len(df)} runs** under `{results_dir}`: {done} finished, {len(df) - done} failed."
+    return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
+            f"{len(df) - done} failed.")

@@ -237,9 +237,12 @@ def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
 
 
 def reasons(judged: pd.DataFrame) -> str:
-    """One Markdown bullet per run: its label, verdict and the reason in full."""
+    """One Markdown bullet per run: its label, verdict and the reason in full (record text
+    escaped, :func:`benchlib.summary.md_text`)."""
+    from benchlib.summary import md_text
+
     labels = run_labels(judged)
-    return "\n".join(f"- **{label}**: {row.verdict}: {row.reason}"
+    return "\n".join(f"- **{md_text(label)}**: {md_text(row.verdict)}: {md_text(row.reason)}"
                      for label, row in zip(labels, judged.itertuples(), strict=True))
 
 

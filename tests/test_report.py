@@ -1,16 +1,13 @@
-import os
 import re
-import shutil
 
 import pytest
 
 from benchlib.report import ReportError, build_report
 
+from .browser import chromium
 from .conftest import ROOT
 from .fakes import campaign
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_node", "summary_projection",
              "summary_scaling"]
 
@@ -51,23 +48,9 @@ def test_report_error_names_the_summary():
 
 @pytest.mark.slow
 def test_report_renders_in_headless_chromium(report):
-    if not (CHROMIUM and CHROMEDRIVER):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Debian's chromium and chromium-driver (.ci/run installs them)")
-        pytest.skip("no chromium / chromedriver here (apt-get install chromium chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--window-size=1280,2000"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     shots = ROOT / "outputs" / "test-artifacts"
     shots.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium() as driver:
         for name in ["index", *SUMMARIES]:
             driver.get((report.parent / f"{name}.html").as_uri())
             images = driver.execute_script(
@@ -78,6 +61,85 @@ def test_report_renders_in_headless_chromium(report):
                 assert images, f"{name}: no plot images"
                 assert all(done and width > 0 for done, width in images), (name, images)
             driver.save_screenshot(str(shots / f"report-{name}.png"))
-    finally:
-        driver.quit()
     assert (shots / "report-summary_scaling.png").stat().st_size > 10_000
+
+
+def _report_files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
+    import threading
+
+    from benchlib import report as report_module
+
+    root = campaign(tmp_path / "fake")
+    export = report_module.export_html
+    together = threading.Barrier(2, timeout=60)
+    first = threading.local()
+
+    def export_in_step(notebook, target, include_code):
+        if not getattr(first, "done", False):  # each build waits for the other once
+            first.done = True
+            together.wait()
+        return export(notebook, target, include_code)
+
+    monkeypatch.setattr(report_module, "export_html", export_in_step)
+    results, errors = [], []
+
+    def build():
+        try:
+            results.append(build_report(root, summaries=(), progress=False))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert results == [root / "report" / "index.html"] * 2
+    files = _report_files(root / "report")
+    assert len([f for f in files if f.startswith("runs/")]) == 13 and "index.html" in files
+    assert not [p.name for p in root.iterdir() if p.name.startswith(".report")]
+
+
+def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
+    from benchlib import report as report_module
+
+    root = campaign(tmp_path / "fake")
+    build_report(root, summaries=(), progress=False)
+    before = {p: p.read_bytes() for p in (root / "report").rglob("*.html")}
+
+    def broken(notebook, target, include_code):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(report_module, "export_html", broken)
+    with pytest.raises(OSError, match="disk full"):
+        build_report(root, summaries=(), progress=False)
+    assert {p: p.read_bytes() for p in (root / "report").rglob("*.html")} == before
+    assert not [p.name for p in root.iterdir() if p.name.startswith(".report")]
+
+
+@pytest.mark.slow
+def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from benchlib import report as report_module
+
+    root = campaign(tmp_path / "fake")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    broken = new_notebook(cells=[new_code_cell("results_dir = ''", metadata={"tags": ["parameters"]}),
+                                 new_code_cell("raise KeyError('no such column')")])
+    broken.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(broken, str(notebooks / "summary_broken.ipynb"))
+    monkeypatch.setattr(report_module, "NOTEBOOK_DIR", notebooks)
+    with pytest.raises(ReportError, match="summary_broken: KeyError") as raised:
+        build_report(root, summaries=("summary_broken",), progress=False)
+    kept = root / ".report-failed" / "summary_broken.ipynb"
+    assert str(kept) in str(raised.value) and kept.is_file()
+    assert not (root / "report").exists()
+    assert [p.name for p in root.iterdir() if p.name.startswith(".report")] == [".report-failed"]

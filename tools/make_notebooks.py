@@ -349,10 +349,15 @@ SUMMARIES = {
             new_markdown_cell("## Throughput per configuration (repeats aggregated)"),
             new_code_cell("runs = analysis.benchmarks(done)\nanalysis.aggregate(runs)"),
             new_markdown_cell("## Throughput, speedup and efficiency by number of devices"),
-            new_code_cell("analysis.scaling_table(runs)"),
-            new_code_cell('analysis.scaling_table(runs, value="speedup")'),
-            new_code_cell('analysis.scaling_table(runs, value="efficiency")'),
-            new_code_cell("figure = plots.scaling_plot(analysis.scaling(runs))"),
+            new_code_cell(
+                "scalable = summary.scalable(runs)\n"
+                "if len(scalable):\n"
+                "    for value in (\"throughput\", \"speedup\", \"efficiency\"):\n"
+                "        display(analysis.scaling_table(scalable, value=value))\n"
+                "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))\n"
+                "else:\n"
+                "    display(Markdown(\"No finished benchmark run with a device count and a \"\n"
+                "                     \"throughput: nothing to scale.\"))"),
             new_markdown_cell(
                 "## Runs over several ranks\n\n`straggler_spread` is the slowest rank's wall time "
                 "over the fastest's; `launch_overhead_s` the launcher's seconds (process start, "
@@ -386,8 +391,8 @@ SUMMARIES = {
             new_code_cell(
                 "for comparison in found:\n"
                 "    headline = f\"median ratio **{comparison.headline:.3f}**\"\n"
-                "    display(Markdown(f\"### {comparison.title}\\n{headline} over "
-                "{len(comparison.pairs)} pairs\"))\n"
+                "    title = summary.md_text(comparison.title)\n"
+                "    display(Markdown(f\"### {title}\\n{headline} over {len(comparison.pairs)} pairs\"))\n"
                 "    display(comparison.pairs)\n"
                 "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
         ],

@@ -1,0 +1,40 @@
+"""Every plot the summary notebooks draw, on record tables shaped as ``results.load`` makes them."""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from benchlib import analysis, plots, summary
+
+BATCHES = (8, 16, 32, 64, 128, 256, 512)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def seven_batch_sizes() -> pd.DataFrame:
+    """Training runs over 7 batch sizes and 2 device counts, counts as nullable Int64."""
+    rows = [{"benchmark": "train", "model": "resnet50", "dataset": "synthetic", "gpu": "H100",
+             "precision": "fp32", "unit": "images/s", "status": "ok", "batch_size": batch,
+             "num_devices": devices, "throughput": 100.0 * devices * (1 + i / 10),
+             "time_iteration_s": 0.1, "time_data_s": 0.01, "time_forward_s": 0.03}
+            for i, batch in enumerate(BATCHES) for devices in (1, 2)]
+    frame = pd.DataFrame(rows)
+    return frame.astype({"batch_size": "Int64", "num_devices": "Int64"})
+
+
+def test_seven_nullable_batch_sizes_through_every_plot():
+    df = seven_batch_sizes()
+    figure = plots.scaling_plot(analysis.scaling(df))
+    labels = {t.get_text() for t in figure.axes[0].get_legend().get_texts()}
+    assert {str(b) for b in BATCHES} <= labels  # one legend entry per batch size, not a range
+    for comparison in summary.comparisons(df):
+        plots.ratio_plot(comparison.pairs, comparison.title).canvas.draw()
+    table = analysis.breakdown(df)
+    plots.breakdown_plot(table, summary.varying(table)).canvas.draw()
+    projected = analysis.derived_units(analysis.extrapolate(df, iterations=1000))
+    plots.hours_plot(projected, summary.varying(projected)).canvas.draw()
+    figure.canvas.draw()

@@ -1,0 +1,148 @@
+"""No markup from records or foreign notebooks runs in a report page.
+
+A campaign whose every free-text field holds an injection payload, and a foreign notebook
+whose outputs carry script, is built into a report; each page is opened in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
+
+from benchlib import summary
+from benchlib.report import build_report, export_html
+
+from .browser import chromium
+from .fakes import write_record_notebook
+
+SCRIPT = "<script>window.__pwned=1</script>"
+IMG = '<img src=x onerror="window.__pwned=1">'
+SVG = "<svg onload=window.__pwned=1>"
+LINK = "[x](javascript:window.__pwned=1)"
+IFRAME = '"><iframe src=javascript:window.__pwned=1>'
+IMAGE_LINK = "![y](javascript:window.__pwned=1)"
+PAYLOADS = (SCRIPT, IMG, SVG, LINK, IFRAME, IMAGE_LINK)
+#: Every element's ``on*`` attributes, ``javascript:`` URLs and frames, and the scripts.
+INSPECT = """
+const found = [];
+for (const e of document.querySelectorAll('*')) {
+  for (const a of e.attributes) {
+    if (a.name.toLowerCase().startsWith('on')) found.push(e.tagName + ' ' + a.name);
+    const value = a.value.replace(/[\\x00-\\x20]/g, '');
+    if (/^javascript:/i.test(value)) found.push(e.tagName + ' ' + a.name + ' ' + a.value);
+  }
+}
+for (const a of document.querySelectorAll('a[href], area[href]')) {
+  if (a.protocol === 'javascript:') found.push('link ' + a.href);
+}
+const active = 'iframe, frame, object, embed, form, base, meta[http-equiv]';
+for (const e of document.querySelectorAll(active)) found.push(e.tagName);
+return {pwned: typeof window.__pwned, scripts: document.scripts.length, found: found,
+        text: document.body.innerText};
+"""
+
+
+def _record(index: int, **fields: object) -> dict:
+    return {"schema_version": 1, "campaign": SCRIPT, "cluster": (IMG, SVG)[index % 2],
+            "host": IFRAME, "gpu": LINK, "device_name": IMAGE_LINK, "benchmark": "train",
+            "model": f"resnet{SVG}", "dataset": ("synthetic", "real")[index // 2 % 2],
+            "precision": "fp32", "batch_size": 32, "num_devices": 1, "num_nodes": 1,
+            "num_workers": 4, "unit": "images/s", "status": "ok", "error": "",
+            "throughput": 1000.0 + 100 * index, "time_iteration_s": 0.05,
+            "time_data_s": 0.01, "time_forward_s": 0.02, "achieved_tflops": 10.0,
+            "env_torch": SCRIPT + IMG, "env_note": LINK + IFRAME, **fields}
+
+
+def _foreign_notebook(path: Path) -> None:
+    """A notebook not made by benchlib, whose cells and outputs carry script."""
+    html = ("".join(PAYLOADS) + '<a href="javascript:window.__pwned=1">a</a>'
+            "<table><tr><td>kept</td></tr></table>")
+    outputs = [
+        new_output("display_data", data={"text/html": html, "text/plain": "html"}),
+        new_output("display_data", data={"application/javascript": "window.__pwned=1"}),
+        new_output("display_data", data={"text/markdown": LINK + IMG + IMAGE_LINK}),
+        new_output("display_data", data={"text/vnd.mermaid": "</pre>" + SCRIPT}),
+        new_output("display_data", data={"image/svg+xml": f"<svg xmlns='http://www.w3.org/2000/svg'>{SCRIPT}</svg>"}),
+        new_output("display_data", data={"image/png": "x"},
+                   metadata={"image/png": {"width": "1 onerror=window.__pwned=1"}}),
+        new_output("display_data", data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": "</script>" + SCRIPT}}),
+        new_output("stream", name="stdout", text=SCRIPT),
+        new_output("error", ename=SCRIPT, evalue=IMG, traceback=[SCRIPT]),
+    ]
+    cell = new_code_cell("x = 1", outputs=outputs, metadata={"tags": ['"><b onclick=x>']})
+    nb = new_notebook(cells=[new_markdown_cell("# Foreign\n\n" + "".join(PAYLOADS)), cell,
+                             new_raw_cell(SCRIPT, metadata={"raw_mimetype": "text/html"})],
+                      metadata={"title": "</title>" + SCRIPT, "widgets": {"x": SCRIPT}})
+    cell.id = 'x" onmouseover="window.__pwned=1'  # invalid, after new_notebook validated
+    path.write_text(json.dumps(nb), encoding="utf-8")  # unvalidated, as a foreign tool may write
+
+
+def payload_campaign(root: Path) -> Path:
+    """Four finished runs, a node probe and a failed run with payloads in every text field,
+    and the foreign notebook."""
+    for index in range(4):
+        write_record_notebook(root / f"train-{index}.ipynb", _record(index, batch_size=32 * (index % 2 + 1)))
+    probe = _record(0, benchmark="probe_node", device="cuda", matmul_tflops_fp32=20.0,
+                    memory_GBps=900.0, decode_images_per_s_4w=800.0)
+    write_record_notebook(root / "probe.ipynb", probe)
+    write_record_notebook(root / "oom.ipynb", _record(0, status="failed", throughput=None,
+                                                       error=IMG + SCRIPT + LINK))
+    _foreign_notebook(root / "foreign.ipynb")
+    return root
+
+
+def _assert_inert(driver, page: Path) -> str:
+    driver.get(page.as_uri())
+    seen = driver.execute_script(INSPECT)
+    assert seen["pwned"] == "undefined", page
+    assert seen["scripts"] == 0, page
+    assert seen["found"] == [], (page, seen["found"])
+    return seen["text"]
+
+
+def test_md_text_escapes_markup():
+    text = summary.md_text(SCRIPT + LINK + IMAGE_LINK + "a_b *c* `d` $e$ #f\n# g")
+    assert "<" not in text and "](" not in text and "\n" not in text
+    assert summary.md_text("H100 (80GB)") == "H100 \\(80GB\\)"
+    assert summary.md_text("- item") == "\\- item" and summary.md_text("3.5") == "3.5"
+
+
+def test_summary_markdown_holds_no_markup():
+    import pandas as pd
+
+    df = pd.DataFrame([_record(0), _record(1), _record(2), _record(3)])
+    lines = [summary.describe(df, SCRIPT), summary.bullet_list(summary.missing(df), "none"),
+             *(summary.md_text(c.title) for c in summary.comparisons(df))]
+    from benchlib import verdict
+
+    lines.append(verdict.reasons(verdict.verdicts(df)))
+    for line in lines:
+        assert "<" not in line and "](" not in line, line
+
+
+def test_a_foreign_run_page_is_inert(tmp_path):
+    _foreign_notebook(tmp_path / "foreign.ipynb")
+    page = export_html(tmp_path / "foreign.ipynb", tmp_path / "foreign.html", include_code=True)
+    with chromium() as driver:
+        text = _assert_inert(driver, page)
+    assert "kept" in text and "Foreign" in text  # the harmless content is still shown
+
+
+@pytest.mark.slow
+def test_a_report_of_payloads_is_inert_in_chromium(tmp_path):
+    index = build_report(payload_campaign(tmp_path / "evil"), progress=False)
+    folder = index.parent
+    pages = [index, *sorted(folder.glob("summary_*.html")), *sorted((folder / "runs").glob("*.html"))]
+    assert len(pages) == 1 + 5 + 7
+    texts = {}
+    with chromium() as driver:
+        for page in pages:
+            texts[page.name] = _assert_inert(driver, page)
+    # the payloads are shown as text, not dropped
+    assert "onerror" in texts["summary_scaling.html"]  # the failed run's error
+    assert SCRIPT in texts["summary_comparisons.html"] or IMG in texts["summary_comparisons.html"]
+    assert "javascript:" in texts["summary_node.html"]
