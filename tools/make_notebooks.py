@@ -33,7 +33,10 @@ TITLES = {
         "chunks of `batch_size` and the class votes counted; one iteration is one input image."),
 }
 COMMENTS = {
-    "iterations": 'timed iterations after warm-up, or "epoch" for one pass over the data',
+    "iterations": 'timed iterations after warm-up, "epoch" (one pass over the data) or "auto"',
+    "min_time_s": 'iterations "auto": time at least this long, then stop once the mean is known',
+    "max_time_s": 'iterations "auto": stop after this long in any case',
+    "probe_time_s": "seconds each figure may take (iterations and sizes shrink to fit)",
     "dataset": "synthetic | real",
     "synthetic_kind": "device: tensors made once on the device; loader: made by CPU workers",
     "data_dir": "ImageNet-layout JPEG folder (dataset: real)",
