@@ -85,7 +85,8 @@ def _groups(df: pd.DataFrame, by: Sequence[str]):
 
 def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
               metric: str = "throughput") -> pd.DataFrame:
-    """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``.
+    """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
+    (and ``flags``: every flag of any repeat, when the runs carry flags).
 
     ``spread`` is IQR / median over the repeats (0 for a single run).
     """
@@ -97,10 +98,18 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
 
     grouped = df.groupby(by, dropna=False, sort=False)[metric] if by else None
     if grouped is None:
-        return pd.DataFrame({metric: [df[metric].median()], "spread": [_spread(df[metric])],
-                             "count": [len(df)]})
-    return grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
+        table = pd.DataFrame({metric: [df[metric].median()], "spread": [_spread(df[metric])],
+                              "count": [len(df)]})
+        if "flags" in df:
+            table["flags"] = flags.join(n for f in df["flags"] for n in flags.split(f))
+        return table
+    table = grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
         .rename(columns={"median": metric}).reset_index()
+    if "flags" in df:
+        joined = df.groupby(by, dropna=False, sort=False)["flags"].agg(
+            lambda values: flags.join(n for f in values for n in flags.split(f)))
+        table["flags"] = joined.to_numpy()
+    return table
 
 
 def scaling(df: pd.DataFrame, metric: str = "throughput",
@@ -131,8 +140,12 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
 
 
 def scaling_table(df: pd.DataFrame, metric: str = "throughput",
-                  by: Sequence[str] | None = None, value: str | None = None) -> pd.DataFrame:
+                  by: Sequence[str] | None = None, value: str | None = None,
+                  mark: bool = True) -> pd.DataFrame:
     """The classic sheet: one row per device count, one column per configuration, a median column.
+
+    With ``mark``, a configuration with any flagged run (:mod:`benchlib.flags`) is labelled
+    ``name ⚠``.
 
     ``value`` is ``metric`` (default), ``speedup`` or ``efficiency``; repeats are medians. When
     some configurations ran on several device counts, those measured on one count only are
@@ -145,7 +158,10 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
         scaled = scaled[counts > 1]
     value = value or metric
     varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
-    table = scaled.assign(configuration=labels(scaled, varying)).pivot_table(
+    names = labels(scaled, varying)
+    flagged = set(names[[bool(flags.split(f)) for f in scaled["flags"]]]) if mark else set()
+    names = names.map(lambda name: flags.marked(name, "flagged" if name in flagged else ""))
+    table = scaled.assign(configuration=names).pivot_table(
         index="num_devices", columns="configuration", values=value, aggfunc="median")
     table["median"] = table.median(axis=1)
     return table
@@ -204,10 +220,33 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     result["a"] = pairs[f"{metric}_a"].to_numpy()
     result["b"] = pairs[f"{metric}_b"].to_numpy()
     result["ratio"] = result["a"] / result["b"]
+    if "flags" in df:
+        result["flags"] = _pair_flags(df, factor, a, b, on, only_a, only_b, result)
     for column, name in zip(bounds, ("low", "high"), strict=False):
         result[f"a_{name}"] = pairs[f"{column}_a"].to_numpy()
         result[f"b_{name}"] = pairs[f"{column}_b"].to_numpy()
     return result.dropna(subset=["ratio"]).reset_index(drop=True)
+
+
+def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[str],
+                only_a: list[str], only_b: list[str], result: pd.DataFrame) -> list[str]:
+    """Every flag of the runs behind each pair (either side)."""
+    def side_flags(value: object, extra: list[str]) -> dict[tuple, list[str]]:
+        rows = df[df[factor] == value]
+        keys = [*on, *extra]
+        found: dict[tuple, list[str]] = {}
+        for _, row in rows.iterrows():
+            key = tuple(str(row[k]) for k in keys)
+            found.setdefault(key, []).extend(flags.split(row["flags"]))
+        return found
+
+    left, right = side_flags(a, only_a), side_flags(b, only_b)
+    out = []
+    for _, pair in result.iterrows():
+        names = left.get(tuple(str(pair[k]) for k in [*on, *only_a]), []) + \
+            right.get(tuple(str(pair[k]) for k in [*on, *only_b]), [])
+        out.append(flags.join(names))
+    return out
 
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from benchlib import analysis
+from benchlib import analysis, flags
 from benchlib.telemetry import Telemetry
 from benchlib.workloads.result import RunResult
 
@@ -119,7 +119,8 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
             ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8, label="ideal")
         if column == "efficiency":
             ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="ideal")
-            ax.set_ylim(0, 1.15)
+            ax.set_ylim(0, max(1.15, float(scaled[column].max()) * 1.08))
+        _mark_flagged(ax, scaled, column)
         ax.set(xlabel="devices", xticks=devices, title=column)
         if ax.get_legend():
             ax.legend(fontsize=7)
@@ -127,11 +128,24 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
     return fig
 
 
+def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
+    """Red crosses on the points of flagged runs (:mod:`benchlib.flags`), one legend entry."""
+    if "flags" not in table:
+        return
+    flagged = table[[bool(flags.split(f)) for f in table["flags"]]]
+    if len(flagged):
+        ax.scatter(flagged["num_devices"], flagged[column], marker="X", s=70, color="crimson",
+                   zorder=5, label="flagged ⚠ (see the list above)")
+
+
 def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None) -> plt.Figure:
     """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
-    label_columns = label_columns or [c for c in pairs.columns if c not in ("a", "b", "ratio")
+    bookkeeping = ("a", "b", "ratio", "flags", "a_low", "a_high", "b_low", "b_high")
+    label_columns = label_columns or [c for c in pairs.columns if c not in bookkeeping
                                       and pairs[c].nunique(dropna=False) > 1]
     labels = text_labels(pairs, label_columns)
+    if "flags" in pairs:
+        labels = [flags.marked(label, f) for label, f in zip(labels, pairs["flags"], strict=True)]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
     sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=sns.color_palette("deep")[0], orient="h")
     ax.axvline(1.0, color="black", linewidth=0.8)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib import analysis
+from benchlib import analysis, flags
+from benchlib.intervals import describe_effect
 from benchlib.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 
 #: Factors compared when the data has more than one value, with how to order the pair.
@@ -46,6 +47,16 @@ class Comparison:
     @property
     def headline(self) -> float:
         return analysis.headline(self.pairs)
+
+    @property
+    def effect(self) -> dict[str, object]:
+        """The median ratio with its 95 % interval (:func:`benchlib.analysis.effect`)."""
+        return analysis.effect(self.pairs)
+
+    @property
+    def sentence(self) -> str:
+        """``batch size: 16 vs 8 (throughput): 1.93x (1.85-2.01), significant``, as text."""
+        return f"{self.title}: {describe_effect(self.effect)}"
 
 
 def md_text(value: object) -> str:
@@ -139,9 +150,58 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
 
 
 def headlines(found: list[Comparison]) -> pd.DataFrame:
-    """One row per comparison: what, median ratio, pairs."""
-    return pd.DataFrame([{"comparison": c.title, "median ratio": c.headline, "pairs": len(c.pairs)}
-                         for c in found])
+    """One row per comparison: what, median ratio, its 95 % interval, whether it is
+    significant, pairs, and the flags of the runs behind it."""
+    rows = []
+    for c in found:
+        effect = c.effect
+        interval = f"{effect['low']:.2f}-{effect['high']:.2f}" if effect["known"] else "unknown"
+        names = {n for text in c.pairs.get("flags", []) for n in flags.split(text)}
+        rows.append({"comparison": c.title, "median ratio": c.headline,
+                     "95 % interval": interval,
+                     "significant": "yes" if effect["significant"] else "no",
+                     "pairs": len(c.pairs), "flags": flags.join(names)})
+    return pd.DataFrame(rows)
+
+
+def factors_that_matter(found: list[Comparison]) -> str:
+    """Markdown: which comparisons show a significant effect and which do not."""
+    if not found:
+        return "No factor has two values that pair: nothing to compare."
+    significant = [md_text(c.sentence) for c in found if c.effect["significant"]]
+    others = [md_text(c.sentence) for c in found if not c.effect["significant"]]
+    parts = []
+    if significant:
+        parts.append("**Significant** (the 95 % interval excludes 1.0):\n"
+                     + "\n".join(f"- {line}" for line in significant))
+    if others:
+        parts.append("**No significant effect** (or too few pairs to tell):\n"
+                     + "\n".join(f"- {line}" for line in others))
+    return "\n\n".join(parts)
+
+
+def flag_notes(df: pd.DataFrame) -> str:
+    """Markdown opening every summary: what is flagged among the finished runs and why, in
+    words a user can act on (superlinear scaling explained by its baseline)."""
+    done = analysis.ok(df)
+    if "flags" not in done or done.empty:
+        return "**Flags**: none (no finished run)."
+    lines = flags.explain(done)
+    runs = scalable(analysis.benchmarks(done))
+    superlinear = []
+    if len(runs) and runs["num_devices"].nunique() > 1:
+        scaled = analysis.scaling(runs)
+        superlinear = flags.explain_superlinear(scaled)
+        if superlinear:
+            lines.append(f"**superlinear** ({len(superlinear)} runs): {flags.FLAGS['superlinear']}.")
+    if not lines:
+        return ("**Flags**: none. No run was contended, throttled, noisy or too short, and no "
+                "scaling was superlinear.")
+    text = "**Flagged** (marked ⚠ in the tables and plots below):\n" + "\n".join(
+        f"- {line}" for line in lines)
+    if superlinear:
+        text += "\n\n" + "\n".join(f"- {line}" for line in superlinear)
+    return text
 
 
 def scalable(runs: pd.DataFrame) -> pd.DataFrame:

@@ -333,6 +333,7 @@ SUMMARY_HEAD = (
     "df = summary.load_results(results_dir)\n"
     "done = analysis.ok(df)\n"
     "display(Markdown(summary.describe(df, results_dir)))\n"
+    "display(Markdown(summary.flag_notes(df)))\n"
     "summary.overview(df)"
 )
 SUMMARY_TAIL = [
@@ -383,19 +384,21 @@ SUMMARIES = {
     "summary_comparisons": (
         "Comparisons: synthetic vs real data, batch sizes, GPUs, models, precisions, clusters",
         "Each comparison pairs runs equal in every other setting; the ratio is a / b of "
-        "throughput and its median is the headline.",
+        "throughput and its median is the headline, with a 95 % interval (pairs resampled, each "
+        "pair drawn within its runs' own intervals). An effect is significant when the interval "
+        "excludes 1.0.",
         {},
         [
-            new_markdown_cell("## Headlines"),
+            new_markdown_cell("## Which factors matter"),
             new_code_cell("found = summary.comparisons(done)\n"
-                          "nothing = Markdown(\"No factor has two values that pair: nothing to "
-                          "compare.\")\nsummary.headlines(found) if found else nothing"),
+                          "display(Markdown(summary.factors_that_matter(found)))\n"
+                          "summary.headlines(found) if found else None"),
             new_markdown_cell("## Every comparison"),
             new_code_cell(
                 "for comparison in found:\n"
-                "    headline = f\"median ratio **{comparison.headline:.3f}**\"\n"
                 "    title = summary.md_text(comparison.title)\n"
-                "    display(Markdown(f\"### {title}\\n{headline} over {len(comparison.pairs)} pairs\"))\n"
+                "    effect = summary.md_text(summary.describe_effect(comparison.effect))\n"
+                "    display(Markdown(f\"### {title}\\n**{effect}** over {len(comparison.pairs)} pairs\"))\n"
                 "    display(comparison.pairs)\n"
                 "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
         ],
