@@ -14,6 +14,7 @@ import datetime as dt
 import errno
 import html
 import itertools
+import logging
 import os
 import re
 import shutil
@@ -24,9 +25,10 @@ from pathlib import Path
 import pandas as pd
 from nbformat import NotebookNode
 
-from benchlib.results import iter_notebooks, load
+from benchlib.results import Scan, Skipped, current_umask, iter_notebooks, scan
 from benchlib.sweep import NOTEBOOK_DIR, LocalKernelManager
 
+log = logging.getLogger(__name__)
 SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",
              "summary_node")
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
@@ -152,8 +154,18 @@ def _run_summary(name: str, campaign_dir: Path, target: Path) -> None:
                           f"the executed notebook is {kept}") from None
 
 
+def _skipped_section(skipped: Sequence[Skipped]) -> str:
+    if not skipped:
+        return ""
+    items = "".join(f"<li><code>{html.escape(s.path.name)}</code>: "
+                    f"{html.escape(s.reason.replace(str(s.path), '').lstrip(': '))}</li>"
+                    for s in skipped)
+    return (f"<h2>Skipped files</h2><p>{len(skipped)} files in the campaign folder hold no "
+            f"usable record and are left out of every page:</p><ul>{items}</ul>")
+
+
 def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
-           runs: dict[str, str]) -> str:
+           runs: dict[str, str], skipped: Sequence[Skipped] = ()) -> str:
     done = int((records["status"] == "ok").sum()) if "status" in records else len(records)
     rows = []
     for _, record in records.iterrows():
@@ -180,6 +192,7 @@ th {{ background: #f3f3f3; }} td:nth-child(9), td:nth-child(11) {{ text-align: r
 <h2>Summaries</h2><ul>{items}</ul>
 <h2>Runs</h2>
 <table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>
+{_skipped_section(skipped)}
 </body></html>
 """
 
@@ -211,13 +224,16 @@ def _swap_in(built: Path, final: Path) -> None:
         return
 
 
-def _build_pages(campaign_dir: Path, building: Path, records: pd.DataFrame,
+def _build_pages(campaign_dir: Path, building: Path, found: Scan,
                  summaries: Sequence[str], progress: bool) -> None:
-    """Execute and export every summary, export every run notebook, write the index."""
+    """Execute and export every summary, export every run notebook (a notebook that cannot be
+    exported is listed as skipped), write the index."""
     from tqdm.auto import tqdm
 
     (building / "runs").mkdir()
-    notebooks = list(iter_notebooks(campaign_dir))
+    skipped = list(found.skipped)
+    left_out = {s.path for s in skipped}
+    notebooks = [n for n in iter_notebooks(campaign_dir) if n not in left_out]
     with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
               disable=not progress) as steps:
         for name in summaries:
@@ -228,11 +244,19 @@ def _build_pages(campaign_dir: Path, building: Path, records: pd.DataFrame,
             steps.update()
         runs = {}
         for notebook in notebooks:
-            export_html(notebook, building / "runs" / f"{notebook.stem}.html", include_code=True)
-            runs[notebook.stem] = f"runs/{notebook.stem}.html"
+            try:
+                export_html(notebook, building / "runs" / f"{notebook.stem}.html",
+                            include_code=True)
+                runs[notebook.stem] = f"runs/{notebook.stem}.html"
+            except OSError:
+                raise  # the report cannot be written: the build fails, the old report stays
+            except Exception as error:  # a malformed foreign notebook: listed, not fatal
+                log.warning("%s: cannot be shown (%s: %s)", notebook, type(error).__name__, error)
+                skipped.append(Skipped(notebook, f"cannot be shown as a page "
+                                                 f"({type(error).__name__}: {error})"))
             steps.update()
-    (building / "index.html").write_text(_index(campaign_dir.name, records, summaries, runs),
-                                         encoding="utf-8")
+    index = _index(campaign_dir.name, found.frame, summaries, runs, skipped)
+    (building / "index.html").write_text(index, encoding="utf-8")
 
 
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
@@ -243,14 +267,14 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     meet), removed when the build fails; a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir)
-    records = load(campaign_dir)
-    if records.empty:
+    found = scan(campaign_dir)
+    if found.frame.empty:
         raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
                                 "run a sweep into it first")
     building = Path(tempfile.mkdtemp(prefix=".report-", dir=campaign_dir))
     try:
-        _build_pages(campaign_dir, building, records, summaries, progress)
-        os.chmod(building, 0o755)  # mkdtemp makes it 0700; the report is shared
+        _build_pages(campaign_dir, building, found, summaries, progress)
+        os.chmod(building, 0o777 & ~current_umask())  # mkdtemp makes it 0700
         _swap_in(building, campaign_dir / "report")
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)

@@ -143,3 +143,17 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     assert str(kept) in str(raised.value) and kept.is_file()
     assert not (root / "report").exists()
     assert [p.name for p in root.iterdir() if p.name.startswith(".report")] == [".report-failed"]
+
+
+def test_the_report_lists_files_it_skipped_and_still_builds(tmp_path):
+    root = campaign(tmp_path / "c")
+    (root / "truncated.ipynb").write_text('{"cells": [')
+    (root / "not-a-notebook.ipynb").write_text("[1, 2, 3]")
+    (root / "bad-format.ipynb").write_text('{"cells": [{"cell_type": "nonsense"}], "metadata": {},'
+                                           ' "nbformat": 4, "nbformat_minor": 5}')
+    index = build_report(root, summaries=(), progress=False)
+    text = index.read_text()
+    assert "<h2>Skipped files</h2>" in text
+    for name in ("truncated.ipynb", "not-a-notebook.ipynb", "bad-format.ipynb"):
+        assert f"<code>{name}</code>" in text, name
+    assert (index.parent / "runs" / "train-0.html").is_file()
