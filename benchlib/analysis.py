@@ -13,41 +13,26 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib import flags, intervals
+from benchlib import flags, intervals, schema
 from benchlib.timing import PHASES
 
-#: Columns that describe a configuration, in the order tables show them.
-CONFIG_COLUMNS = (
-    "campaign", "cluster", "gpu", "num_nodes", "num_devices", "benchmark", "model", "dataset",
-    "synthetic_kind", "batch_size", "precision", "num_workers", "channels_last", "compile",
-    "image_size", "noise_samples", "unit", "scaling",
-)
+#: Columns that describe a configuration (:mod:`benchlib.schema`), in table order.
+CONFIG_COLUMNS = schema.names(role="configuration")
 #: Columns that say where or how a record was made, not what was measured or configured.
-BOOKKEEPING = ("schema_version", "host", "device_name", "device", "source", "point_id", "notebook",
-               "repeat", "status", "error", "seed", "breakdown", "provenance", "iterations",
-               "warmup", "samples", "wall_time_s", "sigma", "data_dir", "dataset_label", "volume",
-               "raw_key", "label_key", "output", "output_key", "halo", "input_shape",
-               "output_shape", "downsampling", "device_batch_size", "global_batch_size",
-               "node_launcher", "dist_backend", "slowest_rank", "hang_timeout_s", "busbw_peak_size",
-               "flags", "threads_per_process", "sidecar_of")
+BOOKKEEPING = schema.names(role="bookkeeping")
+#: Columns the analysis functions add.
 DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
            "data_share", "speed_ratio", "expected", "slowdown", "configuration", "baseline_devices",
            "baseline_key", "low", "high", "a_low", "a_high", "b_low", "b_high")
-
-
-#: Prefixes of measured columns: timings, environment, telemetry, FLOPs and the node probe's.
-MEASUREMENT_PREFIXES = (
-    "time_", "env_", "result_", "spread_", "throughput", "launch_", "straggler_", "busbw_",
-    "algbw_", "telemetry", "gpu_util", "gpu_mem", "power_", "sm_clock", "mem_clock",
-    "temperature_", "throttle", "energy_", "joules_", "flops_", "achieved_", "matmul_",
-    "memory_GBps", "h2d_", "d2h_", "decode_", "read_", "allreduce_", "contention_",
-)
+#: Suffixes of the derived units (:func:`derived_units`): measurements, not configuration.
+DERIVED_SUFFIXES = ("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")
 
 
 def _is_measurement(column: str) -> bool:
-    return (column.startswith(MEASUREMENT_PREFIXES)
-            or column in ("peak_memory_bytes", "noisy", "noisy_samples_per_s", "contended")
-            or column.endswith(("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")))
+    known = schema.role(column)
+    if known is not None:
+        return known in ("measurement", "environment")
+    return column.endswith(DERIVED_SUFFIXES)
 
 
 def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from benchlib import SCHEMA_VERSION
+from benchlib import SCHEMA_VERSION, schema
 from benchlib.config import (
     ClassificationConfig,
     CommonConfig,
@@ -47,19 +47,10 @@ ITERATIONS_KEY = "per_iteration_s"
 KNOWN_SCHEMA_VERSIONS = {1}
 log = logging.getLogger(__name__)
 
-#: Columns every record has, in the order tables show them.
-CORE_COLUMNS = (
-    "schema_version", "campaign", "cluster", "host", "gpu", "device_name", "num_devices",
-    "num_nodes", "benchmark", "model", "dataset", "batch_size", "precision", "num_workers",
-    "channels_last", "compile", "throughput", "unit", "time_iteration_s",
-    *(f"time_{p}_s" for p in PHASES), "iterations", "warmup", "samples", "wall_time_s",
-    "peak_memory_bytes", "status", "flags", "error",
-)
-
-
+#: Columns every record has, in the order tables show them (from :mod:`benchlib.schema`).
+CORE_COLUMNS = schema.core_columns(PHASES)
 #: Count columns kept as (nullable) integers even when a failed record leaves them empty.
-INTEGER_COLUMNS = ("num_devices", "num_nodes", "batch_size", "num_workers", "iterations", "warmup",
-                   "samples", "image_size", "noise_samples", "repeat")
+INTEGER_COLUMNS = schema.names(dtype="count")
 
 
 #: What the launcher adds to a run of several ranks (see benchlib.launch), kept unprefixed.

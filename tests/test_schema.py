@@ -1,0 +1,56 @@
+"""The record schema is the one source of truth: documented, complete, and used by the loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib import analysis, results, schema
+
+from .conftest import ROOT
+
+
+def test_docs_record_md_is_generated_from_the_schema():
+    assert (ROOT / "docs" / "record.md").read_text() == schema.markdown(), (
+        "docs/record.md is stale: python -m benchlib.schema > docs/record.md")
+
+
+def test_families_match_their_members_only():
+    assert schema.column("time_forward_s").name == "time_{phase}_s"
+    assert schema.column("time_forward_p95_s").name == "time_{phase}_p95_s"
+    assert schema.column("env_var_nccl_debug").role == "environment"
+    assert schema.column("matmul_tflops_bf16").unit == "TFLOP/s"
+    assert schema.column("decode_images_per_s_4w").role == "measurement"
+    assert schema.column("no_such_column") is None
+    assert schema.undocumented(["throughput", "mystery"]) == ["mystery"]
+
+
+def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
+    from .fakes import write_record_notebook
+
+    write_record_notebook(tmp_path / "a.ipynb", {"schema_version": 1, "status": "ok",
+                                                 "batch_size": 8.0, "throughput": 1.0,
+                                                 "peak_memory_bytes": 10})
+    frame = results.load(tmp_path)
+    assert str(frame["batch_size"].dtype) == "Int64"  # a count column
+    assert list(frame.columns[:3]) == ["schema_version", "batch_size", "throughput"]
+    table = pd.DataFrame({"model": ["a"], "throughput": [1.0], "contended": [True],
+                          "contention_cpu_share": [0.3], "env_torch": ["2"], "flags": [""],
+                          "my_custom_setting": ["x"], "megavoxels_per_s": [1.0]})
+    # measurements, provenance and bookkeeping never make a configuration; unknown columns do
+    assert analysis.config_columns(table) == ["model", "my_custom_setting"]
+
+
+def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
+    from benchlib.config import ClassificationConfig
+    from benchlib.environment import capture
+    from benchlib.workloads import classification
+
+    config = ClassificationConfig(benchmark="smooth_inference", model="resnet18", image_size=32,
+                                  batch_size=2, iterations=2, warmup=0, num_classes=10,
+                                  num_workers=0, device="cpu", noise_samples=2)
+    result = classification.run(config)
+    record = results.make_record(config, result, capture(result.device))
+    record.pop(results.ITERATIONS_KEY)
+    assert schema.undocumented(record) == []
