@@ -451,18 +451,6 @@ class NodeProbeConfig(CommonConfig):
         return count if count >= 2 else 0
 
 
-#: Which config class validates the parameters of each shipped notebook.
-NOTEBOOK_CONFIGS: dict[str, tuple[type[CommonConfig], dict[str, object]]] = {
-    "train": (ClassificationConfig, {"benchmark": "train"}),
-    "inference": (ClassificationConfig, {"benchmark": "inference"}),
-    "smooth_inference": (ClassificationConfig, {"benchmark": "smooth_inference"}),
-    "unet3d_train": (UNet3DTrainConfig, {"benchmark": "unet3d_train"}),
-    "unet3d_predict": (UNet3DPredictConfig, {"benchmark": "unet3d_predict"}),
-    "allreduce": (AllReduceConfig, {"benchmark": "probe_allreduce"}),
-    "node_probe": (NodeProbeConfig, {"benchmark": "probe_node"}),
-}
-
-
 class ConfigError(InputError):
     """Invalid configuration; the message names the file, field, bad value and what is allowed."""
 

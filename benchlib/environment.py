@@ -8,12 +8,16 @@ import re
 import socket
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from benchlib.redact import SECRET_NAME, redact, redact_values
 from benchlib.slurm import job_ids_from_env
 from benchlib.telemetry import interconnect
+
+if TYPE_CHECKING:
+    from benchlib.config import CommonConfig
 
 #: Short GPU names, matched in this order against the device name.
 GPU_NAMES = ("GH200", "H200", "H100", "H800", "B200", "B100", "A100", "A800", "A40", "A30", "A10",
@@ -141,6 +145,23 @@ def default_cluster() -> str:
     """SLURM's cluster name, ``BENCHLIB_CLUSTER``, or else the host name."""
     return (os.environ.get("BENCHLIB_CLUSTER") or os.environ.get("SLURM_CLUSTER_NAME")
             or socket.gethostname())
+
+
+def run_identity(config: CommonConfig, result: object) -> dict[str, object]:
+    """The columns that say where a run happened: schema, campaign, cluster, host, device,
+    devices and nodes (as they ran; ``result`` has ``device``, ``num_devices``,
+    ``num_nodes``)."""
+    from benchlib import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "campaign": config.campaign,
+        "cluster": config.cluster or default_cluster(),
+        "host": socket.gethostname(),
+        **device_identity(result.device),  # type: ignore[attr-defined]
+        "num_devices": result.num_devices,  # type: ignore[attr-defined]
+        "num_nodes": result.num_nodes,  # type: ignore[attr-defined]
+    }
 
 
 def data_path(config: object) -> str:

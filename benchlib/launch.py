@@ -35,19 +35,12 @@ import numpy as np
 import pandas as pd
 
 from benchlib import config as configs
+from benchlib import registry
 from benchlib.config import CommonConfig
 from benchlib.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contention
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
-#: The workload each config runs unless a target is given.
-TARGETS = {
-    "ClassificationConfig": "benchlib.workloads.classification:run",
-    "UNet3DTrainConfig": "benchlib.workloads.unet3d:run",
-    "UNet3DPredictConfig": "benchlib.workloads.unet3d:run",
-    "AllReduceConfig": "benchlib.workloads.collectives:run",
-    "NodeProbeConfig": "benchlib.workloads.node_probe:run",
-}
 #: Extras that add up over ranks (the rest come from rank 0).
 SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
@@ -68,7 +61,7 @@ def load_config(data: dict[str, Any]) -> CommonConfig:
 
 def resolve_target(target: str, config: CommonConfig) -> Callable[[Any], Any]:
     """``module:function`` (empty: the workload of the config's type)."""
-    target = target or TARGETS[type(config).__name__]
+    target = target or registry.run_target(config)
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 

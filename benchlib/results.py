@@ -25,7 +25,6 @@ import pandas as pd
 from benchlib import SCHEMA_VERSION, schema
 from benchlib.config import (
     ClassificationConfig,
-    CommonConfig,
     RunConfig,
     UNet3DConfig,
     UNet3DPredictConfig,
@@ -34,10 +33,10 @@ from benchlib.config import (
 from benchlib.errors import OutputError, describe_os_error
 from benchlib.flags import join, record_flags, with_flags
 from benchlib.intervals import throughput_interval
+from benchlib.models.geometry import shape_text
 from benchlib.timing import PHASES, is_noisy
 
 if TYPE_CHECKING:
-    from benchlib.workloads.collectives import AllReduceResult
     from benchlib.workloads.result import RunResult
 
 RECORD_MIME = "application/vnd.benchlib.result+json"
@@ -66,22 +65,6 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def run_identity(config: CommonConfig, result: RunResult | AllReduceResult) -> dict[str, object]:
-    """The columns that say where a run happened: schema, campaign, cluster, host, device,
-    devices and nodes (as they ran)."""
-    from benchlib.environment import default_cluster, device_identity  # imports torch
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "campaign": config.campaign,
-        "cluster": config.cluster or default_cluster(),
-        "host": socket.gethostname(),
-        **device_identity(result.device),
-        "num_devices": result.num_devices,
-        "num_nodes": result.num_nodes,
-    }
-
-
 def make_record(config: RunConfig, result: RunResult,
                 env: Mapping[str, object] | None = None) -> dict:
     """The flat record of a finished run: DESIGN.md's columns, spread and p95, ``env_*``
@@ -90,6 +73,8 @@ def make_record(config: RunConfig, result: RunResult,
     ``batch_size`` is the parameter as given: per device in weak scaling, the global batch in
     strong scaling; ``device_batch_size`` and ``global_batch_size`` say what ran.
     """
+    from benchlib.environment import run_identity  # imports torch: loading records does not
+
     env = result.env if env is None else env
     stats = result.stats()
     iteration = stats["iteration"]
@@ -152,11 +137,6 @@ def make_record(config: RunConfig, result: RunResult,
 def per_iteration_lists(frame: pd.DataFrame) -> dict[str, list[float | None]]:
     """Per-iteration seconds as {column: values} (None where a phase did not run)."""
     return {str(c): [None if pd.isna(v) else float(v) for v in frame[c]] for c in frame.columns}
-
-
-def shape_text(shape: object) -> str:
-    """A (z, y, x) shape as ``ZxYxX`` (flat, groupable record values)."""
-    return "x".join(str(int(v)) for v in shape)  # type: ignore[union-attr]
 
 
 def _unet3d_columns(config: UNet3DConfig) -> dict[str, object]:

@@ -30,9 +30,10 @@ from jupyter_client.manager import AsyncKernelManager
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from benchlib.campaign import remember_points
-from benchlib.config import NOTEBOOK_CONFIGS, ConfigError, describe_validation_error
+from benchlib.config import ConfigError, describe_validation_error
 from benchlib.errors import InputError, OutputError, describe_os_error
 from benchlib.locks import campaign_lock, point_lock
+from benchlib.registry import NOTEBOOK_CONFIGS
 from benchlib.results import (
     RecordError,
     failed_record,

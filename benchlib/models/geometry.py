@@ -120,3 +120,8 @@ class UNetGeometry:
                 n += 1
             shape.append(n)
         return tuple(shape), self.output_shape(tuple(shape))  # type: ignore[return-value]
+
+
+def shape_text(shape: object) -> str:
+    """A (z, y, x) shape as ``ZxYxX`` (flat, groupable record values)."""
+    return "x".join(str(int(v)) for v in shape)  # type: ignore[union-attr]

@@ -16,7 +16,7 @@ import torch
 
 from benchlib import distributed
 from benchlib.config import AllReduceConfig
-from benchlib.results import run_identity
+from benchlib.environment import run_identity
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from benchlib.config import NodeProbeConfig
-from benchlib.results import run_identity
+from benchlib.environment import run_identity
 from benchlib.timing import WallClock
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device

@@ -30,7 +30,7 @@ from benchlib import distributed
 from benchlib.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.data.patches import PatchSampler, patch_loader
 from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
-from benchlib.models.geometry import Shape
+from benchlib.models.geometry import Shape, shape_text
 from benchlib.models.unet3d import UNet3D
 from benchlib.timing import PhaseTimer
 from benchlib.workloads.loop import (
@@ -444,7 +444,6 @@ def run(config: UNet3DConfig) -> RunResult:
 
 def network_summary(config: UNet3DConfig) -> dict[str, object]:
     """What the configured network looks like: levels, features, shapes, halo, parameters."""
-    from benchlib.results import shape_text
 
     geometry = config.geometry
     summary: dict[str, object] = {
