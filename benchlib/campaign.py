@@ -107,7 +107,7 @@ def read_points(campaign_dir: Path) -> dict[str, dict]:
 
 
 def remember_points(campaign_dir: Path, points: list) -> None:
-    """Add a sweep's points (``benchlib.sweep.Point``) to the ledger (under its lock)."""
+    """Add a sweep's points (``benchlib.params.Point``) to the ledger (under its lock)."""
     with ledger_lock(campaign_dir):
         known = read_points(campaign_dir)
         before = json.dumps(known, sort_keys=True, default=str)

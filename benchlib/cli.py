@@ -19,8 +19,9 @@ from benchlib.yaml_input import MAX_POINTS
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from benchlib.params import load_sweep
     from benchlib.slurm_sweep import apply_overrides
-    from benchlib.sweep import load_sweep, point_status, run_sweep, summarize_outcomes
+    from benchlib.sweep import point_status, run_sweep, summarize_outcomes
 
     sweep = load_sweep(args.params, max_points=args.max_points)
     outputs = Path(args.outputs)

@@ -249,7 +249,7 @@ def apply_overrides(executor, kind: str | None, **settings) -> object:
     from pydantic import ValidationError
 
     from benchlib.config import describe_validation_error
-    from benchlib.sweep import LocalExecutor
+    from benchlib.params import LocalExecutor
 
     values = executor.model_dump()
     if kind and kind != values["kind"]:

@@ -17,6 +17,7 @@ from benchlib import campaign
 from benchlib.cli import main
 from benchlib.errors import CampaignBusyError, OutputError
 from benchlib.locks import campaign_lock, point_lock
+from benchlib.params import Point, load_sweep
 from benchlib.results import (
     failed_record,
     load,
@@ -26,7 +27,7 @@ from benchlib.results import (
     write_json_atomic,
     write_sidecar,
 )
-from benchlib.sweep import Point, commit_result, execute_point, load_sweep, run_sweep
+from benchlib.sweep import commit_result, execute_point, run_sweep
 
 from .fakes import write_record_notebook
 

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from benchlib.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.params import NOTEBOOK_DIR, notebook_parameters
 from benchlib.results import load
-from benchlib.sweep import NOTEBOOK_DIR, notebook_parameters
 
 from .conftest import ROOT
 

@@ -14,7 +14,7 @@ from papermill.translators import PythonTranslator
 from benchlib.cli import main
 from benchlib.config import ConfigError
 from benchlib.errors import InputError
-from benchlib.sweep import Point, load_sweep, papermill_parameters
+from benchlib.params import Point, load_sweep, papermill_parameters
 from benchlib.yaml_input import MAX_ALIASES, parse_yaml
 
 BASE = ("campaign: unit\nnotebook: train\n"

@@ -20,9 +20,9 @@ import yaml
 from benchlib import campaign, slurm
 from benchlib.cli import main
 from benchlib.config import ConfigError
+from benchlib.params import LocalExecutor, load_sweep
 from benchlib.results import load
 from benchlib.slurm_sweep import apply_overrides
-from benchlib.sweep import LocalExecutor, load_sweep
 
 TRAIN = {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2, "warmup": 1,
          "num_workers": 0, "device": "cpu"}

@@ -6,8 +6,9 @@ import yaml
 
 from benchlib.cli import main
 from benchlib.config import ConfigError
+from benchlib.params import Point, load_sweep
 from benchlib.results import load
-from benchlib.sweep import Point, load_sweep, run_sweep
+from benchlib.sweep import run_sweep
 
 GOOD = {"campaign": "unit", "notebook": ["train", "smooth_inference"],
         "base": {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2,
@@ -119,7 +120,7 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys):
     assert "not an ImageNet-layout folder" in outcomes[1].error
     campaign = outputs / "resume"
     assert sorted(p.suffix for p in campaign.iterdir() if not p.name.startswith(".")) == [
-        ".ipynb", ".ipynb", ".json", ".json"]
+        ".csv", ".ipynb", ".ipynb", ".json", ".json"]  # the ok point's iterations.csv too
     frame = load(campaign).sort_values("status", ascending=False)
     assert list(frame["status"]) == ["ok", "failed"]
     assert frame["benchmark"].tolist() == ["inference", "inference"]

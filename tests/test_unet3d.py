@@ -281,7 +281,7 @@ def _sweep_file(tmp_path: Path, spec: dict) -> Path:
 
 
 def test_sweep_gives_each_unet_notebook_its_parameters(tmp_path, monkeypatch):
-    from benchlib.sweep import load_sweep
+    from benchlib.params import load_sweep
 
     write_em_volume(tmp_path / "em.h5", (30, 60, 60), progress=False)
     monkeypatch.chdir(tmp_path)  # the volume path is relative to where the sweep starts

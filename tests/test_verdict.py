@@ -168,7 +168,7 @@ def test_verdicts_match_each_run_to_its_host_s_probe() -> None:
 
 
 def test_node_probe_notebook_takes_every_config_field() -> None:
-    from benchlib.sweep import notebook_parameters
+    from benchlib.params import notebook_parameters
 
     fixed = {"benchmark", "num_devices", "num_nodes", "node_launcher"}
     assert set(notebook_parameters("node_probe")) == set(NodeProbeConfig.model_fields) - fixed
@@ -178,9 +178,10 @@ def test_node_probe_notebook_takes_every_config_field() -> None:
 def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_dir) -> None:
     import textwrap
 
+    from benchlib.params import load_sweep
     from benchlib.report import build_report
     from benchlib.results import load
-    from benchlib.sweep import load_sweep, run_sweep
+    from benchlib.sweep import run_sweep
 
     common = "campaign: node-test\nrepeats: 1\ngrid: {}\n"
     probe = tmp_path / "probe.yaml"
