@@ -6,7 +6,7 @@ STAMP := $(VENV)/.benchlib-installed
 DEMO_DATA := data/demo-images
 DEMO_VOLUME := data/em-demo.h5
 
-.PHONY: setup demo test lint notebooks clean-demo bench
+.PHONY: setup demo test test-fast lint notebooks docs clean-demo bench
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -35,6 +35,13 @@ test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) tools/make_notebooks.py --check
 	$(VENV)/bin/pytest
+
+test-fast: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -m "not slow" -q
+
+docs: setup
+	$(PY) -m benchlib.schema > docs/record.md
 
 bench: demo
 	$(PY) benchmarks/harness.py --repeats 8
