@@ -41,6 +41,7 @@ from benchlib.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contentio
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
+STARTUP_GRACE_S = 60.0  #: extra time a rank gets to send its first heartbeat
 #: Extras that add up over ranks (the rest come from rank 0).
 SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
@@ -238,7 +239,10 @@ class Launch:
             for rank, beat in beats.items():
                 if beat["iterations"] != last[rank][0]:
                     last[rank] = (beat["iterations"], now)
-            stalled = [r for r, (_, t) in last.items() if r not in done and now - t > timeout]
+            # a rank's clock starts at its first heartbeat; before it (torchrun and Python
+            # starting on a loaded node) it gets STARTUP_GRACE_S more
+            stalled = [r for r, (seen, t) in last.items() if r not in done
+                       and now - t > timeout + (STARTUP_GRACE_S if seen < 0 else 0)]
             if stalled:
                 raise LaunchError(self._hang(stalled, beats, timeout))
             time.sleep(POLL_S)

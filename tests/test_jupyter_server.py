@@ -48,7 +48,10 @@ def _execute(ws, code: str, timeout: float = 120) -> list[dict]:
         if message.get("parent_header", {}).get("msg_id") != msg_id:
             continue
         replies.append(message)
-        if message["msg_type"] == "execute_reply":
+        # shell and iopub are separate channels: the reply can come before the cell's last
+        # output. The cell is done once the reply came and the kernel said it is idle again.
+        kinds = {(m["msg_type"], m["content"].get("execution_state")) for m in replies}
+        if ("execute_reply", None) in kinds and ("status", "idle") in kinds:
             return replies
     raise TimeoutError(code[:60])
 
@@ -80,7 +83,7 @@ def test_summary_notebook_runs_through_a_jupyter_server(tmp_path):
         outputs = []
         for source in code:
             replies = _execute(ws, source)
-            reply = replies[-1]["content"]
+            reply = next(m for m in replies if m["msg_type"] == "execute_reply")["content"]
             assert reply["status"] == "ok", (source, reply.get("evalue"))
             outputs += [m for m in replies if m["msg_type"] in ("display_data", "execute_result")]
         ws.close()
