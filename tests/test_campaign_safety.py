@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from benchlib import campaign
 from benchlib.cli import main
-from benchlib.errors import CampaignBusyError, OutputError
+from benchlib.errors import OutputError
 from benchlib.locks import campaign_lock, point_lock
 from benchlib.params import Point, load_sweep
 from benchlib.results import (
@@ -267,7 +267,3 @@ def test_written_files_honour_the_umask(tmp_path, mask, mode):
     finally:
         os.umask(old)
     assert (tmp_path / "x.json").stat().st_mode & 0o777 == mode
-
-
-def test_campaign_busy_error_is_a_failure_not_bad_input():
-    assert CampaignBusyError.exit_code == 1 and OutputError.exit_code == 1
