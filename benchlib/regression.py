@@ -33,8 +33,11 @@ import pandas as pd
 from benchlib import flags, intervals
 from benchlib.analysis import config_columns, labels, ok
 
-#: Columns that say where a run was made, not what it ran: never paired on.
-WHERE = ("campaign", "cluster", "host", "side")
+#: Columns taken as the time a run was made, first found first (records written by benchlib
+#: hold none; then the sidecar's, else the notebook's, modification time is used).
+TIME_COLUMNS = ("timestamp", "time", "finished", "started")
+#: Columns that say where or when a run was made, not what it ran: never paired on.
+WHERE = ("campaign", "cluster", "host", "side", *TIME_COLUMNS)
 #: Columns whose difference makes two campaigns' numbers incomparable, and what they hold.
 INCOMPARABLE = {"gpu": "GPU model", "device_name": "GPU variant", "env_driver": "driver",
                 "env_torch": "torch", "env_container": "container", "env_cuda": "CUDA",
@@ -214,11 +217,6 @@ def junit_cases(compared: pd.DataFrame) -> list:
 
 # --- history ----------------------------------------------------------------------------------
 
-#: Columns taken as the time a run was made, first found first (records written by benchlib
-#: hold none; then the sidecar's, else the notebook's, modification time is used).
-TIME_COLUMNS = ("timestamp", "time", "finished", "started")
-
-
 def _file_time(source: object) -> pd.Timestamp:
     if not isinstance(source, str) or not source:
         return pd.NaT
@@ -255,7 +253,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     if metric not in df:
         raise KeyError(f"history: no column {metric!r} in the results")
     df["time"] = run_times(df)
-    by = list(by) if by is not None else config_columns(df, exclude=(*WHERE, "time"))
+    by = list(by) if by is not None else config_columns(df, exclude=WHERE)
     rows = []
     grouped = df.groupby(by, dropna=False, sort=False) if by else [((), df)]
     for key, group in grouped:
