@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import flags, intervals
-from benchlib.analysis import config_columns, labels, ok
+from benchlib.analysis import config_columns, ok
 
 #: Columns taken as the time a run was made, first found first (records written by benchlib
 #: hold none; then the sidecar's, else the notebook's, modification time is used).
@@ -129,6 +129,16 @@ def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> s
     return "no change"
 
 
+def _label(table: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """``batch_size=32, precision=tf32``: the pairing columns whose values vary in ``table``."""
+    varying = [c for c in keys if table[c].astype(str).nunique() > 1] or keys[:3]
+    if not varying:
+        return pd.Series("all runs", index=table.index)
+    return table[varying].apply(
+        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
+        axis=1)
+
+
 def _flags(runs: pd.DataFrame) -> str:
     return flags.join(name for text in runs.get("flags", pd.Series(dtype=object))
                       for name in flags.split(text))
@@ -171,8 +181,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "flags": flags.join([*flags.split(_flags(a)), *flags.split(_flags(b))])})
     table = pd.DataFrame(rows)
     if len(table):
-        varying = [c for c in keys if table[c].astype(str).nunique() > 1] or keys[:3]
-        table.insert(0, "configuration", labels(table, varying))
+        table.insert(0, "configuration", _label(table, keys))
     table.attrs["warnings"] = warnings
     table.attrs["metric"] = metric
     table.attrs["threshold"] = threshold
@@ -275,8 +284,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
             previous = runs
     table = pd.DataFrame(rows)
     if len(table):
-        varying = [c for c in by if table[c].astype(str).nunique() > 1] or by[:3]
-        table.insert(0, "configuration", labels(table, varying))
+        table.insert(0, "configuration", _label(table, by))
     return table
 
 
