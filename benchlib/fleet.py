@@ -30,6 +30,16 @@ PROBE_COLUMNS = ("matmul_tflops_fp32", "matmul_tflops_tf32", "matmul_tflops_fp16
                  "allreduce_busbw_GBps", "decode_best_images_per_s", "read_MBps")
 
 
+def node_column(df: pd.DataFrame) -> str:
+    """Which column names a run's node: the Slurm job's node list where every run has one
+    (a fleet run's job is pinned to one node; emulated nodes may share a host name), else
+    ``host``."""
+    nodelist = "env_slurm_job_nodelist"
+    if nodelist in df and len(df) and df[nodelist].fillna("").astype(str).ne("").all():
+        return nodelist
+    return "host"
+
+
 def robust_z(values: pd.Series) -> pd.Series:
     """Robust z-scores of ``values`` (see the module docstring); 0 where all agree, NaN for
     missing values."""
@@ -60,12 +70,13 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
     return out
 
 
-def node_table(df: pd.DataFrame, metric: str = "throughput", node: str = "host",
+def node_table(df: pd.DataFrame, metric: str = "throughput", node: str | None = None,
                by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
     """One row per node (median ``metric`` over its runs) sorted slowest first, with
     ``fleet_median`` and ``relative`` (to its group's median), ``robust_z``, ``outlier``,
-    ``runs`` and the runs' ``flags``."""
+    ``runs`` and the runs' ``flags``; ``node`` defaults to :func:`node_column`."""
     runs = ok(df)
+    node = node or node_column(runs)
     by = [c for c in (by or ()) if c in runs]
     keys = [*by, node]
     grouped = runs.groupby(keys, dropna=False, sort=False)
@@ -83,10 +94,11 @@ def node_table(df: pd.DataFrame, metric: str = "throughput", node: str = "host",
 
 
 def normalised(df: pd.DataFrame, columns: Sequence[str] | None = None,
-               node: str = "host") -> pd.DataFrame:
+               node: str | None = None) -> pd.DataFrame:
     """Nodes x probe columns: each node's median over the fleet's median (1.0 = the median
     node), slowest nodes (lowest minimum) first."""
     runs = ok(df)
+    node = node or node_column(runs)
     columns = [c for c in (columns or PROBE_COLUMNS) if c in runs and runs[c].notna().any()]
     if not columns:
         raise KeyError("no probe columns to show (run the node probe: notebook node_probe)")
@@ -95,7 +107,7 @@ def normalised(df: pd.DataFrame, columns: Sequence[str] | None = None,
     return relative.loc[relative.min(axis=1).sort_values(kind="stable").index]
 
 
-def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str = "host",
+def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | None = None,
             outlier_rows: Sequence[str] = ()):
     """A seaborn heat map of :func:`normalised` (nodes down, probes across), diverging around
     1.0; nodes in ``outlier_rows`` (default: an outlier in any column) get a ``⚠`` label.
@@ -103,6 +115,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str = 
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    node = node or node_column(ok(df))
     relative = normalised(df, columns, node)
     if not outlier_rows:
         z = relative.apply(robust_z)
@@ -119,7 +132,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str = 
                 fmt=".2f", yticklabels=True if count <= 60 else "auto",
                 cbar_kws={"label": "node / fleet median"})
     axes.set_xticklabels([c.replace("_", " ") for c in relative.columns], rotation=30, ha="right")
-    axes.set_ylabel(node)
+    axes.set_ylabel("node" if node == "env_slurm_job_nodelist" else node)
     axes.set_xlabel("probe")
     axes.set_title(f"{count} nodes relative to the fleet median (1.0 = median node; blue faster, "
                    f"red slower; {len(flagged)} outlier node{'' if len(flagged) == 1 else 's'} ⚠)",
