@@ -4,6 +4,7 @@ nodes), and fleet runs pinned one job per node on the local Slurm (``executor.no
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -96,6 +97,41 @@ def test_nodes_option_validates() -> None:
             slurm.SlurmExecutor(nodes=value)
 
 
+def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
+    listing = {False: "g1|gpu\ng1|gpu\ng2|gpu\ng3|gpu\n", True: "g2|gpu\ng3|gpu\n"}
+    asked = []
+
+    def sinfo(command):
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, listing["idle" in command], "")
+
+    monkeypatch.setattr(slurm, "_run", sinfo)
+    executor = slurm.SlurmExecutor(partition="gpu", nodes="all")
+    assert slurm.fleet_nodes(executor) == ["g1", "g2", "g3"]
+    assert asked[-1][:6] == ["sinfo", "-h", "-N", "-o", "%N|%P", "-p"]
+    assert slurm.fleet_nodes(executor.model_copy(update={"nodes": 2})) == ["g2", "g3"]
+    assert slurm.fleet_nodes(executor.model_copy(update={"nodes": ["g3", "g1"]})) == ["g3", "g1"]
+    with pytest.raises(InputError, match="g9 not in partition gpu"):
+        slurm.fleet_nodes(executor.model_copy(update={"nodes": ["g9"]}))
+    with pytest.raises(InputError, match="3 idle nodes asked, partition gpu has 2 idle"):
+        slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
+
+    from benchlib.slurm_sweep import _requests, pin_to_nodes
+    from benchlib.sweep import Point, Sweep, SweepFile
+
+    points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
+    sweep = Sweep(Path("p.yaml"), SweepFile(campaign="f", notebook="train"), points)
+    monkeypatch.setattr(slurm, "partition_has_gpus", lambda partition: True)
+    pinned = pin_to_nodes(sweep, executor)
+    assert [p.label.split("-on-")[1] for p in sweep.points] == ["g1", "g2", "g3"] * 2
+    assert len({p.name for p in sweep.points}) == 6 and set(pinned.values()) == {"g1", "g2", "g3"}
+    requests = _requests(sweep, executor, sweep.points, pinned)
+    assert [r["additional_parameters"]["nodelist"] for r in requests.values()] == ["g1", "g2", "g3"] * 2
+    wide = Sweep(Path("p.yaml"), sweep.spec, [Point("train", {"num_nodes": 2}, 0, "train-n2")])
+    with pytest.raises(InputError, match="one node"):
+        pin_to_nodes(wide, executor)
+
+
 def _nodes(partition: str, idle: bool = False) -> list[str]:
     command = ["sinfo", "-h", "-N", "-p", partition, "-o", "%N"] + (["-t", "idle"] if idle else [])
     out = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -103,7 +139,7 @@ def _nodes(partition: str, idle: bool = False) -> list[str]:
 
 
 FLEET_PROBE = {"precisions": ["fp32"], "matmul_size": 256, "memory_bytes": 1 << 20,
-               "transfer_bytes": 1 << 20, "iterations": 2, "warmup": 1, "probe_time_s": 0.2,
+               "transfer_bytes": 1 << 20, "iterations": 2, "warmup": 1,
                "decode_workers": [0], "allreduce_devices": 1}
 
 
