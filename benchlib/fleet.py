@@ -124,7 +124,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
     names = [f"{n} ⚠" if n in flagged else str(n) for n in relative.index]
     count = len(relative)
     height = min(max(3.0, 0.28 * count + 1.5), 24.0)
-    figure, axes = plt.subplots(figsize=(2 + 1.1 * len(relative.columns), height))
+    figure, axes = plt.subplots(figsize=(max(8.0, 2 + 1.1 * len(relative.columns)), height))
     spread = float(np.nanmax(np.abs(relative.to_numpy() - 1.0))) if relative.size else 0.1
     spread = max(spread, 0.05)
     sns.heatmap(relative.set_axis(names), ax=axes, cmap="RdBu", center=1.0,
@@ -134,8 +134,8 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
     axes.set_xticklabels([c.replace("_", " ") for c in relative.columns], rotation=30, ha="right")
     axes.set_ylabel("node" if node == "env_slurm_job_nodelist" else node)
     axes.set_xlabel("probe")
-    axes.set_title(f"{count} nodes relative to the fleet median (1.0 = median node; blue faster, "
-                   f"red slower; {len(flagged)} outlier node{'' if len(flagged) == 1 else 's'} ⚠)",
-                   fontsize="medium")
+    axes.set_title(f"{count} nodes relative to the fleet median (1.0 = median node)\n"
+                   f"blue faster, red slower; {len(flagged)} outlier "
+                   f"node{'' if len(flagged) == 1 else 's'} ⚠", fontsize="medium")
     figure.tight_layout()
     return figure
