@@ -12,6 +12,7 @@ failure) is recorded from the scheduler's state by :func:`benchlib.campaign.camp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import shlex
@@ -185,14 +186,11 @@ def pin_to_nodes(sweep, executor: slurm.SlurmExecutor) -> dict[str, str]:
     if wide:
         raise ConfigError(f"executor.nodes runs each point on one node; {', '.join(wide[:3])} "
                           "ask for several (num_nodes)")
-    from benchlib.sweep import Point
-
     nodes = slurm.fleet_nodes(executor)
     pinned, points = {}, []
     for point in sweep.points:
         for node in nodes:
-            copy = Point(point.notebook, point.parameters, point.repeat,
-                         f"{point.label}-on-{_node_slug(node)}")
+            copy = dataclasses.replace(point, label=f"{point.label}-on-{_node_slug(node)}")
             pinned[copy.name] = node
             points.append(copy)
     sweep.points[:] = points

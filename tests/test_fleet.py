@@ -4,7 +4,7 @@ nodes), and fleet runs pinned one job per node on the local Slurm (``executor.no
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib
 import numpy as np
@@ -117,17 +117,17 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
         slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
 
     from benchlib.slurm_sweep import _requests, pin_to_nodes
-    from benchlib.sweep import Point, Sweep, SweepFile
+    from benchlib.sweep import Point
 
     points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
-    sweep = Sweep(Path("p.yaml"), SweepFile(campaign="f", notebook="train"), points)
+    sweep = SimpleNamespace(campaign="f", points=points)
     monkeypatch.setattr(slurm, "partition_has_gpus", lambda partition: True)
     pinned = pin_to_nodes(sweep, executor)
     assert [p.label.split("-on-")[1] for p in sweep.points] == ["g1", "g2", "g3"] * 2
     assert len({p.name for p in sweep.points}) == 6 and set(pinned.values()) == {"g1", "g2", "g3"}
     requests = _requests(sweep, executor, sweep.points, pinned)
     assert [r["additional_parameters"]["nodelist"] for r in requests.values()] == ["g1", "g2", "g3"] * 2
-    wide = Sweep(Path("p.yaml"), sweep.spec, [Point("train", {"num_nodes": 2}, 0, "train-n2")])
+    wide = SimpleNamespace(campaign="f", points=[Point("train", {"num_nodes": 2}, 0, "train-n2")])
     with pytest.raises(InputError, match="one node"):
         pin_to_nodes(wide, executor)
 
