@@ -384,3 +384,21 @@ def distributed_runs(df: pd.DataFrame) -> pd.DataFrame:
                            "scaling", "num_nodes", "num_devices", "dist_backend", "node_launcher",
                            "throughput", "straggler_spread", "launch_overhead_s") if c in runs]
     return runs[columns].reset_index(drop=True)
+
+
+def outliers(df: pd.DataFrame, metric: str = "throughput",
+             by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
+    """``df`` with ``robust_z`` (median / MAD within each ``by`` group) and ``outlier``
+    (|robust_z| > 3.5): see :mod:`benchlib.fleet`."""
+    from benchlib.fleet import outliers as fleet_outliers
+
+    return fleet_outliers(df, metric, by)
+
+
+def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
+            threshold: float = 0.05) -> pd.DataFrame:
+    """Campaigns of each configuration over time with regressions against the previous one
+    marked: see :func:`benchlib.regression.history`."""
+    from benchlib.regression import history as campaign_history
+
+    return campaign_history(df, metric, by, threshold)

@@ -158,6 +158,62 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from benchlib import junit, references
+    from benchlib.errors import InputError
+    from benchlib.results import load
+
+    frame = load(args.results)
+    if frame.empty:
+        raise InputError(f"no result records under {args.results}")
+    refs = (references.load_references(args.references) if args.references
+            else references.shipped())
+    checked = references.check(frame, refs)
+    shown = ["run", "configuration", "metric", "measured", "expected", "low", "high", "verdict",
+             "reference", "flags"]
+    with pd.option_context("display.width", 200, "display.max_rows", 1000,
+                           "display.max_colwidth", 60):
+        print(checked[shown].to_string(index=False, na_rep=""))
+    counts = checked["verdict"].value_counts()
+    print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
+    for row in references.failed(checked).itertuples():
+        print(f"FAIL {row.run}: {row.message}")
+    if args.junit:
+        print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', references.junit_cases(checked))}")
+    return 1 if len(references.failed(checked)) else 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from benchlib import junit, regression
+    from benchlib.errors import InputError
+    from benchlib.results import load
+
+    if not 0 <= args.threshold < 1:
+        raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
+    base, new = load(args.base), load(args.new)
+    for name, frame in ((args.base, base), (args.new, new)):
+        if frame.empty:
+            raise InputError(f"no result records under {name}")
+    compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
+    for warning in compared.attrs["warnings"]:
+        print(f"warning: {warning}")
+    shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
+                         "base_runs", "new_runs", "flags") if c in compared]
+    with pd.option_context("display.width", 200, "display.max_rows", 1000,
+                           "display.max_colwidth", 70):
+        print(compared[shown].to_string(index=False, na_rep=""))
+    for line in regression.summary(compared, args.threshold):
+        print(line)
+    if args.junit:
+        cases = regression.junit_cases(compared)
+        print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
+    return 1 if regression.regressions(compared).shape[0] else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="benchlib", description=__doc__)
@@ -219,6 +275,26 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("campaign_dir", help="outputs/<campaign>")
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(func=_report)
+
+    check = sub.add_parser("check", help="check runs against references with tolerances "
+                           "(exit 1 when any fails)")
+    check.add_argument("results", help="a results folder (outputs/<campaign>) or notebook")
+    check.add_argument("--references", help="references YAML (default: the shipped published "
+                       "figures and datasheet ceilings)")
+    check.add_argument("--junit", help="also write the checks as JUnit XML to this file")
+    check.set_defaults(func=_check)
+
+    compare = sub.add_parser("compare", help="NEW against BASE per configuration "
+                             "(exit 1 on a significant regression beyond the threshold)")
+    compare.add_argument("base", help="the baseline results folder")
+    compare.add_argument("new", help="the results folder to judge")
+    compare.add_argument("--threshold", type=float, default=0.05,
+                         help="smallest slowdown that counts as a regression (default 0.05)")
+    compare.add_argument("--metric", default="throughput",
+                         help="record column compared (default throughput; time_* columns "
+                              "count lower as better)")
+    compare.add_argument("--junit", help="also write the verdicts as JUnit XML to this file")
+    compare.set_defaults(func=_compare)
     return parser
 
 

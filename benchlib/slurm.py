@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+from benchlib.errors import InputError
+
 #: SLURM variables copied into records (an allow-list: nothing else from the environment).
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
                    "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
@@ -57,7 +59,8 @@ class SlurmExecutor(BaseModel):
 
     Each job asks for the point's nodes (``num_nodes``), one GPU per device unless the point
     runs on ``device: cpu``, ``cpus_per_device`` cores and ``mem_gb_per_device`` memory per
-    device on each node, for ``time_min`` minutes.
+    device on each node, for ``time_min`` minutes. With ``nodes`` (fleet runs, one-node points
+    only) every point runs once on each chosen node (:func:`fleet_nodes`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -79,6 +82,10 @@ class SlurmExecutor(BaseModel):
         default_factory=dict, description="more sbatch options, e.g. {constraint: h100}")
     cell_timeout_s: PositiveInt | None = None
     poll_s: float = Field(10.0, gt=0, description="seconds between queue checks with --wait")
+    nodes: Literal["all"] | list[str] | PositiveInt | None = Field(
+        None, description="fleet runs: every point once on each node (all: the partition's "
+                          "nodes; a list of node names; N: the first N idle nodes), each job "
+                          "pinned to its node with --nodelist")
 
 
 @dataclass(frozen=True)
@@ -255,13 +262,53 @@ def cancel_pending(job_id: str) -> str:
     return "" if out.returncode == 0 else (out.stderr or out.stdout).strip() or "scancel failed"
 
 
+def _sinfo_nodes(partition: str | None, idle: bool = False) -> list[str]:
+    """Node names of ``partition`` (the default one when None) in sinfo's order, once each."""
+    command = ["sinfo", "-h", "-N", "-o", "%N|%P"] + (["-p", partition] if partition else []) \
+        + (["-t", "idle"] if idle else [])
+    out = _run(command)
+    if out is None or out.returncode != 0:
+        raise InputError("executor.nodes: sinfo could not list the partition's nodes"
+                         + (f": {(out.stderr or out.stdout).strip()}" if out is not None else ""))
+    rows = [line.split("|") for line in out.stdout.splitlines() if "|" in line]
+    if not partition:
+        rows = [r for r in rows if r[1].endswith("*")] or rows
+    return list(dict.fromkeys(r[0].strip() for r in rows if r[0].strip()))
+
+
+def fleet_nodes(executor: SlurmExecutor) -> list[str]:
+    """The nodes a fleet run pins one job each to: ``all`` the partition's nodes, a list as
+    given (each must be in the partition), N the first N idle nodes (sinfo's order).
+    InputError naming ``executor.nodes`` when they cannot be had."""
+    where = f"partition {executor.partition}" if executor.partition else "the default partition"
+    if executor.nodes == "all":
+        names = _sinfo_nodes(executor.partition)
+    elif isinstance(executor.nodes, list):
+        known = _sinfo_nodes(executor.partition)
+        unknown = [n for n in executor.nodes if n not in known]
+        if unknown:
+            raise InputError(f"executor.nodes: {', '.join(unknown)} not in {where} "
+                             f"(its nodes: {', '.join(known) or 'none'})")
+        names = list(dict.fromkeys(executor.nodes))
+    else:
+        idle = _sinfo_nodes(executor.partition, idle=True)
+        if len(idle) < int(executor.nodes or 0):
+            raise InputError(f"executor.nodes: {executor.nodes} idle nodes asked, {where} has "
+                             f"{len(idle)} idle now ({', '.join(idle) or 'none'})")
+        names = idle[:executor.nodes]
+    if not names:
+        raise InputError(f"executor.nodes: {where} lists no nodes")
+    return names
+
+
 def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], job_name: str,
-                          has_gpus: bool = True) -> dict[str, Any]:
+                          has_gpus: bool = True, node: str | None = None) -> dict[str, Any]:
     """submitit.SlurmExecutor parameters for one point: nodes, GPUs, CPUs, memory, time.
 
     Points on ``device: cpu`` ask for no GPU, nor do ``device: auto`` points on a partition
     without GPUs (``has_gpus``); every other point asks for one GPU per device. A node probe
     asks for ``allreduce_devices`` GPUs (its all-reduce part), one where that is 0 or 1.
+    ``node`` pins the job to that node (``--nodelist``).
     """
     nodes = int(parameters.get("num_nodes") or 1)
     per_node = devices_per_node(parameters)
@@ -286,4 +333,6 @@ def submission_parameters(executor: SlurmExecutor, parameters: dict[str, Any], j
     # the batch shell gets the warning: python runs as the batch shell (exec), with no job steps
     request["additional_parameters"] = {"signal": f"B:USR2@{executor.signal_delay_s}",
                                         **executor.sbatch}
+    if node:  # a fleet run's job: on this node only
+        request["additional_parameters"]["nodelist"] = node
     return request

@@ -12,6 +12,7 @@ failure) is recorded from the scheduler's state by :func:`benchlib.campaign.camp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import shlex
@@ -160,12 +161,40 @@ def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) ->
     return chosen, skipped
 
 
-def _requests(sweep, executor: slurm.SlurmExecutor, points: list) -> dict[str, dict]:
-    """Point name -> its submission parameters (GPUs only where the partition has them)."""
+def _requests(sweep, executor: slurm.SlurmExecutor, points: list,
+              pinned: dict[str, str] | None = None) -> dict[str, dict]:
+    """Point name -> its submission parameters (GPUs only where the partition has them;
+    a fleet point's job pinned to its node)."""
     has_gpus = slurm.partition_has_gpus(executor.partition) if points else True
+    pinned = pinned or {}
     return {p.name: slurm.submission_parameters(executor, p.parameters, f"benchlib-{sweep.campaign}",
-                                                has_gpus)
+                                                has_gpus, pinned.get(p.name))
             for p in points}
+
+
+def _node_slug(node: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in ".-" else "-" for ch in node)
+
+
+def pin_to_nodes(sweep, executor: slurm.SlurmExecutor) -> dict[str, str]:
+    """Fleet runs (``executor.nodes``): replace the sweep's points by one per point and node,
+    named ``<point label>-on-<node>``, in place (so that the caller's status and ``--wait``
+    follow them); returns point name -> node. Points over several nodes are refused."""
+    if executor.nodes is None:
+        return {}
+    wide = [p.name for p in sweep.points if int(p.parameters.get("num_nodes") or 1) > 1]
+    if wide:
+        raise ConfigError(f"executor.nodes runs each point on one node; {', '.join(wide[:3])} "
+                          "ask for several (num_nodes)")
+    nodes = slurm.fleet_nodes(executor)
+    pinned, points = {}, []
+    for point in sweep.points:
+        for node in nodes:
+            copy = dataclasses.replace(point, label=f"{point.label}-on-{_node_slug(node)}")
+            pinned[copy.name] = node
+            points.append(copy)
+    sweep.points[:] = points
+    return pinned
 
 
 def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: bool = False,
@@ -176,13 +205,15 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     when another sweep holds it). Points that ask for more than any node of the partition has
     (or its time or node limit) raise RequestTooLarge before anything is submitted or written.
     An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
-    is left behind and no point changes state.
+    is left behind and no point changes state. With ``executor.nodes`` the points are first
+    replaced by one per node (:func:`pin_to_nodes`), each job pinned to its node.
     """
     base_dir = base_dir or Path.cwd()
     campaign_dir = (outputs / sweep.campaign).resolve()
+    pinned = pin_to_nodes(sweep, executor)
     chosen, skipped = (select_points(sweep, campaign_dir, force, retry_failed)
                        if campaign_dir.is_dir() else (list(sweep.points), {}))
-    requests = _requests(sweep, executor, chosen)
+    requests = _requests(sweep, executor, chosen, pinned)
     partition = slurm_limits.read_partition(executor.partition) if chosen else None
     problems = slurm_limits.refusals(chosen, executor, requests, partition)
     if problems:
@@ -193,7 +224,7 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     try:
         with campaign_lock(campaign_dir):  # one submitter at a time; choose again under it
             chosen, skipped = select_points(sweep, campaign_dir, force, retry_failed)
-            requests = _requests(sweep, executor, chosen)
+            requests = _requests(sweep, executor, chosen, pinned)
             campaign.remember_points(campaign_dir, sweep.points)
             return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
                                   Submission(skipped=skipped))

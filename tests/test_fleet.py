@@ -1,0 +1,198 @@
+"""Fleet checks: robust z-scores and outliers, the node table and heat map (500 generated
+nodes), and fleet runs pinned one job per node on the local Slurm (``executor.nodes``)."""
+
+from __future__ import annotations
+
+import subprocess
+from types import SimpleNamespace
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchlib import analysis, fleet, slurm
+from benchlib.cli import main
+from benchlib.errors import InputError
+from benchlib.results import load
+from tests.test_slurm import SLURM, _params, _partition_up, local_slurm  # noqa: F401
+
+matplotlib.use("Agg")
+
+SLOW = {"node017": 0.55, "node242": 0.70, "node480": 0.80}  # planted: share of normal speed
+
+
+def _fleet(count: int = 500) -> pd.DataFrame:
+    """One node probe and one training run per node; 2 % noise; SLOW nodes slowed in matmul
+    and training; node100 has a slow memory only; half the nodes are A100s running at 0.4x."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for index in range(count):
+        host = f"node{index:03d}"
+        gpu, scale = ("H100", 1.0) if index % 2 else ("A100", 0.4)
+        slow = SLOW.get(host, 1.0)
+        noise = lambda: rng.normal(1.0, 0.02)  # noqa: E731
+        common = {"host": host, "gpu": gpu, "status": "ok", "flags": ""}
+        rows.append({**common, "benchmark": "probe_node", "throughput": 700 * scale * slow,
+                     "matmul_tflops_fp16": 700 * scale * slow * noise(),
+                     "matmul_tflops_fp32": 50 * scale * noise(),
+                     "memory_GBps": 2800 * scale * noise() * (0.6 if host == "node100" else 1.0),
+                     "h2d_pinned_GBps": 50 * noise()})
+        rows.append({**common, "benchmark": "train", "throughput": 2500 * scale * slow * noise(),
+                     "flags": "throttled" if host == "node242" else ""})
+    return pd.DataFrame(rows)
+
+
+def test_robust_z_and_outliers_find_the_planted_nodes() -> None:
+    frame = _fleet()
+    train = frame[frame["benchmark"] == "train"]
+    marked = analysis.outliers(train, "throughput", by=["gpu"])
+    assert set(marked.loc[marked["outlier"], "host"]) == set(SLOW)
+    assert (marked.loc[marked["outlier"], "robust_z"] < -3.5).all()
+    # one group for both GPU models: every A100 would be 'slow', and the planted ones hidden
+    pooled = analysis.outliers(train, "throughput", by=None)
+    assert set(pooled.loc[pooled["outlier"], "host"]) != set(SLOW)
+
+
+def test_robust_z_with_most_values_equal_and_with_all_equal() -> None:
+    values = pd.Series([100.0] * 9 + [50.0])
+    z = fleet.robust_z(values)
+    assert z.iloc[-1] < -3.5 and (z.iloc[:9] == 0).all()  # MAD 0: mean deviation stands in
+    assert (fleet.robust_z(pd.Series([5.0, 5.0, 5.0])) == 0).all()
+
+
+def test_node_table_sorts_slowest_first_with_relative_speed_and_flags() -> None:
+    table = fleet.node_table(_fleet()[lambda f: f["benchmark"] == "train"])
+    assert len(table) == 500 and list(table.columns[:2]) == ["gpu", "host"]
+    firsts = table.groupby("gpu").head(2)
+    h100 = table[table["gpu"] == "H100"]
+    assert h100["host"].iloc[0] == "node017" and h100["relative"].iloc[0] == pytest.approx(0.55, abs=0.03)
+    assert table.set_index("host").loc["node242", "flags"] == "throttled"
+    assert firsts["outlier"].sum() >= 2
+
+
+def test_heatmap_of_500_nodes_normalised_to_the_fleet_median() -> None:
+    frame = _fleet()
+    probes = frame[frame["benchmark"] == "probe_node"]
+    h100 = probes[probes["gpu"] == "H100"]
+    relative = fleet.normalised(h100)
+    assert list(relative.columns) == ["matmul_tflops_fp32", "matmul_tflops_fp16", "memory_GBps",
+                                      "h2d_pinned_GBps"]
+    assert relative.index[0] == "node017"                      # slowest first
+    assert relative.median().to_numpy() == pytest.approx(1.0, abs=0.01)
+    figure = fleet.heatmap(h100)
+    title = figure.axes[0].get_title()
+    assert "250 nodes relative to the fleet median" in title and "1 outlier node ⚠" in title
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert 0 < len(labels) < 250                               # thinned to stay readable
+    small = [t.get_text() for t in fleet.heatmap(h100.head(10)).axes[0].get_yticklabels()]
+    assert len(small) == 10 and small[0] == "node017 ⚠" and "⚠" not in "".join(small[1:])
+
+
+def test_nodes_option_validates() -> None:
+    for value in ("all", ["a", "b"], 3, None):
+        assert slurm.SlurmExecutor(nodes=value).nodes == value
+    for value in (0, "some", [1]):
+        with pytest.raises(ValueError, match="nodes"):
+            slurm.SlurmExecutor(nodes=value)
+
+
+def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
+    listing = {False: "g1|gpu\ng1|gpu\ng2|gpu\ng3|gpu\n", True: "g2|gpu\ng3|gpu\n"}
+    asked = []
+
+    def sinfo(command):
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, listing["idle" in command], "")
+
+    monkeypatch.setattr(slurm, "_run", sinfo)
+    executor = slurm.SlurmExecutor(partition="gpu", nodes="all")
+    assert slurm.fleet_nodes(executor) == ["g1", "g2", "g3"]
+    assert asked[-1][:6] == ["sinfo", "-h", "-N", "-o", "%N|%P", "-p"]
+    assert slurm.fleet_nodes(executor.model_copy(update={"nodes": 2})) == ["g2", "g3"]
+    assert slurm.fleet_nodes(executor.model_copy(update={"nodes": ["g3", "g1"]})) == ["g3", "g1"]
+    with pytest.raises(InputError, match="g9 not in partition gpu"):
+        slurm.fleet_nodes(executor.model_copy(update={"nodes": ["g9"]}))
+    with pytest.raises(InputError, match="3 idle nodes asked, partition gpu has 2 idle"):
+        slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
+
+    from benchlib.slurm_sweep import _requests, pin_to_nodes
+    from benchlib.sweep import Point
+
+    points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
+    sweep = SimpleNamespace(campaign="f", points=points)
+    monkeypatch.setattr(slurm, "partition_has_gpus", lambda partition: True)
+    pinned = pin_to_nodes(sweep, executor)
+    assert [p.label.split("-on-")[1] for p in sweep.points] == ["g1", "g2", "g3"] * 2
+    assert len({p.name for p in sweep.points}) == 6 and set(pinned.values()) == {"g1", "g2", "g3"}
+    requests = _requests(sweep, executor, sweep.points, pinned)
+    assert [r["additional_parameters"]["nodelist"] for r in requests.values()] == ["g1", "g2", "g3"] * 2
+    wide = SimpleNamespace(campaign="f", points=[Point("train", {"num_nodes": 2}, 0, "train-n2")])
+    with pytest.raises(InputError, match="one node"):
+        pin_to_nodes(wide, executor)
+
+
+def _nodes(partition: str, idle: bool = False) -> list[str]:
+    command = ["sinfo", "-h", "-N", "-p", partition, "-o", "%N"] + (["-t", "idle"] if idle else [])
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return list(dict.fromkeys(out.stdout.split()))
+
+
+FLEET_PROBE = {"precisions": ["fp32"], "matmul_size": 256, "memory_bytes": 1 << 20,
+               "transfer_bytes": 1 << 20, "iterations": 2, "warmup": 1,
+               "decode_workers": [0], "allreduce_devices": 1}
+
+
+@pytest.mark.slow
+def test_fleet_run_pins_one_job_to_each_node(local_slurm, tmp_path, capsys,  # noqa: F811
+                                             monkeypatch) -> None:
+    if not _partition_up("multi"):
+        pytest.skip("partition 'multi' (two emulated nodes from tools/local-slurm) is not up")
+    monkeypatch.chdir(tmp_path)
+    nodes = _nodes("multi")
+    params = _params(tmp_path, "fleet", {**SLURM, "partition": "multi", "nodes": "all"},
+                     base={"batch_size": 2})
+    text = params.read_text().replace("notebook: train", "notebook: [train, {node_probe: "
+                                      + str(FLEET_PROBE).replace("'", "") + "}]")
+    params.write_text(text)
+    out = tmp_path / "out"
+    assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert f"submitted {2 * len(nodes)} of {2 * len(nodes)} points" in printed
+    frame = load(out / "fleet")
+    assert list(frame["status"]) == ["ok"] * 2 * len(nodes)
+    per_node = frame.groupby("env_slurm_job_nodelist")["benchmark"].agg(sorted)
+    assert per_node.to_dict() == {n: ["probe_node", "train"] for n in nodes}
+    assert fleet.node_column(frame) == "env_slurm_job_nodelist"
+    table = fleet.node_table(frame[frame["benchmark"] == "train"])
+    assert sorted(table["env_slurm_job_nodelist"]) == sorted(nodes)
+    figure = fleet.heatmap(frame[frame["benchmark"] == "probe_node"])
+    assert f"{len(nodes)} nodes" in figure.axes[0].get_title()
+    # a resubmit finds every pinned point done
+    assert main(["sweep", str(params), "--outputs", str(out)]) == 0
+    assert f"left alone: {2 * len(nodes)} done" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_fleet_run_on_a_list_or_the_first_idle_nodes(local_slurm, tmp_path, capsys,  # noqa: F811
+                                                     monkeypatch) -> None:
+    if not _partition_up("multi"):
+        pytest.skip("partition 'multi' (two emulated nodes from tools/local-slurm) is not up")
+    monkeypatch.chdir(tmp_path)
+    last = _nodes("multi")[-1]
+    out = tmp_path / "out"
+    listed = _params(tmp_path, "listed", {**SLURM, "partition": "multi", "nodes": [last]})
+    assert main(["sweep", str(listed), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    assert set(load(out / "listed")["env_slurm_job_nodelist"]) == {last}
+    first = _params(tmp_path, "first", {**SLURM, "partition": "multi", "nodes": 1})
+    idle = _nodes("multi", idle=True)
+    assert main(["sweep", str(first), "--outputs", str(out), "--wait", "--quiet"]) == 0
+    assert set(load(out / "first")["env_slurm_job_nodelist"]) == {idle[0]}
+    capsys.readouterr()
+    wrong = _params(tmp_path, "wrong", {**SLURM, "partition": "multi", "nodes": ["nosuchnode"]})
+    assert main(["sweep", str(wrong), "--outputs", str(out)]) == 2
+    assert "executor.nodes: nosuchnode not in partition multi" in capsys.readouterr().err
+    many = _params(tmp_path, "many", {**SLURM, "partition": "multi", "nodes": 99})
+    with pytest.raises(InputError, match="99 idle nodes asked"):
+        slurm.fleet_nodes(slurm.SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": 99}))
+    assert main(["sweep", str(many), "--outputs", str(out)]) == 2

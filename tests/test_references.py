@@ -1,0 +1,197 @@
+"""References with tolerances: the file's validation, matching, check verdicts, the shipped
+expectations and ``benchlib check`` (exit codes, JUnit XML)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchlib import references
+from benchlib.cli import main
+from benchlib.errors import InputError
+from tests.fakes import write_record_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+REFS = """\
+references:
+  - match: {gpu: H100, benchmark: train, model: resnet50, precision: amp_bf16, batch_size: 256}
+    metric: throughput
+    value: 2790
+    lower: -0.05
+    upper: null
+    unit: images/s
+    source: a published table
+  - match: {gpu: H100, benchmark: train, model: '*', precision: '*', batch_size: '*'}
+    metric: throughput
+    value: 100
+    lower: -0.5
+    upper: 0.5
+    unit: images/s
+    source: a loose floor for any H100 training run
+  - match: {benchmark: probe_node, device_name: {regex: 'H100 80GB HBM3|H100 SXM'}}
+    metric: matmul_tflops_fp16
+    value: 989.4
+    lower: -0.5
+    unit: TFLOP/s
+    source: datasheet
+"""
+
+RUN = {"schema_version": 1, "campaign": "acc", "cluster": "c", "host": "n1", "gpu": "H100",
+       "device_name": "NVIDIA H100 80GB HBM3", "benchmark": "train", "model": "resnet50",
+       "precision": "amp_bf16", "batch_size": 256, "num_devices": 1, "num_nodes": 1,
+       "unit": "images/s", "status": "ok", "error": "", "iterations": 50, "wall_time_s": 10.0}
+
+
+def _refs(tmp_path: Path, text: str = REFS) -> Path:
+    path = tmp_path / "refs.yaml"
+    path.write_text(text)
+    return path
+
+
+def _frame(*records: dict) -> pd.DataFrame:
+    return pd.DataFrame([{**RUN, "source": f"/c/run{i}.ipynb", **r} for i, r in enumerate(records)])
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    (REFS.replace("    unit: TFLOP/s\n", "    unit: TFLOP/s\n    tolerance: 3\n"),
+     "references.2.tolerance: unknown parameter"),
+    (REFS.replace("value: 2790", "value: fast"), "references.0.value"),
+    (REFS.replace("lower: -0.05", "lower: 0.05"), "references.0.lower"),
+    (REFS.replace("regex: 'H100 80GB HBM3|H100 SXM'", "regex: '(H100'"), "references.2.match"),
+    (REFS.replace("    source: datasheet\n", ""), "references.2.source"),
+    ("- just a list\n", "expected a mapping"),
+])
+def test_bad_references_file_names_the_field(tmp_path: Path, text: str, named: str) -> None:
+    with pytest.raises(InputError, match=named.replace(".", r"\.").replace("(", r"\(")):
+        references.load_references(_refs(tmp_path, text))
+
+
+def test_most_specific_reference_wins_per_metric(tmp_path: Path) -> None:
+    refs = references.load_references(_refs(tmp_path))
+    checked = references.check(_frame({"throughput": 2700.0},
+                                       {"batch_size": 64, "throughput": 2000.0}), refs)
+    by_run = checked.set_index("run")
+    assert by_run.loc["run0", "reference_index"] == 1  # 5 keys beat the '*' reference's 2
+    assert by_run.loc["run0", "verdict"] == "pass"
+    assert by_run.loc["run1", "reference_index"] == 2  # batch 64: only the loose one matches
+    assert by_run.loc["run1", "verdict"] == "fail"     # 2000 > 100 * 1.5
+    assert "above 150" in by_run.loc["run1", "message"]
+
+
+def test_verdicts_bounds_and_slowdown(tmp_path: Path) -> None:
+    refs = references.load_references(_refs(tmp_path))
+    checked = references.check(_frame(
+        {"throughput": 2651.0},                       # 2790 * 0.95 = 2650.5: passes
+        {"throughput": 2650.0},                       # just below: fails
+        {"gpu": "A100", "throughput": 900.0},         # nothing matches
+        {"status": "failed", "error": "CUDA out of memory", "throughput": None},
+        {"throughput": None},                         # matched, nothing measured
+    ), refs)
+    verdicts = checked.set_index("run")["verdict"].to_dict()
+    assert verdicts == {"run0": "pass", "run1": "fail", "run2": "no reference",
+                        "run3": "run failed", "run4": "no measurement"}
+    fail = checked.set_index("run").loc["run1"]
+    assert fail["low"] == pytest.approx(2650.5)
+    assert "1.05x slower than expected" in fail["message"] and "a published table" in fail["message"]
+    assert list(references.failed(checked)["run"]) == ["run1", "run3"]
+
+
+def test_match_values_lists_regex_booleans_and_ties() -> None:
+    refs = references.parse_references({"references": [
+        {"match": {"precision": ["amp_fp16", "amp_bf16"], "channels_last": True}, "metric": "throughput",
+         "value": 10, "source": "a"},
+        {"match": {"device_name": {"regex": "a100-sxm4"}, "channels_last": True}, "metric": "throughput",
+         "value": 20, "source": "b"},
+    ]})
+    rows = _frame({"channels_last": True, "throughput": 10.0},
+                  {"channels_last": False, "throughput": 10.0},
+                  {"device_name": "NVIDIA A100-SXM4-80GB", "channels_last": True, "precision": "tf32",
+                   "throughput": 20.0},
+                  {"device_name": "NVIDIA A100-SXM4-80GB", "channels_last": True, "throughput": 10.0})
+    checked = references.check(rows, refs).set_index("run")
+    assert checked.loc["run0", "reference_index"] == 1
+    assert checked.loc["run1", "verdict"] == "no reference"   # False is not True
+    assert checked.loc["run2", "reference_index"] == 2        # regex ignoring case; tf32 not listed
+    # both match run3 with 2 keys each: the first in the file wins and the note says so
+    assert checked.loc["run3", "reference_index"] == 1
+    assert "equally specific" in checked.loc["run3", "note"]
+
+
+def test_shipped_expectations_have_sources_and_match_like_for_like() -> None:
+    refs = references.shipped()
+    listed = references.table(refs)
+    assert listed["source"].str.len().min() > 20
+    assert {938.0, 2470.0, 2700.0, 370.0} <= set(listed["value"])
+    dle = {"gpu": "A100", "device_name": "NVIDIA A100-SXM4-80GB", "model": "resnet50",
+           "image_size": 224, "dataset": "real", "precision": "tf32", "channels_last": False,
+           "throughput": 420.0}
+    checked = references.check(_frame(
+        dle,
+        {**dle, "batch_size": 128},                                   # other batch
+        {**dle, "device_name": "NVIDIA A100-SXM4-40GB"},              # other variant
+        {**dle, "precision": "amp_fp16", "channels_last": True, "throughput": 2400.0},
+        {"benchmark": "probe_node", "model": "node", "precision": "", "batch_size": None,
+         "matmul_tflops_fp16": 700.0, "matmul_tflops_fp32": 20.0},
+    ), refs).set_index(["run", "metric"], drop=False)
+    first = checked.loc[("run0", "throughput")]
+    assert first["expected"] == 938 and first["verdict"] == "fail"
+    assert "2.23x slower than expected" in first["message"]
+    assert "DeepLearningExamples" in first["reference_source"]
+    assert checked.loc["run1", "verdict"].tolist() == ["no reference"]
+    assert checked.loc["run2", "verdict"].tolist() == ["no reference"]
+    assert checked.loc[("run3", "throughput"), "expected"] == 2470
+    assert checked.loc[("run3", "throughput"), "verdict"] == "pass"
+    probe = checked.loc["run4"].set_index("metric")
+    assert probe.loc["matmul_tflops_fp16", "expected"] == 989.4       # SXM5, not PCIe's 756
+    assert probe.loc["matmul_tflops_fp16", "verdict"] == "pass"       # 700 >= 494.7
+    assert probe.loc["matmul_tflops_fp32", "verdict"] == "fail"       # 20 < 33.5
+    assert probe.loc["matmul_tflops_tf32", "verdict"] == "no measurement"
+
+
+def test_shipped_file_is_package_data() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    line = re.search(r"^\[tool\.setuptools\.package-data\]\nbenchlib = \[(.*)\]$", text, re.M)
+    patterns = re.findall(r'"([^"]+)"', line.group(1))
+    assert any(Path("reference", references.SHIPPED_FILE).match(p) for p in patterns)
+
+
+def _campaign(root: Path, *throughputs: float) -> Path:
+    for index, value in enumerate(throughputs):
+        write_record_notebook(root / f"train-{index}.ipynb", {**RUN, "throughput": value})
+    return root
+
+
+def test_cli_check_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    refs = _refs(tmp_path)
+    good = _campaign(tmp_path / "good", 2800.0, 2790.0)
+    assert main(["check", str(good), "--references", str(refs)]) == 0
+    assert "2 pass" in capsys.readouterr().out
+
+    bad = _campaign(tmp_path / "bad", 2800.0, 1400.0)
+    report = tmp_path / "check.xml"
+    assert main(["check", str(bad), "--references", str(refs), "--junit", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL train-1" in out and "1.99x slower" in out and "a published table" in out
+    suite = ET.parse(report).getroot().find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    failures = suite.findall("testcase/failure")
+    assert len(failures) == 1 and "below 2650" in failures[0].get("message")
+
+    broken = _refs(tmp_path, REFS.replace("value: 2790", "value: [1]"))
+    assert main(["check", str(good), "--references", str(broken)]) == 2
+    assert "references.0.value" in capsys.readouterr().err
+    assert main(["check", str(tmp_path / "missing"), "--references", str(refs)]) == 2
+
+
+def test_cli_check_defaults_to_shipped_references(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    record = {**RUN, "gpu": "H100", "image_size": 224, "compile": "none", "throughput": 1300.0}
+    write_record_notebook(tmp_path / "c" / "train-0.ipynb", record)
+    assert main(["check", str(tmp_path / "c")]) == 1
+    out = capsys.readouterr().out
+    assert "Lambda ResNet-50 H100 SXM eager AMP" in out and "2.08x slower" in out

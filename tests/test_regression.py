@@ -1,0 +1,145 @@
+"""Campaign against campaign (``benchlib compare``) and campaigns over time (history)."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from benchlib import analysis, regression
+from benchlib.cli import main
+from benchlib.results import load
+from tests.fakes import write_record_notebook
+
+matplotlib.use("Agg")
+
+RUN = {"schema_version": 1, "cluster": "c", "host": "n1", "gpu": "H100", "benchmark": "train",
+       "model": "resnet50", "dataset": "synthetic", "precision": "amp_bf16", "num_devices": 1,
+       "num_nodes": 1, "unit": "images/s", "status": "ok", "error": "", "iterations": 50,
+       "wall_time_s": 10.0, "env_driver": "550.54", "env_torch": "2.4.0"}
+
+
+def _run(campaign: str, batch: int, throughput: float, repeat: int = 0, spread: float = 0.01,
+         **extra: object) -> dict:
+    record = {**RUN, "campaign": campaign, "batch_size": batch, "throughput": throughput,
+              "repeat": repeat, "source": f"/{campaign}/b{batch}-r{repeat}.ipynb", **extra}
+    if spread:
+        record |= {"throughput_low": throughput * (1 - spread),
+                   "throughput_high": throughput * (1 + spread)}
+    return record
+
+
+def _campaign(name: str, values: dict[int, list[float]], **extra: object) -> pd.DataFrame:
+    return pd.DataFrame([_run(name, batch, v, i, **extra) for batch, runs in values.items()
+                         for i, v in enumerate(runs)])
+
+
+def test_regression_improvement_and_no_change_per_configuration() -> None:
+    base = _campaign("quiet", {32: [1000, 1010, 995], 64: [1200, 1190, 1210], 128: [900, 905, 895]})
+    new = _campaign("busy", {32: [700, 720, 690], 64: [1195, 1205, 1200], 128: [1000, 1010, 990]})
+    compared = regression.compare(base, new).set_index("batch_size")
+    assert compared.loc[32, "verdict"] == "regression"
+    assert compared.loc[32, "ratio"] == pytest.approx(0.70, abs=0.02)
+    assert compared.loc[32, "high"] < 0.8 and compared.loc[32, "low"] > 0.6
+    assert compared.loc[64, "verdict"] == "no change"
+    assert compared.loc[128, "verdict"] == "improvement"
+    assert list(compared["base_runs"]) == [3, 3, 3]
+    assert compared.attrs["warnings"] == []  # same GPU, driver, torch
+
+
+def test_one_run_each_gets_an_interval_from_run_intervals() -> None:
+    base = _campaign("a", {32: [1000]})
+    new = _campaign("b", {32: [800]})
+    row = regression.compare(base, new).iloc[0]
+    assert row["verdict"] == "regression" and row["pairs"] == 1
+    assert row["low"] < 0.8 < row["high"] < 1.0
+    no_intervals = regression.compare(_campaign("a", {32: [1000]}, spread=0),
+                                      _campaign("b", {32: [800]}, spread=0)).iloc[0]
+    assert no_intervals["verdict"] == "unknown"
+
+
+def test_threshold_separates_small_significant_slowdowns() -> None:
+    base = _campaign("a", {32: [1000, 1001, 999, 1000]}, spread=0.002)
+    new = _campaign("b", {32: [970, 971, 969, 970]}, spread=0.002)
+    assert regression.compare(base, new, threshold=0.05).iloc[0]["verdict"] == "no change"
+    assert regression.compare(base, new, threshold=0.01).iloc[0]["verdict"] == "regression"
+
+
+def test_time_metrics_count_lower_as_faster() -> None:
+    base = _campaign("a", {32: [1, 1, 1]}, spread=0).assign(time_iteration_s=[0.10, 0.11, 0.10])
+    new = _campaign("b", {32: [1, 1, 1]}, spread=0).assign(time_iteration_s=[0.20, 0.21, 0.20])
+    row = regression.compare(base, new, metric="time_iteration_s").iloc[0]
+    assert row["ratio"] == pytest.approx(0.5, abs=0.03) and row["verdict"] == "regression"
+
+
+def test_warns_when_campaigns_are_not_like_for_like() -> None:
+    base = _campaign("a", {32: [1000, 1000]}, device_name="NVIDIA A100-SXM4-80GB")
+    new = _campaign("b", {32: [2000, 2000]}).assign(
+        gpu="H100X", env_driver="560.1", env_container="nvcr.io/nvidia/pytorch:24.05",
+        gpu_power_limit_w=500.0)
+    base["gpu_power_limit_w"] = 700.0
+    compared = regression.compare(base, new)
+    assert len(compared) == 1 and compared.iloc[0]["verdict"] == "improvement"  # paired across gpu
+    text = "\n".join(compared.attrs["warnings"])
+    assert "GPU model differs (gpu): base H100; new H100X" in text
+    assert "driver differs" in text and "gpu_power_limit_w" in text
+    assert "torch" not in text and "container" not in text  # same torch; container on one side
+
+
+def test_unpaired_configurations_are_listed() -> None:
+    compared = regression.compare(_campaign("a", {32: [1000], 64: [900]}),
+                                  _campaign("b", {32: [1000], 256: [500]}))
+    assert sorted(compared["verdict"]) == ["no change", "only in base", "only in new"]
+
+
+def _write(root: Path, frame: pd.DataFrame) -> Path:
+    for record in frame.to_dict("records"):
+        record.pop("source")
+        write_record_notebook(root / f"b{record['batch_size']}-r{record['repeat']}.ipynb", record)
+    return root
+
+
+def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    quiet = _write(tmp_path / "quiet", _campaign("quiet", {32: [1000, 1010, 995], 64: [500, 505, 498]}))
+    busy = _write(tmp_path / "busy", _campaign("busy", {32: [600, 620, 590], 64: [502, 500, 503]},
+                                               flags="contended"))
+    report = tmp_path / "compare.xml"
+    assert main(["compare", str(quiet), str(busy), "--junit", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "40% slower" in out and "contended" in out
+    suite = ET.parse(report).getroot().find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    assert main(["compare", str(quiet), str(quiet)]) == 0
+    assert "no significant regression beyond 5%" in capsys.readouterr().out
+    assert main(["compare", str(quiet), str(busy), "--threshold", "0.5"]) == 0
+    assert main(["compare", str(quiet), str(busy), "--threshold", "5"]) == 2
+    assert main(["compare", str(quiet), str(tmp_path / "none")]) == 2
+
+
+def test_history_marks_the_campaign_that_dropped() -> None:
+    nights = [("n1", "2024-05-01", [1000, 1005, 995]), ("n2", "2024-05-02", [1002, 998, 1001]),
+              ("n3", "2024-05-03", [800, 805, 795]), ("n4", "2024-05-04", [801, 799, 800])]
+    frame = pd.concat([_campaign(name, {32: runs}).assign(timestamp=f"{day}T02:00:00Z")
+                       for name, day, runs in nights], ignore_index=True)
+    hist = analysis.history(frame)
+    assert list(hist["campaign"]) == ["n1", "n2", "n3", "n4"]
+    assert list(hist["regression"]) == [False, False, True, False]
+    assert hist.loc[2, "ratio"] == pytest.approx(0.8, abs=0.02)
+    figure = regression.history_plot(hist)
+    assert "1 regression" in figure.axes[0].get_title()
+
+
+def test_history_orders_by_sidecar_time_without_a_time_column(tmp_path: Path) -> None:
+    # campaign names sort the other way round from the times the runs were made
+    for name, runs, day in (("b-first", [1000, 1002], 1), ("a-second", [600, 601], 2)):
+        folder = _write(tmp_path / name, _campaign(name, {32: runs}))
+        for notebook in folder.glob("*.ipynb"):
+            os.utime(notebook, (day * 86400.0, day * 86400.0))
+    hist = regression.history(load(tmp_path))
+    assert list(hist["campaign"]) == ["b-first", "a-second"]
+    assert list(hist["regression"]) == [False, True]
+    assert hist["time"].iloc[0] == pd.Timestamp(86400, unit="s", tz="UTC")
