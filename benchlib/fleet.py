@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import flags
-from benchlib.analysis import ok
+from benchlib.tables import ok
 
 #: |robust_z| above this marks an outlier.
 OUTLIER_Z = 3.5

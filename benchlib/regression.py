@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import flags, intervals
-from benchlib.analysis import config_columns, ok
+from benchlib.tables import config_columns, ok
 
 #: Columns taken as the time a run was made, first found first (records written by benchlib
 #: hold none; then the sidecar's, else the notebook's, modification time is used).

@@ -117,7 +117,7 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
         slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
 
     from benchlib.slurm_sweep import _requests, pin_to_nodes
-    from benchlib.sweep import Point
+    from benchlib.params import Point
 
     points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
     sweep = SimpleNamespace(campaign="f", points=points)
