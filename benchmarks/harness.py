@@ -239,6 +239,41 @@ def breakdown_ratio(repeats: int) -> dict:
             "off": _stats(throughput[False])}
 
 
+def contention_ratio(repeats: int) -> dict:
+    """Throughput with the contention sampler on / off (the same run, ABBA pairs), and the
+    sampler's own seconds per loop (both /proc snapshots)."""
+    import contextlib
+
+    import torch
+
+    from benchlib.config import ClassificationConfig
+    from benchlib.contention import ContentionSampler
+    from benchlib.workloads import classification, loop
+
+    class Off(contextlib.nullcontext):
+        contention = None
+
+    config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
+    classification.run(config)  # warm caches
+
+    def run(on: bool) -> float:
+        loop.ContentionSampler = ContentionSampler if on else (lambda device: Off())
+        try:
+            return classification.run(config).throughput
+        finally:
+            loop.ContentionSampler = ContentionSampler
+
+    on, off = paired(lambda: run(True), lambda: run(False), repeats)
+    cost = []
+    for _ in range(max(repeats, 20)):
+        start = time.perf_counter()
+        with ContentionSampler(torch.device("cpu")):
+            pass
+        cost.append(time.perf_counter() - start)
+    return {"ratio_on_over_off": _stats([a / b for a, b in zip(on, off, strict=True)]),
+            "on": _stats(on), "off": _stats(off), "sampler_seconds_per_loop": _stats(cost)}
+
+
 UNET = {"depth": 2, "pooling": [1, 2, 2], "base_features": 8, "growth": 2, "device": "cpu",
         "block_shape": [15, 40, 40], "batch_size": 1, "num_workers": 1, "warmup": 1}
 UNET_VOLUME = (60, 120, 120)
@@ -287,7 +322,7 @@ def phase_sums(campaign: Path) -> dict:
             "min": float(ratio.min()), "max": float(ratio.max())}
 
 
-PARTS = ("train", "breakdown", "loader", "sweep", "load", "unet3d")
+PARTS = ("train", "breakdown", "contention", "loader", "sweep", "load", "unet3d")
 
 
 def measure(parts: list[str], repeats: int, campaign: Path) -> dict:
@@ -299,6 +334,8 @@ def measure(parts: list[str], repeats: int, campaign: Path) -> dict:
             report["train_loop"] = train_loop_ratio(repeats)
         if "breakdown" in parts:
             report["breakdown_timers"] = breakdown_ratio(repeats)
+        if "contention" in parts:
+            report["contention_sampler"] = contention_ratio(repeats)
         if "loader" in parts:
             report["loader"] = loader_ratio(repeats, work)
         if "sweep" in parts:
@@ -342,6 +379,11 @@ def table(report: dict) -> list[tuple[str, dict, str, bool | None]]:
     if "breakdown_timers" in report:
         r = report["breakdown_timers"]["ratio_on_over_off"]
         add("breakdown timers on / off (throughput)", r, ">= 0.99", r["median"] >= 0.99)
+    if "contention_sampler" in report:
+        r = report["contention_sampler"]["ratio_on_over_off"]
+        add("contention sampler on / off (throughput)", r, ">= 0.99", r["median"] >= 0.99)
+        r = report["contention_sampler"]["sampler_seconds_per_loop"]
+        add("contention sampler: seconds per timed loop", r, "<= 0.05", r["median"] <= 0.05)
     for key, value in report.get("loader", {}).items():
         if key.startswith("workers_"):
             r = value["ratio_per_worker"]
