@@ -38,6 +38,7 @@ from benchlib import config as configs
 from benchlib import registry
 from benchlib.config import CommonConfig
 from benchlib.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contention
+from benchlib.errors import BenchlibError
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
@@ -46,7 +47,7 @@ STARTUP_GRACE_S = 60.0  #: extra time a rank gets to send its first heartbeat
 SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
 
-class LaunchError(RuntimeError):
+class LaunchError(BenchlibError):
     """A distributed run that failed or hung; the message names the rank and its error."""
 
 

@@ -30,7 +30,7 @@ from benchlib.config import (
     UNet3DPredictConfig,
     UNet3DTrainConfig,
 )
-from benchlib.errors import OutputError, describe_os_error
+from benchlib.errors import InputError, OutputError, describe_os_error
 from benchlib.flags import join, record_flags, with_flags
 from benchlib.intervals import throughput_interval
 from benchlib.models.geometry import shape_text
@@ -57,7 +57,7 @@ LAUNCH_COLUMNS = ("dist_backend", "node_launcher", "launch_wall_s", "launch_over
                   "straggler_spread", "slowest_rank")
 
 
-class RecordError(ValueError):
+class RecordError(InputError):
     """A file that should hold a record does not hold a usable one."""
 
 

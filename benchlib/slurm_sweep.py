@@ -25,24 +25,25 @@ from pathlib import Path
 
 from benchlib import campaign, slurm, slurm_limits
 from benchlib.config import ConfigError
+from benchlib.errors import BenchlibError, InputError
 from benchlib.locks import campaign_lock
 from benchlib.results import failed_record, sidecar_path, write_json_atomic
 
 
-class SubmissionError(RuntimeError):
+class SubmissionError(InputError):
     """sbatch refused a submission; the message is sbatch's own."""
 
 
-class RequestTooLarge(RuntimeError):
+class RequestTooLarge(InputError):
     """Points ask for more than any node of the partition has; the message says which and how
     to fit them. Nothing was submitted."""
 
 
-class TimeLimitReached(Exception):
+class TimeLimitReached(BenchlibError):
     """Slurm's warning signal: the job's time limit is ``signal_delay_s`` away."""
 
 
-class Preempted(Exception):
+class Preempted(BenchlibError):
     """Slurm's warning signal long before the time limit: the job is being preempted."""
 
 

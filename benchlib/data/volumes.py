@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from benchlib.errors import InputError
+
 Format = Literal["hdf5", "zarr"]
 SUFFIXES: dict[str, Format] = {".h5": "hdf5", ".hdf": "hdf5", ".hdf5": "hdf5", ".zarr": "zarr"}
 RAW_KEY = "volumes/raw"
@@ -22,7 +24,7 @@ LABEL_KEY = "volumes/labels/neuron_ids"
 PREDICTION_KEY = "volumes/predictions"
 
 
-class VolumeError(ValueError):
+class VolumeError(InputError):
     """A volume path, format or dataset key that cannot be used; the message says what can."""
 
 

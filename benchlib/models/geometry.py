@@ -13,12 +13,14 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from benchlib.errors import InputError
+
 Shape = tuple[int, int, int]
 Padding = Literal["valid", "same"]
 AXES = ("z", "y", "x")
 
 
-class ShapeError(ValueError):
+class ShapeError(InputError):
     """A shape the network cannot take; the message names the axis and valid sizes nearby."""
 
 
