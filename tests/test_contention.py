@@ -19,7 +19,9 @@ from benchlib.contention import (
     CONTENDED_CPU_SHARE,
     Contention,
     ContentionSampler,
+    others_share,
     own_tree,
+    snapshot,
     worst_contention,
 )
 from benchlib.results import make_record
@@ -143,13 +145,18 @@ def test_a_busy_process_beside_a_real_run_is_flagged_and_the_runs_own_workers_ar
     assert busy["contended"] is True and busy["contention_cpu_share"] > 0.3, busy
     assert busy["threads_per_process"] == torch.get_num_threads() >= 1
 
-    # the same load as the run's own descendants is the run's, not contention
+    # the same load as the run's own descendants is the run's, not contention: seen from the
+    # run's root it is own time; seen from another process's tree the same seconds are others'
     own = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(_cpus())]
+    stranger = subprocess.Popen(["sleep", "30"])
     try:
         time.sleep(0.3)
-        with ContentionSampler(torch.device("cpu")) as sampler:
-            time.sleep(1.0)
+        before = snapshot()
+        time.sleep(1.0)
+        after = snapshot()
     finally:
-        for process in own:
+        for process in [*own, stranger]:
             process.kill()
-    assert sampler.contention.cpu_share < busy["contention_cpu_share"] - 0.2
+    as_run = others_share(before, after, os.getpid())
+    as_stranger = others_share(before, after, stranger.pid)
+    assert as_stranger - as_run > 0.15, (as_run, as_stranger)

@@ -116,8 +116,8 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
     with pytest.raises(InputError, match="3 idle nodes asked, partition gpu has 2 idle"):
         slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
 
-    from benchlib.slurm_sweep import _requests, pin_to_nodes
     from benchlib.params import Point
+    from benchlib.slurm_sweep import _requests, pin_to_nodes
 
     points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
     sweep = SimpleNamespace(campaign="f", points=points)
