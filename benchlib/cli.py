@@ -324,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
     if getattr(args, "debug", False):
         traceback.print_exc()
-    print(f"error: {message}", file=sys.stderr)
+    for line in message.splitlines() or [""]:
+        print(f"error: {line}", file=sys.stderr)
     return code
 
 

@@ -49,7 +49,7 @@ class CommonConfig(BaseModel):
     taken as hung and the launch is stopped.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     campaign: str = "adhoc"
     cluster: str = ""

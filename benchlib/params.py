@@ -27,13 +27,14 @@ from benchlib.slurm import SlurmExecutor
 from benchlib.yaml_input import MAX_POINTS, load_yaml
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
 PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
 
 
 class LocalExecutor(BaseModel):
     """Run points one after another on this machine."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     kind: Literal["local"] = "local"
     cell_timeout_s: PositiveInt | None = None
 
@@ -41,13 +42,20 @@ class LocalExecutor(BaseModel):
 class SweepFile(BaseModel):
     """The params YAML: campaign, notebook(s), base parameters, grid, repeats, executor."""
 
-    model_config = ConfigDict(extra="forbid")
-    campaign: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    campaign: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     notebook: str | list[str | dict[str, dict[str, Any]]]
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     repeats: PositiveInt = 1
     executor: LocalExecutor | SlurmExecutor = Field(default_factory=LocalExecutor, discriminator="kind")
+
+    @field_validator("campaign")
+    @classmethod
+    def _not_a_reserved_name(cls, value: str) -> str:
+        if value in RESERVED_CAMPAIGNS:
+            raise ValueError(f"{value!r} is the name of the report folder; choose another name")
+        return value
 
     @field_validator("grid")
     @classmethod

@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -271,6 +272,28 @@ def _cell_error(nb: Mapping) -> str:
     return "notebook execution failed"
 
 
+#: Largest notebook or sidecar read (bytes): far above any executed benchmark notebook.
+MAX_READ_BYTES = 256 << 20
+
+
+def _read_json(path: Path, what: str = "sidecar") -> object:
+    """JSON from a regular file of at most MAX_READ_BYTES; RecordError naming ``path`` for
+    anything else (a device, pipe, unreadable bytes, numbers beyond Python's limits, nesting
+    too deep). FileNotFoundError passes through."""
+    mode = path.stat().st_mode  # FileNotFoundError for a missing or dangling path
+    if not stat.S_ISREG(mode):
+        raise RecordError(f"{path}: not a regular file; not a readable {what}")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_READ_BYTES + 1)
+        if len(data) > MAX_READ_BYTES:
+            raise RecordError(f"{path}: larger than {MAX_READ_BYTES >> 20} MiB; not a {what}")
+        return json.loads(data)
+    except (OSError, ValueError, RecursionError) as error:
+        raise RecordError(f"{path}: not a readable {what} ({type(error).__name__}: "
+                          f"{str(error)[:120]})") from None
+
+
 def _find_record(nb: Mapping) -> dict | None:
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []) or []:
@@ -288,10 +311,7 @@ def record_from_notebook(path: Path) -> dict | None:
     Raises RecordError for unreadable or malformed files and benchmark notebooks that never
     finished.
     """
-    try:
-        nb = json.loads(path.read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RecordError(f"{path}: not a readable notebook ({error})") from error
+    nb = _read_json(path, "notebook")
     try:
         record = _find_record(nb)
         metadata = nb.get("metadata", {})
@@ -306,6 +326,9 @@ def record_from_notebook(path: Path) -> dict | None:
         if not isinstance(record, dict):
             raise RecordError(f"{path}: its result record is a {type(record).__name__}, "
                               "not a mapping")
+        bad = schema.problems(record)
+        if bad:
+            raise RecordError(f"{path}: not a usable record ({'; '.join(bad)})")
         return dict(record)
     if kind != "benchmark":
         return None
@@ -364,17 +387,21 @@ def read_sidecar(notebook: Path) -> dict | None:
     notebook: each logged as a warning naming the file)."""
     sidecar = sidecar_path(notebook)
     try:
-        data = json.loads(sidecar.read_bytes())
+        data = _read_json(sidecar)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        log.warning("%s: unreadable sidecar (%s); reading the notebook", sidecar, error)
+    except RecordError as error:
+        log.warning("%s; reading the notebook", error)
         return None
     if not isinstance(data, dict):
         log.warning("%s: sidecar holds %s, not a record; reading the notebook", sidecar,
                     "null" if data is None else f"a JSON {type(data).__name__}")
         return None
     source = data.pop(SIDECAR_SOURCE_KEY, None)
+    bad = schema.problems(data)
+    if bad:
+        log.warning("%s: not a usable record (%s); reading the notebook", sidecar, "; ".join(bad))
+        return None
     if not notebook.is_file():
         return data
     if source is None:  # sidecars of earlier versions: trusted while not older than the notebook
@@ -430,12 +457,25 @@ def read_record(notebook: Path) -> dict | None:
 
 
 def iter_notebooks(path: Path) -> Iterator[Path]:
-    """Executed notebooks under ``path``, skipping hidden folders (work in progress) and reports."""
+    """Executed notebooks under ``path`` (regular files only), skipping hidden folders (work in
+    progress) and reports."""
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "report")
         for name in sorted(files):
-            if name.endswith(".ipynb"):
+            if name.endswith(".ipynb") and os.path.isfile(os.path.join(root, name)):
                 yield Path(root) / name
+
+
+def iter_lone_sidecars(path: Path) -> Iterator[Path]:
+    """Sidecars under ``path`` whose notebook does not exist (a point that failed before its
+    notebook was written), as the notebook paths they stand for."""
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "report")
+        names = set(files)
+        for name in sorted(files):
+            stem = name[:-5]
+            if name.endswith(".json") and f"{stem}.ipynb" not in names:
+                yield Path(root) / f"{stem}.ipynb"
 
 
 @dataclass(frozen=True)
@@ -458,6 +498,13 @@ class Scan:
 
 
 def _usable_record(notebook: Path) -> dict | None:
+    if not notebook.exists():  # a lone sidecar: a record only if it reads as one
+        try:
+            data = _read_json(sidecar_path(notebook))
+        except RecordError:
+            return None
+        if not isinstance(data, dict) or "schema_version" not in data:
+            return None
     record = read_record(notebook)
     if record is None:
         return None
@@ -477,7 +524,7 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
-    notebooks = [root] if root.is_file() else list(iter_notebooks(root))
+    notebooks = [root] if root.is_file() else [*iter_notebooks(root), *iter_lone_sidecars(root)]
     rows, skipped = [], []
     for notebook in notebooks:
         try:

@@ -232,6 +232,35 @@ def core_columns(phases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: Text columns whose values must be text (the rest of a record's text may be numbers too).
+STRICT_TEXT = ("campaign", "cluster", "gpu", "benchmark", "model", "dataset", "precision", "unit",
+               "error", "flags")
+STATUSES = ("ok", "failed")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def problems(record: dict) -> list[str]:
+    """Why ``record`` is not a usable record: a missing or unknown ``status``, a numeric column
+    holding text or a list, a text column holding a list (empty when it is usable)."""
+    found = []
+    if record.get("status") not in STATUSES:
+        found.append(f"status {record.get('status')!r} is not one of {', '.join(STATUSES)}")
+    for name, value in record.items():
+        if value is None:
+            continue
+        entry = column(name)
+        if entry is None:
+            continue
+        if entry.dtype in ("float", "int", "count") and not _is_number(value):
+            found.append(f"{name} {value!r:.40} is not a number")
+        elif name in STRICT_TEXT and not isinstance(value, str):
+            found.append(f"{name} {value!r:.40} is not text")
+    return found
+
+
 def undocumented(record_columns: object) -> list[str]:
     """Columns of a record (or table) that the schema does not describe."""
     return sorted(str(c) for c in record_columns if column(str(c)) is None)

@@ -63,7 +63,7 @@ class SlurmExecutor(BaseModel):
     only) every point runs once on each chosen node (:func:`fleet_nodes`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     kind: Literal["slurm"] = "slurm"
     partition: str | None = None
     account: str | None = None

@@ -10,6 +10,7 @@ booleans, null, lists, mappings with text keys) and names the place of anything 
 from __future__ import annotations
 
 import math
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,14 @@ def _check_json_typed(value: object, where: str, budget: list[int]) -> None:
     if budget[0] < 0:
         raise InputError(f"more than {MAX_NODES:,} values once aliases are expanded; "
                          "a params file needs far fewer")
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{where or 'the file'}: not valid Unicode text (a lone surrogate "
+                             "escape such as \\ud800)") from None
+        return
+    if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -96,15 +104,30 @@ def _check_json_typed(value: object, where: str, budget: list[int]) -> None:
                      f"numbers, true/false, null, lists and mappings){hint}")
 
 
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """One line: where and what (PyYAML's own message quotes the line over several)."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{context + ': ' if context else ''}{problem}"
+
+
 def parse_yaml(text: str) -> Any:
     """Parse YAML text under the rules above; InputError (with a line) on anything refused."""
-    loader = _StrictLoader(text)
+    loader = None
     try:
+        loader = _StrictLoader(text)
         data = loader.get_single_data()
+    except yaml.reader.ReaderError as error:
+        line = text[:error.position].count("\n") + 1
+        raise InputError(f"not valid YAML: line {line}: character {error.character!r} is not "
+                         "allowed in YAML text") from None
     except yaml.YAMLError as error:
-        raise InputError(f"not valid YAML: {error}") from None
+        raise InputError(f"not valid YAML: {_yaml_problem(error)}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     _check_json_typed(data, "", [MAX_NODES])
     return data
 
@@ -115,13 +138,17 @@ def load_yaml(path: str | Path, what: str = "params file") -> Any:
     values, non-JSON types)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: {size:,} bytes; a {what} may hold at most "
-                             f"{MAX_FILE_BYTES:,}")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a {what}") from None
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"{path}: is a folder, not a {what}")
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path}: not a regular file (a device, pipe or socket); give a "
+                             f"{what}")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(f"{path}: more than {MAX_FILE_BYTES:,} bytes; a {what} may hold "
+                             f"at most {MAX_FILE_BYTES:,}")
     except OSError as error:
         raise InputError(f"{path}: cannot read {what} "
                          f"({(error.strerror or str(error)).lower()})") from None

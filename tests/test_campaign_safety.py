@@ -160,7 +160,8 @@ def test_a_notebook_cut_short_is_never_moved_into_place(tmp_path, notebook_dir, 
     assert outcome.error.startswith("no space left on device: ")
     assert not target.exists()  # the truncated notebook stayed out of place, and was removed
     assert read_record(target)["error"] == outcome.error
-    assert load(target.parent).empty  # a sidecar without its notebook is not a row
+    rows = load(target.parent)  # the failure is a row although no notebook was kept
+    assert rows[["status", "error"]].values.tolist() == [["failed", outcome.error]]
 
 
 def test_outputs_that_are_a_file_or_read_only_are_input_errors(tmp_path, capsys):
@@ -267,3 +268,29 @@ def test_written_files_honour_the_umask(tmp_path, mask, mode):
     finally:
         os.umask(old)
     assert (tmp_path / "x.json").stat().st_mode & 0o777 == mode
+
+
+def test_readers_survive_special_files_and_records_of_the_wrong_types(tmp_path, caplog, capsys):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    os.mkfifo(folder / "fifo.ipynb")  # opening it would block forever
+    (folder / "zero.ipynb").symlink_to("/dev/zero")  # reading it would never end
+    write_record_notebook(folder / "huge.ipynb", {**GOOD, "batch_size": 3})
+    (folder / "huge.json").write_text("9" * 5000)  # beyond int()'s digit limit
+    write_record_notebook(folder / "typed.ipynb", {**GOOD, "batch_size": 4})
+    (folder / "typed.json").write_text(json.dumps(  # newer than its notebook, no fingerprint
+        {"status": "ok", "throughput": "fast", "batch_size": [1], "schema_version": 1}))
+    write_json_atomic(folder / "lost.json", {**GOOD, "status": "failed", "throughput": None,
+                                            "error": "killed before its notebook was written"})
+    (folder / "notes.json").write_text('{"not": "a record"}')
+    with caplog.at_level(logging.WARNING):
+        found = scan(folder)
+    frame = found.frame.set_index("point_id")
+    assert frame.loc["huge", "batch_size"] == 3 and frame.loc["typed", "batch_size"] == 4
+    assert frame.loc["lost", "error"] == "killed before its notebook was written"
+    assert "notes" not in frame.index
+    assert "throughput 'fast' is not a number" in caplog.text
+    assert "huge.json: not a readable sidecar (ValueError" in caplog.text
+    assert main(["status", str(folder)]) == 0
+    assert main(["results", str(folder)]) == 0
+    assert "error" not in capsys.readouterr().err

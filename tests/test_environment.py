@@ -84,6 +84,11 @@ def test_secret_looking_names_are_never_copied():
     ("oras://registry/x?password=hunter2&arch=amd64", "oras://registry/x?password=***&arch=amd64"),
     ("--api-key=abc123 --verbose", "--api-key=*** --verbose"),
     ("/sw/containers/pytorch_24.05.sif", "/sw/containers/pytorch_24.05.sif"),
+    ("Authorization: Bearer SECRETbearer8", "Authorization: *** ***"),
+    ("pwd:SECRETpw15", "pwd:***"),
+    ("/x?X-Amz-Signature=abc&sig=SECRETsig10", "/x?X-Amz-Signature=***&sig=***"),
+    ("AKIAABCDEFGHIJKLMNOP:SECRETaws11", "***"),
+    ("ib0:1", "ib0:1"),
 ])
 def test_credentials_inside_values_are_masked(value, expected):
     assert redact(value) == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import os
 from pathlib import Path
 
 import pytest
@@ -110,11 +111,54 @@ def test_params_folder_and_missing_file_are_input_errors(tmp_path, capsys):
 
 
 def test_papermill_gets_the_validated_dump_not_the_raw_values(tmp_path):
-    point = Point("train", {"model": "resnet18", "batch_size": "8", "image_size": 32.0,
-                            "campaign": "c"}, 0, "p")
+    point = Point("train", {"model": "resnet18", "batch_size": 8, "sigma": 1, "campaign": "c"},
+                  0, "p")
     parameters = papermill_parameters(point, tmp_path)
-    assert parameters == {"model": "resnet18", "batch_size": 8, "image_size": 32, "campaign": "c"}
-    assert type(parameters["batch_size"]) is int
+    assert parameters == {"model": "resnet18", "batch_size": 8, "sigma": 1.0, "campaign": "c"}
+    assert type(parameters["sigma"]) is float  # the config's type, not the YAML's
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("batch_size: true", "base.batch_size: bad value True: Input should be a valid integer"),
+    ("seed: '3'", "base.seed: bad value '3': Input should be a valid integer"),
+    ("channels_last: 1", "base.channels_last: bad value 1: Input should be a valid boolean"),
+    ("cluster: 5", "base.cluster: bad value 5: Input should be a valid string"),
+])
+def test_values_of_the_wrong_type_are_refused_not_coerced(tmp_path, capsys, value, expected):
+    code, err = _sweep_cli(tmp_path, BASE.replace("device: cpu}", f"device: cpu, {value}}}"),
+                           capsys)
+    assert code == 2 and expected in err, err
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (rb'grid: {cluster: ["\ud800"]}', "grid.cluster[0]: not valid Unicode text"),
+    (b"grid: {cluster: [a\x00b]}", "not valid YAML: line 5"),
+    (b"grid: {cluster: [unclosed}", "not valid YAML: line 5, column"),
+])
+def test_undecodable_text_and_syntax_errors_are_one_line_input_errors(tmp_path, capsys, text,
+                                                                      expected):
+    code, err = _sweep_cli(tmp_path, BASE.encode() + text + b"\n", capsys)
+    assert code == 2 and expected in err, err
+    assert err.count("\n") == 1, err
+
+
+def test_special_files_are_refused_before_reading(tmp_path, capsys):
+    assert main(["sweep", "/dev/zero", "--dry-run"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    fifo = tmp_path / "params.fifo"
+    os.mkfifo(fifo)
+    assert main(["sweep", str(fifo), "--dry-run"]) == 2  # would block forever if opened
+    assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("report", "'report' is the name of the report folder"),
+    ("c" * 101, "String should have at most 100 characters"),
+])
+def test_campaign_names_that_would_vanish_or_not_fit_are_refused(tmp_path, capsys, name,
+                                                                 expected):
+    code, err = _sweep_cli(tmp_path, BASE.replace("campaign: unit", f"campaign: {name}"), capsys)
+    assert code == 2 and expected in err, err
 
 
 JSON_SCALARS = st.one_of(st.text(), st.integers(-2**63, 2**63), st.booleans(), st.none(),
