@@ -328,19 +328,24 @@ def build(benchmark: str) -> nbformat.NotebookNode:
 
 
 SUMMARY_HEAD = (
+    "import pandas as pd\n"
     "from IPython.display import Markdown, display\n\n"
-    "from benchlib import analysis, plots, {reference}summary\n\n"
+    "from benchlib import analysis, plots, present, {reference}summary\n\n"
+    "for option in (\"display.max_columns\", \"display.max_rows\", \"display.max_colwidth\"):\n"
+    "    pd.set_option(option, None)  # never cut a table with \"...\"\n"
     "df = summary.load_results(results_dir)\n"
     "done = analysis.ok(df)\n"
     "display(Markdown(summary.describe(df, results_dir)))\n"
     "display(Markdown(summary.flag_notes(df)))\n"
-    "summary.overview(df)"
+    "summary.overview_table(df)"
 )
 SUMMARY_TAIL = [
     new_markdown_cell("## What this data cannot show"),
     new_code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
     new_markdown_cell("## Failed runs\n\nLeft out of every table above."),
-    new_code_cell('failed = analysis.failed(df)\nfailed if len(failed) else Markdown("No failed runs.")'),
+    new_code_cell('failed = analysis.failed(df)\n'
+                  'present.table(failed, "Failed runs and their errors", keep=("error",)) '
+                  'if len(failed) else Markdown("No failed runs.")'),
 ]
 SUMMARIES = {
     "summary_scaling": (
@@ -350,32 +355,43 @@ SUMMARIES = {
         "medians.",
         {},
         [
-            new_markdown_cell("## Throughput per configuration (repeats aggregated)"),
-            new_code_cell("runs = analysis.benchmarks(done)\nanalysis.aggregate(runs)"),
-            new_markdown_cell("## Throughput, speedup and efficiency by number of devices"),
+            new_markdown_cell(
+                "## The scaling sheet\n\nIn the reference campaigns' layout: one row per device "
+                "count; blocks for throughput, speedup and efficiency per configuration, and for "
+                "the speedup each factor gives, each with its median. ⚠ marks a configuration "
+                "with a flagged run."),
+            new_code_cell(
+                "from benchlib.sheet import Sheet\n\n"
+                "runs = analysis.benchmarks(done)\n"
+                "sheet = Sheet(runs)\n"
+                "sheet if sheet else Markdown(\"No configuration ran on more than one device "
+                "count: no scaling to show.\")"),
             new_code_cell(
                 "scalable = summary.scalable(runs)\n"
-                "if len(scalable):\n"
-                "    for value in (\"throughput\", \"speedup\", \"efficiency\"):\n"
-                "        display(analysis.scaling_table(scalable, value=value))\n"
-                "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))\n"
-                "else:\n"
-                "    display(Markdown(\"No finished benchmark run with a device count and a \"\n"
-                "                     \"throughput: nothing to scale.\"))"),
+                "if scalable[\"num_devices\"].nunique() > 1:\n"
+                "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))"),
+            new_markdown_cell("## Throughput per configuration"),
+            new_code_cell("summary.throughput_tables(runs) if len(runs) else "
+                          "Markdown(\"No finished benchmark run.\")"),
             new_markdown_cell(
-                "## Runs over several ranks\n\n`straggler_spread` is the slowest rank's wall time "
-                "over the fastest's; `launch_overhead_s` the launcher's seconds (process start, "
-                "imports, rendezvous, model set-up, teardown) beyond the slowest rank's timed loop."),
+                "## Runs over several ranks\n\nThe slowest rank's wall time over the fastest's, "
+                "and the launcher's seconds (process start, imports, rendezvous, model set-up, "
+                "teardown) beyond the slowest rank's timed loop."),
             new_code_cell("several = analysis.distributed_runs(done)\n"
-                          "several if len(several) else Markdown(\"No run used more than one device.\")"),
+                          "present.by_unit(several, \"Runs over several ranks\", "
+                          "keep=(\"straggler_spread\",)) if len(several) else "
+                          "Markdown(\"No run used more than one device.\")"),
             new_markdown_cell(
                 "## All-reduce bus bandwidth\n\nFrom the `allreduce` probe notebook: nccl-tests' "
                 "bus bandwidth, algbw x 2(n-1)/n, against message size."),
             new_code_cell(
                 "curves = analysis.allreduce_curves(done)\n"
                 "if len(curves):\n"
-                "    display(curves.pivot_table(index=\"size_bytes\", columns=\"configuration\",\n"
-                "                               values=\"busbw_GBps\"))\n"
+                "    wide = curves.pivot_table(index=[\"size_bytes\", \"size\"], columns="
+                "\"configuration\",\n"
+                "                              values=\"busbw_GBps\").reset_index()\n"
+                "    display(present.table(wide.drop(columns=\"size_bytes\"), \"Bus bandwidth "
+                "(GB/s) per message size\", say_constant=False))\n"
                 "    plots.show(plots.busbw_plot(curves))\n"
                 "else:\n"
                 "    display(Markdown(\"No all-reduce probe in these results.\"))"),
@@ -392,26 +408,30 @@ SUMMARIES = {
             new_markdown_cell("## Which factors matter"),
             new_code_cell("found = summary.comparisons(done)\n"
                           "display(Markdown(summary.factors_that_matter(found)))\n"
-                          "summary.headlines(found) if found else None"),
+                          "summary.effects_table(found) if found else None"),
             new_markdown_cell("## Every comparison"),
             new_code_cell(
                 "for comparison in found:\n"
                 "    title = summary.md_text(comparison.title)\n"
                 "    effect = summary.md_text(summary.describe_effect(comparison.effect))\n"
                 "    display(Markdown(f\"### {title}\\n**{effect}** over {len(comparison.pairs)} pairs\"))\n"
-                "    display(comparison.pairs)\n"
-                "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
+                "    display(summary.pairs_table(comparison))\n"
+                "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title,\n"
+                "                                xlabel=f\"{comparison.a} / {comparison.b} (x)\"))"),
         ],
     ),
     "summary_breakdown": (
         "Where the time goes: per-phase breakdown and bottlenecks",
-        "Median seconds per iteration in each phase (data loading, data processing, forward, "
-        "backward, ...), the bottleneck phase and the share of time waiting for data.",
+        "Median milliseconds per iteration in each phase (waiting for data, copying to the "
+        "device, forward, backward, ...), the bottleneck phase and the share of time spent "
+        "waiting for data.",
         {"include_reference": True},
         [
             new_markdown_cell("## This campaign"),
-            new_code_cell("table = analysis.breakdown(done)\ntable"),
-            new_code_cell("figure = plots.breakdown_plot(table, summary.varying(table))"),
+            new_code_cell("table = analysis.breakdown(done)\n"
+                          "summary.breakdown_table(table, \"Median milliseconds per iteration in "
+                          "each phase, per configuration\")"),
+            new_code_cell("plots.show(plots.breakdown_plot(table, summary.varying(table)))"),
             new_markdown_cell(
                 "## Reference: ResNet-50 fp32 on the TN and JADE2 clusters\n\nPublished "
                 "figures shipped with benchlib (iteration = sum of the published phases)."),
@@ -419,23 +439,27 @@ SUMMARIES = {
                 "if include_reference:\n"
                 "    ref = reference.breakdown_records()\n"
                 "    ref_table = analysis.breakdown(ref)\n"
-                "    display(ref_table)\n"
+                "    display(summary.breakdown_table(ref_table, \"Published milliseconds per "
+                "iteration in each phase\"))\n"
                 "    plots.show(plots.breakdown_plot(ref_table, summary.varying(ref_table),\n"
                 '                                    "Reference breakdown"))'),
             new_markdown_cell(
-                "## Reference: measured against expected speed\n\n`slowdown` is how many "
+                "## Reference: measured against expected speed\n\nHow many "
                 "times slower the first system ran than a public benchmark says it should."),
             new_code_cell(
                 "if include_reference:\n"
                 '    one = ref[ref["num_devices"] == 1]\n'
-                '    display(Markdown("**1 x V100 vs 1 x A40 on TN** (expected 0.943)"))\n'
-                '    display(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
-                '                              metric="time_iteration_s",\n'
-                '                              on=["cluster", "dataset", "benchmark"]))\n'
-                '    display(Markdown("**JADE2 V100 vs TN V100** (expected 0.67)"))\n'
-                '    display(analysis.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN",\n'
-                '                              0.67, metric="time_iteration_s",\n'
-                '                              on=["dataset", "benchmark"]))'),
+                '    display(present.table(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
+                '                                            metric="time_iteration_s",\n'
+                '                                            on=["cluster", "dataset", "benchmark"]),\n'
+                '                          "1 x V100 vs 1 x A40 on TN (expected speed ratio 0.943)",\n'
+                '                          keep=("slowdown",)))\n'
+                '    display(present.table(analysis.expected(one[one["gpu"] == "V100"], "cluster",\n'
+                '                                            "JADE2", "TN", 0.67,\n'
+                '                                            metric="time_iteration_s",\n'
+                '                                            on=["dataset", "benchmark"]),\n'
+                '                          "JADE2 V100 vs TN V100 (expected speed ratio 0.67)",\n'
+                '                          keep=("slowdown",)))'),
         ],
     ),
     "summary_node": (
@@ -454,26 +478,28 @@ SUMMARIES = {
                 "from benchlib import verdict\n\n"
                 "ceilings = verdict.ceilings(df)\n"
                 "if len(ceilings):\n"
-                "    display(ceilings)\n"
+                "    display(verdict.ceilings_display(ceilings))\n"
                 "    if ceilings[\"of_datasheet\"].notna().any():\n"
                 "        plots.show(plots.ceilings_plot(ceilings))\n"
                 "else:\n"
                 "    display(Markdown(\"No node probe in these results: run \"\n"
                 "                     \"`notebooks/node_probe.ipynb` (params/node.yaml).\"))"),
-            new_markdown_cell("## Datasheet figures of the GPUs in these results\n\nDense "
-                              "TFLOP/s per precision, memory and host-link GB/s "
-                              "(`benchlib/reference/gpu_datasheets.csv`)."),
+            new_markdown_cell("## Datasheet figures of the GPUs in these results"),
             new_code_cell("sheets = verdict.datasheets_seen(df)\n"
                           "nothing = Markdown(\"No listed GPU in these results (CPU runs, or a "
                           "GPU not in the datasheet file).\")\n"
-                          "sheets if len(sheets) else nothing"),
+                          "present.table(sheets, \"Dense TFLOP/s per precision, memory and "
+                          "host-link GB/s (benchlib/reference/gpu_datasheets.csv)\", "
+                          "missing_reason=\"not on the datasheet\") if len(sheets) else nothing"),
             new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
                               "against its worker processes, per probed node."),
             new_code_cell(
                 "curves = verdict.decode_curves(df)\n"
                 "if len(curves):\n"
-                "    display(curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
-                "                               values=\"images_per_s\"))\n"
+                "    wide = curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
+                "                              values=\"images_per_s\").reset_index()\n"
+                "    display(present.table(wide, \"Images/s the loader delivered per worker "
+                "count\", say_constant=False))\n"
                 "    plots.show(plots.decode_plot(curves))\n"
                 "else:\n"
                 "    display(Markdown(\"No decode probe (the probe ran without data_dir).\"))"),
@@ -481,39 +507,57 @@ SUMMARIES = {
             new_code_cell(
                 "judged = verdict.verdicts(df)\n"
                 "if len(judged):\n"
-                "    display(judged.groupby(\"verdict\").size().rename(\"runs\").to_frame())\n"
-                "    display(verdict.verdict_table(judged))\n"
+                "    counts = judged.groupby(\"verdict\").size().rename(\"runs\").reset_index()\n"
+                "    display(present.table(counts, \"Runs per verdict\", keep=(\"verdict\", "
+                "\"runs\")))\n"
+                "    display(verdict.verdict_display(judged))\n"
                 "    display(Markdown(verdict.reasons(judged)))\n"
                 "    plots.show(plots.verdict_plot(judged))\n"
                 "else:\n"
                 "    display(Markdown(\"No finished benchmark run.\"))"),
-            new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop; "
-                              "`telemetry` says why a run has none (CPU runs, no driver)."),
-            new_code_cell("verdict.telemetry_table(df)"),
+            new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop."),
+            new_code_cell("verdict.telemetry_display(df)"),
         ],
     ),
     "summary_projection": (
         "Projections: time to a training target and to process a data set",
-        "Hours to reach `target_iterations` from the median iteration time, hours for "
-        "`epochs` passes over `dataset_samples` images from the throughput, and the lab units "
-        "(iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel).",
+        "Training runs: hours to reach `target_iterations` from the median iteration time. "
+        "Image runs: hours for `epochs` passes (training) or one pass (inference) over "
+        "`dataset_samples` images from the throughput. 3D U-Net runs: days to 100k iterations "
+        "and hours per teravoxel beside the reference campaign. Probes are left out.",
         {"target_iterations": 100_000, "dataset_samples": 1_281_167, "epochs": 90},
         [
-            new_markdown_cell("## Hours to the target number of iterations"),
+            new_markdown_cell("## Hours to the target number of iterations (training runs)"),
             new_code_cell(
-                "columns = [*summary.varying(done), \"time_iteration_s\", "
-                "\"iterations_per_minute\", \"days_to_100k\", \"hours\"]\n"
-                "projected = analysis.derived_units(analysis.extrapolate(done, "
-                "iterations=target_iterations))\n"
-                "projected[columns]"),
-            new_code_cell("figure = plots.hours_plot(projected, summary.varying(projected),\n"
-                          "                          title=f\"hours to {target_iterations:,} "
-                          "iterations\")"),
-            new_markdown_cell("## Hours for the data set"),
+                "training = summary.training_runs(done)\n"
+                "if len(training):\n"
+                "    projected = analysis.derived_units(analysis.extrapolate(\n"
+                "        training, iterations=target_iterations))\n"
+                "    columns = [*summary.varying(training), \"time_iteration_s\", "
+                "\"iterations_per_minute\", \"hours\"]\n"
+                "    display(present.table(projected[columns], f\"Hours to {target_iterations:,} "
+                "iterations at each run's median iteration time\", keep=(\"hours\",)))\n"
+                "    plots.show(plots.hours_plot(projected, summary.varying(training),\n"
+                "                                title=f\"Hours to {target_iterations:,} "
+                "iterations\",\n"
+                "                                xlabel=\"hours\"))\n"
+                "else:\n"
+                "    display(Markdown(\"No training run: nothing to project in iterations.\"))"),
+            new_markdown_cell("## Hours for the data set (image runs)"),
             new_code_cell(
-                "images = done[done[\"unit\"] == \"images/s\"]\n"
-                "epochs_table = analysis.extrapolate(images, samples=dataset_samples * epochs)\n"
-                "epochs_table[[*summary.varying(images), \"throughput\", \"hours\"]]"),
+                "images = analysis.benchmarks(done[done[\"unit\"] == \"images/s\"])\n"
+                "if len(images):\n"
+                "    passes = images[\"benchmark\"].map(lambda b: epochs if b == \"train\" "
+                "else 1)\n"
+                "    hours = dataset_samples * passes / images[\"throughput\"] / 3600\n"
+                "    table = images.assign(passes=passes, hours=hours)\n"
+                "    display(present.table(table[[*summary.varying(images), \"throughput\", "
+                "\"unit\", \"passes\", \"hours\"]],\n"
+                "                          f\"Hours for the passes over {dataset_samples:,} images "
+                "({epochs} epochs when training, one pass for inference)\",\n"
+                "                          keep=(\"hours\",)))\n"
+                "else:\n"
+                "    display(Markdown(\"No image run.\"))"),
             new_markdown_cell(
                 "## 3D U-Net beside the reference campaign\n\nThis campaign's `unet3d_train` and "
                 "`unet3d_predict` runs next to the published CREMI figures (PyTorch 0.4.0, CUDA "
@@ -523,7 +567,11 @@ SUMMARIES = {
                 "unet = analysis.unet3d_units(done, reference.unet3d_records() if "
                 "include_reference else None)\n"
                 "if len(unet):\n"
-                "    display(unet)\n"
+                "    display(Markdown(summary.unet_caveat(unet, done)))\n"
+                "    display(present.table(unet, \"3D U-Net runs in lab units, this campaign "
+                "beside the reference\", keep=(\"source\",),\n"
+                "                          missing_reason=\"does not apply (training rows have no "
+                "prediction figures and the reverse)\"))\n"
                 "    plots.show(plots.lab_units_plot(unet))\n"
                 "else:\n"
                 "    display(Markdown(\"No 3D U-Net runs.\"))"),
