@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from benchlib import flags, palette
+from benchlib import flags, palette, present
 from benchlib.telemetry import Telemetry
 from benchlib.workloads.result import RunResult
 
@@ -22,30 +22,8 @@ def plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-#: How a setting reads in a short label: ``batch 16``, ``2 dev``.
-LABEL_FORMS = {"batch_size": "batch {}", "num_devices": "{} dev", "num_nodes": "{} nodes",
-               "num_workers": "{} workers", "image_size": "{} px", "noise_samples": "{} noise",
-               "channels_last": "channels-last {}", "compile": "compile {}",
-               "synthetic_kind": "{} tensors"}
-
-
-def short_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """One short label per row from ``columns``: numbers named (``batch 16, 2 dev``), missing
-    values left out, joined with ", "."""
-    if not columns:
-        return pd.Series(["all"] * len(df), index=df.index, dtype=object)
-
-    def one(row: pd.Series) -> str:
-        parts = [LABEL_FORMS.get(c, "{}").format(_plain_value(v)) for c, v in row.items()
-                 if not pd.isna(v) and str(v) != ""]
-        return ", ".join(parts) or "-"
-    return df[list(columns)].apply(one, axis=1).astype(object)
-
-
-def _plain_value(value: object) -> str:
-    if isinstance(value, float) and value == int(value):
-        return str(int(value))
-    return str(value)
+short_labels = present.short_labels
+LABEL_FORMS = present.LABEL_FORMS
 
 
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:

@@ -245,7 +245,7 @@ def describe_constant(frame: pd.DataFrame, columns: Iterable[str]) -> str:
 
 def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
           drop: Sequence[str] = (), missing_reason: str = "not recorded for that run",
-          max_columns: int = 9, labels: Mapping[str, str] | None = None,
+          max_columns: int = 11, labels: Mapping[str, str] | None = None,
           say_constant: bool = True) -> Table | Tables:
     """``frame`` for people: varying columns (and ``keep``) named in words with units, values
     formatted, constant configuration said in the caption, a dash for missing values explained
@@ -277,9 +277,9 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
     number_names = {names[c] for c in numeric}
     if len(shown) <= max_columns:
         return Table(cells, text, number_names)
-    label_columns = [names[c] for c in shown if c not in numeric][:max(1, max_columns // 3)]
+    label_columns = [names[c] for c in shown if c not in numeric]
     rest = [names[c] for c in shown if names[c] not in label_columns]
-    width = max(1, max_columns - len(label_columns))
+    width = max(3, max_columns - len(label_columns))
     chunks = [rest[i:i + width] for i in range(0, len(rest), width)]
     return Tables(Table(cells[[*label_columns, *chunk]],
                         f"{text} (part {i + 1} of {len(chunks)})", number_names)
@@ -295,4 +295,111 @@ def by_unit(frame: pd.DataFrame, caption: str, **options: object) -> Tables:
     for unit, rows in frame.groupby(frame["unit"].fillna("no unit"), sort=True):
         found = table(rows, f"{caption} ({unit})", **options)
         out.extend(found if isinstance(found, Tables) else [found])
+    return out
+
+
+#: How a setting reads in a short label: ``batch 16``, ``2 dev``.
+LABEL_FORMS = {"batch_size": "batch {}", "num_devices": "{} dev", "num_nodes": "{} nodes",
+               "num_workers": "{} workers", "image_size": "{} px", "noise_samples": "{} noise",
+               "channels_last": "channels-last {}", "compile": "compile {}",
+               "synthetic_kind": "{} tensors"}
+
+
+def short_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """One short label per row from ``columns``: numbers named (``batch 16, 2 dev``), missing
+    values left out, joined with ", "."""
+    if not columns:
+        return pd.Series(["all"] * len(df), index=df.index, dtype=object)
+
+    def one(row: pd.Series) -> str:
+        parts = [LABEL_FORMS.get(c, "{}").format(_label_value(v)) for c, v in row.items()
+                 if not pd.isna(v) and str(v) != ""]
+        return ", ".join(parts) or "-"
+    return df[list(columns)].apply(one, axis=1).astype(object)
+
+
+def _label_value(value: object) -> str:
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)
+
+
+# -- run pages: the parameters that apply, the environment grouped -------------------------
+
+#: Parameters that apply only when a condition on the configuration holds.
+APPLIES: dict[str, Callable[[Mapping[str, object]], bool]] = {
+    "noise_samples": lambda c: c.get("benchmark") == "smooth_inference",
+    "sigma": lambda c: c.get("benchmark") == "smooth_inference",
+    "synthetic_kind": lambda c: c.get("dataset") == "synthetic",
+    "data_dir": lambda c: c.get("dataset") == "real",
+    "num_nodes": lambda c: int(c.get("num_devices") or 1) > 1,
+    "node_launcher": lambda c: int(c.get("num_devices") or 1) > 1,
+    "scaling": lambda c: int(c.get("num_devices") or 1) > 1,
+    "hang_timeout_s": lambda c: int(c.get("num_devices") or 1) > 1,
+    "min_time_s": lambda c: c.get("iterations") == "auto",
+    "max_time_s": lambda c: c.get("iterations") == "auto",
+    "telemetry_interval_s": lambda c: c.get("device") != "cpu",
+}
+ENVIRONMENT_GROUPS = (
+    ("software", ("benchlib", "git_commit", "python", "torch", "torchvision", "cuda", "cudnn",
+                  "nccl", "driver", "os", "container", "torch_threads")),
+    ("hardware", ("host", "cpu", "cpu_count", "cpus_allowed", "numa_nodes", "memory_bytes",
+                  "gpu_names", "gpu_count", "gpu_memory_bytes", "gpu_interconnect", "gpu_nvlinks",
+                  "gpu_pcie", "gpu_pcie_now", "data_fs")),
+    ("job", ("slurm_cluster_name", "slurm_job_partition", "slurm_job_id", "slurm_array_job_id",
+             "slurm_array_task_id", "slurm_job_nodelist")),
+)
+
+
+def config_table(config: object) -> Table:
+    """A run's parameters that apply to it (no ``noise_samples`` for training, no multi-node
+    settings on one device, ...), one per row."""
+    values = config.model_dump() if hasattr(config, "model_dump") else dict(config)  # type: ignore[call-overload]
+    rows = [(name, value) for name, value in values.items()
+            if APPLIES.get(name, lambda _: True)(values)]
+    cells = pd.DataFrame({"parameter": [n for n, _ in rows],
+                          "value": [DASH if missing(v) else " ".join(str(v).split())
+                                    for _, v in rows]})
+    left = len(values) - len(rows)
+    caption = "The parameters of this run"
+    if left:
+        caption += f" ({left} that do not apply to it left out)"
+    return Table(cells, caption + ".")
+
+
+def _environment_value(name: str, value: object) -> str:
+    if missing(value):
+        return DASH
+    if name.endswith("_bytes") and pd.api.types.is_number(value):
+        return si(float(value), "B")  # type: ignore[arg-type]
+    return " ".join(str(value).split())
+
+
+def environment_tables(env: Mapping[str, object]) -> Tables:
+    """The environment in three tables: software, hardware, job (SLURM, allow-listed
+    variables); settings not recorded are left out and named once per table."""
+    env = {str(k).removeprefix("env_"): v for k, v in env.items()}
+    out = Tables()
+    placed: set[str] = set()
+    groups = [*ENVIRONMENT_GROUPS,
+              ("variables", tuple(sorted(k for k in env if k.startswith("var_"))))]
+    for title, names in groups:
+        placed.update(names)
+        present_names = [n for n in names if n in env and not missing(env[n])]
+        if not present_names:
+            continue
+        cells = pd.DataFrame({"setting": [n.removeprefix("var_").replace("_", " ")
+                                          if not n.startswith("var_") else n.removeprefix("var_")
+                                          for n in present_names],
+                              "value": [_environment_value(n, env[n]) for n in present_names]})
+        absent = [n for n in names if n not in present_names]
+        caption = f"Environment: {title}"
+        if absent and title != "variables":
+            caption += f"; not recorded here: {', '.join(a.replace('_', ' ') for a in absent)}"
+        out.append(Table(cells, caption + "."))
+    other = [k for k in env if k not in placed and not missing(env[k])]
+    if other:
+        out.append(Table(pd.DataFrame({"setting": other,
+                                       "value": [_environment_value(k, env[k]) for k in other]}),
+                         "Environment: other."))
     return out

@@ -289,22 +289,35 @@ def effects_table(found: list[Comparison]) -> object:
 
 
 def pairs_table(comparison: Comparison) -> object:
-    """One comparison's pairs: the settings that vary, a and b with the unit, their ratio."""
+    """One comparison's pairs, one table per unit: the settings that vary, a and b with the
+    unit, their ratio."""
     from benchlib import present
 
     pairs = comparison.pairs.drop(columns=[c for c in comparison.pairs
                                            if c.startswith(("a_", "b_"))])
-    labels = {"a": f"{comparison.factor.replace('_', ' ')} {comparison.a}",
-              "b": f"{comparison.factor.replace('_', ' ')} {comparison.b}"}
-    return present.table(pairs, f"Pairs of runs equal in every other setting: {comparison.title}; "
-                                "ratio = a / b", keep=("a", "b", "ratio"), labels=labels)
+    units = pairs["unit"].fillna("") if "unit" in pairs else pd.Series("", index=pairs.index)
+    out = present.Tables()
+    for unit, rows in pairs.groupby(units, sort=True):
+        suffix = f" ({unit})" if unit else ""
+        labels = {side: f"{comparison.factor.replace('_', ' ')} {value}{suffix}"
+                  for side, value in (("a", comparison.a), ("b", comparison.b))}
+        found = present.table(rows, f"Pairs of runs equal in every other setting: "
+                                    f"{comparison.title}{', ' + unit if unit else ''}; "
+                                    "ratio = a / b", keep=("a", "b", "ratio"), labels=labels)
+        out.extend(found if isinstance(found, present.Tables) else [found])
+    return out
 
 
 def breakdown_table(table: pd.DataFrame, caption: str) -> object:
     """:func:`benchlib.analysis.breakdown` as a table for people (milliseconds per phase)."""
     from benchlib import present
 
-    return present.table(table, caption, keep=("time_iteration_s", "bottleneck"))
+    first = [c for c in ("time_iteration_s", "bottleneck", "data_share") if c in table]
+    labels = [c for c in table.columns if not c.startswith("time_") and c not in first
+              and c != "count"]
+    rest = [c for c in table.columns if c not in labels and c not in first]
+    return present.table(table[[*labels, *first, *rest]], caption,
+                         keep=("time_iteration_s", "bottleneck"))
 
 
 def training_runs(done: pd.DataFrame) -> pd.DataFrame:
@@ -332,3 +345,14 @@ def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
     return (f"**Caveat**: this campaign's 3D U-Net has {ours} parameters, the reference "
             f"network {present.si(REFERENCE_UNET_PARAMETERS, '').strip()} ({size}): the "
             "bars show the method, not a like-for-like comparison.")
+
+
+#: Settings that tell runs apart on a page (a network's internals stay on the run pages).
+DESCRIBED = ("benchmark", "model", "cluster", "gpu", "num_nodes", "num_devices", "dataset",
+             "synthetic_kind", "batch_size", "precision", "num_workers", "image_size",
+             "noise_samples", "patch_shape", "block_shape")
+
+
+def described(table: pd.DataFrame) -> list[str]:
+    """The settings of :data:`DESCRIBED` that vary in ``table`` (labels for tables and plots)."""
+    return varying(table, [c for c in DESCRIBED if c in table])

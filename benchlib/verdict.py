@@ -222,8 +222,8 @@ def run_labels(judged: pd.DataFrame) -> pd.Series:
     varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
-        judged = judged.assign(num_devices=devices.astype(str) + " dev")
-    return analysis.labels(judged, varying or ["benchmark"])
+        judged = judged.assign(num_devices=devices)
+    return present.short_labels(judged, varying or ["benchmark"])
 
 
 def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
@@ -303,7 +303,7 @@ def telemetry_display(df: pd.DataFrame) -> object:
     why = "; ".join(dict.fromkeys(said[missing].str.removeprefix("unavailable: ")))
     if missing.all():
         return Markdown(f"Telemetry unavailable for all {len(table)} runs: {md_text(why)}.")
-    shown = present.table(table[~missing].drop(columns=["telemetry"]),
+    shown = present.table(table[~missing].drop(columns=["telemetry"], errors="ignore"),
                           "NVML means over each run's timed loop")
     if missing.any():
         from IPython.display import display

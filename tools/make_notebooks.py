@@ -103,8 +103,8 @@ RUN_MARKDOWN = (
 
 def _environment_and_ranks() -> list:
     return [
-        new_markdown_cell("## Environment (rank 0)"),
-        new_code_cell("as_table(result.env)"),
+        new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell(
             "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
             "the slowest rank's wall time over the fastest's."),
@@ -115,7 +115,7 @@ def _environment_and_ranks() -> list:
             "thermal limit. The record has the means, the throttled share and joules per sample."),
         new_code_cell(
             "if result.telemetry is not None and result.telemetry.available:\n"
-            "    figure = telemetry_plot(result.telemetry)\n"
+            "    show(telemetry_plot(result.telemetry))\n"
             "as_table(result.telemetry_record())"),
     ]
 
@@ -158,11 +158,12 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib import launch\n"
             f"from benchlib.config import {class_name}\n"
             "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
-            "telemetry_plot\n"
+            "show, telemetry_plot\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
-        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
         new_code_cell("as_table(unet3d.network_summary(config))"),
         new_markdown_cell(RUN_MARKDOWN),
         new_code_cell("result = launch.run(config)\nprint(unet3d.headline(result))"),
@@ -170,7 +171,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"\n'
-            "figure = iteration_timeline(result, title=title)"),
+            "show(iteration_timeline(result, title=title))"),
         new_markdown_cell(
             "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
             "iteration in each phase; `share` is the phase's median over the iteration median."
@@ -178,7 +179,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
                " `read` and `write` are the time the loop waited for the reader threads and the "
                "writer thread; their own busy time is in the record (`result_read_busy_s`, "
                "`result_write_busy_s`).")),
-        new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
+        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
         new_code_cell("record = make_record(config, result)\nas_table(unet3d.lab_units(record))"),
@@ -203,18 +204,19 @@ def build_allreduce() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import AllReduceConfig\n"
-            "from benchlib.plots import as_table, busbw_plot\n"
+            "from benchlib.plots import as_table, busbw_plot, show\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import collectives"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Run"),
         new_code_cell("result = launch.run(config)\nresult.table"),
         new_code_cell("record = collectives.make_record(config, result)\n"
-                      "figure = busbw_plot(result.table.assign(configuration="
-                      "f\"{record['gpu']} x {result.num_devices}\"))"),
-        new_markdown_cell("## Environment (rank 0)"),
-        new_code_cell("as_table(result.env)"),
+                      "show(busbw_plot(result.table.assign(configuration="
+                      "f\"{record['gpu']} x {result.num_devices}\")))"),
+        new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
         new_code_cell("publish(record)"),
     ]
@@ -252,16 +254,17 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import NodeProbeConfig\n"
-            "from benchlib.plots import as_table, busbw_plot, decode_plot\n"
+            "from benchlib.plots import as_table, busbw_plot, decode_plot, show\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import node_probe"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Ceilings"),
         new_code_cell("result = launch.run(config)\nresult.table"),
         new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivers "
                           "(decode, RandomResizedCrop, flip) against its worker processes."),
-        new_code_cell("figure = decode_plot(result.decode) if len(result.decode) else "
+        new_code_cell("show(decode_plot(result.decode)) if len(result.decode) else "
                       "print(\"no data_dir: decode not probed\")"),
         new_markdown_cell("## All-reduce\n\nThe all-reduce probe over the node's GPUs "
                           "(torchrun, NCCL), when there are two or more."),
@@ -270,10 +273,10 @@ def build_node_probe() -> nbformat.NotebookNode:
             "if allreduce is None:\n"
             "    print(\"fewer than 2 devices: all-reduce not probed\")\n"
             "else:\n"
-            "    figure = busbw_plot(allreduce.table.assign(configuration="
-            "f\"{allreduce.num_devices} devices\"))"),
+            "    show(busbw_plot(allreduce.table.assign(configuration="
+            "f\"{allreduce.num_devices} devices\")))"),
         new_markdown_cell("## Environment"),
-        new_code_cell("as_table(result.env)"),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
         new_code_cell("record = node_probe.make_record(config, result, allreduce_record)\n"
                       "publish(record)"),
@@ -301,11 +304,12 @@ def build(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib import launch\n"
             "from benchlib.config import ClassificationConfig\n"
             "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
-            "telemetry_plot\n"
+            "show, telemetry_plot\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
-                      f"{arguments}\n)\nas_table(config.model_dump())"),
+                      f"{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell(RUN_MARKDOWN),
         new_code_cell(
             "result = launch.run(config)\n"
@@ -315,11 +319,11 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"{config.model} {config.benchmark}, batch {config.batch_size}, '
-            '{config.dataset} data"\nfigure = iteration_timeline(result, title=title)'),
+            '{config.dataset} data"\nshow(iteration_timeline(result, title=title))'),
         new_markdown_cell(
             "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
             "iteration in each phase; `share` is the phase's median over the iteration median."),
-        new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
+        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
         new_code_cell("record = make_record(config, result)\npublish(record)"),
@@ -533,11 +537,11 @@ SUMMARIES = {
                 "if len(training):\n"
                 "    projected = analysis.derived_units(analysis.extrapolate(\n"
                 "        training, iterations=target_iterations))\n"
-                "    columns = [*summary.varying(training), \"time_iteration_s\", "
+                "    columns = [*summary.described(training), \"time_iteration_s\", "
                 "\"iterations_per_minute\", \"hours\"]\n"
                 "    display(present.table(projected[columns], f\"Hours to {target_iterations:,} "
                 "iterations at each run's median iteration time\", keep=(\"hours\",)))\n"
-                "    plots.show(plots.hours_plot(projected, summary.varying(training),\n"
+                "    plots.show(plots.hours_plot(projected, summary.described(training),\n"
                 "                                title=f\"Hours to {target_iterations:,} "
                 "iterations\",\n"
                 "                                xlabel=\"hours\"))\n"
@@ -551,7 +555,7 @@ SUMMARIES = {
                 "else 1)\n"
                 "    hours = dataset_samples * passes / images[\"throughput\"] / 3600\n"
                 "    table = images.assign(passes=passes, hours=hours)\n"
-                "    display(present.table(table[[*summary.varying(images), \"throughput\", "
+                "    display(present.table(table[[*summary.described(images), \"throughput\", "
                 "\"unit\", \"passes\", \"hours\"]],\n"
                 "                          f\"Hours for the passes over {dataset_samples:,} images "
                 "({epochs} epochs when training, one pass for inference)\",\n"
