@@ -252,7 +252,7 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
                title: str = "", xlabel: str | None = None) -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
     labels = text_labels(table, label_columns)
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(table) + 1.4))
+    fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
                 color=palette.BASE[2])
     values = table[value].dropna()

@@ -204,7 +204,7 @@ def build_allreduce() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import AllReduceConfig\n"
-            "from benchlib.plots import as_table, busbw_plot, show\n"
+            "from benchlib.plots import busbw_plot, show\n"
             "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import collectives"),
@@ -254,7 +254,7 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import NodeProbeConfig\n"
-            "from benchlib.plots import as_table, busbw_plot, decode_plot, show\n"
+            "from benchlib.plots import busbw_plot, decode_plot, show\n"
             "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import node_probe"),
@@ -348,8 +348,11 @@ SUMMARY_TAIL = [
     new_code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
     new_markdown_cell("## Failed runs\n\nLeft out of every table above."),
     new_code_cell('failed = analysis.failed(df)\n'
-                  'present.table(failed, "Failed runs and their errors", keep=("error",)) '
-                  'if len(failed) else Markdown("No failed runs.")'),
+                  'if len(failed):\n'
+                  '    display(present.table(failed, "Failed runs and their errors", '
+                  'keep=("error",)))\n'
+                  'else:\n'
+                  '    display(Markdown("No failed runs."))'),
 ]
 SUMMARIES = {
     "summary_scaling": (
@@ -382,9 +385,11 @@ SUMMARIES = {
                 "and the launcher's seconds (process start, imports, rendezvous, model set-up, "
                 "teardown) beyond the slowest rank's timed loop."),
             new_code_cell("several = analysis.distributed_runs(done)\n"
-                          "present.by_unit(several, \"Runs over several ranks\", "
-                          "keep=(\"straggler_spread\",)) if len(several) else "
-                          "Markdown(\"No run used more than one device.\")"),
+                          "if len(several):\n"
+                          "    display(present.by_unit(several, \"Runs over several ranks\", "
+                          "keep=(\"straggler_spread\",)))\n"
+                          "else:\n"
+                          "    display(Markdown(\"No run used more than one device.\"))"),
             new_markdown_cell(
                 "## All-reduce bus bandwidth\n\nFrom the `allreduce` probe notebook: nccl-tests' "
                 "bus bandwidth, algbw x 2(n-1)/n, against message size."),
@@ -394,8 +399,9 @@ SUMMARIES = {
                 "    wide = curves.pivot_table(index=[\"size_bytes\", \"size\"], columns="
                 "\"configuration\",\n"
                 "                              values=\"busbw_GBps\").reset_index()\n"
-                "    display(present.table(wide.drop(columns=\"size_bytes\"), \"Bus bandwidth "
-                "(GB/s) per message size\", say_constant=False))\n"
+                "    display(present.table(wide.drop(columns=\"size_bytes\"),\n"
+                "                          \"Bus bandwidth (GB/s) per message size\", "
+                "say_constant=False))\n"
                 "    plots.show(plots.busbw_plot(curves))\n"
                 "else:\n"
                 "    display(Markdown(\"No all-reduce probe in these results.\"))"),
@@ -492,9 +498,11 @@ SUMMARIES = {
             new_code_cell("sheets = verdict.datasheets_seen(df)\n"
                           "nothing = Markdown(\"No listed GPU in these results (CPU runs, or a "
                           "GPU not in the datasheet file).\")\n"
-                          "present.table(sheets, \"Dense TFLOP/s per precision, memory and "
-                          "host-link GB/s (benchlib/reference/gpu_datasheets.csv)\", "
-                          "missing_reason=\"not on the datasheet\") if len(sheets) else nothing"),
+                          "caption = (\"Dense TFLOP/s per precision, memory and host-link GB/s \"\n"
+                          "           \"(benchlib/reference/gpu_datasheets.csv)\")\n"
+                          "shown = present.table(sheets, caption, missing_reason=\"not on the "
+                          "datasheet\") if len(sheets) else None\n"
+                          "shown if len(sheets) else nothing"),
             new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
                               "against its worker processes, per probed node."),
             new_code_cell(
@@ -539,8 +547,9 @@ SUMMARIES = {
                 "        training, iterations=target_iterations))\n"
                 "    columns = [*summary.described(training), \"time_iteration_s\", "
                 "\"iterations_per_minute\", \"hours\"]\n"
-                "    display(present.table(projected[columns], f\"Hours to {target_iterations:,} "
-                "iterations at each run's median iteration time\", keep=(\"hours\",)))\n"
+                "    caption = (f\"Hours to {target_iterations:,} iterations at each run's \"\n"
+                "               \"median iteration time\")\n"
+                "    display(present.table(projected[columns], caption, keep=(\"hours\",)))\n"
                 "    plots.show(plots.hours_plot(projected, summary.described(training),\n"
                 "                                title=f\"Hours to {target_iterations:,} "
                 "iterations\",\n"
@@ -557,8 +566,9 @@ SUMMARIES = {
                 "    table = images.assign(passes=passes, hours=hours)\n"
                 "    display(present.table(table[[*summary.described(images), \"throughput\", "
                 "\"unit\", \"passes\", \"hours\"]],\n"
-                "                          f\"Hours for the passes over {dataset_samples:,} images "
-                "({epochs} epochs when training, one pass for inference)\",\n"
+                "                          f\"Hours for the passes over {dataset_samples:,} \"\n"
+                "                          f\"images ({epochs} epochs when training, one pass \"\n"
+                "                          \"for inference)\",\n"
                 "                          keep=(\"hours\",)))\n"
                 "else:\n"
                 "    display(Markdown(\"No image run.\"))"),
@@ -572,10 +582,10 @@ SUMMARIES = {
                 "include_reference else None)\n"
                 "if len(unet):\n"
                 "    display(Markdown(summary.unet_caveat(unet, done)))\n"
-                "    display(present.table(unet, \"3D U-Net runs in lab units, this campaign "
-                "beside the reference\", keep=(\"source\",),\n"
-                "                          missing_reason=\"does not apply (training rows have no "
-                "prediction figures and the reverse)\"))\n"
+                "    display(present.table(\n"
+                "        unet, \"3D U-Net runs in lab units, this campaign beside the reference\",\n"
+                "        keep=(\"source\",), missing_reason=\"does not apply (training rows have \"\n"
+                "        \"no prediction figures and the reverse)\"))\n"
                 "    plots.show(plots.lab_units_plot(unet))\n"
                 "else:\n"
                 "    display(Markdown(\"No 3D U-Net runs.\"))"),
