@@ -388,8 +388,8 @@ def environment_tables(env: Mapping[str, object]) -> Tables:
         present_names = [n for n in names if n in env and not missing(env[n])]
         if not present_names:
             continue
-        cells = pd.DataFrame({"setting": [n.removeprefix("var_").replace("_", " ")
-                                          if not n.startswith("var_") else n.removeprefix("var_")
+        cells = pd.DataFrame({"setting": [n.removeprefix("var_") if n.startswith("var_")
+                                          else n.removesuffix("_bytes").replace("_", " ")
                                           for n in present_names],
                               "value": [_environment_value(n, env[n]) for n in present_names]})
         absent = [n for n in names if n not in present_names]
@@ -403,3 +403,11 @@ def environment_tables(env: Mapping[str, object]) -> Tables:
                                        "value": [_environment_value(k, env[k]) for k in other]}),
                          "Environment: other."))
     return out
+
+
+def mapping_table(mapping: Mapping[str, object], caption: str) -> Table:
+    """A mapping as a two-column table (whole values, never cut), for run pages."""
+    rows = [(str(k).replace("_", " "), DASH if missing(v) else " ".join(str(v).split()))
+            for k, v in mapping.items()]
+    return Table(pd.DataFrame({"figure": [k for k, _ in rows], "value": [v for _, v in rows]}),
+                 caption.rstrip(".") + ".")

@@ -24,7 +24,7 @@ const text = document.body.innerText;
 const cells = Array.from(document.querySelectorAll('td, th')).map(c => c.innerText.trim());
 return {overflow: doc.scrollWidth - doc.clientWidth,
         warnings: (text.match(/\\w*Warning: .*|Traceback.*/g) || []),
-        truncated: cells.filter(t => t === '...' || t === '…').length,
+        truncated: cells.filter(t => t === '...' || t.endsWith('...')).length,
         noalt: Array.from(document.images).filter(i => !(i.alt || '').trim()).length,
         images: document.images.length};
 """

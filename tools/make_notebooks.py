@@ -108,7 +108,8 @@ def _environment_and_ranks() -> list:
         new_markdown_cell(
             "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
             "the slowest rank's wall time over the fastest's."),
-        new_code_cell("rank_table(result)"),
+        new_code_cell("table(rank_table(result).reset_index(), \"One row per rank\", "
+                      "keep=(\"throughput\",))"),
         new_markdown_cell(
             "## GPU telemetry\n\nNVML readings every `telemetry_interval_s` over the timed loop "
             "(rank 0's device); red points are samples whose clocks were held down by a power or "
@@ -116,7 +117,7 @@ def _environment_and_ranks() -> list:
         new_code_cell(
             "if result.telemetry is not None and result.telemetry.available:\n"
             "    show(telemetry_plot(result.telemetry))\n"
-            "as_table(result.telemetry_record())"),
+            "mapping_table(result.telemetry_record(), \"GPU telemetry over the timed loop\")"),
     ]
 
 
@@ -159,7 +160,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             f"from benchlib.config import {class_name}\n"
             "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
-            "from benchlib.present import config_table, environment_tables\n"
+            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
             "from benchlib.results import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
@@ -303,9 +304,9 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import ClassificationConfig\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
+            "from benchlib.plots import iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
-            "from benchlib.present import config_table, environment_tables\n"
+            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
             "from benchlib.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
