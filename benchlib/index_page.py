@@ -53,11 +53,6 @@ def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> str:
     return f' <a href="{_e(page.href)}">{_e(text)} →</a>' if page else ""
 
 
-def _setting(column: str, value: object) -> str:
-    """``batch size 64``, ``devices 2``, ``data real``."""
-    return f"{present.column_label(column)} {present.formatter(column)(value)}"
-
-
 def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c in rows and rows[c].astype(str).nunique() > 1]
 
@@ -81,8 +76,8 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
         best = rows.loc[rows["throughput"].astype(float).idxmax()]
-        setting = ", ".join(_setting(c, best[c]) for c in _varying(rows, DESCRIBE)
-                            if not present.missing(best[c]))
+        varying = [c for c in _varying(rows, DESCRIBE) if not present.missing(best[c])]
+        setting = present.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         stem = _stem(best)
         run = f' <a href="{_e(runs[stem])}">run →</a>' if stem in runs else ""
         flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
@@ -90,7 +85,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(present.number(float(best['throughput'])))} {_e(unit)}</b>"
-                     f"{_e(_interval(best))}{where} (best of {len(rows)} runs){flagged}{run}</li>")
+                     f" {_e(_interval(best).strip())}{where} (best of {len(rows)} runs){flagged}{run}</li>")
     return lines
 
 
@@ -113,7 +108,7 @@ def scaling(done: pd.DataFrame) -> list[str]:
         spread = (f", {present.percent(top['efficiency'].min())} to "
                   f"{present.percent(top['efficiency'].max())} over {len(top)} runs"
                   if len(top) > 1 else "")
-        flagged = " ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
+        flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
                      f"<b>{_e(present.ratio(speedup))}</b> the throughput of {base}: efficiency "
