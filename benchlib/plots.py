@@ -1,12 +1,18 @@
-"""Seaborn / matplotlib figures of one run (timelines, phase breakdown)."""
+"""Seaborn / matplotlib figures for people: one unit per axis, short labels from the fields
+that vary, one colour per phase / model / precision on every page (:mod:`benchlib.palette`),
+alt text on every image (:func:`show`), no warnings printed into pages (:func:`tidy`)."""
 
 from __future__ import annotations
+
+import base64
+import io
+import warnings
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from benchlib import analysis, flags
+from benchlib import flags, palette, present
 from benchlib.telemetry import Telemetry
 from benchlib.workloads.result import RunResult
 
@@ -16,9 +22,54 @@ def plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
+short_labels = present.short_labels
+LABEL_FORMS = present.LABEL_FORMS
+
+
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """:func:`analysis.labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
-    return analysis.labels(df, columns).map(plain)
+    """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
+    return short_labels(df, columns).map(plain)
+
+
+def tidy(fig: plt.Figure) -> plt.Figure:
+    """Lay the figure out tightly without printing layout warnings into the page (a figure
+    whose legend cannot fit keeps its layout; :func:`show` crops to the drawing)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.tight_layout()
+    return fig
+
+
+def describe(fig: plt.Figure) -> str:
+    """Alt text for a figure from its titles and axis labels: ``Scaling: throughput
+    (images/s) against devices; ...``."""
+    parts = []
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        parts.append(fig._suptitle.get_text())
+    for ax in fig.axes:
+        title, x, y = ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+        if not (title or x or y):
+            continue
+        axes = f"{y or 'value'} against {x}" if x else (y or "")
+        parts.append(f"{title}: {axes}" if title and axes else title or axes)
+    text = "; ".join(dict.fromkeys(p.replace("\\$", "$") for p in parts if p))
+    return f"Plot. {text}" if text else "Plot"
+
+
+def show(fig: plt.Figure, alt: str | None = None) -> None:
+    """Display a figure now as a PNG with alt text (``alt`` or :func:`describe`), and close it
+    so that it is not shown twice."""
+    from IPython.display import display
+
+    text = alt or describe(fig)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    display({"image/png": data, "text/plain": text}, raw=True,
+            metadata={"image/png": {"alt": text}})
 
 
 def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
@@ -28,13 +79,14 @@ def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
     long = frame.melt(id_vars="step", var_name="phase", value_name="seconds")
     long["ms"] = long["seconds"] * 1e3
     fig, ax = plt.subplots(figsize=(8, 3.5))
-    sns.lineplot(data=long, x="step", y="ms", hue="phase", ax=ax, marker=".", linewidth=1)
+    sns.lineplot(data=long, x="step", y="ms", hue="phase", ax=ax, marker=".", linewidth=1,
+                 palette=palette.mapping("phase", long["phase"].unique()))
     median_ms = result.per_iteration["iteration"].median() * 1e3
     ax.axhline(median_ms, color="black", linestyle="--", linewidth=0.8,
                label=f"median iteration {median_ms:.1f} ms")
-    ax.set(xlabel="timed iteration", ylabel="ms", title=title or "Time per iteration")
+    ax.set(xlabel="timed iteration", ylabel="milliseconds", title=title or "Time per iteration")
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -44,15 +96,16 @@ def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
     phases = table.drop(index="iteration")
     fig, ax = plt.subplots(figsize=(8, 1.8))
     left = 0.0
-    palette = sns.color_palette("deep", len(phases))
-    for (phase, row), colour in zip(phases.iterrows(), palette, strict=True):
+    for phase, row in phases.iterrows():
         width = row["median_s"] * 1e3
-        ax.barh(["phases"], [width], left=left, color=colour, label=f"{phase} {width:.1f} ms")
+        ax.barh(["phases"], [width], left=left, color=palette.colour("phase", phase),
+                label=f"{phase} {width:.1f} ms")
         left += width
-    ax.barh(["iteration"], [table.loc["iteration", "median_s"] * 1e3], color="grey")
-    ax.set(xlabel="median ms per iteration", title=title or "Phase breakdown")
+    ax.barh(["iteration"], [table.loc["iteration", "median_s"] * 1e3],
+            color=palette.colour("phase", "iteration"))
+    ax.set(xlabel="median milliseconds per iteration", title=title or "Phase breakdown")
     ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.45))
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -79,7 +132,7 @@ def busbw_plot(curves: pd.DataFrame, title: str = "All-reduce bus bandwidth") ->
     ax.set_xticks(ticks, [curves.loc[curves["size_bytes"] == t, "size"].iloc[0] for t in ticks],
                   rotation=45, fontsize=8)
     ax.set(xlabel="message size", ylabel="bus bandwidth (GB/s)", title=plain(title))
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -88,44 +141,57 @@ def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
     return pd.Series(mapping, dtype=object).to_frame(name)
 
 
-def categorical_hue(frame: pd.DataFrame, hue: str | None) -> tuple[pd.DataFrame, list[str] | None]:
-    """``frame`` with its ``hue`` column as text labels, and their order (numbers ascending).
-
-    Seaborn draws a numeric hue as a colour scale whose brief legend fails on pandas' nullable
-    integers (``Int64``); each value of a configuration column is one line, so one colour each.
-    """
-    if hue is None or hue not in frame:
-        return frame, None
-    values = frame[hue]
-    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-    ordered = sorted(values.dropna().unique(), key=float if numeric else str)
-    labels = values.map(lambda v: "-" if pd.isna(v) else plain(v)).astype(object)
-    order = [plain(v) for v in ordered] + (["-"] if values.isna().any() else [])
-    return frame.assign(**{hue: labels}), list(dict.fromkeys(order))
+HUE_KINDS = {"model": "model", "precision": "precision", "dataset": "dataset",
+             "benchmark": "benchmark", "batch_size": "batch_size"}
 
 
 def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                  hue: str | None = None) -> plt.Figure:
-    """Throughput, speedup and efficiency against devices, with the ideal (linear) line."""
-    hue = hue or next((c for c in ("model", "benchmark", "batch_size") if c in scaled
-                       and scaled[c].nunique() > 1), None)
-    scaled, hue_order = categorical_hue(scaled, hue)
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
-    devices = sorted(scaled["num_devices"].unique())
-    for ax, column in zip(axes, (metric, "speedup", "efficiency"), strict=True):
-        sns.lineplot(data=scaled, x="num_devices", y=column, hue=hue, hue_order=hue_order,
-                     marker="o", ax=ax, errorbar=None)
-        if column == "speedup":
-            ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8, label="ideal")
-        if column == "efficiency":
-            ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="ideal")
-            ax.set_ylim(0, max(1.15, float(scaled[column].max()) * 1.08))
-        _mark_flagged(ax, scaled, column)
-        ax.set(xlabel="devices", xticks=devices, title=column)
-        if ax.get_legend():
-            ax.legend(fontsize=7)
-    fig.tight_layout()
+    """Throughput, speedup and efficiency against devices, with the ideal (linear) line; one row
+    of panels per throughput unit (images/s and voxels/s never share an axis)."""
+    scaled = _with_scaling(scaled)
+    labelled = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision")
+                if c in scaled and scaled[c].nunique() > 1]
+    units = (sorted(scaled["unit"].dropna().unique().tolist())
+             if "unit" in scaled and scaled["unit"].notna().any() else [None])
+    fig, axes = plt.subplots(len(units), 3, figsize=(13, 3.4 * len(units)), squeeze=False)
+    for row_axes, unit in zip(axes, units, strict=True):
+        rows = scaled if unit is None else scaled[scaled["unit"] == unit]
+        columns = [c for c in labelled if rows[c].nunique() > 1] if hue is None else [hue]
+        rows = rows.assign(configuration=text_labels(rows, columns) if columns else "all runs")
+        kind = HUE_KINDS.get(columns[0], "configuration") if len(columns) == 1 else "configuration"
+        order = sorted(rows["configuration"].unique(), key=str)
+        colours = palette.mapping(kind, order)
+        devices = sorted(rows["num_devices"].unique())
+        for ax, column in zip(row_axes, (metric, "speedup", "efficiency"), strict=True):
+            sns.lineplot(data=rows, x="num_devices", y=column, hue="configuration",
+                         hue_order=order, palette=colours, marker="o", ax=ax, errorbar=None,
+                         legend=column == "efficiency")
+            if column == "speedup":
+                ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8,
+                        label="ideal")
+            if column == "efficiency":
+                ax.axhline(1.0, color=palette.IDEAL, linestyle="--", linewidth=0.8, label="ideal")
+                ax.set_ylim(0, max(1.15, float(rows[column].max()) * 1.08))
+                ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+            _mark_flagged(ax, rows, column)
+            ylabel = {"speedup": "speedup (x)", "efficiency": "efficiency"}.get(
+                column, f"{column} ({unit})" if unit else column)
+            title = {metric: "throughput"}.get(column, column) + (f", {unit}" if unit else "")
+            ax.set(xlabel="devices", xticks=devices, ylabel=ylabel, title=plain(title))
+        row_axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                            title="configuration", title_fontsize=7)
+    tidy(fig)
     return fig
+
+
+def _with_scaling(scaled: pd.DataFrame) -> pd.DataFrame:
+    """The rows of configurations measured on several device counts (those on one count have
+    no scaling to show); all rows when none has."""
+    if "baseline_key" not in scaled:
+        return scaled
+    counts = scaled.groupby("baseline_key")["num_devices"].transform("nunique")
+    return scaled[counts > 1] if (counts > 1).any() else scaled
 
 
 def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
@@ -138,7 +204,8 @@ def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
                    zorder=5, label="flagged ⚠ (see the list above)")
 
 
-def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None) -> plt.Figure:
+def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None,
+               xlabel: str = "ratio a / b (x)") -> plt.Figure:
     """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
     bookkeeping = ("a", "b", "ratio", "flags", "a_low", "a_high", "b_low", "b_high")
     label_columns = label_columns or [c for c in pairs.columns if c not in bookkeeping
@@ -147,13 +214,14 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     if "flags" in pairs:
         labels = [flags.marked(label, f) for label, f in zip(labels, pairs["flags"], strict=True)]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
-    sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=sns.color_palette("deep")[0], orient="h")
-    ax.axvline(1.0, color="black", linewidth=0.8)
+    sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=palette.BASE[0], orient="h")
+    ax.axvline(1.0, color=palette.IDEAL, linewidth=0.8)
     median = pairs["ratio"].median()
-    ax.axvline(median, color="crimson", linestyle="--", linewidth=1, label=f"median {median:.2f}")
-    ax.set(xlabel="ratio a / b", ylabel="", title=plain(title))
+    ax.axvline(median, color=palette.FLAGGED, linestyle="--", linewidth=1,
+               label=f"median {median:.2f}x")
+    ax.set(xlabel=xlabel, ylabel="", title=plain(title))
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -164,31 +232,34 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     labels = text_labels(table, label_columns)
     data = table[phases].astype(float).fillna(0.0).set_axis(labels)
     data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
+    data = data * 1e3
     fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
     if data.empty or not phases:
         ax.text(0.5, 0.5, "no phase timings to show", ha="center", va="center",
                 transform=ax.transAxes)
     else:
-        data.plot.barh(stacked=True, ax=ax, color=sns.color_palette("deep", len(phases)))
+        data.plot.barh(stacked=True, ax=ax,
+                       color=[palette.colour("phase", p) for p in data.columns])
         ax.invert_yaxis()
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set(xlabel="median seconds per iteration", ylabel="", title=plain(title or "Phase breakdown"))
-    fig.tight_layout()
+    ax.set(xlabel="median milliseconds per iteration", ylabel="",
+           title=plain(title or "Phase breakdown"))
+    tidy(fig)
     return fig
 
 
 def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
-               title: str = "") -> plt.Figure:
+               title: str = "", xlabel: str | None = None) -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
     labels = text_labels(table, label_columns)
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(table) + 1.4))
+    fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
-                color=sns.color_palette("deep")[2])
+                color=palette.BASE[2])
     values = table[value].dropna()
     if len(values) and values.max() / max(values.min(), 1e-12) > 100:
         ax.set_xscale("log")
-    ax.set(xlabel=value.replace("_", " "), ylabel="", title=plain(title))
-    fig.tight_layout()
+    ax.set(xlabel=xlabel or value.replace("_", " "), ylabel="", title=plain(title))
+    tidy(fig)
     return fig
 
 
@@ -206,21 +277,14 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
                                "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
         labels = text_labels(rows, columns or ["source"])
         sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
-                    ax=ax, orient="h", dodge=False)
+                    ax=ax, orient="h", dodge=False,
+                    palette=palette.mapping("source", rows["source"].unique()))
         if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
             ax.set_xscale("log")
         ax.set(xlabel=value.replace("_", " "), ylabel="", title=name)
     fig.suptitle(title)
-    fig.tight_layout()
+    tidy(fig)
     return fig
-
-
-def show(fig: plt.Figure) -> None:
-    """Display a figure now (inside loops) and close it so it is not shown twice."""
-    from IPython.display import display
-
-    display(fig)
-    plt.close(fig)
 
 
 def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the timed loop") -> plt.Figure:
@@ -246,17 +310,19 @@ def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the ti
         axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set(xlabel="seconds into the timed loop")
     axes[0, 0].set(title=title)
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
 def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") -> plt.Figure:
     """Images/s the loader delivers against its number of worker processes."""
     fig, ax = plt.subplots(figsize=(6, 3))
-    sns.lineplot(data=decode, x="workers", y="images_per_s", marker="o", ax=ax)
+    hue = "configuration" if "configuration" in decode and decode["configuration"].nunique() > 1 \
+        else None
+    sns.lineplot(data=decode, x="workers", y="images_per_s", hue=hue, marker="o", ax=ax)
     ax.set(xlabel="loader workers", ylabel="images/s", title=title)
     ax.set_xticks(sorted(decode["workers"].unique()))
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -265,10 +331,11 @@ def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: floa
     """Horizontal bars of ``x`` per ``y`` and ``hue``, with a vertical reference line."""
     fig, ax = plt.subplots(figsize=(8, 0.4 * max(rows, 2) + 1.2))
     if len(data):
-        sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h")
+        sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h",
+                    palette=palette.mapping(hue, data[hue].unique()))
     ax.axvline(line_at, color="black", linestyle="--", linewidth=0.8)
     ax.set(xlabel=xlabel, ylabel="", title=title)
-    fig.tight_layout()
+    tidy(fig)
     return fig
 
 
@@ -287,7 +354,12 @@ def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> p
 
     run = run_labels(table)
     frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))
+    names = {"data_wait_share": "waiting for data (share of the iteration)",
+             "mfu": "MFU (share of the matmul peak)"}
     long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])
-    return _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
-                 "data wait / iteration; MFU / peak", title)
+    long["figure"] = long["figure"].map(names)
+    fig = _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
+                "share (%)", title)
+    fig.axes[0].xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    return fig

@@ -10,7 +10,6 @@ Nothing in the pages is fetched from the network.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import html
 import itertools
@@ -19,22 +18,45 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 from nbformat import NotebookNode
 
-from benchlib.results import Scan, Skipped, current_umask, iter_notebooks, scan
+from benchlib.index_page import Link, render
+from benchlib.results import (
+    Scan,
+    Skipped,
+    current_umask,
+    iter_notebooks,
+    notebook_fingerprint,
+    scan,
+)
 from benchlib.sweep import NOTEBOOK_DIR, LocalKernelManager
 
 log = logging.getLogger(__name__)
-SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",
-             "summary_node")
+#: The report's pages after the index, in the order it lists them: a summary notebook executed
+#: on the campaign (``notebooks/<name>.ipynb``), its title and the question it answers. Further
+#: pages (checks, comparisons with other campaigns) are added here.
+PAGES: list[Link] = [
+    Link("summary_scaling.html", "Scaling",
+         "throughput, speedup and efficiency against devices, in the reference sheets' layout"),
+    Link("summary_comparisons.html", "Comparisons",
+         "which settings (data, batch size, precision, GPU, model) change the throughput"),
+    Link("summary_breakdown.html", "Breakdown", "where each iteration's time goes, phase by phase"),
+    Link("summary_projection.html", "Projections",
+         "hours to a training target or through a data set, beside the reference campaign"),
+    Link("summary_node.html", "The node",
+         "its ceilings, each run's telemetry, and what held each run back"),
+]
+SUMMARIES = tuple(Path(page.href).stem for page in PAGES)
+#: Run pages exported with more workers than this go to a process pool (fewer: in process).
+POOL_THRESHOLD = 24
+CACHE_FILE = ".pages.json"  #: run pages' notebook fingerprints, in ``report/runs/``
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-RUN_COLUMNS = ("benchmark", "model", "dataset", "batch_size", "precision", "gpu", "num_devices",
-               "throughput", "unit", "time_iteration_s", "status")
 
 
 class ReportError(RuntimeError):
@@ -88,7 +110,8 @@ def sanitize_html(markup: object) -> str:
 
 
 def _safe_output(output: dict) -> None:
-    """Keep an output's safe data types and its plain image size / background metadata."""
+    """Keep an output's safe data types and its plain image size / background / alt metadata
+    (the template escapes the alt text)."""
     if "data" in output:
         output["data"] = {k: v for k, v in output["data"].items() if k in SAFE_MIMETYPES}
     if "metadata" in output:
@@ -97,9 +120,54 @@ def _safe_output(output: dict) -> None:
                    if (k in ("width", "height") and isinstance(v, int | float)
                        and not isinstance(v, bool))
                    or (k == "needs_background" and v in ("light", "dark"))
-                   or (k == "unconfined" and isinstance(v, bool))}
+                   or (k == "unconfined" and isinstance(v, bool))
+                   or (k == "alt" and isinstance(v, str))}
             for mime, meta in output["metadata"].items()
             if mime in SAFE_MIMETYPES and isinstance(meta, dict)}
+
+
+IMAGE_MIMETYPES = ("image/png", "image/jpeg")
+HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
+FIGURE_REPR = re.compile(r"^<Figure size .*>$")
+#: A Python warning printed by a library (``.../x.py:12: UserWarning: ...``) and its source line.
+WARNING_TEXT = re.compile(r"\b\w*Warning: ")
+
+
+def _alt_texts(nb: NotebookNode) -> None:
+    """Give every image output alt text: its own (set by :func:`benchlib.plots.show`), else its
+    plain-text representation when that says something, else the heading above it."""
+    heading = "Figure"
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            found = HEADING.findall(str(cell.get("source", "")))
+            heading = found[-1].strip() if found else heading
+            continue
+        for output in cell.get("outputs", []):
+            data, metadata = output.get("data", {}), output.setdefault("metadata", {})
+            for mime in IMAGE_MIMETYPES:
+                if mime not in data:
+                    continue
+                meta = metadata.setdefault(mime, {})
+                if isinstance(meta, dict) and not (isinstance(meta.get("alt"), str) and meta["alt"]):
+                    text = " ".join(str(data.get("text/plain", "")).split())
+                    meta["alt"] = (text if text and not FIGURE_REPR.match(text)
+                                   else f"Plot: {heading}")
+
+
+def _without_warnings(nb: NotebookNode) -> int:
+    """Drop library warnings printed on stderr (they are in the notebook file, not worth a
+    reader's attention in the page); how many outputs were dropped."""
+    dropped = 0
+    for cell in nb.get("cells", []):
+        outputs = cell.get("outputs")
+        if not outputs:
+            continue
+        kept = [o for o in outputs if not (o.get("output_type") == "stream"
+                                           and o.get("name") == "stderr"
+                                           and WARNING_TEXT.search(str(o.get("text", ""))))]
+        dropped += len(outputs) - len(kept)
+        cell["outputs"] = kept
+    return dropped
 
 
 def neutralise(nb: NotebookNode) -> NotebookNode:
@@ -121,6 +189,10 @@ def neutralise(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
+#: One HTML exporter per thread and kind, made once (making one reads every template).
+_EXPORTERS: dict[tuple[bool, int], object] = {}
+
+
 def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
     """Render an executed notebook as a self-contained HTML page (embedded images, no scripts):
     its outputs and Markdown sanitized whoever wrote the notebook."""
@@ -128,10 +200,15 @@ def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
     from nbconvert import HTMLExporter
 
     nb = neutralise(nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4))
-    exporter = HTMLExporter(extra_template_basedirs=[str(TEMPLATES)], template_name="offline",
-                            exclude_input=not include_code, exclude_input_prompt=True,
-                            exclude_output_prompt=True, sanitize_html=True,
-                            filters={"clean_html": sanitize_html})
+    _without_warnings(nb)
+    _alt_texts(nb)
+    key = (include_code, threading.get_ident())
+    exporter = _EXPORTERS.get(key)
+    if exporter is None:
+        exporter = _EXPORTERS[key] = HTMLExporter(
+            extra_template_basedirs=[str(TEMPLATES)], template_name="offline",
+            exclude_input=not include_code, exclude_input_prompt=True,
+            exclude_output_prompt=True, sanitize_html=True, filters={"clean_html": sanitize_html})
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     target.write_text(body, encoding="utf-8")
     return target
@@ -166,43 +243,10 @@ def _skipped_section(skipped: Sequence[Skipped]) -> str:
 
 def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
            runs: dict[str, str], skipped: Sequence[Skipped] = ()) -> str:
-    done = int((records["status"] == "ok").sum()) if "status" in records else len(records)
-    rows = []
-    for _, record in records.iterrows():
-        stem = Path(str(record["source"])).stem
-        cells = "".join(f"<td>{html.escape(_fmt(record.get(c)))}</td>" for c in RUN_COLUMNS)
-        link = (f'<a href="{html.escape(runs[stem])}">{html.escape(stem)}</a>' if stem in runs
-                else html.escape(stem))
-        rows.append(f"<tr><td>{link}</td>{cells}</tr>")
-    header = "".join(f"<th>{c.replace('_', ' ')}</th>" for c in ("run", *RUN_COLUMNS))
-    items = "".join(f'<li><a href="{name}.html">{name.removeprefix("summary_").title()}</a></li>'
-                    for name in summaries)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>benchlib report: {html.escape(campaign)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }}
-table {{ border-collapse: collapse; font-size: 0.85rem; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; }}
-th {{ background: #f3f3f3; }} td:nth-child(9), td:nth-child(11) {{ text-align: right; }}
-</style></head>
-<body>
-<h1>benchlib report: {html.escape(campaign)}</h1>
-<p>{len(records)} runs, {done} finished, {len(records) - done} failed. Built {stamp}.</p>
-<h2>Summaries</h2><ul>{items}</ul>
-<h2>Runs</h2>
-<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>
-{_skipped_section(skipped)}
-</body></html>
-"""
-
-
-def _fmt(value: object) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    pages = [p for p in PAGES if Path(p.href).stem in summaries]
+    pages += [Link(f"{name}.html", name.removeprefix("summary_").replace("_", " ").title())
+              for name in summaries if name not in {Path(p.href).stem for p in pages}]
+    return render(campaign, records, pages, runs, _skipped_section(skipped))
 
 
 def _swap_in(built: Path, final: Path) -> None:
@@ -224,38 +268,115 @@ def _swap_in(built: Path, final: Path) -> None:
         return
 
 
+def _export_version() -> str:
+    """A digest of what shapes a run page (this module and the templates): a cached page made
+    by other code is made again."""
+    import hashlib
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for path in sorted(TEMPLATES.rglob("*")):
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cached_runs(campaign_dir: Path) -> dict[str, dict]:
+    """The previous report's run pages and the fingerprints they were made from."""
+    import json
+
+    try:
+        found = json.loads((campaign_dir / "report" / "runs" / CACHE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
+                 steps: object) -> tuple[dict[str, str], list[Skipped]]:
+    """Every run page: reused from the previous report when its notebook's fingerprint and the
+    export code are unchanged, else exported (in a process pool when there are many)."""
+    import json
+    from concurrent.futures import ProcessPoolExecutor
+
+    version = _export_version()
+    cached, fresh = _cached_runs(campaign_dir), {}
+    runs, skipped, todo = {}, [], []
+    for notebook in notebooks:
+        target = building / "runs" / f"{notebook.stem}.html"
+        key = {**notebook_fingerprint(notebook), "export": version, "path": str(notebook)}
+        old = campaign_dir / "report" / "runs" / target.name
+        if cached.get(notebook.stem) == key and old.is_file():
+            try:
+                os.link(old, target)
+            except OSError:
+                shutil.copyfile(old, target)
+            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+            steps.update()
+        else:
+            todo.append((notebook, target, key))
+    workers = min(os.cpu_count() or 1, 8)
+    if len(todo) > POOL_THRESHOLD and workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            errors = pool.map(_run_page, [n for n, _, _ in todo], [t for _, t, _ in todo],
+                              chunksize=max(1, len(todo) // (workers * 4)))
+            outcomes = []
+            for outcome in errors:
+                outcomes.append(outcome)
+                steps.update()
+    else:
+        outcomes = []
+        for notebook, target, _ in todo:
+            outcomes.append(_run_page(notebook, target))
+            steps.update()
+    for (notebook, target, key), error in zip(todo, outcomes, strict=True):
+        if error is None:
+            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+        else:
+            log.warning("%s: cannot be shown (%s)", notebook, error)
+            skipped.append(Skipped(notebook, f"cannot be shown as a page ({error})"))
+    (building / "runs" / CACHE_FILE).write_text(json.dumps(fresh), encoding="utf-8")
+    return runs, skipped
+
+
+def _run_page(notebook: Path, target: Path) -> str | None:
+    """Export one run page; the error text when the notebook cannot be shown (an OSError, the
+    report not being writable, is raised: the build fails)."""
+    try:
+        export_html(notebook, target, include_code=True)
+    except OSError:
+        raise
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def _summary_page(name: str, campaign_dir: Path, building: Path) -> None:
+    executed = building / f"{name}.ipynb"
+    _run_summary(name, campaign_dir, executed)
+    export_html(executed, building / f"{name}.html", include_code=False)
+
+
 def _build_pages(campaign_dir: Path, building: Path, found: Scan,
                  summaries: Sequence[str], progress: bool) -> None:
-    """Execute and export every summary, export every run notebook (a notebook that cannot be
-    exported is listed as skipped), write the index."""
+    """Execute and export every summary (side by side), export every run page (reusing
+    unchanged ones; a notebook that cannot be exported is listed as skipped), write the index."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from tqdm.auto import tqdm
 
     (building / "runs").mkdir()
     skipped = list(found.skipped)
     left_out = {s.path for s in skipped}
     notebooks = [n for n in iter_notebooks(campaign_dir) if n not in left_out]
+    threads = max(1, min(len(summaries), os.cpu_count() or 1))
     with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
-              disable=not progress) as steps:
-        for name in summaries:
-            steps.set_postfix_str(name)
-            executed = building / f"{name}.ipynb"
-            _run_summary(name, campaign_dir, executed)
-            export_html(executed, building / f"{name}.html", include_code=False)
+              disable=not progress) as steps, ThreadPoolExecutor(threads) as pool:
+        pending = [pool.submit(_summary_page, name, campaign_dir, building) for name in summaries]
+        runs, unshown = _export_runs(campaign_dir, building, notebooks, steps)
+        for future in pending:
+            future.result()  # a failed summary fails the build (ReportError)
             steps.update()
-        runs = {}
-        for notebook in notebooks:
-            try:
-                export_html(notebook, building / "runs" / f"{notebook.stem}.html",
-                            include_code=True)
-                runs[notebook.stem] = f"runs/{notebook.stem}.html"
-            except OSError:
-                raise  # the report cannot be written: the build fails, the old report stays
-            except Exception as error:  # a malformed foreign notebook: listed, not fatal
-                log.warning("%s: cannot be shown (%s: %s)", notebook, type(error).__name__, error)
-                skipped.append(Skipped(notebook, f"cannot be shown as a page "
-                                                 f"({type(error).__name__}: {error})"))
-            steps.update()
-    index = _index(campaign_dir.name, found.frame, summaries, runs, skipped)
+    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown])
     (building / "index.html").write_text(index, encoding="utf-8")
 
 

@@ -67,8 +67,9 @@ def md_text(value: object) -> str:
 
 
 def load_results(results_dir: str | Path) -> pd.DataFrame:
-    """Every record under ``results_dir``; a clear error when the folder is missing or empty."""
-    frame = load(results_dir)
+    """Every record under ``results_dir`` (a relative path found as
+    :func:`resolve_results_dir` finds it); a clear error when the folder is missing or empty."""
+    frame = load(resolve_results_dir(results_dir))
     if frame.empty:
         raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
                                 "(benchlib sweep params/X.yaml)")
@@ -231,3 +232,127 @@ def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     done = len(analysis.ok(df))
     return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
             f"{len(df) - done} failed.")
+
+
+# -- what the summary pages display (tables for people, built from the analysis frames) -----
+
+#: The reference 3D U-Net (the CREMI network of the reference era), in parameters.
+REFERENCE_UNET_PARAMETERS = 95.9e6
+TRAINING = ("train", "unet3d_train")  #: benchmarks that count optimizer iterations
+
+
+def resolve_results_dir(results_dir: str | Path) -> Path:
+    """``results_dir`` as given when it exists; a relative one not found from the working
+    directory (JupyterLab runs a notebook in its own folder, ``notebooks/``) is looked up from
+    each parent folder and from the project root."""
+    path = Path(results_dir).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    here = Path.cwd().resolve()
+    project = Path(__file__).resolve().parent.parent
+    for base in (*here.parents, project):
+        if (base / path).exists():
+            return base / path
+    return path
+
+
+def overview_table(df: pd.DataFrame) -> object:
+    """:func:`overview` as a table for people."""
+    from benchlib import present
+
+    return present.table(overview(df), "Runs per benchmark and status", keep=("runs",))
+
+
+def throughput_tables(runs: pd.DataFrame) -> object:
+    """Median throughput per configuration (repeats aggregated), one table per unit."""
+    from benchlib import present
+
+    table = analysis.aggregate(flags.with_flags(runs))
+    if "unit" not in table and "unit" in runs:
+        table["unit"] = runs["unit"].iloc[0]
+    order = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "num_devices")
+             if c in table]
+    table = table.sort_values(order, na_position="last", kind="stable") if order else table
+    return present.by_unit(table, "Median throughput per configuration over its repeats "
+                                  "(runs: how many repeats; spread: IQR / median between them)",
+                           keep=("throughput",))
+
+
+def effects_table(found: list[Comparison]) -> object:
+    """:func:`headlines` as a table for people."""
+    from benchlib import present
+
+    frame = headlines(found)
+    return present.table(frame, "Each factor's effect on throughput: median ratio a / b over "
+                                "the pairs, its 95 % interval, and whether it is significant",
+                         keep=("comparison", "median ratio", "significant"), say_constant=False)
+
+
+def pairs_table(comparison: Comparison) -> object:
+    """One comparison's pairs, one table per unit: the settings that vary, a and b with the
+    unit, their ratio."""
+    from benchlib import present
+
+    pairs = comparison.pairs.drop(columns=[c for c in comparison.pairs
+                                           if c.startswith(("a_", "b_"))])
+    units = pairs["unit"].fillna("") if "unit" in pairs else pd.Series("", index=pairs.index)
+    out = present.Tables()
+    for unit, rows in pairs.groupby(units, sort=True):
+        suffix = f" ({unit})" if unit else ""
+        labels = {side: f"{comparison.factor.replace('_', ' ')} {value}{suffix}"
+                  for side, value in (("a", comparison.a), ("b", comparison.b))}
+        found = present.table(rows, f"Pairs of runs equal in every other setting: "
+                                    f"{comparison.title}{', ' + unit if unit else ''}; "
+                                    "ratio = a / b", keep=("a", "b", "ratio"), labels=labels)
+        out.extend(found if isinstance(found, present.Tables) else [found])
+    return out
+
+
+def breakdown_table(table: pd.DataFrame, caption: str) -> object:
+    """:func:`benchlib.analysis.breakdown` as a table for people (milliseconds per phase)."""
+    from benchlib import present
+
+    first = [c for c in ("time_iteration_s", "bottleneck", "data_share") if c in table]
+    labels = [c for c in table.columns if not c.startswith("time_") and c not in first
+              and c != "count"]
+    rest = [c for c in table.columns if c not in labels and c not in first]
+    return present.table(table[[*labels, *first, *rest]], caption,
+                         keep=("time_iteration_s", "bottleneck"))
+
+
+def training_runs(done: pd.DataFrame) -> pd.DataFrame:
+    """Finished training runs (they count iterations toward a target)."""
+    return done[done.get("benchmark", pd.Series(dtype=object)).isin(TRAINING)]
+
+
+def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
+    """Markdown: a caveat when this campaign's 3D U-Net differs from the reference network."""
+    if "result_parameters" not in done:
+        return ""
+    counts = pd.to_numeric(done.loc[done["benchmark"].isin(analysis.UNET3D_BENCHMARKS),
+                                    "result_parameters"], errors="coerce").dropna()
+    if counts.empty:
+        return ""
+    from benchlib import present
+
+    low, high = counts.min(), counts.max()
+    ours = (present.si(low, "") if low == high
+            else f"{present.si(low, '')} to {present.si(high, '')}").strip()
+    ratio = REFERENCE_UNET_PARAMETERS / high
+    if 0.8 <= ratio <= 1.25:
+        return ""
+    size = f"{ratio:,.0f}x fewer" if ratio > 1 else f"{1 / ratio:,.1f}x more"
+    return (f"**Caveat**: this campaign's 3D U-Net has {ours} parameters, the reference "
+            f"network {present.si(REFERENCE_UNET_PARAMETERS, '').strip()} ({size}): the "
+            "bars show the method, not a like-for-like comparison.")
+
+
+#: Settings that tell runs apart on a page (a network's internals stay on the run pages).
+DESCRIBED = ("benchmark", "model", "cluster", "gpu", "num_nodes", "num_devices", "dataset",
+             "synthetic_kind", "batch_size", "precision", "num_workers", "image_size",
+             "noise_samples", "patch_shape", "block_shape")
+
+
+def described(table: pd.DataFrame) -> list[str]:
+    """The settings of :data:`DESCRIBED` that vary in ``table`` (labels for tables and plots)."""
+    return varying(table, [c for c in DESCRIBED if c in table])

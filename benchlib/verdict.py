@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from benchlib import analysis
+from benchlib import analysis, present
 from benchlib.reference import datasheet_for
 
 DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a run data-bound
@@ -177,7 +177,8 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
         verdict = "compute-bound"
         reason = f"data wait {wait_share:.0%}" if wait_share is not None else "no data phase timed"
         if mfu is not None:
-            reason = f"MFU {mfu:.0%} of the {peak_source} peak ({peak:,.1f} TFLOP/s); " + reason
+            reason = (f"MFU {mfu:.0%} of the {peak_source} peak ({present.tflops(peak)}); "
+                      + reason)
             if mfu > 1:
                 reason += ("; above 100 %: the probe's matrix multiply did not reach this "
                            "device's ceiling (probe again with a larger matmul_size)")
@@ -221,8 +222,8 @@ def run_labels(judged: pd.DataFrame) -> pd.Series:
     varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
-        judged = judged.assign(num_devices=devices.astype(str) + " dev")
-    return analysis.labels(judged, varying or ["benchmark"])
+        judged = judged.assign(num_devices=devices)
+    return present.short_labels(judged, varying or ["benchmark"])
 
 
 def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
@@ -254,3 +255,59 @@ def datasheets_seen(df: pd.DataFrame) -> pd.DataFrame:
     columns = ["device_name", "variant", "fp32_tflops", "tf32_tflops", "fp16_tflops",
                "bf16_tflops", "memory_GBps", "host_link", "host_link_GBps", "note"]
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def ceilings_display(table: pd.DataFrame) -> object:
+    """:func:`ceilings` for people: each figure measured and on the datasheet in its own unit
+    (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple."""
+    def shown(value: object, unit: str) -> str:
+        number = _number(value)
+        if number is None:
+            return present.DASH
+        if unit == "TFLOP/s":
+            return present.tflops(number)
+        if unit in ("GB/s", "MB/s"):
+            return present.si(number * (1e9 if unit == "GB/s" else 1e6), "B/s")
+        return f"{present.number(number)} {unit}"
+
+    frame = table.assign(
+        measured=[shown(v, u) for v, u in zip(table["measured"], table["unit"], strict=True)],
+        datasheet=[shown(v, u) for v, u in zip(table["datasheet"], table["unit"], strict=True)],
+    ).drop(columns=["unit"])
+    return present.table(frame, "What the node probe measured, beside the datasheet figure of "
+                                "the GPU where it is listed",
+                         keep=("figure", "measured"), missing_reason="no datasheet figure")
+
+
+def verdict_display(judged: pd.DataFrame) -> object:
+    """:func:`verdict_table` for people (shares as percentages, FLOP rates with units)."""
+    table = judged.assign(run=run_labels(judged))
+    columns = ["run", "throughput", "unit", "verdict", *[c for c in FIGURES if c in judged]]
+    return present.by_unit(table[columns], "One verdict per run and the figures behind it",
+                           keep=("run", "verdict"),
+                           missing_reason="does not apply (no probe, no telemetry or no data "
+                                          "phase for that run)")
+
+
+def telemetry_display(df: pd.DataFrame) -> object:
+    """:func:`telemetry_table` for people; when no run has telemetry, one sentence saying why."""
+    from IPython.display import Markdown
+
+    from benchlib.summary import md_text
+
+    table = telemetry_table(df)
+    if table.empty:
+        return Markdown("No finished benchmark run.")
+    said = table.get("telemetry", pd.Series("", index=table.index)).fillna("").astype(str)
+    missing = said.str.startswith("unavailable")
+    why = "; ".join(dict.fromkeys(said[missing].str.removeprefix("unavailable: ")))
+    if missing.all():
+        return Markdown(f"Telemetry unavailable for all {len(table)} runs: {md_text(why)}.")
+    shown = present.table(table[~missing].drop(columns=["telemetry"], errors="ignore"),
+                          "NVML means over each run's timed loop")
+    if missing.any():
+        from IPython.display import display
+
+        display(Markdown(f"Telemetry unavailable for {int(missing.sum())} of {len(table)} runs: "
+                         f"{md_text(why)}."))
+    return shown

@@ -29,8 +29,8 @@ def seven_batch_sizes() -> pd.DataFrame:
 def test_seven_nullable_batch_sizes_through_every_plot():
     df = seven_batch_sizes()
     figure = plots.scaling_plot(analysis.scaling(df))
-    labels = {t.get_text() for t in figure.axes[0].get_legend().get_texts()}
-    assert {str(b) for b in BATCHES} <= labels  # one legend entry per batch size, not a range
+    labels = {t.get_text() for t in figure.axes[2].get_legend().get_texts()}  # one legend, right
+    assert {f"batch {b}" for b in BATCHES} <= labels  # one legend entry per batch size, not a range
     for comparison in summary.comparisons(df):
         plots.ratio_plot(comparison.pairs, comparison.title).canvas.draw()
     table = analysis.breakdown(df)

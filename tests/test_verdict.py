@@ -121,7 +121,7 @@ def test_compute_bound_run_gets_mfu_against_the_probe_and_else_the_datasheet() -
     assert verdict["verdict"] == "compute-bound"
     assert verdict["mfu"] == pytest.approx(24.3 / 700)
     assert verdict["peak_source"] == "probe bf16 matmul"
-    assert verdict["reason"].startswith("MFU 3% of the probe bf16 matmul peak (700.0 TFLOP/s)")
+    assert verdict["reason"].startswith("MFU 3% of the probe bf16 matmul peak (700 TFLOP/s)")
     no_probe = judge(pd.Series(RUN), None)
     assert no_probe["mfu"] == pytest.approx(24.3 / 989.4)
     assert "datasheet bf16 (H100 SXM5 80GB)" in no_probe["reason"]

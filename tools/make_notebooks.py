@@ -103,20 +103,21 @@ RUN_MARKDOWN = (
 
 def _environment_and_ranks() -> list:
     return [
-        new_markdown_cell("## Environment (rank 0)"),
-        new_code_cell("as_table(result.env)"),
+        new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell(
             "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
             "the slowest rank's wall time over the fastest's."),
-        new_code_cell("rank_table(result)"),
+        new_code_cell("table(rank_table(result).reset_index(), \"One row per rank\", "
+                      "keep=(\"throughput\",))"),
         new_markdown_cell(
             "## GPU telemetry\n\nNVML readings every `telemetry_interval_s` over the timed loop "
             "(rank 0's device); red points are samples whose clocks were held down by a power or "
             "thermal limit. The record has the means, the throttled share and joules per sample."),
         new_code_cell(
             "if result.telemetry is not None and result.telemetry.available:\n"
-            "    figure = telemetry_plot(result.telemetry)\n"
-            "as_table(result.telemetry_record())"),
+            "    show(telemetry_plot(result.telemetry))\n"
+            "mapping_table(result.telemetry_record(), \"GPU telemetry over the timed loop\")"),
     ]
 
 
@@ -158,11 +159,12 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib import launch\n"
             f"from benchlib.config import {class_name}\n"
             "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
-            "telemetry_plot\n"
+            "show, telemetry_plot\n"
+            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
             "from benchlib.results import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
-        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
         new_code_cell("as_table(unet3d.network_summary(config))"),
         new_markdown_cell(RUN_MARKDOWN),
         new_code_cell("result = launch.run(config)\nprint(unet3d.headline(result))"),
@@ -170,7 +172,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"\n'
-            "figure = iteration_timeline(result, title=title)"),
+            "show(iteration_timeline(result, title=title))"),
         new_markdown_cell(
             "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
             "iteration in each phase; `share` is the phase's median over the iteration median."
@@ -178,7 +180,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
                " `read` and `write` are the time the loop waited for the reader threads and the "
                "writer thread; their own busy time is in the record (`result_read_busy_s`, "
                "`result_write_busy_s`).")),
-        new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
+        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
         new_code_cell("record = make_record(config, result)\nas_table(unet3d.lab_units(record))"),
@@ -203,18 +205,19 @@ def build_allreduce() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import AllReduceConfig\n"
-            "from benchlib.plots import as_table, busbw_plot\n"
+            "from benchlib.plots import busbw_plot, show\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import collectives"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Run"),
         new_code_cell("result = launch.run(config)\nresult.table"),
         new_code_cell("record = collectives.make_record(config, result)\n"
-                      "figure = busbw_plot(result.table.assign(configuration="
-                      "f\"{record['gpu']} x {result.num_devices}\"))"),
-        new_markdown_cell("## Environment (rank 0)"),
-        new_code_cell("as_table(result.env)"),
+                      "show(busbw_plot(result.table.assign(configuration="
+                      "f\"{record['gpu']} x {result.num_devices}\")))"),
+        new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
         new_code_cell("publish(record)"),
     ]
@@ -252,16 +255,17 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import NodeProbeConfig\n"
-            "from benchlib.plots import as_table, busbw_plot, decode_plot\n"
+            "from benchlib.plots import busbw_plot, decode_plot, show\n"
+            "from benchlib.present import config_table, environment_tables\n"
             "from benchlib.results import publish\n"
             "from benchlib.workloads import node_probe"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nas_table(config.model_dump())"),
+        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Ceilings"),
         new_code_cell("result = launch.run(config)\nresult.table"),
         new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivers "
                           "(decode, RandomResizedCrop, flip) against its worker processes."),
-        new_code_cell("figure = decode_plot(result.decode) if len(result.decode) else "
+        new_code_cell("show(decode_plot(result.decode)) if len(result.decode) else "
                       "print(\"no data_dir: decode not probed\")"),
         new_markdown_cell("## All-reduce\n\nThe all-reduce probe over the node's GPUs "
                           "(torchrun, NCCL), when there are two or more."),
@@ -270,10 +274,10 @@ def build_node_probe() -> nbformat.NotebookNode:
             "if allreduce is None:\n"
             "    print(\"fewer than 2 devices: all-reduce not probed\")\n"
             "else:\n"
-            "    figure = busbw_plot(allreduce.table.assign(configuration="
-            "f\"{allreduce.num_devices} devices\"))"),
+            "    show(busbw_plot(allreduce.table.assign(configuration="
+            "f\"{allreduce.num_devices} devices\")))"),
         new_markdown_cell("## Environment"),
-        new_code_cell("as_table(result.env)"),
+        new_code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
         new_code_cell("record = node_probe.make_record(config, result, allreduce_record)\n"
                       "publish(record)"),
@@ -300,12 +304,13 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(
             "from benchlib import launch\n"
             "from benchlib.config import ClassificationConfig\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
-            "telemetry_plot\n"
+            "from benchlib.plots import iteration_timeline, phase_bars, rank_table, "
+            "show, telemetry_plot\n"
+            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
             "from benchlib.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
-                      f"{arguments}\n)\nas_table(config.model_dump())"),
+                      f"{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell(RUN_MARKDOWN),
         new_code_cell(
             "result = launch.run(config)\n"
@@ -315,11 +320,11 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_markdown_cell("## Per-iteration timing"),
         new_code_cell(
             'title = f"{config.model} {config.benchmark}, batch {config.batch_size}, '
-            '{config.dataset} data"\nfigure = iteration_timeline(result, title=title)'),
+            '{config.dataset} data"\nshow(iteration_timeline(result, title=title))'),
         new_markdown_cell(
             "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
             "iteration in each phase; `share` is the phase's median over the iteration median."),
-        new_code_cell("figure = phase_bars(result)\nresult.breakdown()"),
+        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
         new_code_cell("record = make_record(config, result)\npublish(record)"),
@@ -328,19 +333,27 @@ def build(benchmark: str) -> nbformat.NotebookNode:
 
 
 SUMMARY_HEAD = (
+    "import pandas as pd\n"
     "from IPython.display import Markdown, display\n\n"
-    "from benchlib import analysis, plots, {reference}summary\n\n"
+    "from benchlib import analysis, plots, present, {reference}summary\n\n"
+    "for option in (\"display.max_columns\", \"display.max_rows\", \"display.max_colwidth\"):\n"
+    "    pd.set_option(option, None)  # never cut a table with \"...\"\n"
     "df = summary.load_results(results_dir)\n"
     "done = analysis.ok(df)\n"
     "display(Markdown(summary.describe(df, results_dir)))\n"
     "display(Markdown(summary.flag_notes(df)))\n"
-    "summary.overview(df)"
+    "summary.overview_table(df)"
 )
 SUMMARY_TAIL = [
     new_markdown_cell("## What this data cannot show"),
     new_code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
     new_markdown_cell("## Failed runs\n\nLeft out of every table above."),
-    new_code_cell('failed = analysis.failed(df)\nfailed if len(failed) else Markdown("No failed runs.")'),
+    new_code_cell('failed = analysis.failed(df)\n'
+                  'if len(failed):\n'
+                  '    display(present.table(failed, "Failed runs and their errors", '
+                  'keep=("error",)))\n'
+                  'else:\n'
+                  '    display(Markdown("No failed runs."))'),
 ]
 SUMMARIES = {
     "summary_scaling": (
@@ -350,32 +363,46 @@ SUMMARIES = {
         "medians.",
         {},
         [
-            new_markdown_cell("## Throughput per configuration (repeats aggregated)"),
-            new_code_cell("runs = analysis.benchmarks(done)\nanalysis.aggregate(runs)"),
-            new_markdown_cell("## Throughput, speedup and efficiency by number of devices"),
+            new_markdown_cell(
+                "## The scaling sheet\n\nIn the reference campaigns' layout: one row per device "
+                "count; blocks for throughput, speedup and efficiency per configuration, and for "
+                "the speedup each factor gives, each with its median. ⚠ marks a configuration "
+                "with a flagged run."),
+            new_code_cell(
+                "from benchlib.sheet import Sheet\n\n"
+                "runs = analysis.benchmarks(done)\n"
+                "sheet = Sheet(runs)\n"
+                "sheet if sheet else Markdown(\"No configuration ran on more than one device "
+                "count: no scaling to show.\")"),
             new_code_cell(
                 "scalable = summary.scalable(runs)\n"
-                "if len(scalable):\n"
-                "    for value in (\"throughput\", \"speedup\", \"efficiency\"):\n"
-                "        display(analysis.scaling_table(scalable, value=value))\n"
-                "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))\n"
-                "else:\n"
-                "    display(Markdown(\"No finished benchmark run with a device count and a \"\n"
-                "                     \"throughput: nothing to scale.\"))"),
+                "if scalable[\"num_devices\"].nunique() > 1:\n"
+                "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))"),
+            new_markdown_cell("## Throughput per configuration"),
+            new_code_cell("summary.throughput_tables(runs) if len(runs) else "
+                          "Markdown(\"No finished benchmark run.\")"),
             new_markdown_cell(
-                "## Runs over several ranks\n\n`straggler_spread` is the slowest rank's wall time "
-                "over the fastest's; `launch_overhead_s` the launcher's seconds (process start, "
-                "imports, rendezvous, model set-up, teardown) beyond the slowest rank's timed loop."),
+                "## Runs over several ranks\n\nThe slowest rank's wall time over the fastest's, "
+                "and the launcher's seconds (process start, imports, rendezvous, model set-up, "
+                "teardown) beyond the slowest rank's timed loop."),
             new_code_cell("several = analysis.distributed_runs(done)\n"
-                          "several if len(several) else Markdown(\"No run used more than one device.\")"),
+                          "if len(several):\n"
+                          "    display(present.by_unit(several, \"Runs over several ranks\", "
+                          "keep=(\"straggler_spread\",)))\n"
+                          "else:\n"
+                          "    display(Markdown(\"No run used more than one device.\"))"),
             new_markdown_cell(
                 "## All-reduce bus bandwidth\n\nFrom the `allreduce` probe notebook: nccl-tests' "
                 "bus bandwidth, algbw x 2(n-1)/n, against message size."),
             new_code_cell(
                 "curves = analysis.allreduce_curves(done)\n"
                 "if len(curves):\n"
-                "    display(curves.pivot_table(index=\"size_bytes\", columns=\"configuration\",\n"
-                "                               values=\"busbw_GBps\"))\n"
+                "    wide = curves.pivot_table(index=[\"size_bytes\", \"size\"], columns="
+                "\"configuration\",\n"
+                "                              values=\"busbw_GBps\").reset_index()\n"
+                "    display(present.table(wide.drop(columns=\"size_bytes\"),\n"
+                "                          \"Bus bandwidth (GB/s) per message size\", "
+                "say_constant=False))\n"
                 "    plots.show(plots.busbw_plot(curves))\n"
                 "else:\n"
                 "    display(Markdown(\"No all-reduce probe in these results.\"))"),
@@ -392,26 +419,30 @@ SUMMARIES = {
             new_markdown_cell("## Which factors matter"),
             new_code_cell("found = summary.comparisons(done)\n"
                           "display(Markdown(summary.factors_that_matter(found)))\n"
-                          "summary.headlines(found) if found else None"),
+                          "summary.effects_table(found) if found else None"),
             new_markdown_cell("## Every comparison"),
             new_code_cell(
                 "for comparison in found:\n"
                 "    title = summary.md_text(comparison.title)\n"
                 "    effect = summary.md_text(summary.describe_effect(comparison.effect))\n"
                 "    display(Markdown(f\"### {title}\\n**{effect}** over {len(comparison.pairs)} pairs\"))\n"
-                "    display(comparison.pairs)\n"
-                "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title))"),
+                "    display(summary.pairs_table(comparison))\n"
+                "    plots.show(plots.ratio_plot(comparison.pairs, comparison.title,\n"
+                "                                xlabel=f\"{comparison.a} / {comparison.b} (x)\"))"),
         ],
     ),
     "summary_breakdown": (
         "Where the time goes: per-phase breakdown and bottlenecks",
-        "Median seconds per iteration in each phase (data loading, data processing, forward, "
-        "backward, ...), the bottleneck phase and the share of time waiting for data.",
+        "Median milliseconds per iteration in each phase (waiting for data, copying to the "
+        "device, forward, backward, ...), the bottleneck phase and the share of time spent "
+        "waiting for data.",
         {"include_reference": True},
         [
             new_markdown_cell("## This campaign"),
-            new_code_cell("table = analysis.breakdown(done)\ntable"),
-            new_code_cell("figure = plots.breakdown_plot(table, summary.varying(table))"),
+            new_code_cell("table = analysis.breakdown(done)\n"
+                          "summary.breakdown_table(table, \"Median milliseconds per iteration in "
+                          "each phase, per configuration\")"),
+            new_code_cell("plots.show(plots.breakdown_plot(table, summary.varying(table)))"),
             new_markdown_cell(
                 "## Reference: ResNet-50 fp32 on the TN and JADE2 clusters\n\nPublished "
                 "figures shipped with benchlib (iteration = sum of the published phases)."),
@@ -419,23 +450,27 @@ SUMMARIES = {
                 "if include_reference:\n"
                 "    ref = reference.breakdown_records()\n"
                 "    ref_table = analysis.breakdown(ref)\n"
-                "    display(ref_table)\n"
+                "    display(summary.breakdown_table(ref_table, \"Published milliseconds per "
+                "iteration in each phase\"))\n"
                 "    plots.show(plots.breakdown_plot(ref_table, summary.varying(ref_table),\n"
                 '                                    "Reference breakdown"))'),
             new_markdown_cell(
-                "## Reference: measured against expected speed\n\n`slowdown` is how many "
+                "## Reference: measured against expected speed\n\nHow many "
                 "times slower the first system ran than a public benchmark says it should."),
             new_code_cell(
                 "if include_reference:\n"
                 '    one = ref[ref["num_devices"] == 1]\n'
-                '    display(Markdown("**1 x V100 vs 1 x A40 on TN** (expected 0.943)"))\n'
-                '    display(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
-                '                              metric="time_iteration_s",\n'
-                '                              on=["cluster", "dataset", "benchmark"]))\n'
-                '    display(Markdown("**JADE2 V100 vs TN V100** (expected 0.67)"))\n'
-                '    display(analysis.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN",\n'
-                '                              0.67, metric="time_iteration_s",\n'
-                '                              on=["dataset", "benchmark"]))'),
+                '    display(present.table(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
+                '                                            metric="time_iteration_s",\n'
+                '                                            on=["cluster", "dataset", "benchmark"]),\n'
+                '                          "1 x V100 vs 1 x A40 on TN (expected speed ratio 0.943)",\n'
+                '                          keep=("slowdown",)))\n'
+                '    display(present.table(analysis.expected(one[one["gpu"] == "V100"], "cluster",\n'
+                '                                            "JADE2", "TN", 0.67,\n'
+                '                                            metric="time_iteration_s",\n'
+                '                                            on=["dataset", "benchmark"]),\n'
+                '                          "JADE2 V100 vs TN V100 (expected speed ratio 0.67)",\n'
+                '                          keep=("slowdown",)))'),
         ],
     ),
     "summary_node": (
@@ -454,26 +489,30 @@ SUMMARIES = {
                 "from benchlib import verdict\n\n"
                 "ceilings = verdict.ceilings(df)\n"
                 "if len(ceilings):\n"
-                "    display(ceilings)\n"
+                "    display(verdict.ceilings_display(ceilings))\n"
                 "    if ceilings[\"of_datasheet\"].notna().any():\n"
                 "        plots.show(plots.ceilings_plot(ceilings))\n"
                 "else:\n"
                 "    display(Markdown(\"No node probe in these results: run \"\n"
                 "                     \"`notebooks/node_probe.ipynb` (params/node.yaml).\"))"),
-            new_markdown_cell("## Datasheet figures of the GPUs in these results\n\nDense "
-                              "TFLOP/s per precision, memory and host-link GB/s "
-                              "(`benchlib/reference/gpu_datasheets.csv`)."),
+            new_markdown_cell("## Datasheet figures of the GPUs in these results"),
             new_code_cell("sheets = verdict.datasheets_seen(df)\n"
                           "nothing = Markdown(\"No listed GPU in these results (CPU runs, or a "
                           "GPU not in the datasheet file).\")\n"
-                          "sheets if len(sheets) else nothing"),
+                          "caption = (\"Dense TFLOP/s per precision, memory and host-link GB/s \"\n"
+                          "           \"(benchlib/reference/gpu_datasheets.csv)\")\n"
+                          "shown = present.table(sheets, caption, missing_reason=\"not on the "
+                          "datasheet\") if len(sheets) else None\n"
+                          "shown if len(sheets) else nothing"),
             new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
                               "against its worker processes, per probed node."),
             new_code_cell(
                 "curves = verdict.decode_curves(df)\n"
                 "if len(curves):\n"
-                "    display(curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
-                "                               values=\"images_per_s\"))\n"
+                "    wide = curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
+                "                              values=\"images_per_s\").reset_index()\n"
+                "    display(present.table(wide, \"Images/s the loader delivered per worker "
+                "count\", say_constant=False))\n"
                 "    plots.show(plots.decode_plot(curves))\n"
                 "else:\n"
                 "    display(Markdown(\"No decode probe (the probe ran without data_dir).\"))"),
@@ -481,39 +520,59 @@ SUMMARIES = {
             new_code_cell(
                 "judged = verdict.verdicts(df)\n"
                 "if len(judged):\n"
-                "    display(judged.groupby(\"verdict\").size().rename(\"runs\").to_frame())\n"
-                "    display(verdict.verdict_table(judged))\n"
+                "    counts = judged.groupby(\"verdict\").size().rename(\"runs\").reset_index()\n"
+                "    display(present.table(counts, \"Runs per verdict\", keep=(\"verdict\", "
+                "\"runs\")))\n"
+                "    display(verdict.verdict_display(judged))\n"
                 "    display(Markdown(verdict.reasons(judged)))\n"
                 "    plots.show(plots.verdict_plot(judged))\n"
                 "else:\n"
                 "    display(Markdown(\"No finished benchmark run.\"))"),
-            new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop; "
-                              "`telemetry` says why a run has none (CPU runs, no driver)."),
-            new_code_cell("verdict.telemetry_table(df)"),
+            new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop."),
+            new_code_cell("verdict.telemetry_display(df)"),
         ],
     ),
     "summary_projection": (
         "Projections: time to a training target and to process a data set",
-        "Hours to reach `target_iterations` from the median iteration time, hours for "
-        "`epochs` passes over `dataset_samples` images from the throughput, and the lab units "
-        "(iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel).",
+        "Training runs: hours to reach `target_iterations` from the median iteration time. "
+        "Image runs: hours for `epochs` passes (training) or one pass (inference) over "
+        "`dataset_samples` images from the throughput. 3D U-Net runs: days to 100k iterations "
+        "and hours per teravoxel beside the reference campaign. Probes are left out.",
         {"target_iterations": 100_000, "dataset_samples": 1_281_167, "epochs": 90},
         [
-            new_markdown_cell("## Hours to the target number of iterations"),
+            new_markdown_cell("## Hours to the target number of iterations (training runs)"),
             new_code_cell(
-                "columns = [*summary.varying(done), \"time_iteration_s\", "
-                "\"iterations_per_minute\", \"days_to_100k\", \"hours\"]\n"
-                "projected = analysis.derived_units(analysis.extrapolate(done, "
-                "iterations=target_iterations))\n"
-                "projected[columns]"),
-            new_code_cell("figure = plots.hours_plot(projected, summary.varying(projected),\n"
-                          "                          title=f\"hours to {target_iterations:,} "
-                          "iterations\")"),
-            new_markdown_cell("## Hours for the data set"),
+                "training = summary.training_runs(done)\n"
+                "if len(training):\n"
+                "    projected = analysis.derived_units(analysis.extrapolate(\n"
+                "        training, iterations=target_iterations))\n"
+                "    columns = [*summary.described(training), \"time_iteration_s\", "
+                "\"iterations_per_minute\", \"hours\"]\n"
+                "    caption = (f\"Hours to {target_iterations:,} iterations at each run's \"\n"
+                "               \"median iteration time\")\n"
+                "    display(present.table(projected[columns], caption, keep=(\"hours\",)))\n"
+                "    plots.show(plots.hours_plot(projected, summary.described(training),\n"
+                "                                title=f\"Hours to {target_iterations:,} "
+                "iterations\",\n"
+                "                                xlabel=\"hours\"))\n"
+                "else:\n"
+                "    display(Markdown(\"No training run: nothing to project in iterations.\"))"),
+            new_markdown_cell("## Hours for the data set (image runs)"),
             new_code_cell(
-                "images = done[done[\"unit\"] == \"images/s\"]\n"
-                "epochs_table = analysis.extrapolate(images, samples=dataset_samples * epochs)\n"
-                "epochs_table[[*summary.varying(images), \"throughput\", \"hours\"]]"),
+                "images = analysis.benchmarks(done[done[\"unit\"] == \"images/s\"])\n"
+                "if len(images):\n"
+                "    passes = images[\"benchmark\"].map(lambda b: epochs if b == \"train\" "
+                "else 1)\n"
+                "    hours = dataset_samples * passes / images[\"throughput\"] / 3600\n"
+                "    table = images.assign(passes=passes, hours=hours)\n"
+                "    display(present.table(table[[*summary.described(images), \"throughput\", "
+                "\"unit\", \"passes\", \"hours\"]],\n"
+                "                          f\"Hours for the passes over {dataset_samples:,} \"\n"
+                "                          f\"images ({epochs} epochs when training, one pass \"\n"
+                "                          \"for inference)\",\n"
+                "                          keep=(\"hours\",)))\n"
+                "else:\n"
+                "    display(Markdown(\"No image run.\"))"),
             new_markdown_cell(
                 "## 3D U-Net beside the reference campaign\n\nThis campaign's `unet3d_train` and "
                 "`unet3d_predict` runs next to the published CREMI figures (PyTorch 0.4.0, CUDA "
@@ -523,7 +582,11 @@ SUMMARIES = {
                 "unet = analysis.unet3d_units(done, reference.unet3d_records() if "
                 "include_reference else None)\n"
                 "if len(unet):\n"
-                "    display(unet)\n"
+                "    display(Markdown(summary.unet_caveat(unet, done)))\n"
+                "    display(present.table(\n"
+                "        unet, \"3D U-Net runs in lab units, this campaign beside the reference\",\n"
+                "        keep=(\"source\",), missing_reason=\"does not apply (training rows have \"\n"
+                "        \"no prediction figures and the reverse)\"))\n"
                 "    plots.show(plots.lab_units_plot(unet))\n"
                 "else:\n"
                 "    display(Markdown(\"No 3D U-Net runs.\"))"),

@@ -1,0 +1,154 @@
+"""The report reads well: answers on the index, tables for people, figures with alt text, run
+pages reused when unchanged, relative results folders found from JupyterLab."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from benchlib import index_page, present, summary
+from benchlib.report import PAGES, build_report
+from benchlib.sheet import Sheet
+
+from .browser import chromium
+from .conftest import ROOT
+from .fakes import campaign, write_record_notebook
+
+#: Every element wider than the page, text that looks like a warning or traceback, truncated
+#: tables and images without alt text, as the browser sees them.
+INSPECT = """
+const doc = document.documentElement;
+const text = document.body.innerText;
+const cells = Array.from(document.querySelectorAll('td, th')).map(c => c.innerText.trim());
+return {overflow: doc.scrollWidth - doc.clientWidth,
+        warnings: (text.match(/\\w*Warning: .*|Traceback.*/g) || []),
+        truncated: cells.filter(t => t === '...' || t.endsWith('...')).length,
+        noalt: Array.from(document.images).filter(i => !(i.alt || '').trim()).length,
+        images: document.images.length};
+"""
+
+
+def test_numbers_are_formatted_for_people():
+    assert present.ratio(1.9312) == "1.93x" and present.percent(0.9642) == "96.4 %"
+    assert present.si(1.27e9, "B") == "1.27 GB" and present.si(8.7e8, "FLOP") == "870 MFLOP"
+    assert present.tflops(0.052) == "52 GFLOP/s" and present.tflops(312.0) == "312 TFLOP/s"
+    assert present.number(28.081631) == "28.1" and present.number(123456.7) == "123,457"
+
+
+def test_a_table_shows_what_varies_with_units_a_dash_explained_once_and_a_caption():
+    frame = pd.DataFrame({"model": ["resnet50"] * 3, "batch_size": [32, 64, 128],
+                          "throughput": [1000.0, 1900.0, None], "unit": ["images/s"] * 3,
+                          "efficiency": [1.0, 0.95, 0.9], "time_iteration_s": [0.032, 0.034, 0.04]})
+    shown = present.table(frame, "Throughput per batch size")
+    html = shown._repr_html_()
+    assert "<th class=\"num\">throughput (images/s)</th>" in html
+    assert "model" not in shown.cells.columns and "Every row: model resnet50" in shown.caption
+    assert shown.cells["efficiency"].tolist() == ["100 %", "95.0 %", "90.0 %"]
+    assert shown.cells["iteration (ms)"].tolist() == ["32", "34", "40"]
+    assert shown.caption.count("–") == 1 and "1,900" in html
+    assert html.index("<caption>") < html.index("<thead>")  # shown under it by the page's CSS
+
+
+def test_a_wide_table_is_split_keeping_its_label_columns():
+    frame = pd.DataFrame({"model": ["a", "b"], "dataset": ["real", "synthetic"],
+                          **{f"time_p{i}_s": [0.1 * i, 0.2 * i] for i in range(1, 15)}})
+    parts = present.table(frame, "Phases", max_columns=8)
+    assert isinstance(parts, present.Tables) and len(parts) == 3
+    for part in parts:
+        assert list(part.cells.columns[:2]) == ["model", "data"] and len(part.cells.columns) <= 8
+        assert "..." not in part._repr_html_()
+
+
+def test_units_never_share_a_column():
+    frame = pd.DataFrame({"benchmark": ["train", "unet3d_train"], "throughput": [10.0, 5e5],
+                          "unit": ["images/s", "voxels/s"]})
+    found = present.by_unit(frame, "Throughput")
+    assert [t.cells.columns[-1] for t in found] == ["throughput (images/s)", "throughput (voxels/s)"]
+
+
+def test_a_relative_results_dir_is_found_from_the_notebook_folder(tmp_path, monkeypatch):
+    campaign(tmp_path / "outputs" / "demo")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # where JupyterLab runs a notebook
+    assert summary.resolve_results_dir("outputs/demo") == tmp_path / "outputs" / "demo"
+    assert len(summary.load_results("outputs/demo")) == 13
+    monkeypatch.chdir(tmp_path)  # the project root, as the report runs it
+    assert summary.resolve_results_dir("outputs/demo").resolve() == tmp_path / "outputs" / "demo"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        summary.load_results("outputs/missing")
+
+
+def test_the_index_answers_first_and_links_each_answer(tmp_path):
+    records = summary.load_results(campaign(tmp_path / "fake"))
+    runs = {f"train-{i}": f"runs/train-{i}.html" for i in range(12)}
+    page = index_page.render("fake", records, PAGES, runs)
+    answers = page[page.index("<h2>Answers</h2>"):page.index("<h2>Pages</h2>")]
+    assert page.index("<h2>Answers</h2>") < page.index("<h2>Runs by benchmark</h2>")
+    best = 2500 * 4 * 0.95 ** 3 * 1.1  # synthetic, batch 64, 4 devices
+    assert f"{best:,.0f} images/s" in answers and 'href="runs/train-' in answers
+    assert "4 devices give <b>3.43x</b>" in answers and "85.7 %" in answers
+    assert "dataset synthetic vs real: 1.43x" in answers
+    for target in ("summary_scaling.html", "summary_comparisons.html", "summary_node.html"):
+        assert f'href="{target}"' in answers
+    assert "compute-bound" in answers or "data-bound" in answers
+
+
+def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_path):
+    sheet = Sheet(summary.load_results(campaign(tmp_path / "fake")))
+    html = sheet._repr_html_()
+    for block in ("images/s", "speedup", "efficiency", "speedup from synthetic data vs real data",
+                  "speedup from batch 64 vs batch 32"):
+        assert f">{block}</th>" in html, block
+    assert html.count(">median</th>") == 5
+    assert "From 1 to 4 devices the throughput grows 3.43x" in html
+    assert "synthetic data runs 1.43x faster than real data" in html
+
+
+def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch):
+    from benchlib import report as report_module
+
+    root = campaign(tmp_path / "fake")
+    build_report(root, summaries=(), progress=False)
+    exported = []
+    export = report_module.export_html
+
+    def counting(notebook, target, include_code):
+        exported.append(notebook.name)
+        return export(notebook, target, include_code)
+
+    monkeypatch.setattr(report_module, "export_html", counting)
+    build_report(root, summaries=(), progress=False)
+    assert exported == []
+    write_record_notebook(root / "train-new.ipynb", {"schema_version": 1, "campaign": "fake",
+                                                     "benchmark": "train", "status": "ok",
+                                                     "throughput": 1.0, "unit": "images/s"})
+    index = build_report(root, summaries=(), progress=False)
+    assert exported == ["train-new.ipynb"]
+    assert len(list((index.parent / "runs").glob("*.html"))) == 14
+
+
+@pytest.mark.slow
+def test_every_page_reads_at_1400_px_in_chromium(tmp_path):
+    root = campaign(tmp_path / "fake")
+    index = build_report(root, progress=False)
+    shots = ROOT / "outputs" / "test-artifacts"
+    shots.mkdir(parents=True, exist_ok=True)
+    pages = [index, *sorted(index.parent.glob("summary_*.html")),
+             *sorted((index.parent / "runs").glob("*.html"))[:2]]
+    with chromium() as driver:
+        driver.set_window_size(1400, 1000)
+        for page in pages:
+            driver.get(page.as_uri())
+            seen = driver.execute_script(INSPECT)
+            assert seen["overflow"] <= 0, (page.name, seen["overflow"])
+            assert seen["warnings"] == [], (page.name, seen["warnings"])
+            assert seen["truncated"] == 0 and seen["noalt"] == 0, (page.name, seen)
+            if page.name.startswith("summary_"):
+                assert seen["images"] >= 1, page.name
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(1400, min(height + 150, 12000))
+            name = re.sub(r"\W", "_", page.stem)
+            driver.save_screenshot(str(shots / f"readable-{name}.png"))
+            driver.set_window_size(1400, 1000)
