@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from benchlib import probe_runs
 from benchlib.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
 from benchlib.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
 from benchlib.reference import datasheet_for, datasheets
@@ -74,7 +75,7 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
     assert record["matmul_tflops_tf32"] is None and record["h2d_pinned_GBps"] is None
     assert record["env_data_fs"]
     json.dumps(record, default=str)
-    assert node_probe.run_allreduce(config, visible_gpus=0) == (None, None)  # 0 GPUs: skipped
+    assert probe_runs.allreduce_for_node(config, visible_gpus=0) == (None, None)  # skipped
 
 
 def test_node_probe_config_refuses_what_it_cannot_do(tmp_path) -> None:

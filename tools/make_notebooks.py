@@ -13,25 +13,14 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from benchlib.config import (
-    AllReduceConfig,
-    ClassificationConfig,
-    NodeProbeConfig,
-    UNet3DPredictConfig,
-    UNet3DTrainConfig,
-)
+from benchlib import registry
+from benchlib.config import AllReduceConfig, ClassificationConfig, NodeProbeConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOOTH_ONLY = ("noise_samples", "sigma")
-TITLES = {
-    "train": ("Training benchmark",
-              "Forward, loss, backward and an SGD-with-momentum step per iteration."),
-    "inference": ("Inference benchmark", "Eval mode, no gradients: one forward pass per batch."),
-    "smooth_inference": (
-        "Smooth inference benchmark (randomized smoothing)",
-        "For each input image, `noise_samples` Gaussian copies (`sigma`) are classified in "
-        "chunks of `batch_size` and the class votes counted; one iteration is one input image."),
-}
+#: Classification notebooks: their titles and descriptions come from the registry.
+TITLES = {b.notebook: (b.title, b.description) for b in registry.BENCHMARKS
+          if b.config is ClassificationConfig}
 COMMENTS = {
     "iterations": 'timed iterations after warm-up, "epoch" (one pass over the data) or "auto"',
     "min_time_s": 'iterations "auto": time at least this long, then stop once the mean is known',
@@ -74,24 +63,9 @@ UNET_COMMENTS = {
                        "iterations": 'batches of blocks, or "epoch" for the whole volume',
                        "warmup": "batches run before the timed pass, not written"},
 }
-UNET_CONFIGS = {"unet3d_train": UNet3DTrainConfig, "unet3d_predict": UNet3DPredictConfig}
-UNET_TITLES = {
-    "unet3d_train": (
-        "3D U-Net training benchmark",
-        "Adam steps of a 3D U-Net on random patches of an EM volume (CREMI layout: "
-        "`volumes/raw`, `volumes/labels/neuron_ids`) with flips and transposes, against "
-        "affinity or boundary targets made from the labels (`dataset: real`), or on tensors "
-        "made once on the device (`dataset: synthetic`). Reported as iterations/minute, days "
-        "to 100k iterations and output voxels/s.",
-        "UNet3DTrainConfig"),
-    "unet3d_predict": (
-        "3D U-Net blockwise prediction benchmark",
-        "The whole volume is predicted block by block: each output block is read with a halo "
-        "of context (zero outside the volume), passed through the network and written once into "
-        "`output`. Reading runs in `num_workers` threads ahead of the compute and writing in a "
-        "thread behind it. Reported as megavoxels/s and hours per teravoxel.",
-        "UNet3DPredictConfig"),
-}
+UNET_TITLES = {b.notebook: (b.title, b.description, b.config.__name__)
+               for b in registry.BENCHMARKS if b.notebook.startswith("unet3d")}
+UNET_CONFIGS = {b.notebook: b.config for b in registry.BENCHMARKS if b.notebook.startswith("unet3d")}
 
 
 RUN_MARKDOWN = (
@@ -253,7 +227,7 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(NodeProbeConfig(), names, {**COMMENTS, **NODE_COMMENTS}),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import launch\n"
+            "from benchlib import launch, probe_runs\n"
             "from benchlib.config import NodeProbeConfig\n"
             "from benchlib.plots import busbw_plot, decode_plot, show\n"
             "from benchlib.present import config_table, environment_tables\n"
@@ -270,7 +244,7 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_markdown_cell("## All-reduce\n\nThe all-reduce probe over the node's GPUs "
                           "(torchrun, NCCL), when there are two or more."),
         new_code_cell(
-            "allreduce, allreduce_record = node_probe.run_allreduce(config)\n"
+            "allreduce, allreduce_record = probe_runs.allreduce_for_node(config)\n"
             "if allreduce is None:\n"
             "    print(\"fewer than 2 devices: all-reduce not probed\")\n"
             "else:\n"

@@ -286,21 +286,3 @@ def make_record(config: NodeProbeConfig, result: NodeProbeResult,
                       allreduce_devices=allreduce.get("num_devices"))
     record.update(result.env)
     return record
-
-
-def run_allreduce(config: NodeProbeConfig, visible_gpus: int | None = None):
-    """The all-reduce probe over ``config.allreduce_count`` devices through torchrun: its
-    result and record, or (None, None) when fewer than two devices take part."""
-    from benchlib import launch
-    from benchlib.config import AllReduceConfig
-    from benchlib.workloads import collectives
-
-    visible = torch.cuda.device_count() if visible_gpus is None else visible_gpus
-    devices = config.allreduce_count(visible)
-    if not devices:
-        return None, None
-    allreduce = AllReduceConfig(campaign=config.campaign, cluster=config.cluster,
-                                device=config.device, num_devices=devices, seed=config.seed,
-                                hang_timeout_s=config.hang_timeout_s)
-    result = launch.run(allreduce)
-    return result, collectives.make_record(allreduce, result)
