@@ -284,6 +284,17 @@ UNET3D_BENCHMARKS = ("unet3d_train", "unet3d_predict")
 UNET3D_UNITS = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s", "hours_per_teravoxel")
 
 
+def lab_units(record: dict) -> dict[str, object]:
+    """Iterations/minute and days to 100k iterations (training) or megavoxels/s and hours per
+    teravoxel (prediction) of one 3D U-Net record, as the summaries compute them."""
+    row = derived_units(pd.DataFrame([record])).iloc[0]
+    if record.get("benchmark") == "unet3d_train":
+        keys = ["iterations_per_minute", "days_to_100k", "megavoxels_per_s"]
+    else:
+        keys = ["megavoxels_per_s", "hours_per_teravoxel"]
+    return {key: row[key] for key in keys}
+
+
 def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """3D U-Net runs of ``df`` beside ``reference`` ones, in lab units: training in iterations
     per minute and days to 100k iterations, prediction in megavoxels/s and hours per teravoxel.

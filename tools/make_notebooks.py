@@ -130,7 +130,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import launch\n"
+            "from benchlib import analysis, launch\n"
             f"from benchlib.config import {class_name}\n"
             "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
@@ -157,7 +157,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
-        new_code_cell("record = make_record(config, result)\nas_table(unet3d.lab_units(record))"),
+        new_code_cell("record = make_record(config, result)\nas_table(analysis.lab_units(record))"),
         new_code_cell("publish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})

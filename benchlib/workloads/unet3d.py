@@ -479,18 +479,3 @@ def headline(result: RunResult) -> str:
     return (f"{per_minute:.1f} iterations/minute (median iteration), "
             f"{result.throughput / 1e6:.3f} megavoxels/s of output over {result.iterations} "
             f"timed iterations ({result.wall_time_s:.1f} s)")
-
-
-def lab_units(record: dict) -> dict[str, object]:
-    """Iterations/minute and days to 100k iterations (training) or megavoxels/s and hours per
-    teravoxel (prediction) of one record, as the summaries compute them."""
-    import pandas as pd
-
-    from benchlib.analysis import derived_units
-
-    row = derived_units(pd.DataFrame([record])).iloc[0]
-    if record.get("benchmark") == "unet3d_train":
-        keys = ["iterations_per_minute", "days_to_100k", "megavoxels_per_s"]
-    else:
-        keys = ["megavoxels_per_s", "hours_per_teravoxel"]
-    return {key: row[key] for key in keys}
