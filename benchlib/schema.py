@@ -243,10 +243,10 @@ def _is_number(value: object) -> bool:
 
 
 def problems(record: dict) -> list[str]:
-    """Why ``record`` is not a usable record: a missing or unknown ``status``, a numeric column
+    """Why ``record`` is not a usable record: an unknown ``status``, a numeric column
     holding text or a list, a text column holding a list (empty when it is usable)."""
     found = []
-    if record.get("status") not in STATUSES:
+    if record.get("status") not in (*STATUSES, None):  # no status: analysis counts it as ok
         found.append(f"status {record.get('status')!r} is not one of {', '.join(STATUSES)}")
     for name, value in record.items():
         if value is None:
