@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib import analysis, flags, fleet, present, references
+from benchlib import analysis, flags, fleet, present, reference, references
 from benchlib.summary import md_text
 
 #: Verdicts of a check row with a reference that applied.
@@ -24,7 +24,11 @@ FLEET_GROUPS = ("gpu", "benchmark", "model")
 #: Above this many rows the node table shows the outliers and the slowest nodes only.
 NODE_ROWS = 40
 SLOWEST = 10  #: slowest nodes per group shown in a long node table
-VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7"}
+VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7",
+                   "unknown": "#bab0ac"}
+#: What a compare verdict without a direction means, said once where it appears.
+UNKNOWN = ("unknown: one run on each side and no run intervals, so no interval: repeat the runs "
+           "(repeats: N in the params file) to know")
 
 
 def short_source(source: object) -> str:
@@ -202,9 +206,43 @@ def unmatched_note(checked: pd.DataFrame) -> str:
     return f"**No reference matched {len(rows)} runs**: {listed}{more}."
 
 
-def references_display(refs: Sequence[references.Reference]) -> present.Table:
-    """Every reference with its match, value, bounds and source (numbered as in the check)."""
+def _datasheet(table: pd.DataFrame) -> pd.Series:
+    """Which rows of :func:`references.table` are datasheet matmul ceilings."""
+    return table["metric"].isin(references.DATASHEET_METRICS.values()) & \
+        table["source"].str.startswith("NVIDIA datasheet")
+
+
+def references_display(refs: Sequence[references.Reference]) -> present.Tables:
+    """The published references with their match, value, bounds and source, then the datasheet
+    ceilings as one row per GPU variant (numbered as in the check)."""
     table = references.table(refs)
+    if table.empty:
+        return present.Tables()
+    sheet = _datasheet(table)
+    out = present.Tables([_published(table[~sheet])] if (~sheet).any() else [])
+    if sheet.any():
+        out.append(_ceilings(table[sheet]))
+    return out
+
+
+def _ceilings(table: pd.DataFrame) -> present.Table:
+    precision = table["metric"].str.removeprefix("matmul_tflops_")
+    variant = [name.removesuffix(f" {p} matmul") for name, p in
+               zip(table["reference"], precision, strict=True)]
+    cells = table.assign(variant=variant, precision=precision, cell=[
+        f"{present.number(v)} [{i}]" for v, i in zip(table["value"], table["index"], strict=True)])
+    wide = cells.pivot_table(index="variant", columns="precision", values="cell",
+                             aggfunc="first", sort=False).reset_index()
+    wide = wide.reindex(columns=["variant", *[p for p in ("fp32", "tf32", "fp16", "bf16")
+                                              if p in wide]]).fillna(present.DASH)
+    wide.columns = ["GPU variant", *(f"{p} (TFLOP/s)" for p in wide.columns[1:])]
+    return present.Table(wide, f"Datasheet dense matmul peaks, references [n] of the node probe's "
+                         f"matmul columns on that variant: a probe under half the peak fails "
+                         f"(benchlib/reference/{reference.DATASHEETS_CSV}); "
+                         f"{present.DASH} = not on the datasheet.", set(wide.columns[1:]))
+
+
+def _published(table: pd.DataFrame) -> present.Table:
     cells = pd.DataFrame({
         "#": table["index"].astype(str), "reference": table["reference"],
         "applies to": table["match"], "metric": table["metric"].str.replace("_", " "),
@@ -213,8 +251,8 @@ def references_display(refs: Sequence[references.Reference]) -> present.Table:
         "bounds": [_bounds(lo, hi) for lo, hi in zip(table["low"], table["high"], strict=True)],
         "source": table["source"],
     })
-    return present.Table(cells, f"The {len(cells)} references runs are checked against, with "
-                         "their sources (a run matches when every 'applies to' column agrees; "
+    return present.Table(cells, f"{len(cells)} references with their sources, as runs are "
+                         "checked against them (a run matches when every 'applies to' column agrees; "
                          "~ = a pattern).", {"expected", "bounds"})
 
 
@@ -379,6 +417,27 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
 
 # --- compare -----------------------------------------------------------------------------------
 
+def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
+                 threshold: float = 0.05) -> pd.DataFrame:
+    """:func:`regression.compare` of the workload runs' throughput (probes left out: their
+    figures are not throughputs)."""
+    from benchlib import regression
+
+    return regression.compare(analysis.benchmarks(base), analysis.benchmarks(new),
+                              threshold=threshold)
+
+
+def compare_labels(compared: pd.DataFrame) -> pd.Series:
+    """Short labels of the configurations (``1 dev, synthetic, batch 32``) from the pairing
+    columns that vary; :func:`regression.compare`'s own label when none does."""
+    columns = list(compared.columns)
+    keys = columns[1:columns.index("base")] if "base" in columns else []
+    varying = [c for c in keys if compared[c].astype(str).nunique() > 1]
+    if not varying:
+        return compared["configuration"].astype(str)
+    return present.short_labels(compared, varying)
+
+
 def compare_headline(compared: pd.DataFrame, base: str) -> str:
     """Markdown: verdict counts against ``base`` and each regression with its size."""
     if compared.empty:
@@ -387,13 +446,16 @@ def compare_headline(compared: pd.DataFrame, base: str) -> str:
     lines = [f"**Against {md_text(base)}**: " + ", ".join(
         f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
     threshold = float(compared.attrs.get("threshold", 0.05))
-    for row in compared[compared["verdict"] == "regression"].to_dict("records"):
-        lines.append(f"- **regression** {md_text(row['configuration'])}: "
+    labels = compare_labels(compared)
+    for index, row in compared[compared["verdict"] == "regression"].iterrows():
+        lines.append(f"- **regression** {md_text(labels[index])}: "
                      f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
                      f"{row['high']:.2f}), {1 - row['ratio']:.0%} slower"
                      + (f"; flags: {md_text(row['flags'])}" if row["flags"] else ""))
     if "regression" not in counts:
         lines.append(f"No significant regression beyond {threshold:.0%}.")
+    if "unknown" in counts:
+        lines.append(f"\n{md_text(UNKNOWN)}.")
     return "\n".join(lines)
 
 
@@ -415,7 +477,7 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
         return present.DASH if present.missing(low) else f"{low:.2f}x – {high:.2f}x"
 
     cells = pd.DataFrame({
-        "configuration": compared["configuration"].astype(str),
+        "configuration": compare_labels(compared),
         f"base{suffix}": compared["base"].map(present.formatter("throughput")),
         f"new{suffix}": compared["new"].map(present.formatter("throughput")),
         "new / base": compared["ratio"].map(present.formatter("ratio")),
@@ -442,9 +504,9 @@ def compare_plot(compared: pd.DataFrame, base: str):
 
     from benchlib.plots import plain, tidy
 
-    rows = compared.dropna(subset=["ratio"])
+    rows = compared.assign(label=compare_labels(compared)).dropna(subset=["ratio"])
     fig, ax = plt.subplots(figsize=(9, 0.42 * max(len(rows), 1) + 1.6))
-    labels = [plain(c) for c in rows["configuration"]]
+    labels = [plain(c) for c in rows["label"]]
     for position, row in enumerate(rows.to_dict("records")):
         colour = VERDICT_COLOURS.get(row["verdict"], "#bab0ac")
         low = row["low"] if not present.missing(row["low"]) else row["ratio"]
@@ -455,7 +517,8 @@ def compare_plot(compared: pd.DataFrame, base: str):
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=0.8)
     for verdict, colour in VERDICT_COLOURS.items():
-        ax.plot([], [], "o", color=colour, label=verdict)
+        if (rows["verdict"] == verdict).any():
+            ax.plot([], [], "o", color=colour, label=verdict)
     ax.legend(fontsize=8, loc="lower right")
     ax.set(xlabel="new / base speed (x), 95 % interval", ylabel="",
            title=plain(f"Each configuration against {base}"))

@@ -185,6 +185,10 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
                  f"(configurations)</li>"]
         items += [f'<li class="flag">{_e(line)}</li>'
                   for line in regression.summary(compared)[1:] if line.startswith("REGRESSION")]
+        if "unknown" in counts:
+            from benchlib.acceptance import UNKNOWN
+
+            items.append(f"<li>{_e(UNKNOWN)}</li>")
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, "summary_compare", "compare page"))
 

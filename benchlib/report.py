@@ -310,9 +310,9 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib import regression
+        from benchlib.acceptance import compare_runs
 
-        compared = regression.compare(load(inputs.baseline), records)
+        compared = compare_runs(load(inputs.baseline), records)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "")

@@ -621,10 +621,10 @@ SUMMARIES = {
         [
             new_markdown_cell("## Verdict per configuration"),
             new_code_cell(
-                "from benchlib import acceptance, regression\n\n"
+                "from benchlib import acceptance\n\n"
                 "base_dir = summary.resolve_results_dir(baseline_dir)\n"
                 "base = summary.load_results(base_dir)\n"
-                "compared = regression.compare(base, df, threshold=threshold)\n"
+                "compared = acceptance.compare_runs(base, df, threshold=threshold)\n"
                 "units = done[\"unit\"].dropna().unique()\n"
                 "if acceptance.warnings_text(compared):\n"
                 "    display(Markdown(acceptance.warnings_text(compared)))\n"
