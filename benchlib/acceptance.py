@@ -432,7 +432,8 @@ def compare_labels(compared: pd.DataFrame) -> pd.Series:
     columns that vary; :func:`regression.compare`'s own label when none does."""
     columns = list(compared.columns)
     keys = columns[1:columns.index("base")] if "base" in columns else []
-    varying = [c for c in keys if compared[c].astype(str).nunique() > 1]
+    varying = [c for c in keys if compared[c].astype(str).nunique() > 1] \
+        or [c for c in ("benchmark", "model") if c in keys]
     if not varying:
         return compared["configuration"].astype(str)
     return present.short_labels(compared, varying)
