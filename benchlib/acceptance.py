@@ -309,12 +309,16 @@ def node_table(df: pd.DataFrame) -> pd.DataFrame:
     """:func:`fleet.node_table` of the workload runs' throughput within each GPU, benchmark and
     model, sorted by speed relative to the group's median (slowest first)."""
     runs = analysis.benchmarks(analysis.ok(df)).dropna(subset=["throughput"])
+    if runs.empty:
+        return pd.DataFrame()
     groups = fleet_groups(runs)
     table = fleet.node_table(runs, "throughput", by=groups)
-    if "unit" in runs and groups:
-        table = table.join(runs.groupby(groups, dropna=False)["unit"].first(), on=groups)
-    elif "unit" in runs:
-        table["unit"] = runs["unit"].dropna().iloc[0] if runs["unit"].notna().any() else ""
+    units = runs["unit"].fillna("").astype(str) if "unit" in runs else pd.Series("", runs.index)
+    if groups:
+        table = table.join(units.groupby([runs[c] for c in groups], dropna=False).first(),
+                           on=groups)
+    else:
+        table["unit"] = units.iloc[0]
     return table.sort_values(["relative", "robust_z"], kind="stable").reset_index(drop=True)
 
 
@@ -380,8 +384,9 @@ def heat_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     probes = [c for c in fleet.PROBE_COLUMNS if c in done and done[c].notna().any()]
     runs = analysis.benchmarks(done).dropna(subset=["throughput"])
     keys = [c for c in ("benchmark", "model") if c in runs]
-    label = runs[keys].astype(str).agg(" ".join, axis=1) if keys else pd.Series("throughput",
-                                                                                  index=runs.index)
+    label = pd.Series([" ".join(str(v) for v in row if not present.missing(v)) or "throughput"
+                       for row in runs[keys].itertuples(index=False)] if keys
+                      else "throughput", index=runs.index, dtype=object)
     wide = done.copy()
     workloads = sorted(label.unique())
     for name in workloads:
