@@ -175,7 +175,7 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
 
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> str:
     """The compare verdict counts against ``baseline``, linked to the compare page."""
-    from benchlib import regression
+    from benchlib import acceptance, regression
 
     if compared.empty:
         items = ["<li>No configuration ran in both campaigns: nothing to compare.</li>"]
@@ -183,12 +183,12 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
         counts = compared["verdict"].value_counts()
         items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
                  f"(configurations)</li>"]
-        items += [f'<li class="flag">{_e(line)}</li>'
-                  for line in regression.summary(compared)[1:] if line.startswith("REGRESSION")]
+        labels = acceptance.compare_labels(compared)
+        items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
+                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f})</li>"
+                  for i, row in regression.regressions(compared).iterrows()]
         if "unknown" in counts:
-            from benchlib.acceptance import UNKNOWN
-
-            items.append(f"<li>{_e(UNKNOWN)}</li>")
+            items.append(f"<li>{_e(acceptance.UNKNOWN)}</li>")
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, "summary_compare", "compare page"))
 
