@@ -150,7 +150,8 @@ def _report(args: argparse.Namespace) -> int:
     from benchlib.report import ReportError, build_report
 
     try:
-        index = build_report(args.campaign_dir, progress=not args.quiet)
+        index = build_report(args.campaign_dir, progress=not args.quiet,
+                             baseline=args.baseline, references=args.references)
     except ReportError as error:
         print(f"error: report failed in {error}", file=sys.stderr)
         return 1
@@ -274,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="run the summary notebooks and export HTML")
     report.add_argument("campaign_dir", help="outputs/<campaign>")
     report.add_argument("--quiet", action="store_true", help="no progress bar")
+    report.add_argument("--baseline", help="a baseline campaign folder: adds a page comparing "
+                        "this campaign with it (regression / improvement / no change)")
+    report.add_argument("--references", help="references YAML for the acceptance page "
+                        "(default: the shipped published figures and datasheet ceilings)")
     report.set_defaults(func=_report)
 
     check = sub.add_parser("check", help="check runs against references with tolerances "

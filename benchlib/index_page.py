@@ -160,13 +160,47 @@ def flagged(done: pd.DataFrame) -> list[str]:
             for name, count in flags.flag_counts(done).items()]
 
 
+def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
+    """One line per benchmark (and model) against its matching reference
+    (:func:`benchlib.acceptance.stands_lines`), failures marked."""
+    from benchlib import acceptance
+
+    out = []
+    for line in acceptance.stands_lines(done, list(refs)):
+        css = ' class="flag"' if "slower than it should be" in line else ""
+        name, _, rest = line.partition(": ")
+        out.append(f"<li{css}><b>{_e(name)}</b>: {_e(rest)}</li>")
+    return out
+
+
+def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> str:
+    """The compare verdict counts against ``baseline``, linked to the compare page."""
+    from benchlib import acceptance, regression
+
+    if compared.empty:
+        items = ["<li>No configuration ran in both campaigns: nothing to compare.</li>"]
+    else:
+        counts = compared["verdict"].value_counts()
+        items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
+                 f"(configurations)</li>"]
+        labels = acceptance.compare_labels(compared)
+        items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
+                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f})</li>"
+                  for i, row in regression.regressions(compared).iterrows()]
+        if "unknown" in counts:
+            items.append(f"<li>{_e(acceptance.UNKNOWN)}</li>")
+    return _section(f"Compared with {baseline}", items, "",
+                    _link(pages, "summary_compare", "compare page"))
+
+
 def _section(title: str, items: list[str], empty: str, link: str) -> str:
     body = f"<ul class=\"answers\">{''.join(items)}</ul>" if items else f"<p>{_e(empty)}</p>"
     return f"<h3>{_e(title)}{link}</h3>{body}"
 
 
-def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str]) -> str:
-    """The answers for every campaign in ``records``, as HTML."""
+def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str],
+            refs: Sequence[object] = ()) -> str:
+    """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML."""
     records = flags.with_flags(summary.with_core_columns(records))
     parts = []
     campaigns = records["campaign"].fillna("").astype(str)
@@ -187,6 +221,10 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
                               _link(pages, "summary_comparisons")))
         parts.append(_section("What holds it back", bottlenecks(done),
                               "No finished benchmark run to judge.", _link(pages, "summary_node")))
+        if refs:
+            parts.append(_section("How it stands against the matching reference",
+                                  stands(done, refs), "No finished run to check.",
+                                  _link(pages, "summary_acceptance", "acceptance")))
         parts.append(_section("What is flagged", flagged(done),
                               "Nothing: no run was contended, throttled, noisy or too short.",
                               _link(pages, "summary_scaling", "flags explained")))
@@ -242,8 +280,10 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
 
 
 def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
-           runs: Mapping[str, str], skipped: str = "") -> str:
-    """The whole index page."""
+           runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
+           compared: pd.DataFrame | None = None, baseline: str = "") -> str:
+    """The whole index page: with ``refs``, each benchmark against its reference; with
+    ``compared`` (:func:`benchlib.regression.compare` against ``baseline``), the verdicts."""
     by_key = {Path(p.href).stem: p for p in pages}
     done = int((records["status"].fillna("ok") == "ok").sum()) if "status" in records \
         else len(records)
@@ -258,7 +298,8 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
 <h1>benchlib report: {_e(campaign)}</h1>
 <p class="meta">{len(records)} runs: {done} finished, {failed} failed. Built {stamp}.</p>
 <h2>Answers</h2>
-{answers(records, by_key, runs)}
+{answers(records, by_key, runs, refs)}
+{compared_counts(compared, baseline, by_key) if compared is not None else ""}
 <h2>Pages</h2><ul>{items}</ul>
 <h2>Runs by benchmark</h2>
 {run_list(records, runs)}

@@ -20,17 +20,20 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from nbformat import NotebookNode
 
+from benchlib.errors import InputError
 from benchlib.index_page import Link, render
 from benchlib.results import (
     Scan,
     Skipped,
     current_umask,
     iter_notebooks,
+    load,
     notebook_fingerprint,
     scan,
 )
@@ -50,8 +53,12 @@ PAGES: list[Link] = [
          "hours to a training target or through a data set, beside the reference campaign"),
     Link("summary_node.html", "The node",
          "its ceilings, each run's telemetry, and what held each run back"),
+    Link("summary_acceptance.html", "Acceptance",
+         "each run against the published figure it should reach; nodes slower than their peers"),
 ]
 SUMMARIES = tuple(Path(page.href).stem for page in PAGES)
+#: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
+COMPARE = "summary_compare"
 #: Run pages exported with more workers than this go to a process pool (fewer: in process).
 POOL_THRESHOLD = 24
 CACHE_FILE = ".pages.json"  #: run pages' notebook fingerprints, in ``report/runs/``
@@ -214,13 +221,15 @@ def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
     return target
 
 
-def _run_summary(name: str, campaign_dir: Path, target: Path) -> None:
+def _run_summary(name: str, campaign_dir: Path, target: Path,
+                 parameters: dict[str, object] | None = None) -> None:
     import papermill
 
     try:
         papermill.execute_notebook(
             str(NOTEBOOK_DIR / f"{name}.ipynb"), str(target),
-            parameters={"results_dir": str(campaign_dir.resolve())}, progress_bar=False,
+            parameters={"results_dir": str(campaign_dir.resolve()), **(parameters or {})},
+            progress_bar=False,
             kernel_manager_class=LocalKernelManager, cwd=str(campaign_dir),
         )
     except papermill.PapermillExecutionError as error:
@@ -229,6 +238,56 @@ def _run_summary(name: str, campaign_dir: Path, target: Path) -> None:
         os.replace(target, kept)
         raise ReportError(f"{name}: {error.ename}: {error.evalue} (cell {error.exec_count}); "
                           f"the executed notebook is {kept}") from None
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What a report is built against besides its campaign: a baseline campaign folder
+    (``--baseline``: adds the compare page) and a references file (``--references``; none:
+    the shipped references)."""
+
+    baseline: Path | None = None
+    references: Path | None = None
+
+    @classmethod
+    def validated(cls, baseline: str | Path | None = None,
+                  references: str | Path | None = None) -> ReportInputs:
+        """Checked before any notebook runs: InputError naming the option otherwise."""
+        from benchlib.references import load_references
+
+        base = Path(baseline).expanduser().resolve() if baseline else None
+        if base is not None and not base.is_dir():
+            raise InputError(f"--baseline {baseline}: not an existing folder (give the "
+                             "baseline campaign's results folder, outputs/<campaign>)")
+        if base is not None and load(base).empty:
+            raise InputError(f"--baseline {baseline}: no result records in that folder")
+        refs = Path(references).expanduser().resolve() if references else None
+        if refs is not None:
+            if not refs.is_file():
+                raise InputError(f"--references {references}: not an existing file")
+            load_references(refs)  # InputError naming the bad field
+        return cls(base, refs)
+
+    def refs(self) -> list:
+        """The references runs are checked against."""
+        from benchlib import references
+
+        return (references.load_references(self.references) if self.references
+                else references.shipped())
+
+    def compare_link(self) -> Link:
+        """The compare page's entry in the index."""
+        name = self.baseline.name if self.baseline else "the baseline"
+        return Link(f"{COMPARE}.html", f"Compared with {name}",
+                    "regression, improvement or no change per configuration, with intervals")
+
+    def parameters(self, summary: str) -> dict[str, object]:
+        """The papermill parameters ``summary`` takes from these inputs."""
+        if summary == COMPARE and self.baseline:
+            return {"baseline_dir": str(self.baseline)}
+        if summary == "summary_acceptance" and self.references:
+            return {"references_file": str(self.references)}
+        return {}
 
 
 def _skipped_section(skipped: Sequence[Skipped]) -> str:
@@ -242,11 +301,21 @@ def _skipped_section(skipped: Sequence[Skipped]) -> str:
 
 
 def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
-           runs: dict[str, str], skipped: Sequence[Skipped] = ()) -> str:
-    pages = [p for p in PAGES if Path(p.href).stem in summaries]
+           runs: dict[str, str], skipped: Sequence[Skipped] = (),
+           inputs: ReportInputs | None = None) -> str:
+    inputs = inputs or ReportInputs()
+    known = [*PAGES, *([inputs.compare_link()] if inputs.baseline else [])]
+    pages = [p for p in known if Path(p.href).stem in summaries]
     pages += [Link(f"{name}.html", name.removeprefix("summary_").replace("_", " ").title())
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
-    return render(campaign, records, pages, runs, _skipped_section(skipped))
+    compared = None
+    if inputs.baseline is not None and COMPARE in summaries:
+        from benchlib.acceptance import compare_runs
+
+        compared = compare_runs(load(inputs.baseline), records)
+    return render(campaign, records, pages, runs, _skipped_section(skipped),
+                  refs=inputs.refs(), compared=compared,
+                  baseline=inputs.baseline.name if inputs.baseline else "")
 
 
 def _swap_in(built: Path, final: Path) -> None:
@@ -350,14 +419,16 @@ def _run_page(notebook: Path, target: Path) -> str | None:
     return None
 
 
-def _summary_page(name: str, campaign_dir: Path, building: Path) -> None:
+def _summary_page(name: str, campaign_dir: Path, building: Path,
+                  inputs: ReportInputs | None = None) -> None:
     executed = building / f"{name}.ipynb"
-    _run_summary(name, campaign_dir, executed)
+    _run_summary(name, campaign_dir, executed, (inputs or ReportInputs()).parameters(name))
     export_html(executed, building / f"{name}.html", include_code=False)
 
 
 def _build_pages(campaign_dir: Path, building: Path, found: Scan,
-                 summaries: Sequence[str], progress: bool) -> None:
+                 summaries: Sequence[str], progress: bool,
+                 inputs: ReportInputs | None = None) -> None:
     """Execute and export every summary (side by side), export every run page (reusing
     unchanged ones; a notebook that cannot be exported is listed as skipped), write the index."""
     from concurrent.futures import ThreadPoolExecutor
@@ -371,30 +442,39 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
     threads = max(1, min(len(summaries), os.cpu_count() or 1))
     with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
               disable=not progress) as steps, ThreadPoolExecutor(threads) as pool:
-        pending = [pool.submit(_summary_page, name, campaign_dir, building) for name in summaries]
+        pending = [pool.submit(_summary_page, name, campaign_dir, building, inputs)
+                   for name in summaries]
         runs, unshown = _export_runs(campaign_dir, building, notebooks, steps)
         for future in pending:
             future.result()  # a failed summary fails the build (ReportError)
             steps.update()
-    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown])
+    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
     (building / "index.html").write_text(index, encoding="utf-8")
 
 
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
-                 progress: bool = True) -> Path:
+                 progress: bool = True, baseline: str | Path | None = None,
+                 references: str | Path | None = None) -> Path:
     """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``.
+
+    ``baseline``: a campaign folder to compare with (adds the compare page); ``references``:
+    a references file for the acceptance page (default: the shipped references); both are
+    checked before anything runs (InputError).
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails; a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir)
+    inputs = ReportInputs.validated(baseline, references)
+    if inputs.baseline is not None and COMPARE not in summaries:
+        summaries = (*summaries, COMPARE)
     found = scan(campaign_dir)
     if found.frame.empty:
         raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
                                 "run a sweep into it first")
     building = Path(tempfile.mkdtemp(prefix=".report-", dir=campaign_dir))
     try:
-        _build_pages(campaign_dir, building, found, summaries, progress)
+        _build_pages(campaign_dir, building, found, summaries, progress, inputs)
         os.chmod(building, 0o777 & ~current_umask())  # mkdtemp makes it 0700
         _swap_in(building, campaign_dir / "report")
     except BaseException:

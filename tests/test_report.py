@@ -8,15 +8,16 @@ from benchlib.report import ReportError, build_report
 from .browser import chromium
 from .conftest import ROOT
 from .fakes import campaign
+from .test_report_acceptance import references_file
 
-SUMMARIES = ["summary_breakdown", "summary_comparisons", "summary_node", "summary_projection",
-             "summary_scaling"]
+SUMMARIES = ["summary_acceptance", "summary_breakdown", "summary_comparisons", "summary_node",
+             "summary_projection", "summary_scaling"]
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = campaign(tmp_path_factory.mktemp("outputs") / "fake")
-    return build_report(root, progress=False)
+    return build_report(root, progress=False, references=references_file(root.parent))
 
 
 @pytest.mark.slow
@@ -25,7 +26,7 @@ def test_report_has_every_page_offline(report):
     assert sorted(p.stem for p in folder.glob("summary_*.html")) == SUMMARIES
     assert len(list((folder / "runs").glob("*.html"))) == 13
     index = report.read_text()
-    assert len(set(re.findall(r'href="(summary_\w+\.html)"', index))) == 5
+    assert len(set(re.findall(r'href="(summary_\w+\.html)"', index))) == 6
     assert len(set(re.findall(r'href="(runs/[^"]+)"', index))) == 13
     for page in folder.rglob("*.html"):
         text = page.read_text()

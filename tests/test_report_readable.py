@@ -15,6 +15,7 @@ from benchlib.sheet import Sheet
 from .browser import chromium
 from .conftest import ROOT
 from .fakes import campaign, write_record_notebook
+from .test_report_acceptance import references_file, slower_copy
 
 #: Every element wider than the page, text that looks like a warning or traceback, truncated
 #: tables and images without alt text, as the browser sees them.
@@ -132,7 +133,10 @@ def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch
 @pytest.mark.slow
 def test_every_page_reads_at_1400_px_in_chromium(tmp_path):
     root = campaign(tmp_path / "fake")
-    index = build_report(root, progress=False)
+    base = slower_copy(root, tmp_path / "base", 1.25)  # this campaign is the slower one
+    index = build_report(root, progress=False, baseline=base,
+                         references=references_file(tmp_path))
+    assert (index.parent / "summary_compare.html").is_file()
     shots = ROOT / "outputs" / "test-artifacts"
     shots.mkdir(parents=True, exist_ok=True)
     pages = [index, *sorted(index.parent.glob("summary_*.html")),

@@ -137,7 +137,7 @@ def test_a_report_of_payloads_is_inert_in_chromium(tmp_path):
     index = build_report(payload_campaign(tmp_path / "evil"), progress=False)
     folder = index.parent
     pages = [index, *sorted(folder.glob("summary_*.html")), *sorted((folder / "runs").glob("*.html"))]
-    assert len(pages) == 1 + 5 + 7
+    assert len(pages) == 1 + 6 + 7
     texts = {}
     with chromium() as driver:
         for page in pages:

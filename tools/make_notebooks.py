@@ -566,6 +566,75 @@ SUMMARIES = {
                 "    display(Markdown(\"No 3D U-Net runs.\"))"),
         ],
     ),
+    "summary_acceptance": (
+        "Acceptance: each run against the published figure it should reach",
+        "Each finished run is held against the most specific reference that matches it (GPU "
+        "variant, benchmark, model, precision, batch, data, ... like for like): the shipped "
+        "published figures and datasheet ceilings, or the references file given to the report "
+        "(`benchlib report DIR --references FILE`). A run passes when its measurement lies "
+        "within the reference's bounds. When the runs come from several nodes, the fleet "
+        "section finds the nodes slower than their peers.",
+        {"references_file": ""},
+        [
+            new_markdown_cell("## Against the references"),
+            new_code_cell(
+                "from benchlib import acceptance, references\n\n"
+                "given = summary.resolve_results_dir(references_file) if references_file else None\n"
+                "refs = references.load_references(given) if given else references.shipped()\n"
+                "checked = acceptance.check(df, refs)\n"
+                "matched = checked[\"verdict\"].isin(acceptance.CHECKED).any()\n"
+                "display(Markdown(acceptance.headline(checked, df, given=bool(given))))\n"
+                "if matched:\n"
+                "    display(acceptance.check_display(checked))\n"
+                "    plots.show(acceptance.check_plot(checked))\n"
+                "    display(Markdown(\"**Sources of the references above**\\n\\n\"\n"
+                "                     + acceptance.sources_used(checked)))\n"
+                "    if acceptance.unmatched_note(checked):\n"
+                "        display(Markdown(acceptance.unmatched_note(checked)))"),
+            new_code_cell(
+                "if acceptance.node_count(df) > 1:\n"
+                "    display(Markdown(f\"## Fleet: {acceptance.node_count(df)} nodes\"))\n"
+                "    nodes = acceptance.node_table(df)\n"
+                "    if len(nodes):\n"
+                "        display(Markdown(acceptance.outlier_text(nodes)))\n"
+                "        display(acceptance.node_display(nodes))\n"
+                "    display(Markdown(\"Each node's median over the fleet's median per probe and \"\n"
+                "                     \"workload, per GPU model: 1.0 is the median node.\"))\n"
+                "    for figure, alt in acceptance.heatmaps(df):\n"
+                "        plots.show(figure, alt=alt)"),
+            new_markdown_cell("## The references"),
+            new_code_cell(
+                "display(Markdown(f\"From {summary.md_text(given)}.\" if given else \"Shipped \"\n"
+                "                 \"with benchlib: benchlib/reference/expectations.yaml (published \"\n"
+                "                 \"figures) and the datasheet matmul ceilings.\"))\n"
+                "acceptance.references_display(refs)"),
+        ],
+    ),
+    "summary_compare": (
+        "Compared with the baseline campaign",
+        "Runs of this campaign paired with the baseline's by configuration (repeats pooled): "
+        "the new speed over the base speed with its 95 % interval, and a verdict per "
+        "configuration: **regression** (the whole interval below 1 and the median more than "
+        "`threshold` below), **improvement** (the mirror image) or **no change**. Built by "
+        "`benchlib report DIR --baseline BASE_DIR`.",
+        {"baseline_dir": "outputs/demo-base", "threshold": 0.05},
+        [
+            new_markdown_cell("## Verdict per configuration"),
+            new_code_cell(
+                "from benchlib import acceptance\n\n"
+                "base_dir = summary.resolve_results_dir(baseline_dir)\n"
+                "base = summary.load_results(base_dir)\n"
+                "compared = acceptance.compare_runs(base, df, threshold=threshold)\n"
+                "units = done[\"unit\"].dropna().unique()\n"
+                "if acceptance.warnings_text(compared):\n"
+                "    display(Markdown(acceptance.warnings_text(compared)))\n"
+                "display(Markdown(acceptance.compare_headline(compared, base_dir.name)))\n"
+                "if len(compared):\n"
+                "    display(acceptance.compare_display(compared, units[0] if len(units) == 1 "
+                "else \"\"))\n"
+                "    plots.show(acceptance.compare_plot(compared, base_dir.name))"),
+        ],
+    ),
 }
 
 
