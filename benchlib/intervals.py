@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 RESAMPLES = 2000
 SEED = 20261122
 Z95 = 1.959964
+#: An interval whose high end is more than this multiple of its low end tells nothing either way.
+INCONCLUSIVE_WIDTH = 1.5
 
 
 def mean_interval(values: np.ndarray, level: float = 0.95,
@@ -95,11 +97,17 @@ def effect(pairs: pd.DataFrame, level: float = 0.95,
 
 
 def describe_effect(found: dict[str, object]) -> str:
-    """``1.02x (0.99-1.05), no significant effect`` / ``1.93x (1.85-2.01), significant``."""
+    """``1.02x (0.99-1.05), no significant effect`` / ``1.93x (1.85-2.01), significant`` /
+    ``1.09x (0.24-2.69), inconclusive (...)`` when the interval spans more than 1.5x."""
     median = found["median"]
     if not found["pairs"]:
         return "nothing paired"
     if not found["known"]:
         return f"{median:.2f}x (one pair, no interval: repeat the runs to know)"
-    verdict = "significant" if found["significant"] else "no significant effect"
+    if found["significant"]:
+        verdict = "significant"
+    elif found["high"] / found["low"] > INCONCLUSIVE_WIDTH:
+        verdict = "inconclusive (the interval is too wide to tell: repeat on a quiet node)"
+    else:
+        verdict = "no significant effect"
     return f"{median:.2f}x ({found['low']:.2f}-{found['high']:.2f}), {verdict}"

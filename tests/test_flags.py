@@ -87,3 +87,9 @@ def test_compare_carries_run_intervals_into_the_pairs():
     pairs = analysis.compare(df, "dataset", "synthetic", "real")
     assert pairs[["a_low", "a_high", "b_low", "b_high"]].iloc[0].tolist() == [98, 102, 49, 51]
     assert analysis.effect(pairs)["significant"]
+
+
+def test_a_wide_interval_is_inconclusive_not_no_effect():
+    wide = effect(pd.DataFrame({"ratio": [0.3, 2.5, 1.1, 0.6, 1.9]}))
+    assert not wide["significant"]
+    assert "inconclusive" in describe_effect(wide)

@@ -18,11 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchlib import report
+
 from .conftest import ROOT
 from .fakes import write_record_notebook
 
-SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",
-             "summary_node")
+SUMMARIES = report.SUMMARIES  # every summary page the report builds
 ODD = ("", " ", "nan", "None", "<b>x</b>", "$\\frac{1}{$", "$x$ and $y$", "a/b", "100%", "{}",
        "line\nbreak", "ünïcødé ✓", "[x](javascript:1)", "-", "0")
 TEXT = st.sampled_from(ODD) | st.text(max_size=8)
