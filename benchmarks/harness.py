@@ -253,6 +253,9 @@ def contention_ratio(repeats: int) -> dict:
     class Off(contextlib.nullcontext):
         contention = None
 
+        def __enter__(self) -> Off:
+            return self
+
     config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
     classification.run(config)  # warm caches
 
