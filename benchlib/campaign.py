@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 from benchlib import slurm, slurm_limits
-from benchlib.locks import ledger_lock
+from benchlib.errors import InputError
+from benchlib.locks import ledger_lock, point_holder
 from benchlib.results import (
     failed_record,
     is_complete_notebook,
@@ -212,6 +213,8 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
     reason explained in ``detail`` and ``blocked``.
     """
     campaign_dir = Path(campaign_dir)
+    if campaign_dir.exists() and not campaign_dir.is_dir():
+        raise InputError(f"{str(campaign_dir)!r} is a file, not a campaign folder")
     if not campaign_dir.is_dir():
         raise FileNotFoundError(f"campaign folder {str(campaign_dir)!r} does not exist")
     points = read_points(campaign_dir)
@@ -236,7 +239,10 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
                                      finished.detail))
             continue
         if name not in open_jobs:
-            table.append(PointStatus(name, notebook_name, "pending", "", "not started"))
+            holder = point_holder(campaign_dir, name)
+            table.append(PointStatus(name, notebook_name, "running", "", f"running: {holder}")
+                         if holder else PointStatus(name, notebook_name, "pending", "",
+                                                    "not started"))
             continue
         state = states[open_jobs[name]["job_id"]]
         if state.phase in ("pending", "running"):

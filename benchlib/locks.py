@@ -75,7 +75,7 @@ def campaign_lock(campaign_dir: Path, command: str | None = None) -> Iterator[No
         raise InputError(f"outputs: cannot write the campaign folder "
                          f"({describe_os_error(error, folder)})") from None
     try:
-        since = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        since = _now()
         text = command or " ".join(["benchlib", *sys.argv[1:]]) or "benchlib"
         with contextlib.suppress(OSError):
             holder.write_text(json.dumps({"command": text, "pid": os.getpid(),
@@ -99,10 +99,41 @@ def point_lock(campaign_dir: Path, name: str) -> Iterator[bool]:
     except Timeout:
         yield False
         return
+    holder = folder / f"{name}.holder"
     try:
+        with contextlib.suppress(OSError):
+            holder.write_text(json.dumps({"command": "benchlib", "pid": os.getpid(),
+                                          "host": socket.gethostname(), "since": _now()}))
         yield True
     finally:
+        with contextlib.suppress(OSError):
+            holder.unlink()
         lock.release()
+
+
+def point_holder(campaign_dir: Path, name: str) -> str:
+    """Who runs point ``name`` now ('' when nobody does, or when the lock cannot be read)."""
+    folder = _lock_dir(campaign_dir) / "points"
+    path = folder / f"{name}.lock"
+    if not path.is_file():
+        return ""
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        try:
+            holder = json.loads((folder / f"{name}.holder").read_text())
+            return f"pid {holder['pid']} on host {holder['host']}, since {holder['since']}"
+        except (OSError, ValueError, KeyError, TypeError):
+            return "another process"
+    except OSError:
+        return ""
+    lock.release()
+    return ""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @contextlib.contextmanager

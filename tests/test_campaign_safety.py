@@ -294,3 +294,21 @@ def test_readers_survive_special_files_and_records_of_the_wrong_types(tmp_path, 
     assert main(["status", str(folder)]) == 0
     assert main(["results", str(folder)]) == 0
     assert "error" not in capsys.readouterr().err
+
+
+def test_status_shows_a_point_running_in_a_local_sweep(tmp_path, capsys):
+    folder = tmp_path / "c"
+    campaign.remember_points(folder, [Point("train", {"batch_size": 8}, 0, "train-8")])
+    name = Point("train", {"batch_size": 8}, 0, "train-8").name
+    assert main(["status", str(folder)]) == 0
+    assert "not started" in capsys.readouterr().out
+    with point_lock(folder, name) as mine:
+        assert mine
+        assert main(["status", str(folder)]) == 0
+        out = capsys.readouterr().out
+    assert f"running: pid {os.getpid()} on host" in out, out
+    assert "1 running" in out
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert main(["status", str(a_file)]) == 2
+    assert "is a file, not a campaign folder" in capsys.readouterr().err
