@@ -44,12 +44,13 @@ FLAGS: dict[str, str] = {
 }
 
 
-def _number(value: object) -> float | None:
+def number(value: object) -> float | None:
+    """``value`` as a float; None for missing, NaN or non-numeric values."""
     try:
-        number = float(value)  # type: ignore[arg-type]
+        found = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
+    return None if math.isnan(found) else found
 
 
 def record_flags(record: Mapping[str, object]) -> list[str]:
@@ -59,12 +60,12 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     found = []
     if record.get("contended") is True:
         found.append("contended")
-    throttled = _number(record.get("throttled_share"))
+    throttled = number(record.get("throttled_share"))
     if throttled is not None and throttled >= THROTTLED_SHARE:
         found.append("throttled")
     if record.get("noisy") is True:
         found.append("noisy")
-    seconds, iterations = _number(record.get("wall_time_s")), _number(record.get("iterations"))
+    seconds, iterations = number(record.get("wall_time_s")), number(record.get("iterations"))
     timed_loop = record.get("benchmark") not in ("probe_node", "probe_allreduce")
     if timed_loop and ((seconds is not None and seconds < SHORT_SECONDS)
                        or (iterations is not None and iterations < SHORT_ITERATIONS)):
@@ -133,8 +134,8 @@ def explain(df: pd.DataFrame) -> list[str]:
 
 
 def _percent(value: object) -> str:
-    number = _number(value)
-    return f"{number:.0%}" if number is not None else "an unknown share"
+    share = number(value)
+    return f"{share:.0%}" if share is not None else "an unknown share"
 
 
 def explain_superlinear(scaled: pd.DataFrame) -> list[str]:

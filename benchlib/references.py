@@ -47,6 +47,7 @@ from benchlib import reference
 from benchlib.analysis import labels
 from benchlib.config import describe_validation_error
 from benchlib.errors import InputError
+from benchlib.flags import number
 from benchlib.yaml_input import load_yaml
 
 #: The shipped references file (published figures with sources), in ``benchlib/reference/``.
@@ -263,14 +264,6 @@ def _verdict(ref: Reference, measured: float | None) -> tuple[str, str]:
     return "pass", f"{ratio:.2f}x {ref.label!r}"
 
 
-def _number(value: object) -> float | None:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
     """One row per run and applying reference (per metric the most specific; see the module
     docstring): ``run``, ``configuration``, ``metric``, ``measured``, ``reference`` (its label),
@@ -295,7 +288,7 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
             rows.append({**base, "verdict": "no reference",
                          "message": "no reference matches this run"})
         for index, ref, ties in chosen:
-            measured = _number(row.get(ref.metric))
+            measured = number(row.get(ref.metric))
             verdict, message = _verdict(ref, measured)
             low, high = ref.bounds()
             note = ("also matched, equally specific: "
