@@ -41,7 +41,7 @@ test-fast: setup
 	$(VENV)/bin/pytest -m "not slow" -q
 
 docs: setup
-	$(PY) -m benchlib.schema > docs/record.md
+	$(PY) -m benchlib.records.schema > docs/record.md
 
 bench: demo
 	$(PY) benchmarks/harness.py --repeats 8

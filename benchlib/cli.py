@@ -8,20 +8,20 @@ import sys
 import traceback
 from pathlib import Path
 
-from benchlib.config import ConfigError
 from benchlib.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     BenchlibError,
     describe_os_error,
 )
-from benchlib.yaml_input import MAX_POINTS
+from benchlib.inputs.config import ConfigError
+from benchlib.inputs.yaml_input import MAX_POINTS
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from benchlib.params import load_sweep
-    from benchlib.slurm_sweep import apply_overrides
-    from benchlib.sweep import point_status, run_sweep, summarize_outcomes
+    from benchlib.execute.slurm_sweep import apply_overrides
+    from benchlib.execute.sweep import point_status, run_sweep, summarize_outcomes
+    from benchlib.inputs.params import load_sweep
 
     sweep = load_sweep(args.params, max_points=args.max_points)
     outputs = Path(args.outputs)
@@ -53,8 +53,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
-    from benchlib.campaign import format_status, wait
-    from benchlib.slurm_sweep import RequestTooLarge, SubmissionError, submit_sweep
+    from benchlib.execute.campaign import format_status, wait
+    from benchlib.execute.slurm_sweep import RequestTooLarge, SubmissionError, submit_sweep
 
     campaign_dir = (outputs / sweep.campaign).resolve()
     try:
@@ -87,7 +87,7 @@ def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from benchlib.campaign import campaign_status, format_status
+    from benchlib.execute.campaign import campaign_status, format_status
 
     campaign_dir = Path(args.campaign_dir)
     table = campaign_status(campaign_dir)
@@ -130,7 +130,7 @@ def _data_volume(args: argparse.Namespace) -> int:
 def _results(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from benchlib.results import load
+    from benchlib.records.results import load
 
     frame = load(args.path)
     columns = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "gpu",
@@ -147,7 +147,7 @@ def _results(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from benchlib.report import ReportError, build_report
+    from benchlib.publish.report import ReportError, build_report
 
     try:
         index = build_report(args.campaign_dir, progress=not args.quiet,
@@ -162,9 +162,10 @@ def _report(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from benchlib import junit, references
+    from benchlib.analysis import references
     from benchlib.errors import InputError
-    from benchlib.results import load
+    from benchlib.publish import junit
+    from benchlib.records.results import load
 
     frame = load(args.results)
     if frame.empty:
@@ -189,9 +190,10 @@ def _check(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from benchlib import junit, regression
+    from benchlib.analysis import regression
     from benchlib.errors import InputError
-    from benchlib.results import load
+    from benchlib.publish import junit
+    from benchlib.records.results import load
 
     if not 0 <= args.threshold < 1:
         raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchlib.config import (
+from benchlib.inputs.config import (
     AllReduceConfig,
     ClassificationConfig,
     CommonConfig,

@@ -10,7 +10,7 @@
 4. Sweep overhead per point: one papermill point (kernel start, notebook, plots, record,
    sidecar) against a plain ``python -c`` process running the same benchmark and building the
    same record; both pay the torch + torchvision import. Goal <= 3 s.
-5. Loading 10,000 executed notebooks with ``benchlib.results.load`` (hard links of one executed
+5. Loading 10,000 executed notebooks with ``benchlib.records.results.load`` (hard links of one executed
    demo notebook), with and without sidecars. Goal <= 10 s.
 6. Blockwise 3D U-Net prediction (read with halo, compute, write to HDF5, threads overlapping)
    against the plain forward pass over the same number of same-shape blocks already in memory:
@@ -94,7 +94,7 @@ def bare_train_throughput(iterations: int, warmup: int) -> float:
 
 
 def train_loop_ratio(repeats: int) -> dict:
-    from benchlib.config import ClassificationConfig
+    from benchlib.inputs.config import ClassificationConfig
     from benchlib.workloads import classification
 
     config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
@@ -160,10 +160,10 @@ def loader_ratio(repeats: int, work: Path, worker_counts: tuple[int, ...] = (1, 
 
 
 def load_seconds(repeats: int, work: Path, campaign: Path, count: int = 10_000) -> dict:
-    """Time ``benchlib.results.load`` over ``count`` hard links of one executed notebook."""
+    """Time ``benchlib.records.results.load`` over ``count`` hard links of one executed notebook."""
     import os
 
-    from benchlib.results import load, sidecar_path
+    from benchlib.records.results import load, sidecar_path
 
     source = next((p for p in sorted(campaign.glob("*.ipynb"))
                    if sidecar_path(p).is_file()), None) if campaign.is_dir() else None
@@ -196,9 +196,9 @@ def load_seconds(repeats: int, work: Path, campaign: Path, count: int = 10_000) 
 
 def plain_process_seconds() -> float:
     code = textwrap.dedent(f"""
-        from benchlib.config import ClassificationConfig
-        from benchlib.environment import capture
-        from benchlib.results import make_record
+        from benchlib.inputs.config import ClassificationConfig
+        from benchlib.measure.environment import capture
+        from benchlib.records.results import make_record
         from benchlib.workloads import classification
         config = ClassificationConfig(benchmark="train", **{CONFIG!r})
         result = classification.run(config)
@@ -210,7 +210,7 @@ def plain_process_seconds() -> float:
 
 
 def sweep_point_seconds(work: Path, index: int) -> float:
-    from benchlib.sweep import load_sweep, run_sweep
+    from benchlib.execute.sweep import load_sweep, run_sweep
 
     params = work / f"p{index}.yaml"
     params.write_text(yaml.safe_dump({"campaign": f"overhead{index}", "notebook": "train",
@@ -225,7 +225,7 @@ def sweep_point_seconds(work: Path, index: int) -> float:
 
 
 def breakdown_ratio(repeats: int) -> dict:
-    from benchlib.config import ClassificationConfig
+    from benchlib.inputs.config import ClassificationConfig
     from benchlib.workloads import classification
 
     config = {**CONFIG, "iterations": 40}
@@ -246,8 +246,8 @@ def contention_ratio(repeats: int) -> dict:
 
     import torch
 
-    from benchlib.config import ClassificationConfig
-    from benchlib.contention import ContentionSampler
+    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.measure.contention import ContentionSampler
     from benchlib.workloads import classification, loop
 
     class Off(contextlib.nullcontext):
@@ -283,8 +283,8 @@ UNET_VOLUME = (60, 120, 120)
 
 
 def unet3d_blockwise_ratio(repeats: int, work: Path) -> dict:
-    from benchlib.config import UNet3DPredictConfig
     from benchlib.data.em_volume import write_em_volume
+    from benchlib.inputs.config import UNet3DPredictConfig
     from benchlib.workloads import unet3d
 
     volume = work / "em.h5"
@@ -313,8 +313,8 @@ def unet3d_blockwise_ratio(repeats: int, work: Path) -> dict:
 
 
 def phase_sums(campaign: Path) -> dict:
-    from benchlib.results import load
-    from benchlib.timing import PHASES
+    from benchlib.measure.timing import PHASES
+    from benchlib.records.results import load
 
     frame = load(campaign)
     frame = frame[frame["status"] == "ok"]

@@ -13,8 +13,8 @@ import argparse
 import statistics
 import time
 
-from benchlib import launch
-from benchlib.config import ClassificationConfig
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.run import launch
 
 
 def main() -> None:

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib import analysis, reference
+from benchlib import reference
+from benchlib.analysis import comparisons as analysis
 
 
 def _runs(rows, columns=("model", "batch_size", "num_devices", "throughput")):

@@ -13,12 +13,13 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from benchlib import campaign
 from benchlib.cli import main
 from benchlib.errors import OutputError
-from benchlib.locks import campaign_lock, point_lock
-from benchlib.params import Point, load_sweep
-from benchlib.results import (
+from benchlib.execute import campaign
+from benchlib.execute.locks import campaign_lock, point_lock
+from benchlib.execute.sweep import commit_result, execute_point, run_sweep
+from benchlib.inputs.params import Point, load_sweep
+from benchlib.records.results import (
     failed_record,
     load,
     read_record,
@@ -27,7 +28,6 @@ from benchlib.results import (
     write_json_atomic,
     write_sidecar,
 )
-from benchlib.sweep import commit_result, execute_point, run_sweep
 
 from .fakes import write_record_notebook
 
@@ -125,7 +125,7 @@ def test_a_failure_never_replaces_an_ok_result(tmp_path, notebook_dir, caplog):
 def test_disk_full_keeps_the_good_result_and_stops_with_one_message(tmp_path, notebook_dir,
                                                                     capsys, monkeypatch):
     with _tmpfs(tmp_path / "small", "size=512k") as disk:
-        monkeypatch.setattr("benchlib.sweep.NOTEBOOK_DIR", notebook_dir)
+        monkeypatch.setattr("benchlib.execute.sweep.NOTEBOOK_DIR", notebook_dir)
         params = _params(tmp_path, [3, 4], "full")
         sweep = load_sweep(params, notebook_dir)
         first = run_sweep(sweep, disk, progress=False)

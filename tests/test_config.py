@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from benchlib.config import ClassificationConfig, classification_models, describe_validation_error
+from benchlib.inputs.config import ClassificationConfig, classification_models, describe_validation_error
 
 
 def test_defaults_and_resolved_image_size():

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from benchlib.config import ClassificationConfig
-from benchlib.contention import (
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.measure.contention import (
     CONTENDED_CPU_SHARE,
     Contention,
     ContentionSampler,
@@ -24,7 +24,7 @@ from benchlib.contention import (
     snapshot,
     worst_contention,
 )
-from benchlib.results import make_record
+from benchlib.records.results import make_record
 from benchlib.workloads import classification
 
 

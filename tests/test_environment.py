@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchlib.config import ClassificationConfig
-from benchlib.environment import (
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.measure.environment import (
     allowed_environment,
     capture,
     container_image,
@@ -14,7 +14,7 @@ from benchlib.environment import (
     filesystem_type,
     numa_nodes,
 )
-from benchlib.redact import redact
+from benchlib.measure.redact import redact
 
 MOUNTS = """\
 overlay / overlay rw,relatime 0 0

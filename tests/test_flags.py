@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib import analysis, flags
-from benchlib.intervals import describe_effect, effect
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis.intervals import describe_effect, effect
+from benchlib.records import flags
 
 BASE = {"schema_version": 1, "status": "ok", "benchmark": "train", "model": "resnet18",
         "dataset": "synthetic", "batch_size": 8, "gpu": "cpu", "unit": "images/s",

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib import analysis, fleet, slurm
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import fleet
 from benchlib.cli import main
 from benchlib.errors import InputError
-from benchlib.results import load
+from benchlib.execute import slurm
+from benchlib.records.results import load
 from tests.test_slurm import SLURM, _params, _partition_up, local_slurm  # noqa: F401
 
 matplotlib.use("Agg")
@@ -116,8 +118,8 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
     with pytest.raises(InputError, match="3 idle nodes asked, partition gpu has 2 idle"):
         slurm.fleet_nodes(executor.model_copy(update={"nodes": 3}))
 
-    from benchlib.params import Point
-    from benchlib.slurm_sweep import _requests, pin_to_nodes
+    from benchlib.execute.slurm_sweep import _requests, pin_to_nodes
+    from benchlib.inputs.params import Point
 
     points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
     sweep = SimpleNamespace(campaign="f", points=points)

@@ -12,7 +12,7 @@ import uuid
 import nbformat
 import pytest
 
-from benchlib.params import NOTEBOOK_DIR
+from benchlib.inputs.params import NOTEBOOK_DIR
 
 from .fakes import campaign
 

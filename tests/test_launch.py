@@ -11,19 +11,19 @@ import pandas as pd
 import pytest
 import torch
 
-from benchlib import distributed, launch
-from benchlib.analysis import allreduce_curves, distributed_runs, scaling_table
-from benchlib.config import (
+from benchlib.analysis.comparisons import allreduce_curves, distributed_runs, scaling_table
+from benchlib.data.em_volume import write_em_volume
+from benchlib.data.imagefolder import image_folder_loader
+from benchlib.data.volumes import open_volume
+from benchlib.inputs.config import (
     AllReduceConfig,
     ClassificationConfig,
     UNet3DPredictConfig,
     UNet3DTrainConfig,
     describe_validation_error,
 )
-from benchlib.data.em_volume import write_em_volume
-from benchlib.data.imagefolder import image_folder_loader
-from benchlib.data.volumes import open_volume
-from benchlib.results import make_record
+from benchlib.records.results import make_record
+from benchlib.run import distributed, launch
 from benchlib.workloads import collectives, unet3d
 from benchlib.workloads.result import RunResult
 
@@ -277,7 +277,7 @@ def test_sweep_over_devices_gives_scaling_and_a_failed_launch_record(tmp_path, t
     import yaml
 
     from benchlib.cli import main
-    from benchlib.results import load
+    from benchlib.records.results import load
 
     spec = {"campaign": "scale", "notebook": "train", "base": {**tiny, "device": "cpu"},
             "grid": {"num_devices": [1, 2]}}

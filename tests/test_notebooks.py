@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from benchlib.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.params import NOTEBOOK_DIR, notebook_parameters
-from benchlib.results import load
+from benchlib.inputs.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.inputs.params import NOTEBOOK_DIR, notebook_parameters
+from benchlib.records.results import load
 
 from .conftest import ROOT
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from papermill.translators import PythonTranslator
 
 from benchlib.cli import main
-from benchlib.config import ConfigError
 from benchlib.errors import InputError
-from benchlib.params import Point, load_sweep, papermill_parameters
-from benchlib.yaml_input import MAX_ALIASES, parse_yaml
+from benchlib.inputs.config import ConfigError
+from benchlib.inputs.params import Point, load_sweep, papermill_parameters
+from benchlib.inputs.yaml_input import MAX_ALIASES, parse_yaml
 
 BASE = ("campaign: unit\nnotebook: train\n"
         "base: {model: resnet18, image_size: 32, num_classes: 10, iterations: 2, warmup: 1,\n"

@@ -4,7 +4,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from benchlib import analysis, plots, summary
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 

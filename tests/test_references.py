@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib import references
+from benchlib.analysis import references
 from benchlib.cli import main
 from benchlib.errors import InputError
 from tests.fakes import write_record_notebook

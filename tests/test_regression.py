@@ -10,9 +10,10 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from benchlib import analysis, regression
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import regression
 from benchlib.cli import main
-from benchlib.results import load
+from benchlib.records.results import load
 from tests.fakes import write_record_notebook
 
 matplotlib.use("Agg")

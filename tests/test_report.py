@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from benchlib.report import ReportError, build_report
+from benchlib.publish.report import ReportError, build_report
 
 from .browser import chromium
 from .conftest import ROOT
@@ -74,7 +74,7 @@ def _report_files(folder):
 def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     import threading
 
-    from benchlib import report as report_module
+    from benchlib.publish import report as report_module
 
     root = campaign(tmp_path / "fake")
     export = report_module.export_html
@@ -110,7 +110,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
 
 
 def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
-    from benchlib import report as report_module
+    from benchlib.publish import report as report_module
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -133,7 +133,7 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from benchlib import report as report_module
+    from benchlib.publish import report as report_module
 
     root = campaign(tmp_path / "fake")
     notebooks = tmp_path / "notebooks"

@@ -10,10 +10,11 @@ import nbformat
 import pandas as pd
 import pytest
 
-from benchlib import acceptance, index_page, references, summary
+from benchlib.analysis import references
 from benchlib.cli import main
-from benchlib.report import PAGES, build_report
-from benchlib.results import RECORD_MIME
+from benchlib.publish import acceptance, index_page, summary
+from benchlib.publish.report import PAGES, build_report
+from benchlib.records.results import RECORD_MIME
 
 from .fakes import campaign, write_record_notebook
 

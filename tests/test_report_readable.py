@@ -8,9 +8,9 @@ import re
 import pandas as pd
 import pytest
 
-from benchlib import index_page, present, summary
-from benchlib.report import PAGES, build_report
-from benchlib.sheet import Sheet
+from benchlib.publish import index_page, present, summary
+from benchlib.publish.report import PAGES, build_report
+from benchlib.publish.sheet import Sheet
 
 from .browser import chromium
 from .conftest import ROOT
@@ -108,7 +108,7 @@ def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_p
 
 
 def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch):
-    from benchlib import report as report_module
+    from benchlib.publish import report as report_module
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)

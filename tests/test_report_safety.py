@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
-from benchlib import summary
-from benchlib.report import build_report, export_html
+from benchlib.publish import summary
+from benchlib.publish.report import build_report, export_html
 
 from .browser import chromium
 from .fakes import write_record_notebook
@@ -117,7 +117,7 @@ def test_summary_markdown_holds_no_markup():
     df = pd.DataFrame([_record(0), _record(1), _record(2), _record(3)])
     lines = [summary.describe(df, SCRIPT), summary.bullet_list(summary.missing(df), "none"),
              *(summary.md_text(c.title) for c in summary.comparisons(df))]
-    from benchlib import verdict
+    from benchlib.analysis import verdict
 
     lines.append(verdict.reasons(verdict.verdicts(df)))
     for line in lines:

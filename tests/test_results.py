@@ -5,9 +5,9 @@ import os
 import pytest
 
 from benchlib import SCHEMA_VERSION
-from benchlib.config import ClassificationConfig
-from benchlib.environment import capture, short_gpu_name
-from benchlib.results import (
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.measure.environment import capture, short_gpu_name
+from benchlib.records.results import (
     CORE_COLUMNS,
     RecordError,
     load,
@@ -103,7 +103,7 @@ def test_record_from_notebook_ignores_non_benchmark_notebooks(tmp_path):
 
 
 def test_raw_iteration_seconds_are_kept_beside_the_sidecar(tmp_path, record):
-    from benchlib.results import ITERATIONS_KEY, iterations_path, read_iterations, write_sidecar
+    from benchlib.records.results import ITERATIONS_KEY, iterations_path, read_iterations, write_sidecar
 
     seconds = record[ITERATIONS_KEY]["iteration"]
     assert len(seconds) == record["iterations"] == 3 and all(s > 0 for s in seconds)

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib import analysis, results, schema
+from benchlib.analysis import comparisons as analysis
+from benchlib.records import results, schema
 
 from .conftest import ROOT
 
 
 def test_docs_record_md_is_generated_from_the_schema():
     assert (ROOT / "docs" / "record.md").read_text() == schema.markdown(), (
-        "docs/record.md is stale: python -m benchlib.schema > docs/record.md")
+        "docs/record.md is stale: python -m benchlib.records.schema > docs/record.md")
 
 
 def test_families_match_their_members_only():
@@ -43,8 +44,8 @@ def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
 
 
 def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
-    from benchlib.config import ClassificationConfig
-    from benchlib.environment import capture
+    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.measure.environment import capture
     from benchlib.workloads import classification
 
     config = ClassificationConfig(benchmark="smooth_inference", model="resnet18", image_size=32,

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchlib import campaign, slurm
 from benchlib.cli import main
-from benchlib.config import ConfigError
-from benchlib.params import LocalExecutor, load_sweep
-from benchlib.results import load
-from benchlib.slurm_sweep import apply_overrides
+from benchlib.execute import campaign, slurm
+from benchlib.execute.slurm_sweep import apply_overrides
+from benchlib.inputs.config import ConfigError
+from benchlib.inputs.params import LocalExecutor, load_sweep
+from benchlib.records.results import load
 
 TRAIN = {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2, "warmup": 1,
          "num_workers": 0, "device": "cpu"}
@@ -158,7 +158,7 @@ def test_a_warning_that_lands_inside_an_import_still_reads_time_limit(tmp_path, 
     library there (lark) wraps the exception in its own. The point is still a time limit."""
     import signal
 
-    from benchlib import slurm_sweep, sweep
+    from benchlib.execute import slurm_sweep, sweep
 
     def importing(*args, **kwargs):
         try:

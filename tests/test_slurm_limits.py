@@ -11,9 +11,9 @@ import subprocess
 import pytest
 import yaml
 
-from benchlib import campaign, slurm, slurm_limits
-from benchlib.params import load_sweep
-from benchlib.slurm_sweep import RequestTooLarge, submit_sweep
+from benchlib.execute import campaign, slurm, slurm_limits
+from benchlib.execute.slurm_sweep import RequestTooLarge, submit_sweep
+from benchlib.inputs.params import load_sweep
 
 # scontrol -o show partition / node of tools/local-slurm on a 2-CPU host, trimmed, plus a GPU
 # partition of two sizes of node and a drained node

@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from benchlib import analysis, summary
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import summary
 
 from .fakes import campaign
 

@@ -5,10 +5,10 @@ import pytest
 import yaml
 
 from benchlib.cli import main
-from benchlib.config import ConfigError
-from benchlib.params import Point, load_sweep
-from benchlib.results import load
-from benchlib.sweep import run_sweep
+from benchlib.execute.sweep import run_sweep
+from benchlib.inputs.config import ConfigError
+from benchlib.inputs.params import Point, load_sweep
+from benchlib.records.results import load
 
 GOOD = {"campaign": "unit", "notebook": ["train", "smooth_inference"],
         "base": {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2,

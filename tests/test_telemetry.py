@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from benchlib import telemetry
-from benchlib.plots import telemetry_plot
-from benchlib.telemetry import Telemetry, TelemetrySampler, merge_summaries
+from benchlib.measure import telemetry
+from benchlib.measure.telemetry import Telemetry, TelemetrySampler, merge_summaries
+from benchlib.publish.plots import telemetry_plot
 
 
 class NVMLError(Exception):
@@ -146,9 +146,9 @@ def test_merge_sums_energy_and_keeps_the_worst_device() -> None:
 
 
 def test_a_cpu_run_records_why_telemetry_is_unavailable(tiny: dict) -> None:
-    from benchlib.config import ClassificationConfig
-    from benchlib.launch import run
-    from benchlib.results import make_record
+    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.records.results import make_record
+    from benchlib.run.launch import run
 
     config = ClassificationConfig(benchmark="inference", **tiny)
     record = make_record(config, run(config))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.config import ClassificationConfig, UNet3DPredictConfig
+from benchlib.inputs.config import ClassificationConfig, UNet3DPredictConfig
 from benchlib.workloads.loop import TimeBudget, timed_loop
 
 
@@ -75,7 +75,7 @@ def test_auto_is_validated():
 def test_the_node_probe_keeps_to_its_time_budget():
     import time
 
-    from benchlib.config import NodeProbeConfig
+    from benchlib.inputs.config import NodeProbeConfig
     from benchlib.workloads import node_probe
 
     config = NodeProbeConfig(device="cpu", precisions=["fp32"], matmul_size=16384,

@@ -4,13 +4,13 @@ import pandas as pd
 import pytest
 import torch
 
-from benchlib.timing import PhaseTimer, Stats, WallClock, is_noisy, summarize
+from benchlib.measure.timing import PhaseTimer, Stats, WallClock, is_noisy, summarize
 
 CPU = torch.device("cpu")
 
 
 class FakeClock:
-    """Stands in for ``time.perf_counter`` in benchlib.timing: time moves only when told."""
+    """Stands in for ``time.perf_counter`` in benchlib.measure.timing: time moves only when told."""
 
     def __init__(self) -> None:
         self.now = 100.0
@@ -25,7 +25,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr("benchlib.timing.time.perf_counter", fake)
+    monkeypatch.setattr("benchlib.measure.timing.time.perf_counter", fake)
     return fake
 
 

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib import analysis
+from benchlib.analysis import comparisons as analysis
 from benchlib.cli import main
-from benchlib.config import UNet3DPredictConfig, UNet3DTrainConfig, describe_validation_error
 from benchlib.data.em_volume import write_em_volume
 from benchlib.data.patches import affinities, augment, boundaries
 from benchlib.data.volumes import (
@@ -22,9 +21,10 @@ from benchlib.data.volumes import (
     open_volume,
     read_padded,
 )
+from benchlib.inputs.config import UNet3DPredictConfig, UNet3DTrainConfig, describe_validation_error
 from benchlib.models.geometry import ShapeError, UNetGeometry
 from benchlib.models.unet3d import UNet3D
-from benchlib.results import make_record
+from benchlib.records.results import make_record
 from benchlib.workloads import unet3d
 
 #: A network small enough for CPU tests: 2 levels, pooling (1, 2, 2), 4 -> 8 -> 16 features.
@@ -282,7 +282,7 @@ def _sweep_file(tmp_path: Path, spec: dict) -> Path:
 
 
 def test_sweep_gives_each_unet_notebook_its_parameters(tmp_path, monkeypatch):
-    from benchlib.params import load_sweep
+    from benchlib.inputs.params import load_sweep
 
     write_em_volume(tmp_path / "em.h5", (30, 60, 60), progress=False)
     monkeypatch.chdir(tmp_path)  # the volume path is relative to where the sweep starts
@@ -314,7 +314,7 @@ def test_bad_unet_sweeps_stop_before_anything_runs(tmp_path, monkeypatch, capsys
 
 @pytest.mark.slow
 def test_unet_sweep_runs_both_notebooks_through_papermill(tmp_path, monkeypatch):
-    from benchlib.results import load
+    from benchlib.records.results import load
 
     write_em_volume(tmp_path / "em.h5", (30, 60, 60), progress=False)
     monkeypatch.chdir(tmp_path)

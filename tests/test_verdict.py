@@ -8,11 +8,11 @@ import math
 import pandas as pd
 import pytest
 
-from benchlib import probe_runs
-from benchlib.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
-from benchlib.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
+from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
+from benchlib.inputs.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
+from benchlib.measure.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
 from benchlib.reference import datasheet_for, datasheets
-from benchlib.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
+from benchlib.run import probe_runs
 from benchlib.workloads import node_probe
 
 
@@ -58,7 +58,7 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
                              memory_bytes=1 << 20, iterations=2, warmup=1, data_dir=str(image_dir),
                              image_size=32, decode_workers=[0, 1], decode_batch_size=4,
                              decode_batches=2)
-    from benchlib import launch
+    from benchlib.run import launch
 
     result = launch.run(config)
     table = result.table.set_index(["probe", "setting"])
@@ -169,7 +169,7 @@ def test_verdicts_match_each_run_to_its_host_s_probe() -> None:
 
 
 def test_node_probe_notebook_takes_every_config_field() -> None:
-    from benchlib.params import notebook_parameters
+    from benchlib.inputs.params import notebook_parameters
 
     fixed = {"benchmark", "num_devices", "num_nodes", "node_launcher"}
     assert set(notebook_parameters("node_probe")) == set(NodeProbeConfig.model_fields) - fixed
@@ -179,10 +179,10 @@ def test_node_probe_notebook_takes_every_config_field() -> None:
 def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_dir) -> None:
     import textwrap
 
-    from benchlib.params import load_sweep
-    from benchlib.report import build_report
-    from benchlib.results import load
-    from benchlib.sweep import run_sweep
+    from benchlib.execute.sweep import run_sweep
+    from benchlib.inputs.params import load_sweep
+    from benchlib.publish.report import build_report
+    from benchlib.records.results import load
 
     common = "campaign: node-test\nrepeats: 1\ngrid: {}\n"
     probe = tmp_path / "probe.yaml"
@@ -217,8 +217,8 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
 
 @pytest.mark.gpu
 def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
-    from benchlib import launch
-    from benchlib.results import make_record
+    from benchlib.records.results import make_record
+    from benchlib.run import launch
 
     probe = launch.run(NodeProbeConfig(device="cuda", matmul_size=1024, memory_bytes=64 << 20,
                                        transfer_bytes=16 << 20, iterations=5, allreduce_devices=1))
@@ -234,7 +234,7 @@ def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
 
 
 def test_plots_of_ceilings_and_verdicts() -> None:
-    from benchlib.plots import ceilings_plot, verdict_plot
+    from benchlib.publish.plots import ceilings_plot, verdict_plot
 
     figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
@@ -246,7 +246,7 @@ def test_plots_of_ceilings_and_verdicts() -> None:
 
 
 def test_verdict_table_and_reasons_name_each_run() -> None:
-    from benchlib.verdict import reasons, verdict_table
+    from benchlib.analysis.verdict import reasons, verdict_table
 
     judged = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "num_devices": 2,
                                                  "throughput": 2000.0}]))
@@ -259,7 +259,7 @@ def test_verdict_table_and_reasons_name_each_run() -> None:
 
 
 def test_datasheets_of_the_gpus_seen() -> None:
-    from benchlib.verdict import datasheets_seen
+    from benchlib.analysis.verdict import datasheets_seen
 
     frame = pd.DataFrame([RUN, {**RUN, "device_name": "Tesla V100-SXM2-32GB"},
                           {**RUN, "device_name": "AMD EPYC 7763"}])

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from benchlib.config import ClassificationConfig
+from benchlib.inputs.config import ClassificationConfig
 from benchlib.workloads import classification
 from benchlib.workloads.classification import build_model, classification_loss
 

@@ -1,6 +1,6 @@
 """Regenerate the benchmark notebooks in notebooks/ (clean, without outputs).
 
-The parameters cell is written from benchlib.config so that notebook parameters and config
+The parameters cell is written from benchlib.inputs.config so that notebook parameters and config
 fields cannot drift apart; tests check the committed notebooks against this generator.
 Usage: python tools/make_notebooks.py [--check]
 """
@@ -14,7 +14,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
-from benchlib.config import AllReduceConfig, ClassificationConfig, NodeProbeConfig
+from benchlib.inputs.config import AllReduceConfig, ClassificationConfig, NodeProbeConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOOTH_ONLY = ("noise_samples", "sigma")
@@ -130,12 +130,12 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import analysis, launch\n"
-            f"from benchlib.config import {class_name}\n"
-            "from benchlib.plots import as_table, iteration_timeline, phase_bars, rank_table, "
+            "from benchlib.analysis import comparisons as analysis\nfrom benchlib.run import launch\n"
+            f"from benchlib.inputs.config import {class_name}\n"
+            "from benchlib.publish.plots import as_table, iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
-            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
-            "from benchlib.results import make_record, publish\n"
+            "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
+            "from benchlib.records.results import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
         new_code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
@@ -177,11 +177,11 @@ def build_allreduce() -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(AllReduceConfig(), names, COMMENTS),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import launch\n"
-            "from benchlib.config import AllReduceConfig\n"
-            "from benchlib.plots import busbw_plot, show\n"
-            "from benchlib.present import config_table, environment_tables\n"
-            "from benchlib.results import publish\n"
+            "from benchlib.run import launch\n"
+            "from benchlib.inputs.config import AllReduceConfig\n"
+            "from benchlib.publish.plots import busbw_plot, show\n"
+            "from benchlib.publish.present import config_table, environment_tables\n"
+            "from benchlib.records.results import publish\n"
             "from benchlib.workloads import collectives"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
@@ -227,11 +227,11 @@ def build_node_probe() -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(NodeProbeConfig(), names, {**COMMENTS, **NODE_COMMENTS}),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import launch, probe_runs\n"
-            "from benchlib.config import NodeProbeConfig\n"
-            "from benchlib.plots import busbw_plot, decode_plot, show\n"
-            "from benchlib.present import config_table, environment_tables\n"
-            "from benchlib.results import publish\n"
+            "from benchlib.run import launch, probe_runs\n"
+            "from benchlib.inputs.config import NodeProbeConfig\n"
+            "from benchlib.publish.plots import busbw_plot, decode_plot, show\n"
+            "from benchlib.publish.present import config_table, environment_tables\n"
+            "from benchlib.records.results import publish\n"
             "from benchlib.workloads import node_probe"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),
@@ -276,12 +276,12 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         new_code_cell(_parameters_cell(defaults, parameter_names(benchmark), COMMENTS),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
-            "from benchlib import launch\n"
-            "from benchlib.config import ClassificationConfig\n"
-            "from benchlib.plots import iteration_timeline, phase_bars, rank_table, "
+            "from benchlib.run import launch\n"
+            "from benchlib.inputs.config import ClassificationConfig\n"
+            "from benchlib.publish.plots import iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
-            "from benchlib.present import config_table, environment_tables, mapping_table, table\n"
-            "from benchlib.results import make_record, publish"),
+            "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
+            "from benchlib.records.results import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
                       f"{arguments}\n)\nconfig_table(config)"),
@@ -309,7 +309,8 @@ def build(benchmark: str) -> nbformat.NotebookNode:
 SUMMARY_HEAD = (
     "import pandas as pd\n"
     "from IPython.display import Markdown, display\n\n"
-    "from benchlib import analysis, plots, present, {reference}summary\n\n"
+    "{reference}from benchlib.analysis import comparisons as analysis\n"
+    "from benchlib.publish import plots, present, summary\n\n"
     "for option in (\"display.max_columns\", \"display.max_rows\", \"display.max_colwidth\"):\n"
     "    pd.set_option(option, None)  # never cut a table with \"...\"\n"
     "df = summary.load_results(results_dir)\n"
@@ -343,7 +344,7 @@ SUMMARIES = {
                 "the speedup each factor gives, each with its median. ⚠ marks a configuration "
                 "with a flagged run."),
             new_code_cell(
-                "from benchlib.sheet import Sheet\n\n"
+                "from benchlib.publish.sheet import Sheet\n\n"
                 "runs = analysis.benchmarks(done)\n"
                 "sheet = Sheet(runs)\n"
                 "sheet if sheet else Markdown(\"No configuration ran on more than one device "
@@ -460,7 +461,7 @@ SUMMARIES = {
         [
             new_markdown_cell("## Ceilings against the datasheet"),
             new_code_cell(
-                "from benchlib import verdict\n\n"
+                "from benchlib.analysis import verdict\n\n"
                 "ceilings = verdict.ceilings(df)\n"
                 "if len(ceilings):\n"
                 "    display(verdict.ceilings_display(ceilings))\n"
@@ -578,7 +579,7 @@ SUMMARIES = {
         [
             new_markdown_cell("## Against the references"),
             new_code_cell(
-                "from benchlib import acceptance, references\n\n"
+                "from benchlib.analysis import references\nfrom benchlib.publish import acceptance\n\n"
                 "given = summary.resolve_results_dir(references_file) if references_file else None\n"
                 "refs = references.load_references(given) if given else references.shipped()\n"
                 "checked = acceptance.check(df, refs)\n"
@@ -621,7 +622,7 @@ SUMMARIES = {
         [
             new_markdown_cell("## Verdict per configuration"),
             new_code_cell(
-                "from benchlib import acceptance\n\n"
+                "from benchlib.publish import acceptance\n\n"
                 "base_dir = summary.resolve_results_dir(baseline_dir)\n"
                 "base = summary.load_results(base_dir)\n"
                 "compared = acceptance.compare_runs(base, df, threshold=threshold)\n"
@@ -649,7 +650,7 @@ def build_summary(name: str) -> nbformat.NotebookNode:
         new_code_cell("\n".join(f"{k} = {v!r}" for k, v in parameters.items()),
                       metadata={"tags": ["parameters"]}),
         new_code_cell(SUMMARY_HEAD.format(
-            reference="reference, " if "include_reference" in parameters else "")),
+            reference="from benchlib import reference\n" if "include_reference" in parameters else "")),
         *[nbformat.from_dict(c) for c in body],
         *[nbformat.from_dict(c) for c in SUMMARY_TAIL],
     ]

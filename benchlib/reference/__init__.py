@@ -13,7 +13,7 @@ from importlib import resources
 
 import pandas as pd
 
-from benchlib.timing import PHASES
+from benchlib.measure.timing import PHASES
 
 BREAKDOWN_CSV = "cluster_breakdown_resnet50_fp32.csv"
 UNET3D_CSV = "unet3d_cremi_pytorch040.csv"

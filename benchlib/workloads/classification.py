@@ -10,11 +10,11 @@ import torchvision
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
-from benchlib import distributed
-from benchlib.config import ClassificationConfig
 from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.synthetic import device_batches, loader_batches
-from benchlib.timing import PhaseTimer
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.measure.timing import PhaseTimer
+from benchlib.run import distributed
 from benchlib.workloads.loop import (
     NoTimer,
     TimeBudget,

@@ -3,7 +3,7 @@
 For an all-reduce of ``S`` bytes on ``n`` ranks taking ``t`` seconds (nccl-tests,
 doc/PERFORMANCE.md): algorithm bandwidth ``algbw = S / t``; bus bandwidth
 ``busbw = algbw * 2 (n - 1) / n``, the rate each link must sustain, comparable with the
-hardware's peak whatever ``n``. Runs on every rank under torchrun (:mod:`benchlib.launch`).
+hardware's peak whatever ``n``. Runs on every rank under torchrun (:mod:`benchlib.run.launch`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from benchlib import distributed
-from benchlib.config import AllReduceConfig
-from benchlib.environment import run_identity
+from benchlib.inputs.config import AllReduceConfig
+from benchlib.measure.environment import run_identity
+from benchlib.run import distributed
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 
@@ -56,7 +56,7 @@ def run(config: AllReduceConfig) -> AllReduceResult:
     rank = distributed.current()
     if not rank.distributed:
         raise RuntimeError("the all-reduce probe runs under torchrun: launch it with "
-                           "benchlib.launch.run (num_devices >= 2)")
+                           "benchlib.run.launch.run (num_devices >= 2)")
     device = resolve_device(config.device)
     dtype = getattr(torch, config.dtype)
     element = torch.tensor([], dtype=dtype).element_size()

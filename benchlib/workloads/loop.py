@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from benchlib.contention import Contention, ContentionSampler
-from benchlib.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
-from benchlib.timing import PhaseTimer, WallClock
+from benchlib.measure.contention import Contention, ContentionSampler
+from benchlib.measure.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
+from benchlib.measure.timing import PhaseTimer, WallClock
 
 
 class Progress:
@@ -118,7 +118,7 @@ def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int
     With ``budget`` (``iterations: auto``), steps run until it is spent or the timing is
     stable (:class:`TimeBudget`). NVML telemetry is sampled every ``telemetry_interval_s``
     over the timed part (0: off), and what else used the node meanwhile is measured
-    (:mod:`benchlib.contention`).
+    (:mod:`benchlib.measure.contention`).
     """
     warm = 0
     for _ in range(warmup):

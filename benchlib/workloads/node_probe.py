@@ -10,7 +10,7 @@
   the kernel allows (``posix_fadvise(DONTNEED)``), so the disk or network file system is read.
 
 Every figure is the mean over back-to-back repetitions after ``warmup``, timed with one device
-synchronisation at each end (:class:`~benchlib.timing.WallClock`): ``iterations`` of them, or
+synchronisation at each end (:class:`~benchlib.measure.timing.WallClock`): ``iterations`` of them, or
 fewer when ``probe_time_s`` runs out first (at least one).
 """
 
@@ -25,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benchlib.config import NodeProbeConfig
-from benchlib.environment import run_identity
-from benchlib.timing import WallClock
+from benchlib.inputs.config import NodeProbeConfig
+from benchlib.measure.environment import run_identity
+from benchlib.measure.timing import WallClock
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 

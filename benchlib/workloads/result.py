@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from benchlib.timing import Stats, summarize
+from benchlib.measure.timing import Stats, summarize
 
 if TYPE_CHECKING:
     import torch
 
-    from benchlib.contention import Contention
-    from benchlib.telemetry import Telemetry
+    from benchlib.measure.contention import Contention
+    from benchlib.measure.telemetry import Telemetry
 
 
 @dataclass
@@ -22,7 +22,7 @@ class RunResult:
 
     ``per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
     ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
-    A run over several ranks is the merge of the ranks' results (:func:`benchlib.launch.merge`):
+    A run over several ranks is the merge of the ranks' results (:func:`benchlib.run.launch.merge`):
     samples of all ranks, the slowest rank's wall time, and per-rank figures in ``ranks``.
     ``env`` holds the environment capture (``env_*``) of rank 0.
     """
@@ -54,7 +54,7 @@ class RunResult:
         return self.telemetry.summary(self.samples)
 
     def contention_record(self) -> dict[str, object]:
-        """The record's contention columns (:mod:`benchlib.contention`); {} when not measured."""
+        """The record's contention columns (:mod:`benchlib.measure.contention`); {} when not measured."""
         return self.contention.columns() if self.contention is not None else {}
 
     @property

@@ -8,8 +8,8 @@ import sys
 
 import torch
 
-from benchlib import distributed
-from benchlib.config import Precision, RunConfig
+from benchlib.inputs.config import Precision, RunConfig
+from benchlib.run import distributed
 
 AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
 

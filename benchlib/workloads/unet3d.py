@@ -26,13 +26,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from benchlib import distributed
-from benchlib.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.data.patches import PatchSampler, patch_loader
 from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
+from benchlib.inputs.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.measure.timing import PhaseTimer
 from benchlib.models.geometry import Shape, shape_text
 from benchlib.models.unet3d import UNet3D
-from benchlib.timing import PhaseTimer
+from benchlib.run import distributed
 from benchlib.workloads.loop import (
     NoTimer,
     TimeBudget,

@@ -1,0 +1,1 @@
+"""Analysis over records: comparisons, intervals, verdicts, references, regressions, fleets."""

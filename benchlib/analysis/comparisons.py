@@ -1,0 +1,379 @@
+"""Comparison tables over result records: scaling, paired ratios, breakdowns, projections.
+
+Every function takes the tidy DataFrame of :func:`benchlib.records.results.load` (or reference records)
+and returns a new DataFrame. Failed runs (``status`` other than ``ok``) are left out; list them
+with :func:`failed`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from benchlib.analysis import intervals
+from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
+    BOOKKEEPING,
+    CONFIG_COLUMNS,
+    DERIVED,
+    DERIVED_SUFFIXES,
+    config_columns,
+    failed,
+    labels,
+    ok,
+)
+from benchlib.measure.timing import PHASES
+from benchlib.records import flags
+
+
+def _groups(df: pd.DataFrame, by: Sequence[str]):
+    return df.groupby(list(by), dropna=False, sort=False) if by else [((), df)]
+
+
+def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
+              metric: str = "throughput") -> pd.DataFrame:
+    """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
+    (and ``flags``: every flag of any repeat, when the runs carry flags).
+
+    ``spread`` is IQR / median over the repeats (0 for a single run).
+    """
+    df = ok(df)
+    by = list(by) if by is not None else config_columns(df)
+    def _spread(values: pd.Series) -> float:
+        q25, q50, q75 = np.nanpercentile(values, [25, 50, 75])
+        return float((q75 - q25) / q50) if q50 else float("nan")
+
+    grouped = df.groupby(by, dropna=False, sort=False)[metric] if by else None
+    if grouped is None:
+        table = pd.DataFrame({metric: [df[metric].median()], "spread": [_spread(df[metric])],
+                              "count": [len(df)]})
+        if "flags" in df:
+            table["flags"] = flags.join(n for f in df["flags"] for n in flags.split(f))
+        return table
+    table = grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
+        .rename(columns={"median": metric}).reset_index()
+    if "flags" in df:
+        joined = df.groupby(by, dropna=False, sort=False)["flags"].agg(
+            lambda values: flags.join(n for f in values for n in flags.split(f)))
+        table["flags"] = joined.to_numpy()
+    return table
+
+
+def scaling(df: pd.DataFrame, metric: str = "throughput",
+            by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Add ``speedup`` and ``efficiency`` against the fewest devices of the same configuration,
+    ``baseline_devices`` (that fewest count), ``baseline_key`` (one number per configuration)
+    and ``flags`` (``superlinear`` where efficiency exceeds 1.10, besides each run's own).
+
+    ``speedup`` = metric / (median metric at the fewest devices of the configuration);
+    ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
+    "the same configuration" (default: every non-metric column except ``num_devices``).
+    """
+    df = ok(df).copy()
+    by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
+    df["speedup"] = np.nan
+    df["efficiency"] = np.nan
+    df["baseline_devices"] = pd.NA
+    df["baseline_key"] = -1
+    for key, (_, group) in enumerate(_groups(df, by)):
+        fewest = group["num_devices"].min()
+        base = group.loc[group["num_devices"] == fewest, metric].median()
+        df.loc[group.index, "speedup"] = group[metric] / base
+        df.loc[group.index, "efficiency"] = (group[metric] / base) * fewest / group["num_devices"]
+        df.loc[group.index, "baseline_devices"] = fewest
+        df.loc[group.index, "baseline_key"] = key
+    df = flags.with_flags(df)
+    return flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY, "superlinear")
+
+
+def scaling_table(df: pd.DataFrame, metric: str = "throughput",
+                  by: Sequence[str] | None = None, value: str | None = None,
+                  mark: bool = True) -> pd.DataFrame:
+    """The classic sheet: one row per device count, one column per configuration, a median column.
+
+    With ``mark``, a configuration with any flagged run (:mod:`benchlib.records.flags`) is labelled
+    ``name ⚠``.
+
+    ``value`` is ``metric`` (default), ``speedup`` or ``efficiency``; repeats are medians. When
+    some configurations ran on several device counts, those measured on one count only are
+    left out (they have no scaling to show).
+    """
+    scaled = scaling(df, metric, by)
+    by = list(by) if by is not None else config_columns(scaled, exclude=("num_devices", "num_nodes"))
+    counts = scaled.groupby(by, dropna=False)["num_devices"].transform("nunique") if by else None
+    if counts is not None and (counts > 1).any():
+        scaled = scaled[counts > 1]
+    value = value or metric
+    varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
+    names = labels(scaled, varying)
+    flagged = set(names[[bool(flags.split(f)) for f in scaled["flags"]]]) if mark else set()
+    names = names.map(lambda name: flags.marked(name, "flagged" if name in flagged else ""))
+    table = scaled.assign(configuration=names).pivot_table(
+        index="num_devices", columns="configuration", values=value, aggfunc="median")
+    table["median"] = table.median(axis=1)
+    return table
+
+
+def _pair_columns(df: pd.DataFrame, factor: str, a: object, b: object) -> tuple[list, list, list]:
+    """Configuration columns that apply to both sides (non-empty for rows with a and with b),
+    and those that apply to side a only and to side b only (kept apart, not paired on)."""
+    both, only_a, only_b = [], [], []
+    for column in config_columns(df, exclude=(factor,)):
+        values = df[column].replace("", np.nan)
+        in_a = values[df[factor] == a].notna().any()
+        in_b = values[df[factor] == b].notna().any()
+        (both if in_a and in_b else only_a if in_a else only_b if in_b else []).append(column)
+    return both, only_a, only_b
+
+
+def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "throughput",
+            on: Sequence[str] | None = None) -> pd.DataFrame:
+    """Paired ratios of ``metric`` between ``factor == a`` and ``factor == b``.
+
+    One row per pair of configurations equal in every ``on`` column: the ``on`` columns, then
+    ``a`` and ``b`` (the two metric values, medians over repeats) and ``ratio`` = a / b; with
+    run intervals (``throughput_low`` / ``_high``) also ``a_low``, ``a_high``, ``b_low``, ``b_high``
+    for :func:`effect`.
+    ``on`` defaults to the configuration columns that apply to both sides; a column that applies
+    to one side only (``synthetic_kind`` when comparing synthetic with real data) is not paired
+    on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
+    (:func:`headline`).
+    """
+    df = ok(df)
+    if factor not in df:
+        raise KeyError(f"compare: no column {factor!r} in the results")
+    if on is None:
+        on, only_a, only_b = _pair_columns(df, factor, a, b)
+    else:
+        on, only_a, only_b = list(on), [], []
+
+    bounds = [c for c in (f"{metric}_low", f"{metric}_high") if c in df]
+    values = [metric, *bounds]
+
+    def side(value: object, extra: list[str]) -> pd.DataFrame:
+        rows = df[df[factor] == value]
+        keys = [*on, *extra]
+        if not keys:
+            return rows[values].median().to_frame().T if len(rows) else rows[values]
+        return rows.groupby(keys, dropna=False, sort=False)[values].median().reset_index()
+
+    left, right = side(a, only_a), side(b, only_b)
+    if on:
+        pairs = left.merge(right, on=on, suffixes=("_a", "_b"))
+    else:
+        pairs = left.add_suffix("_a").merge(right.add_suffix("_b"), how="cross").rename(
+            columns={f"{c}_a": c for c in only_a} | {f"{c}_b": c for c in only_b})
+    result = pairs[[*on, *only_a, *only_b]].copy()
+    result["a"] = pairs[f"{metric}_a"].to_numpy()
+    result["b"] = pairs[f"{metric}_b"].to_numpy()
+    result["ratio"] = result["a"] / result["b"]
+    if "flags" in df:
+        result["flags"] = _pair_flags(df, factor, a, b, on, only_a, only_b, result)
+    for column, name in zip(bounds, ("low", "high"), strict=False):
+        result[f"a_{name}"] = pairs[f"{column}_a"].to_numpy()
+        result[f"b_{name}"] = pairs[f"{column}_b"].to_numpy()
+    return result.dropna(subset=["ratio"]).reset_index(drop=True)
+
+
+def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[str],
+                only_a: list[str], only_b: list[str], result: pd.DataFrame) -> list[str]:
+    """Every flag of the runs behind each pair (either side)."""
+    def side_flags(value: object, extra: list[str]) -> dict[tuple, list[str]]:
+        rows = df[df[factor] == value]
+        keys = [*on, *extra]
+        found: dict[tuple, list[str]] = {}
+        for _, row in rows.iterrows():
+            key = tuple(str(row[k]) for k in keys)
+            found.setdefault(key, []).extend(flags.split(row["flags"]))
+        return found
+
+    left, right = side_flags(a, only_a), side_flags(b, only_b)
+    out = []
+    for _, pair in result.iterrows():
+        names = left.get(tuple(str(pair[k]) for k in [*on, *only_a]), []) + \
+            right.get(tuple(str(pair[k]) for k in [*on, *only_b]), [])
+        out.append(flags.join(names))
+    return out
+
+
+def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
+    """The effect of a factor over :func:`compare`'s pairs: ``median``, ``low``, ``high``,
+    ``pairs``, ``significant`` (the interval excludes 1.0), ``known`` (see
+    :func:`benchlib.analysis.intervals.effect`)."""
+    return intervals.effect(pairs, level)
+
+
+def headline(pairs: pd.DataFrame) -> float:
+    """The median ``ratio`` of :func:`compare` (NaN when nothing paired)."""
+    return float(pairs["ratio"].median()) if len(pairs) else float("nan")
+
+
+def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
+
+    Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
+    the iteration; the sum of phases when the iteration time is missing). Probes are left out.
+    """
+    df = benchmarks(ok(df))
+    default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
+               "batch_size", "precision")
+    by = list(by) if by is not None else [c for c in default if c in df]
+    phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in df and df[f"time_{p}_s"].notna().any()]
+    columns = [*phases, *(["time_iteration_s"] if "time_iteration_s" in df else [])]
+    table = df.groupby(by, dropna=False, sort=False)[columns].median().reset_index()
+    table["count"] = df.groupby(by, dropna=False, sort=False).size().to_numpy()
+    phase_times = table[phases]
+    total = table["time_iteration_s"] if "time_iteration_s" in table else phase_times.sum(axis=1)
+    total = total.fillna(phase_times.sum(axis=1, min_count=1))
+    timed = phase_times.notna().any(axis=1)
+    bottleneck = pd.Series(None, index=table.index, dtype=object)
+    if timed.any():
+        bottleneck[timed] = (phase_times[timed].idxmax(axis=1)
+                             .str.removeprefix("time_").str.removesuffix("_s"))
+    table["bottleneck"] = bottleneck
+    table["data_share"] = table.get("time_data_s", np.nan) / total
+    return table
+
+
+def expected(df: pd.DataFrame, factor: str, a: object, b: object, expected_ratio: float,
+             metric: str = "throughput", on: Sequence[str] | None = None) -> pd.DataFrame:
+    """Measured speed of ``a`` relative to ``b`` against an expected ratio from a reference.
+
+    For time metrics (``time_*``) speed is the inverse of time, so the speed ratio is b / a.
+    Adds ``speed_ratio``, ``expected`` and ``slowdown`` = expected / speed_ratio: how many times
+    slower ``a`` ran than it should have (1 = as expected, 6 = six times too slow).
+    """
+    pairs = compare(df, factor, a, b, metric, on)
+    pairs["speed_ratio"] = 1 / pairs["ratio"] if metric.startswith("time_") else pairs["ratio"]
+    pairs["expected"] = expected_ratio
+    pairs["slowdown"] = expected_ratio / pairs["speed_ratio"]
+    return pairs
+
+
+def extrapolate(df: pd.DataFrame, iterations: float | None = None,
+                samples: float | None = None) -> pd.DataFrame:
+    """Add ``hours`` to reach ``iterations`` (from time_iteration_s) or ``samples`` (images or
+    voxels, from throughput)."""
+    if (iterations is None) == (samples is None):
+        raise ValueError("extrapolate: give exactly one of iterations or samples")
+    df = ok(df).copy()
+    if iterations is not None:
+        df["hours"] = iterations * df["time_iteration_s"] / 3600
+    else:
+        df["hours"] = samples / df["throughput"] / 3600
+    return df
+
+
+def derived_units(df: pd.DataFrame) -> pd.DataFrame:
+    """Lab units: iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel."""
+    df = df.copy()
+    if "time_iteration_s" in df:
+        df["iterations_per_minute"] = 60 / df["time_iteration_s"]
+        df["days_to_100k"] = 100_000 * df["time_iteration_s"] / 86_400
+    if "throughput" in df and "unit" in df:
+        voxels = df["unit"] == "voxels/s"
+        df["megavoxels_per_s"] = np.where(voxels, df["throughput"] / 1e6, np.nan)
+        # per teravoxel of a volume predicted; training voxels/s are not a volume to process
+        predicted = voxels & (df["benchmark"] != "unet3d_train") if "benchmark" in df else voxels
+        df["hours_per_teravoxel"] = np.where(predicted, 1e12 / df["throughput"] / 3600, np.nan)
+    return df
+
+
+UNET3D_BENCHMARKS = ("unet3d_train", "unet3d_predict")
+UNET3D_UNITS = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s", "hours_per_teravoxel")
+
+
+def lab_units(record: dict) -> dict[str, object]:
+    """Iterations/minute and days to 100k iterations (training) or megavoxels/s and hours per
+    teravoxel (prediction) of one 3D U-Net record, as the summaries compute them."""
+    row = derived_units(pd.DataFrame([record])).iloc[0]
+    if record.get("benchmark") == "unet3d_train":
+        keys = ["iterations_per_minute", "days_to_100k", "megavoxels_per_s"]
+    else:
+        keys = ["megavoxels_per_s", "hours_per_teravoxel"]
+    return {key: row[key] for key in keys}
+
+
+def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """3D U-Net runs of ``df`` beside ``reference`` ones, in lab units: training in iterations
+    per minute and days to 100k iterations, prediction in megavoxels/s and hours per teravoxel.
+    ``source`` says which rows are this campaign's."""
+    frames = []
+    for source, frame in (("this campaign", df), ("reference", reference)):
+        if frame is None or "benchmark" not in frame:
+            continue
+        rows = ok(frame)
+        rows = rows[rows["benchmark"].isin(UNET3D_BENCHMARKS)].assign(source=source)
+        frames.append(rows)
+    if not frames or all(f.empty for f in frames):
+        return pd.DataFrame(columns=["source", "benchmark", *UNET3D_UNITS])
+    table = derived_units(pd.concat([f for f in frames if not f.empty], ignore_index=True))
+    train = table["benchmark"] == "unet3d_train"
+    table.loc[train, ["megavoxels_per_s", "hours_per_teravoxel"]] = np.nan
+    table.loc[~train, ["iterations_per_minute", "days_to_100k"]] = np.nan
+    described = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
+                             "batch_size", "patch_shape", "block_shape") if c in table]
+    return table[["source", "benchmark", *described, *UNET3D_UNITS]].reset_index(drop=True)
+
+
+SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def benchmarks(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of workloads, without the probes (``probe_*``), whose metrics are not throughputs."""
+    if "benchmark" not in df:
+        return df
+    return df[~df["benchmark"].fillna("").astype(str).str.startswith("probe_")]
+
+
+def allreduce_curves(df: pd.DataFrame) -> pd.DataFrame:
+    """The all-reduce probes as long rows: configuration, ``size``, ``size_bytes``, ``busbw_GBps``
+    (medians over repeats), from the records' ``busbw_<size>`` columns."""
+    probes = ok(df)
+    probes = probes[probes.get("benchmark", pd.Series(dtype=object)) == "probe_allreduce"]
+    sizes = [c for c in probes.columns if re.fullmatch(r"busbw_\d+(B|KiB|MiB|GiB)", c)]
+    if probes.empty or not sizes:
+        return pd.DataFrame(columns=["configuration", "size", "size_bytes", "busbw_GBps"])
+    described = [c for c in ("cluster", "gpu", "num_nodes", "num_devices", "precision")
+                 if c in probes]
+    frame = probes.assign(configuration=labels(probes, described))
+    long = frame.melt(id_vars=["configuration"], value_vars=sizes, var_name="size",
+                      value_name="busbw_GBps").dropna(subset=["busbw_GBps"])
+    long["size"] = long["size"].str.removeprefix("busbw_")
+    parts = long["size"].str.extract(r"(\d+)(\D+)")
+    long["size_bytes"] = parts[0].astype(int) * parts[1].map(SIZE_UNITS)
+    return (long.groupby(["configuration", "size", "size_bytes"], as_index=False)["busbw_GBps"]
+            .median().sort_values(["configuration", "size_bytes"], ignore_index=True))
+
+
+def distributed_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs over several ranks: devices, nodes, backend, straggler spread (slowest / fastest
+    rank's wall time) and the launcher's seconds beyond the slowest rank's timed loop."""
+    runs = benchmarks(ok(df))
+    if "num_devices" not in runs:
+        return runs.iloc[0:0]
+    runs = runs[runs["num_devices"].fillna(1) > 1]
+    columns = [c for c in ("cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
+                           "scaling", "num_nodes", "num_devices", "dist_backend", "node_launcher",
+                           "throughput", "straggler_spread", "launch_overhead_s") if c in runs]
+    return runs[columns].reset_index(drop=True)
+
+
+def outliers(df: pd.DataFrame, metric: str = "throughput",
+             by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
+    """``df`` with ``robust_z`` (median / MAD within each ``by`` group) and ``outlier``
+    (|robust_z| > 3.5): see :mod:`benchlib.analysis.fleet`."""
+    from benchlib.analysis.fleet import outliers as fleet_outliers
+
+    return fleet_outliers(df, metric, by)
+
+
+def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
+            threshold: float = 0.05) -> pd.DataFrame:
+    """Campaigns of each configuration over time with regressions against the previous one
+    marked: see :func:`benchlib.analysis.regression.history`."""
+    from benchlib.analysis.regression import history as campaign_history
+
+    return campaign_history(df, metric, by, threshold)

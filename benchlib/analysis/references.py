@@ -1,0 +1,328 @@
+"""References with tolerances, and checking runs against them (acceptance tests).
+
+A references file follows ReFrame's convention, with record columns as the keys::
+
+    references:
+      - match: {gpu: A100, benchmark: train, model: resnet50, precision: tf32, batch_size: 256}
+        metric: throughput          # a record column
+        value: 938
+        lower: -0.10                # relative bounds: -0.10 = at most 10 % below; null = unbounded
+        upper: null
+        unit: images/s
+        source: where the figure comes from
+
+A ``match`` value is a scalar the record's column must equal (``'*'``: any value), a list of
+scalars (any of them), or ``{regex: PATTERN}`` (searched in the column's text, ignoring case, as
+the datasheet patterns are). A run matches a reference when every ``match`` column agrees.
+For each metric, the most specific matching reference applies (the most non-``'*'`` keys);
+between equally specific ones the first in the file wins and the row's ``note`` names the others.
+
+A measurement passes when ``value * (1 + lower) <= measured <= value * (1 + upper)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
+
+from benchlib import reference
+from benchlib.analysis.tables import labels
+from benchlib.errors import InputError
+from benchlib.inputs.config import describe_validation_error
+from benchlib.inputs.yaml_input import load_yaml
+from benchlib.records.flags import number
+
+#: The shipped references file (published figures with sources), in ``benchlib/reference/``.
+SHIPPED_FILE = "expectations.yaml"
+#: Datasheet matmul ceilings become references of the node probe's ``matmul_tflops_<p>``
+#: columns with this lower bound: a probe under half the datasheet's dense peak fails. A
+#: well-sized matmul reaches 60-90 % of it; half leaves room for clocks and library choices
+#: while catching a GPU that runs at a fraction of its speed.
+DATASHEET_LOWER = -0.5
+#: Datasheet column -> node probe column.
+DATASHEET_METRICS = {f"{p}_tflops": f"matmul_tflops_{p}" for p in ("fp32", "tf32", "fp16", "bf16")}
+#: Verdicts of a check row; ``fail`` and ``run failed`` make ``benchlib check`` exit 1.
+FAILING = ("fail", "run failed")
+
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+
+
+class RegexMatch(BaseModel):
+    """``{regex: PATTERN}``: the column's text contains a match of PATTERN (ignoring case)."""
+
+    model_config = ConfigDict(extra="forbid")
+    regex: StrictStr
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise ValueError(f"not a regular expression: {error}") from None
+        return value
+
+
+MatchValue = Scalar | list[Scalar] | RegexMatch
+
+
+class Reference(BaseModel):
+    """One expected figure: which runs it applies to, the value and its relative bounds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    match: dict[str, MatchValue]
+    metric: StrictStr
+    value: float = Field(gt=0, allow_inf_nan=False, strict=True)
+    lower: float | None = Field(None, ge=-1, le=0, strict=True)
+    upper: float | None = Field(None, ge=0, allow_inf_nan=False, strict=True)
+    unit: StrictStr = ""
+    source: StrictStr = Field(min_length=1)
+    name: StrictStr = ""
+
+    @field_validator("match")
+    @classmethod
+    def _column_names(cls, match: dict[str, Any]) -> dict[str, Any]:
+        bad = [key for key in match if not re.fullmatch(r"\w+", key)]
+        if bad:
+            raise ValueError(f"match keys are record columns (letters, digits, _): {bad}")
+        return match
+
+    @property
+    def specificity(self) -> int:
+        """How many ``match`` keys constrain the run (those that are not ``'*'``)."""
+        return sum(value != "*" for value in self.match.values())
+
+    @property
+    def label(self) -> str:
+        """``name``, or the metric and the constrained match keys."""
+        if self.name:
+            return self.name
+        keys = ", ".join(f"{k}={_text(v)}" for k, v in self.match.items() if v != "*")
+        return f"{self.metric} [{keys or 'any run'}]"
+
+    def bounds(self) -> tuple[float, float]:
+        """The absolute (low, high) bounds (-inf / inf when unbounded)."""
+        low = self.value * (1 + self.lower) if self.lower is not None else -math.inf
+        high = self.value * (1 + self.upper) if self.upper is not None else math.inf
+        return low, high
+
+    def applies_to(self, row: dict[str, Any]) -> bool:
+        """Whether every ``match`` column of ``row`` agrees."""
+        return all(_agrees(expected, row.get(column)) for column, expected in self.match.items())
+
+
+class ReferencesFile(BaseModel):
+    """A references YAML file: ``references:`` followed by a list of references."""
+
+    model_config = ConfigDict(extra="forbid")
+    references: list[Reference]
+
+
+def _text(value: object) -> str:
+    if isinstance(value, RegexMatch):
+        return f"~{value.regex}"
+    if isinstance(value, list):
+        return "|".join(map(str, value))
+    return str(value)
+
+
+def _missing(value: object) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _agrees(expected: object, actual: object) -> bool:
+    """Whether a record's value ``actual`` satisfies one ``match`` value."""
+    if expected == "*" and not isinstance(expected, bool):
+        return True
+    if _missing(actual):
+        return False
+    if isinstance(expected, RegexMatch):
+        return re.search(expected.regex, str(actual), flags=re.IGNORECASE) is not None
+    if isinstance(expected, list):
+        return any(_agrees(item, actual) for item in expected)
+    if isinstance(expected, bool) or isinstance(actual, (bool, np.bool_)):
+        return isinstance(expected, bool) and isinstance(actual, (bool, np.bool_)) \
+            and bool(actual) == expected
+    if isinstance(expected, (int, float)):
+        try:
+            return float(actual) == float(expected)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+    return str(actual) == expected
+
+
+def parse_references(data: object, where: str = "references file") -> list[Reference]:
+    """Validate loaded YAML data; InputError naming ``where`` and each bad field."""
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a mapping with a 'references' list")
+    try:
+        return ReferencesFile(**data).references
+    except ValidationError as error:
+        lines = describe_validation_error(error, fields=ReferencesFile.model_fields)
+        raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None
+
+
+def load_references(path: str | Path) -> list[Reference]:
+    """Read and validate a references YAML file (strict YAML, as params files are read)."""
+    return parse_references(load_yaml(path, what="references file"), str(path))
+
+
+def datasheet_references() -> list[Reference]:
+    """The datasheet's dense matmul peaks as references of the node probe's matmul columns,
+    one per GPU variant and precision it lists, matched on the variant's device-name pattern,
+    with lower bound :data:`DATASHEET_LOWER` and no upper bound."""
+    found = []
+    for row in reference.datasheets().to_dict("records"):
+        for column, metric in DATASHEET_METRICS.items():
+            peak = row.get(column)
+            if _missing(peak):
+                continue
+            found.append(Reference(
+                match={"benchmark": "probe_node", "device_name": RegexMatch(regex=row["pattern"])},
+                metric=metric, value=float(peak), lower=DATASHEET_LOWER, upper=None,
+                unit="TFLOP/s", name=f"{row['variant']} {column.removesuffix('_tflops')} matmul",
+                source=(f"NVIDIA datasheet dense peak for {row['variant']} "
+                        f"(benchlib/reference/{reference.DATASHEETS_CSV}); lower bound "
+                        f"{DATASHEET_LOWER:+.0%}: half the datasheet peak")))
+    return found
+
+
+def shipped() -> list[Reference]:
+    """The shipped references: ``expectations.yaml`` (published figures), then the datasheet
+    matmul ceilings (:func:`datasheet_references`)."""
+    text = resources.files(reference.__name__).joinpath(SHIPPED_FILE)
+    with resources.as_file(text) as path:
+        published = load_references(path)
+    return [*published, *datasheet_references()]
+
+
+def table(refs: Iterable[Reference]) -> pd.DataFrame:
+    """The references as a table (for a page listing them with their sources)."""
+    rows = []
+    for index, ref in enumerate(refs, start=1):
+        low, high = ref.bounds()
+        rows.append({"reference": ref.label, "index": index, "metric": ref.metric,
+                     "match": ", ".join(f"{k}={_text(v)}" for k, v in ref.match.items()),
+                     "value": ref.value, "lower": ref.lower, "upper": ref.upper, "low": low,
+                     "high": high, "unit": ref.unit, "source": ref.source})
+    return pd.DataFrame(rows)
+
+
+def _chosen(refs: list[Reference], row: dict[str, Any]) -> list[tuple[int, Reference, list[int]]]:
+    """Per metric, the most specific reference applying to ``row`` (index, reference, and
+    the indices of equally specific ones it won against by coming first)."""
+    best: dict[str, tuple[int, Reference, list[int]]] = {}
+    for index, ref in enumerate(refs):
+        if not ref.applies_to(row):
+            continue
+        held = best.get(ref.metric)
+        if held is None or ref.specificity > held[1].specificity:
+            best[ref.metric] = (index, ref, [])
+        elif ref.specificity == held[1].specificity:
+            held[2].append(index)
+    return list(best.values())
+
+
+def _run_name(row: dict[str, Any], position: int) -> str:
+    source = row.get("source")
+    return Path(str(source)).stem if isinstance(source, str) and source else f"row {position}"
+
+
+def _verdict(ref: Reference, measured: float | None) -> tuple[str, str]:
+    low, high = ref.bounds()
+    if measured is None:
+        return "no measurement", f"the run has no {ref.metric} value"
+    ratio = measured / ref.value
+    if measured < low:
+        return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
+                        f"({ref.value:g} {ref.lower:+.0%}): {1 / ratio:.2f}x slower than "
+                        f"expected by {ref.label!r} ({ref.source})")
+    if measured > high:
+        return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is above {high:.4g} "
+                        f"({ref.value:g} {ref.upper:+.0%}), {ratio:.2f}x the reference "
+                        f"{ref.label!r} ({ref.source})")
+    return "pass", f"{ratio:.2f}x {ref.label!r}"
+
+
+def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
+    """One row per run and applying reference (per metric the most specific; see the module
+    docstring): ``run``, ``configuration``, ``metric``, ``measured``, ``reference`` (its label),
+    ``reference_index`` (1-based, in ``refs``), ``expected``, ``low``, ``high``, ``unit``,
+    ``ratio`` (measured / expected), ``verdict`` (pass / fail / no measurement / no reference /
+    run failed), ``message``, ``note``, ``flags`` (the run's) and ``reference_source``.
+
+    A run no reference applies to gets one ``no reference`` row; a failed run one ``run failed``
+    row (its error in ``message``)."""
+    described = [c for c in ("gpu", "num_devices", "benchmark", "model", "dataset", "batch_size",
+                             "precision") if c in df]
+    names = labels(df, described) if len(df) else pd.Series(dtype=object)
+    rows = []
+    for position, (row, configuration) in enumerate(zip(df.to_dict("records"), names, strict=True)):
+        base = {"run": _run_name(row, position), "host": row.get("host", ""),
+                "configuration": configuration, "flags": row.get("flags", "") or ""}
+        if str(row.get("status", "ok") or "ok") != "ok":
+            rows.append({**base, "verdict": "run failed", "message": str(row.get("error", ""))})
+            continue
+        chosen = _chosen(refs, row)
+        if not chosen:
+            rows.append({**base, "verdict": "no reference",
+                         "message": "no reference matches this run"})
+        for index, ref, ties in chosen:
+            measured = number(row.get(ref.metric))
+            verdict, message = _verdict(ref, measured)
+            low, high = ref.bounds()
+            note = ("also matched, equally specific: "
+                    + "; ".join(refs[i].label for i in ties) if ties else "")
+            rows.append({**base, "metric": ref.metric, "measured": measured,
+                         "reference": ref.label, "reference_index": index + 1,
+                         "expected": ref.value, "low": low, "high": high, "unit": ref.unit,
+                         "ratio": measured / ref.value if measured is not None else None,
+                         "verdict": verdict, "message": message, "note": note,
+                         "reference_source": ref.source})
+    columns = ["run", "host", "configuration", "metric", "measured", "reference",
+               "reference_index", "expected", "low", "high", "unit", "ratio", "verdict",
+               "message", "note", "flags", "reference_source"]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def failed(checked: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`check` that make the check fail."""
+    return checked[checked["verdict"].isin(FAILING)]
+
+
+def junit_cases(checked: pd.DataFrame) -> list:
+    """:func:`check`'s rows as JUnit cases: classname the reference (or the verdict when none
+    applies), name ``run: metric``; fail -> failure, run failed -> error, no reference / no
+    measurement -> skipped."""
+    from benchlib.publish.junit import Case
+
+    outcomes = {"pass": "passed", "fail": "failure", "run failed": "error"}
+    cases = []
+    for row in checked.to_dict("records"):
+        metric = row["metric"] if isinstance(row["metric"], str) else ""
+        name = f"{row['run']}: {metric}" if metric else str(row["run"])
+        classname = row["reference"] if isinstance(row["reference"], str) else row["verdict"]
+        cases.append(Case(f"benchlib.check.{classname}", name,
+                          outcomes.get(row["verdict"], "skipped"),  # type: ignore[arg-type]
+                          str(row["message"]), f"{row['message']}\nflags: {row['flags'] or '-'}"))
+    return cases

@@ -1,0 +1,310 @@
+"""Campaign against campaign (``benchlib compare``) and campaigns over time (:func:`history`).
+
+Runs are paired by configuration: the configuration columns of
+:func:`benchlib.analysis.comparisons.config_columns`, less where the runs were made (``campaign``,
+``cluster``, ``host``) and less any column that holds one value in each campaign but not the
+same one (a new GPU model, say): that difference is what is being compared, and a warning
+names it. Repeats of a configuration are pooled.
+
+Per configuration the speed of NEW relative to BASE (NEW / BASE for throughputs, BASE / NEW for
+``time_*`` columns, so above 1 is always faster) comes with a 95 % interval from
+:func:`benchlib.analysis.intervals.effect`: runs are paired in repeat order (the shorter side's runs used
+again in turn), the bootstrap resamples those pairs, and each run's own interval
+(``<metric>_low`` / ``_high``) widens it, so even one run per side gets an interval.
+
+Verdicts, with ``threshold`` t (default 0.05):
+
+- ``regression``: the whole interval is below 1.0 (significant) and the median below 1 - t;
+- ``improvement``: the whole interval is above 1.0 and the median above 1 + t;
+- ``no change``: anything else (no significant change, or one within the threshold);
+- ``unknown``: one run per side without run intervals (repeat the runs to know);
+- ``only in base`` / ``only in new``: nothing to pair with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchlib.analysis import intervals
+from benchlib.analysis.tables import config_columns, ok
+from benchlib.records import flags
+
+#: Columns taken as the time a run was made, first found first (records written by benchlib
+#: hold none; then the sidecar's, else the notebook's, modification time is used).
+TIME_COLUMNS = ("timestamp", "time", "finished", "started")
+#: Columns that say where or when a run was made, not what it ran: never paired on.
+WHERE = ("campaign", "cluster", "host", "side", *TIME_COLUMNS)
+#: Columns whose difference makes two campaigns' numbers incomparable, and what they hold.
+INCOMPARABLE = {"gpu": "GPU model", "device_name": "GPU variant", "env_driver": "driver",
+                "env_torch": "torch", "env_container": "container", "env_cuda": "CUDA",
+                "env_cudnn": "cuDNN", "env_nccl": "NCCL"}
+#: Further columns compared when present: power limits and clock settings.
+INCOMPARABLE_PATTERN = re.compile(r"power_limit|clock_limit|applications?_clock|locked_clock")
+DEFAULT_THRESHOLD = 0.05
+
+
+def higher_is_better(metric: str) -> bool:
+    """Throughputs and bandwidths: yes; ``time_*`` columns: no."""
+    return not metric.startswith("time_")
+
+
+def _distinct(values: pd.Series) -> set[str]:
+    return {str(v) for v in values.replace("", np.nan).dropna().unique()}
+
+
+def incomparable(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """One warning per column of :data:`INCOMPARABLE` (or a power-limit / clock column) whose
+    values differ between the two campaigns."""
+    columns = [*INCOMPARABLE, *sorted(c for c in {*base.columns, *new.columns}
+                                      if INCOMPARABLE_PATTERN.search(c) and c not in INCOMPARABLE)]
+    warnings = []
+    for column in columns:
+        a = _distinct(base[column]) if column in base else set()
+        b = _distinct(new[column]) if column in new else set()
+        if a and b and a != b:
+            what = INCOMPARABLE.get(column, column)
+            warnings.append(f"{what} differs ({column}): base {', '.join(sorted(a))}; new "
+                            f"{', '.join(sorted(b))}: the numbers are not like for like")
+    return warnings
+
+
+def pairing_columns(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The configuration columns runs are paired on, and those left out because each campaign
+    holds one value of them and the two differ (the difference being compared)."""
+    both = pd.concat([base, new], ignore_index=True)
+    keys, differing = [], []
+    for column in config_columns(both, exclude=WHERE):
+        a = _distinct(base[column]) if column in base else set()
+        b = _distinct(new[column]) if column in new else set()
+        if not a or not b:
+            continue
+        if len(a) == 1 and len(b) == 1 and a != b:
+            differing.append(column)
+        else:
+            keys.append(column)
+    return keys, differing
+
+
+def _ordered(runs: pd.DataFrame) -> pd.DataFrame:
+    order = [c for c in ("repeat", "source") if c in runs]
+    return runs.sort_values(order, kind="stable") if order else runs
+
+
+def pairs(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Runs of one configuration paired in repeat order (the shorter side's runs reused in
+    turn): ``ratio`` (speed of new / base) and the run intervals as ``a_*`` (faster side of the
+    ratio's numerator) and ``b_*``, ready for :func:`benchlib.analysis.intervals.effect`."""
+    base_runs, new_runs = _ordered(base_runs), _ordered(new_runs)
+    count = max(len(base_runs), len(new_runs))
+    if not len(base_runs) or not len(new_runs):
+        return pd.DataFrame(columns=["ratio"])
+    take = {"base": base_runs.iloc[[i % len(base_runs) for i in range(count)]],
+            "new": new_runs.iloc[[i % len(new_runs) for i in range(count)]]}
+    top, bottom = ("new", "base") if higher_is_better(metric) else ("base", "new")
+    out = pd.DataFrame({"a": take[top][metric].to_numpy(dtype=float),
+                        "b": take[bottom][metric].to_numpy(dtype=float)})
+    out["ratio"] = out["a"] / out["b"]
+    for side, name in ((top, "a"), (bottom, "b")):
+        for bound in ("low", "high"):
+            column = f"{metric}_{bound}"
+            values = take[side][column] if column in take[side] else pd.Series(np.nan, index=take[side].index)
+            out[f"{name}_{bound}"] = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    return out[np.isfinite(out["ratio"]) & (out["ratio"] > 0)].reset_index(drop=True)
+
+
+def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> str:
+    """``regression`` / ``improvement`` / ``no change`` / ``unknown`` for an effect (see the
+    module docstring)."""
+    if not found["pairs"] or not found["known"]:
+        return "unknown"
+    median, low, high = float(found["median"]), float(found["low"]), float(found["high"])
+    if high < 1.0 and median < 1 - threshold:
+        return "regression"
+    if low > 1.0 and median > 1 + threshold:
+        return "improvement"
+    return "no change"
+
+
+def _label(table: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """``batch_size=32, precision=tf32``: the pairing columns whose values vary in ``table``."""
+    varying = [c for c in keys if table[c].astype(str).nunique() > 1] or keys[:3]
+    if not varying:
+        return pd.Series("all runs", index=table.index)
+    return table[varying].apply(
+        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
+        axis=1)
+
+
+def _flags(runs: pd.DataFrame) -> str:
+    return flags.join(name for text in runs.get("flags", pd.Series(dtype=object))
+                      for name in flags.split(text))
+
+
+def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
+            threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """One row per configuration: the pairing columns, ``configuration`` (a label of those that
+    vary), ``base`` and ``new`` (median ``metric``), ``ratio`` (speed new / base) with ``low`` /
+    ``high``, ``pairs``, ``base_runs``, ``new_runs``, ``verdict``, ``effect`` (in words),
+    ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
+    the campaigns incomparable and the columns paired across (see the module docstring)."""
+    base, new = ok(base), ok(new)
+    for name, frame in (("base", base), ("new", new)):
+        if metric not in frame:
+            raise KeyError(f"compare: the {name} results have no column {metric!r}")
+    keys, differing = pairing_columns(base, new)
+    warnings = incomparable(base, new)
+    warnings += [f"{c} differs between the campaigns ({', '.join(sorted(_distinct(base[c])))} vs "
+                 f"{', '.join(sorted(_distinct(new[c])))}); runs were paired across it"
+                 for c in differing if c not in INCOMPARABLE]
+    both = pd.concat([base.assign(side="base"), new.assign(side="new")], ignore_index=True)
+    rows = []
+    grouped = both.groupby(keys, dropna=False, sort=False) if keys else [((), both)]
+    for key, group in grouped:
+        key = key if isinstance(key, tuple) else (key,)
+        a, b = group[group["side"] == "base"], group[group["side"] == "new"]
+        found = intervals.effect(pairs(a, b, metric))
+        if not len(a) or not len(b):
+            judged = "only in new" if not len(a) else "only in base"
+        else:
+            judged = verdict(found, threshold)
+        rows.append({**dict(zip(keys, key, strict=True)),
+                     "base": a[metric].median() if len(a) else np.nan,
+                     "new": b[metric].median() if len(b) else np.nan,
+                     "ratio": found["median"], "low": found["low"], "high": found["high"],
+                     "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
+                     "verdict": judged, "effect": intervals.describe_effect(found),
+                     "base_flags": _flags(a), "new_flags": _flags(b),
+                     "flags": flags.join([*flags.split(_flags(a)), *flags.split(_flags(b))])})
+    table = pd.DataFrame(rows)
+    if len(table):
+        table.insert(0, "configuration", _label(table, keys))
+    table.attrs["warnings"] = warnings
+    table.attrs["metric"] = metric
+    table.attrs["threshold"] = threshold
+    return table
+
+
+def regressions(compared: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`compare` judged ``regression``."""
+    if compared.empty:
+        return compared
+    return compared[compared["verdict"] == "regression"]
+
+
+def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
+    """Counts per verdict, then one line per regression with its size and interval."""
+    if compared.empty:
+        return ["nothing to compare"]
+    counts = compared["verdict"].value_counts()
+    lines = [", ".join(f"{n} {v}" for v, n in counts.items())]
+    for row in regressions(compared).itertuples():
+        lines.append(f"REGRESSION {row.configuration}: new runs at {row.ratio:.2f}x the base "
+                     f"speed ({row.low:.2f}-{row.high:.2f}, 95 %), {1 - row.ratio:.0%} slower"
+                     + (f"; flags: {row.flags}" if row.flags else ""))
+    if not len(regressions(compared)):
+        lines.append(f"no significant regression beyond {threshold:.0%}")
+    return lines
+
+
+def junit_cases(compared: pd.DataFrame) -> list:
+    """One JUnit case per configuration: regression -> failure; unknown / unpaired -> skipped."""
+    from benchlib.publish.junit import Case
+
+    cases = []
+    for row in compared.to_dict("records"):
+        outcome = {"regression": "failure", "no change": "passed",
+                   "improvement": "passed"}.get(row["verdict"], "skipped")
+        message = f"{row['verdict']}: {row['effect']}"
+        cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,  # type: ignore[arg-type]
+                          message, f"{message}\nflags: {row['flags'] or '-'}"))
+    return cases
+
+
+# --- history ----------------------------------------------------------------------------------
+
+def _file_time(source: object) -> pd.Timestamp:
+    if not isinstance(source, str) or not source:
+        return pd.NaT
+    notebook = Path(source)
+    for path in (notebook.with_suffix(".json"), notebook):
+        try:
+            return pd.Timestamp(path.stat().st_mtime, unit="s", tz="UTC")
+        except OSError:
+            continue
+    return pd.NaT
+
+
+def run_times(df: pd.DataFrame) -> pd.Series:
+    """When each run was made: a :data:`TIME_COLUMNS` column when the records have one, else
+    the modification time of the run's sidecar (``<point>.json`` beside the ``source``
+    notebook, written when the point finished), else of its notebook (UTC)."""
+    for column in TIME_COLUMNS:
+        if column in df and df[column].notna().any():
+            return pd.to_datetime(df[column], utc=True, errors="coerce")
+    return pd.Series([_file_time(s) for s in df.get("source", pd.Series(None, index=df.index))],
+                     index=df.index, dtype="datetime64[ns, UTC]")
+
+
+def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
+            threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Each configuration's campaigns in time order: one row per (configuration, campaign)
+    with ``time`` (its first run, :func:`run_times`), the median ``metric``, ``runs``, and
+    against the previous campaign of the configuration ``ratio`` (speed), ``low`` / ``high``,
+    ``verdict`` (as :func:`compare`'s) and ``regression`` (bool).
+
+    ``by`` names the configuration columns (default: the configuration columns less
+    campaign, cluster and host). Give each nightly run its own campaign name."""
+    df = ok(df).copy()
+    if metric not in df:
+        raise KeyError(f"history: no column {metric!r} in the results")
+    df["time"] = run_times(df)
+    by = list(by) if by is not None else config_columns(df, exclude=WHERE)
+    rows = []
+    grouped = df.groupby(by, dropna=False, sort=False) if by else [((), df)]
+    for key, group in grouped:
+        key = key if isinstance(key, tuple) else (key,)
+        campaigns = (group.groupby("campaign", sort=False)["time"].min().sort_values(kind="stable")
+                     if "campaign" in group else pd.Series({"": group["time"].min()}))
+        previous = None
+        for campaign, when in campaigns.items():
+            runs = group[group["campaign"] == campaign] if "campaign" in group else group
+            found = intervals.effect(pairs(previous, runs, metric)) if previous is not None else None
+            judged = verdict(found, threshold) if found else ""
+            rows.append({**dict(zip(by, key, strict=True)), "campaign": campaign, "time": when,
+                         metric: runs[metric].median(), "runs": len(runs),
+                         "ratio": found["median"] if found else np.nan,
+                         "low": found["low"] if found else np.nan,
+                         "high": found["high"] if found else np.nan,
+                         "verdict": judged, "regression": judged == "regression",
+                         "flags": _flags(runs)})
+            previous = runs
+    table = pd.DataFrame(rows)
+    if len(table):
+        table.insert(0, "configuration", _label(table, by))
+    return table
+
+
+def history_plot(hist: pd.DataFrame, metric: str = "throughput"):
+    """One line per configuration over time, regressions marked with a red cross."""
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    for name, series in hist.groupby("configuration", sort=False):
+        axes.plot(series["time"], series[metric], marker="o", label=str(name))
+        marked = series[series["regression"]]
+        axes.scatter(marked["time"], marked[metric], marker="x", s=120, color="red", zorder=3)
+    axes.set_xlabel("time of the campaign (UTC)")
+    axes.set_ylabel(metric)
+    count = int(hist["regression"].sum()) if len(hist) else 0
+    axes.set_title(f"{metric} per configuration over campaigns ({count} regression"
+                   f"{'' if count == 1 else 's'} marked x)")
+    if hist["configuration"].nunique() <= 12:
+        axes.legend(fontsize="small")
+    figure.autofmt_xdate()
+    figure.tight_layout()
+    return figure

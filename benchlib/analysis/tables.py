@@ -1,0 +1,61 @@
+"""The basics every table over records needs: which rows finished, which columns make a
+configuration (from :mod:`benchlib.records.schema`), and labels that join configuration values.
+
+Shared by :mod:`benchlib.analysis.comparisons`, :mod:`benchlib.analysis.fleet` and
+:mod:`benchlib.analysis.regression`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from benchlib.records import schema
+
+#: Columns that describe a configuration (:mod:`benchlib.records.schema`), in table order.
+CONFIG_COLUMNS = schema.names(role="configuration")
+#: Columns that say where or how a record was made, not what was measured or configured.
+BOOKKEEPING = schema.names(role="bookkeeping")
+#: Columns the analysis functions add.
+DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
+           "data_share", "speed_ratio", "expected", "slowdown", "configuration", "baseline_devices",
+           "baseline_key", "low", "high", "a_low", "a_high", "b_low", "b_high")
+#: Suffixes of the derived units (:func:`derived_units`): measurements, not configuration.
+DERIVED_SUFFIXES = ("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")
+
+
+def _is_measurement(column: str) -> bool:
+    known = schema.role(column)
+    if known is not None:
+        return known in ("measurement", "environment")
+    return column.endswith(DERIVED_SUFFIXES)
+
+
+def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
+    """Every non-metric, non-bookkeeping column of ``df`` (what makes a configuration)."""
+    skip = set(BOOKKEEPING) | set(DERIVED) | set(exclude)
+    return [c for c in df.columns if c not in skip and not _is_measurement(c)]
+
+
+def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """One text label per row joining ``columns`` with " / " (missing and empty values left out)."""
+    if not columns:
+        return pd.Series(["all"] * len(df), index=df.index)
+    return df[list(columns)].apply(
+        lambda row: " / ".join(str(v) for v in row if not pd.isna(v) and str(v) != "") or "-",
+        axis=1)
+
+
+def ok(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of finished runs (all rows when there is no ``status`` column)."""
+    return df[df["status"].fillna("ok") == "ok"] if "status" in df else df
+
+
+def failed(df: pd.DataFrame) -> pd.DataFrame:
+    """Failed runs with their configuration and error, for listing beside the tables."""
+    if "status" not in df:
+        return df.iloc[0:0]
+    rows = df[df["status"].fillna("ok") != "ok"]
+    keep = [c for c in (*CONFIG_COLUMNS, "error", "source") if c in rows]
+    return rows[keep].reset_index(drop=True)

@@ -1,0 +1,252 @@
+"""Sweeps: each point of a params file (:mod:`benchlib.inputs.params`) run through papermill.
+
+A re-run finds the points already done by their ids and skips them. Each point writes
+``outputs/<campaign>/<point>.ipynb`` and its sidecar ``<point>.json``; the notebook is executed
+in the point's own scratch folder under ``outputs/<campaign>/.partial/`` and moved into place
+only when complete, and the sidecar comes last, so a point is done exactly when its sidecar
+exists. A sweep holds the campaign's lock, each point its own (:mod:`benchlib.execute.locks`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from jupyter_client.manager import AsyncKernelManager
+
+from benchlib.errors import InputError, OutputError, describe_os_error
+from benchlib.execute.campaign import remember_points
+from benchlib.execute.locks import campaign_lock, point_lock
+from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
+from benchlib.records.results import (
+    RecordError,
+    failed_record,
+    is_complete_notebook,
+    keep_ok_result,
+    notebook_fingerprint,
+    read_record,
+    record_from_notebook,
+    sidecar_path,
+    write_sidecar,
+)
+from benchlib.registry import NOTEBOOK_CONFIGS
+
+log = logging.getLogger(__name__)
+
+
+class LocalKernelManager(AsyncKernelManager):
+    """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
+    warning from ipykernel, nothing left in the working directory."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transport = "ipc"
+        self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
+
+
+@dataclass
+class PointOutcome:
+    """What happened to one point in a sweep run."""
+
+    point: Point
+    status: Literal["ok", "failed", "skipped"]
+    seconds: float = 0.0
+    error: str = ""
+
+
+def point_status(notebook: Path) -> str:
+    """``ok`` / ``failed`` from the point's sidecar, ``pending`` when there is none (a sidecar
+    that no longer reads as a record counts as ``failed``, so the point is not run blindly)."""
+    if not sidecar_path(notebook).is_file():
+        return "pending"
+    try:
+        record = read_record(notebook)
+    except RecordError:
+        return "failed"
+    return str((record or {}).get("status", "failed"))
+
+
+def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
+    """Why a point with this sidecar status (``ok`` / ``failed`` / ``pending``) is not run
+    again, or '' when it runs: done points unless ``force``, failed ones unless
+    ``retry_failed`` (or ``force``)."""
+    if force or status not in ("ok", "failed"):
+        return ""
+    if status == "ok":
+        return "done"
+    return "" if retry_failed else "failed (use --retry-failed)"
+
+
+def prepare_campaign_dir(campaign_dir: Path) -> None:
+    """Create the campaign folder; InputError (exit 2) naming it when that is impossible (a file
+    in the way, a read-only file system, no permission)."""
+    try:
+        campaign_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"outputs: cannot create the campaign folder "
+                         f"({describe_os_error(error, campaign_dir)}); give --outputs a "
+                         "writable folder") from None
+
+
+def run_sweep(
+    sweep: Sweep, outputs: Path = Path("outputs"), force: bool = False,
+    retry_failed: bool = False, base_dir: Path | None = None, progress: bool = True,
+    on_point: Callable[[PointOutcome], None] | None = None,
+) -> list[PointOutcome]:
+    """Execute every point not yet done; failed points are recorded and the sweep goes on.
+
+    The campaign's lock is held throughout (a second sweep of the campaign is refused with
+    CampaignBusyError). When results cannot be written at all (disk full, read-only), the
+    sweep stops with OutputError saying how many points were left."""
+    from tqdm.auto import tqdm
+
+    base_dir = base_dir or Path.cwd()
+    campaign_dir = outputs / sweep.campaign
+    prepare_campaign_dir(campaign_dir)
+    outcomes: list[PointOutcome] = []
+    with campaign_lock(campaign_dir):
+        bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
+        counts = {"ok": 0, "failed": 0, "skipped": 0}
+        try:
+            remember_points(campaign_dir, sweep.points)
+            for point in bar:
+                target = campaign_dir / f"{point.name}.ipynb"
+                if skip_reason(point_status(target), force, retry_failed):
+                    outcome = PointOutcome(point, "skipped")
+                else:
+                    bar.set_postfix_str(point.label, refresh=True)
+                    outcome = execute_point(point, target, sweep.spec.executor.cell_timeout_s,
+                                            base_dir, sweep.notebook_dir)
+                counts[outcome.status] += 1
+                bar.set_postfix(counts, refresh=False)
+                outcomes.append(outcome)
+                if on_point:
+                    on_point(outcome)
+        except OutputError as error:
+            left = len(sweep.points) - len(outcomes)
+            raise OutputError(f"cannot write results: {error}; the sweep stopped with {left} "
+                              f"of {len(sweep.points)} points not run (free space or fix the "
+                              "folder, then run the same command again)") from error
+        finally:
+            bar.close()
+    return outcomes
+
+
+def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The columns every record of ``point`` gets besides its parameters: the notebook's fixed
+    values (``benchmark``), point id, notebook, repeat, and ``context`` (e.g. SLURM job ids)."""
+    fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
+    return {**(context or {}), **fixed, "point_id": point.point_id, "notebook": point.notebook,
+            "repeat": point.repeat}
+
+
+def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_dir: Path,
+                  notebook_dir: Path = NOTEBOOK_DIR, context: dict[str, Any] | None = None,
+                  ) -> PointOutcome:
+    """Run one point with papermill into ``target``; write its sidecar (ok or failed).
+
+    The point runs under its own lock (``skipped`` when another process runs it) in its own
+    scratch folder; only a complete notebook is moved into place, and a failure never replaces
+    an ``ok`` result (it is kept in the ledger instead). ``context`` adds columns to the record
+    (the SLURM job of a point run by a job array). Raises OutputError when the sidecar cannot
+    be written.
+    """
+    with point_lock(target.parent, target.stem) as mine:
+        if not mine:
+            return PointOutcome(point, "skipped", error="running in another process")
+        scratch_root = target.parent / ".partial"
+        try:
+            scratch_root.mkdir(exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix=f"{target.stem}.", dir=scratch_root))
+        except OSError as error:
+            raise OutputError(describe_os_error(error, scratch_root)) from error
+        try:
+            return _execute_in(point, target, scratch / target.name, cell_timeout_s, base_dir,
+                               notebook_dir, point_context(point, context))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                scratch_root.rmdir()  # only when no other point is running
+
+
+def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base_dir: Path,
+                   notebook_dir: Path) -> str:
+    """Execute the point's notebook into ``partial``; '' or the error text."""
+    import papermill
+
+    try:
+        papermill.execute_notebook(
+            str(notebook_dir / f"{point.notebook}.ipynb"), str(partial),
+            parameters=papermill_parameters(point, base_dir), progress_bar=False,
+            log_output=False, execution_timeout=cell_timeout_s, cwd=str(base_dir),
+            kernel_manager_class=LocalKernelManager,
+        )
+    except papermill.PapermillExecutionError as exc:
+        return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+    except OSError as exc:
+        return describe_os_error(exc, exc.filename or partial)
+    except Exception as exc:  # kernel death, timeout, bad parameters: the point fails
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _execute_in(point: Point, target: Path, partial: Path, cell_timeout_s: int | None,
+                base_dir: Path, notebook_dir: Path, context: dict[str, Any]) -> PointOutcome:
+    start = time.perf_counter()
+    error = _run_papermill(point, partial, cell_timeout_s, base_dir, notebook_dir)
+    seconds = time.perf_counter() - start
+    complete = is_complete_notebook(partial)
+    record = None
+    if complete and not error:
+        try:
+            record = record_from_notebook(partial)
+        except RecordError as exc:
+            error = str(exc).replace(str(partial), target.name)
+    elif partial.exists() and not complete:
+        error = error or f"the executed notebook {target.name} was not written completely"
+    if error or record is None:
+        error = error or "the notebook published no result record"
+        record = failed_record(point.parameters, error, wall_time_s=seconds)
+    record.update(context)
+    return commit_result(point, target, partial if complete else None, record, seconds)
+
+
+def commit_result(point: Point, target: Path, notebook: Path | None, record: dict,
+                  seconds: float = 0.0) -> PointOutcome:
+    """Move ``notebook`` (complete, or None) into ``target`` and write the sidecar, unless the
+    record failed and ``target`` already holds an ``ok`` result: then the earlier result stays
+    and the failure is kept under ``.benchlib/rejected/``."""
+    status = str(record.get("status", "failed"))
+    kept = keep_ok_result(target, record) if status != "ok" else None
+    if kept is not None:
+        if notebook is not None:
+            with contextlib.suppress(OSError):
+                notebook.replace(kept.with_suffix(".ipynb"))
+        error = (f"{record.get('error', '')} (the earlier ok result was kept; this failure is "
+                 f"in {kept})")
+        return PointOutcome(point, "failed", seconds, error)
+    fingerprint = None
+    if notebook is not None:
+        fingerprint = notebook_fingerprint(notebook)
+        try:
+            notebook.replace(target)
+        except OSError as exc:
+            raise OutputError(describe_os_error(exc, target)) from exc
+    write_sidecar(target, record, fingerprint)
+    return PointOutcome(point, status, seconds, str(record.get("error", "")))
+
+
+def summarize_outcomes(outcomes: Iterable[PointOutcome]) -> str:
+    """One line: how many points ran, failed, were skipped."""
+    outcomes = list(outcomes)
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "failed", "skipped")}
+    return (f"{len(outcomes)} points: {counts['ok']} ok, {counts['failed']} failed, "
+            f"{counts['skipped']} skipped (done before)")

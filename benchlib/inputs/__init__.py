@@ -1,0 +1,1 @@
+"""Input: params files read strictly, and the typed configuration of one run."""

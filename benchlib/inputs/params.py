@@ -1,0 +1,303 @@
+"""Params files: a YAML file read strictly, validated whole, expanded into points.
+
+A point is one notebook with one set of parameters and a repeat index; its id is a hash of
+those, so a re-run finds the points already done by their parameters. The file is read by
+:func:`benchlib.inputs.yaml_input.load_yaml` (data only, never code) and every point is validated by
+its notebook's config class before anything runs; papermill later gets the validated config's
+JSON dump (:func:`papermill_parameters`), never the raw YAML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+
+from benchlib import PROJECT_ROOT
+from benchlib.errors import InputError
+from benchlib.execute.slurm import SlurmExecutor
+from benchlib.inputs.config import ConfigError, describe_validation_error
+from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
+from benchlib.registry import NOTEBOOK_CONFIGS
+
+NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
+PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
+
+
+class LocalExecutor(BaseModel):
+    """Run points one after another on this machine."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    kind: Literal["local"] = "local"
+    cell_timeout_s: PositiveInt | None = None
+
+
+class SweepFile(BaseModel):
+    """The params YAML: campaign, notebook(s), base parameters, grid, repeats, executor."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    campaign: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
+    notebook: str | list[str | dict[str, dict[str, Any]]]
+    base: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    repeats: PositiveInt = 1
+    executor: LocalExecutor | SlurmExecutor = Field(default_factory=LocalExecutor, discriminator="kind")
+
+    @field_validator("campaign")
+    @classmethod
+    def _not_a_reserved_name(cls, value: str) -> str:
+        if value in RESERVED_CAMPAIGNS:
+            raise ValueError(f"{value!r} is the name of the report folder; choose another name")
+        return value
+
+    @field_validator("grid")
+    @classmethod
+    def _non_empty_axes(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        empty = [k for k, v in grid.items() if not v]
+        if empty:
+            raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
+        return grid
+
+    @field_validator("notebook")
+    @classmethod
+    def _one_name_per_mapping(cls, value: str | list) -> str | list:
+        for item in [] if isinstance(value, str) else value:
+            if isinstance(item, dict) and len(item) != 1:
+                raise ValueError("a notebook entry with parameters is one mapping "
+                                 "{name: {parameter: value}}; got keys " + ", ".join(item))
+        return value
+
+    @property
+    def notebooks(self) -> list[str]:
+        """The notebook names as a list."""
+        items = [self.notebook] if isinstance(self.notebook, str) else self.notebook
+        return [item if isinstance(item, str) else next(iter(item)) for item in items]
+
+    @property
+    def overrides(self) -> dict[str, dict[str, Any]]:
+        """Parameters set for one notebook only (``notebook: [a, {b: {iterations: epoch}}]``);
+        they replace ``base`` values for that notebook, and grid values replace them."""
+        items = [] if isinstance(self.notebook, str) else self.notebook
+        return {name: dict(values or {}) for item in items if isinstance(item, dict)
+                for name, values in item.items()}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One execution: a notebook, its parameters and a repeat index."""
+
+    notebook: str
+    parameters: dict[str, Any]
+    repeat: int
+    label: str
+
+    @property
+    def point_id(self) -> str:
+        """Stable hash of notebook, parameters and repeat."""
+        key = json.dumps([self.notebook, self.parameters, self.repeat], sort_keys=True, default=str)
+        return hashlib.sha1(key.encode()).hexdigest()[:10]
+
+    @property
+    def name(self) -> str:
+        """File stem: notebook, the grid values that vary, repeat, id."""
+        return f"{self.label}-{self.point_id}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated params file and its points."""
+
+    path: Path
+    spec: SweepFile
+    points: list[Point]
+    notebook_dir: Path = NOTEBOOK_DIR
+
+    @property
+    def campaign(self) -> str:
+        return self.spec.campaign
+
+
+def _slug(value: object) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "", str(value))[:24] or "x"
+
+
+def notebook_parameters(name: str, notebook_dir: Path = NOTEBOOK_DIR) -> dict[str, Any]:
+    """The ``parameters`` cell's names and defaults of ``notebooks/<name>.ipynb`` (papermill)."""
+    import papermill
+
+    path = notebook_dir / f"{name}.ipynb"
+    return {k: v["default"] for k, v in papermill.inspect_notebook(str(path)).items()}
+
+
+def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list[Point]:
+    """Every notebook x grid combination x repeat, base parameters under each.
+
+    With ``accepted`` (parameter names per notebook), each notebook gets only the parameters it
+    takes, so one file can drive notebooks with different parameters; points that become equal
+    are kept once.
+    """
+    axes = list(spec.grid)
+    points: dict[str, Point] = {}
+    for notebook in spec.notebooks:
+        for values in itertools.product(*(spec.grid[a] for a in axes)):
+            chosen = {**spec.base, **spec.overrides.get(notebook, {}),
+                      **dict(zip(axes, values, strict=True)), "campaign": spec.campaign}
+            if accepted is not None and notebook in accepted:
+                chosen = {k: v for k, v in chosen.items() if k in accepted[notebook]}
+            label = "-".join([notebook, *(_slug(chosen[a]) for a in axes if a in chosen)])
+            for repeat in range(spec.repeats):
+                point = Point(notebook, chosen, repeat,
+                              f"{label}-r{repeat}" if spec.repeats > 1 else label)
+                points.setdefault(point.name, point)
+    return list(points.values())
+
+
+def _origin(spec: SweepFile, key: str, notebook: str = "") -> str:
+    if key in spec.grid:
+        return f"grid.{key}"
+    if key in spec.overrides.get(notebook, {}):
+        return f"notebook.{notebook}.{key}"
+    return f"base.{key}"
+
+
+def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """Parameter names of each listed notebook, and errors for missing notebooks / unknown keys."""
+    errors: list[str] = []
+    accepted: dict[str, set[str]] = {}
+    for name in spec.notebooks:
+        path = notebook_dir / f"{name}.ipynb"
+        if path.is_file():
+            accepted[name] = set(notebook_parameters(name, notebook_dir))
+        else:
+            available = sorted(p.stem for p in notebook_dir.glob("*.ipynb"))
+            errors.append(f"notebook: {name!r} not found as {path}; available: "
+                          f"{', '.join(available)}")
+    if accepted:
+        allowed = set().union(*accepted.values())
+        for key in [*spec.base, *spec.grid]:
+            if key not in allowed:
+                errors.append(f"{_origin(spec, key)}: unknown parameter; allowed (parameters of "
+                              f"{', '.join(accepted)}): {', '.join(sorted(allowed))}")
+        for name, values in spec.overrides.items():
+            for key in values:
+                if name in accepted and key not in accepted[name]:
+                    errors.append(f"notebook.{name}.{key}: unknown parameter of {name}; allowed: "
+                                  f"{', '.join(sorted(accepted[name]))}")
+    return accepted, errors
+
+
+def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:
+    errors: list[str] = []
+    for point in points:
+        if point.notebook not in NOTEBOOK_CONFIGS:
+            continue
+        config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+        values = {k: v for k, v in resolve_paths(point.parameters, base_dir).items()
+                  if k in config_class.model_fields}
+        try:
+            config_class(**{**values, **fixed})
+        except ValidationError as error:
+            for line in describe_validation_error(error, fields=config_class.model_fields):
+                field = line.split(":", 1)[0]
+                errors.append(f"{_origin(spec, field, point.notebook)}{line[len(field):]}"
+                              if field in config_class.model_fields else line)
+    return list(dict.fromkeys(errors))
+
+
+def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Path parameters made absolute against ``base_dir`` (where the sweep was started)."""
+    resolved = dict(parameters)
+    for key in PATH_PARAMETERS:
+        if resolved.get(key):
+            resolved[key] = str((base_dir / str(resolved[key])).resolve())
+    return resolved
+
+
+def _explain_key_error(line: str) -> str:
+    """``executor.slurm.x: ...`` -> ``executor.x: ...``; unknown keys get the allowed ones."""
+    for kind, model in (("slurm", SlurmExecutor), ("local", LocalExecutor)):
+        if line.startswith(f"executor.{kind}."):
+            line = "executor." + line[len(f"executor.{kind}."):]
+            if "unknown parameter" in line:
+                return f"{line} (allowed with kind {kind}: {', '.join(model.model_fields)})"
+            return line
+    if "unknown parameter" in line:
+        return f"{line} (allowed keys: {', '.join(SweepFile.model_fields)})"
+    return line
+
+
+def count_points(spec: SweepFile) -> int:
+    """How many points ``spec`` expands to at most (before points that coincide are merged)."""
+    count = len(spec.notebooks) * spec.repeats
+    for values in spec.grid.values():
+        count *= len(values)
+    return count
+
+
+def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
+               base_dir: Path | None = None, max_points: int = MAX_POINTS) -> Sweep:
+    """Read and validate a params file as a whole; raise ConfigError listing every problem.
+
+    The file is read by :func:`benchlib.inputs.yaml_input.load_yaml` (UTF-8, no duplicate keys,
+    bounded aliases, JSON-typed values only) and may expand to at most ``max_points`` points.
+    """
+    path = Path(path)
+    base_dir = base_dir or Path.cwd()
+    try:
+        raw = load_yaml(path)
+    except InputError as error:
+        raise ConfigError(str(error)) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping with campaign, notebook, base, grid")
+    try:
+        spec = SweepFile(**raw)
+    except ValidationError as error:
+        lines = [_explain_key_error(line) for line in describe_validation_error(error)]
+        raise ConfigError("\n".join(f"{path}: {line}" for line in lines)) from None
+    count = count_points(spec)
+    if count > max_points:
+        axes = " x ".join(f"{len(v)} {k}" for k, v in spec.grid.items()) or "no grid"
+        raise ConfigError(f"{path}: grid: {count:,} points ({len(spec.notebooks)} notebooks x "
+                          f"{axes} x {spec.repeats} repeats) is more than the limit of "
+                          f"{max_points:,}; split the file, or raise the limit with "
+                          f"--max-points {count}")
+    accepted, errors = _check_notebooks(spec, notebook_dir)
+    points = expand(spec, accepted)
+    if not errors:
+        errors = _validate_points(spec, points, base_dir)
+    if errors:
+        raise ConfigError("\n".join(f"{path}: {line}" for line in errors))
+    return Sweep(path, spec, points, notebook_dir)
+
+
+def papermill_parameters(point: Point, base_dir: Path) -> dict[str, Any]:
+    """The values papermill writes into the notebook's parameters cell: the validated
+    config's JSON dump of the point's parameters (paths made absolute), never the raw input.
+
+    Notebooks without a config class get the point's values only if every one is JSON-typed
+    text, number, boolean, null, list or mapping (the params loader guarantees it)."""
+    parameters = resolve_paths(point.parameters, base_dir)
+    bad = sorted(k for k in parameters if not k.isidentifier() or keyword.iskeyword(k))
+    if bad:
+        raise ConfigError(f"{point.notebook}: parameter names must be Python names: "
+                          f"{', '.join(map(repr, bad))}")
+    if point.notebook not in NOTEBOOK_CONFIGS:
+        return json.loads(json.dumps(parameters, allow_nan=False))
+    config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+    unknown = sorted(set(parameters) - set(config_class.model_fields))
+    if unknown:
+        raise ConfigError(f"{point.notebook}: unknown parameters {', '.join(unknown)}")
+    try:
+        config = config_class(**{**parameters, **fixed})
+    except ValidationError as error:
+        raise ConfigError("\n".join(describe_validation_error(
+            error, f"{point.name}: ", config_class.model_fields))) from None
+    return config.model_dump(mode="json", include=set(parameters))

@@ -1,0 +1,1 @@
+"""Measurement inside a run: timers, telemetry, contention, environment, FLOPs."""

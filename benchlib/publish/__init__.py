@@ -1,0 +1,1 @@
+"""What people read: summary pages, tables, plots and the HTML report."""

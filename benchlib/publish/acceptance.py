@@ -1,0 +1,537 @@
+"""What the acceptance, fleet and compare pages of the report show, built from
+:func:`benchlib.analysis.references.check`, :mod:`benchlib.analysis.fleet` and
+:func:`benchlib.analysis.regression.compare`.
+
+Sentences returned for Markdown have every record text escaped (:func:`summary.md_text`); the
+``*_lines`` functions return plain text (the index escapes it as HTML). Tables are
+:class:`benchlib.publish.present.Table` (escaped when shown).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from benchlib import reference
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import fleet, references
+from benchlib.publish import present
+from benchlib.publish.summary import md_text
+from benchlib.records import flags
+
+#: Verdicts of a check row with a reference that applied.
+CHECKED = ("pass", "fail", "no measurement")
+#: Configuration columns a fleet's node table is grouped by (nodes are compared within).
+FLEET_GROUPS = ("gpu", "benchmark", "model")
+#: Above this many rows the node table shows the outliers and the slowest nodes only.
+NODE_ROWS = 40
+SLOWEST = 10  #: slowest nodes per group shown in a long node table
+VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7",
+                   "unknown": "#bab0ac"}
+#: What a compare verdict without a direction means, said once where it appears.
+UNKNOWN = ("unknown: one run on each side and no run intervals, so no interval: repeat the runs "
+           "(repeats: N in the params file) to know")
+
+
+def short_source(source: object) -> str:
+    """The first clause of a reference's source (``NVIDIA DeepLearningExamples``)."""
+    return re.split(r"[,;]", str(source), maxsplit=1)[0].strip()[:100]
+
+
+#: Settings that name a run's configuration in the check (those that vary are shown).
+DESCRIBE = ("benchmark", "model", "gpu", "num_nodes", "num_devices", "dataset", "batch_size",
+            "precision", "num_workers", "channels_last", "compile", "image_size")
+
+
+def check(df: pd.DataFrame, refs: Sequence[references.Reference]) -> pd.DataFrame:
+    """:func:`references.check`, each run's configuration as a short label of the settings
+    that vary in the campaign (``train resnet50, batch 32, real``)."""
+    checked = references.check(df, list(refs))
+    varying = [c for c in DESCRIBE if c in df and df[c].astype(str).nunique() > 1]
+    shown = df.reset_index(drop=True)
+    names = [references._run_name(row, i) for i, row in enumerate(shown.to_dict("records"))]
+    if varying and len(set(names)) == len(names):
+        labels = present.short_labels(shown, varying)
+        checked["configuration"] = checked["run"].map(dict(zip(names, labels, strict=True)))
+    return checked
+
+
+def _run_verdicts(checked: pd.DataFrame) -> pd.Series:
+    """Per run: fail (any row failed), pass (every row passed), run failed, or no reference."""
+    def one(verdicts: pd.Series) -> str:
+        found = set(verdicts)
+        for verdict in ("run failed", "fail", "no measurement"):
+            if verdict in found:
+                return verdict
+        return "pass" if found == {"pass"} else "no reference"
+    return checked.groupby("run", sort=False)["verdict"].agg(one)
+
+
+def slower_text(row: pd.Series | dict) -> str:
+    """``0.17x the expected speed: 5.8x slower than it should be`` (or ``1.05x the expected
+    speed``), plain text."""
+    ratio = float(row["ratio"])
+    if ratio < 1:
+        return f"{ratio:.2f}x the expected speed: {1 / ratio:.1f}x slower than it should be"
+    return f"{ratio:.2f}x the expected speed"
+
+
+def _failure(row: dict) -> str:
+    if row["verdict"] == "no measurement":
+        return f"{row['run']} ({row['configuration']}): no {row['metric']} recorded"
+    ratio = float(row["ratio"])
+    if row["measured"] > row["high"]:
+        return (f"{row['run']} ({row['configuration']}): {ratio:.2f}x the expected speed, "
+                f"above the upper bound of {row['reference']} ({row['reference_source']})")
+    return (f"{row['run']} ({row['configuration']}): {ratio:.2f}x the expected speed, "
+            f"{1 / ratio:.2f}x slower than expected by {row['reference']} "
+            f"({row['reference_source']})")
+
+
+def nothing_matches(df: pd.DataFrame) -> str:
+    """Why no reference matched, for the sentence: CPU runs, or no reference for these GPUs."""
+    gpus = set(df.get("gpu", pd.Series(dtype=object)).dropna().astype(str))
+    if gpus and gpus <= {"cpu"}:
+        return "CPU runs"
+    return "no shipped reference lists these GPUs, models and settings"
+
+
+def headline(checked: pd.DataFrame, df: pd.DataFrame, given: bool = False) -> str:
+    """The sentence on top of the acceptance page (Markdown, record text escaped): how many
+    runs pass and fail, each failure with its slowdown and the reference's source."""
+    if not checked["verdict"].isin(CHECKED).any():
+        where = "the references file's list" if given else "the shipped references"
+        return (f"**No reference matches these runs** ({md_text(nothing_matches(df))}); see "
+                f"{where} below.")
+    per_run = _run_verdicts(checked)
+    judged = per_run[per_run.isin(("pass", "fail", "no measurement"))]
+    failing = (per_run == "fail") | (per_run == "no measurement")
+    parts = [f"**{int((judged == 'pass').sum())} of {len(judged)} runs pass**"]
+    if failing.any():
+        rows = checked[checked["verdict"].isin(("fail", "no measurement"))]
+        shown = [md_text(_failure(r)) for r in rows.head(3).to_dict("records")]
+        more = f"; and {len(rows) - 3} more (table below)" if len(rows) > 3 else ""
+        parts.append(f"**{int(failing.sum())} fail{'s' if failing.sum() == 1 else ''}**: "
+                     + "; ".join(shown) + more)
+    unmatched = int((per_run == "no reference").sum())
+    if unmatched:
+        parts.append(f"{unmatched} run{'s' if unmatched != 1 else ''} matched no reference")
+    broken = int((per_run == "run failed").sum())
+    if broken:
+        parts.append(f"{broken} run{'s' if broken != 1 else ''} failed to run")
+    return "; ".join(parts) + "."
+
+
+def _bounds(low: float, high: float) -> str:
+    if np.isinf(high):
+        return f"≥ {present.number(low)}"
+    if np.isinf(low):
+        return f"≤ {present.number(high)}"
+    return f"{present.number(low)} – {present.number(high)}"
+
+
+def check_display(checked: pd.DataFrame) -> present.Table:
+    """One row per run and applying reference: run, configuration, metric, measured, expected
+    with the reference's number in the list below, bounds, measured / expected, verdict, flags."""
+    rows = checked[checked["verdict"].isin(CHECKED)]
+    cells = pd.DataFrame({
+        "run": rows["run"], "configuration": rows["configuration"],
+        "metric": rows["metric"].str.replace("_", " "),
+        "measured": [present.DASH if present.missing(m) else f"{present.number(m)} {u}"
+                     for m, u in zip(rows["measured"], rows["unit"], strict=True)],
+        "reference": [f"{present.number(v)} {u} [{int(i)}] {name}" for v, u, i, name in
+                      zip(rows["expected"], rows["unit"], rows["reference_index"],
+                          rows["reference"], strict=True)],
+        "bounds": [_bounds(lo, hi) for lo, hi in zip(rows["low"], rows["high"], strict=True)],
+        "measured / expected": rows["ratio"].map(present.formatter("ratio")),
+        "verdict": rows["verdict"].map(lambda v: "⚠ fail" if v == "fail" else v),
+        "flags": rows["flags"].fillna("").astype(str),
+    })
+    if not cells["flags"].str.strip().any():
+        cells = cells.drop(columns="flags")
+    caption = ("Each run against the most specific reference that matches it; [n] is the "
+               "reference's number in the sources below, bounds are the reference's tolerance.")
+    if (cells["measured"] == present.DASH).any():
+        caption += f" {present.DASH} = the run has no value of the metric."
+    return present.Table(cells.reset_index(drop=True), caption,
+                         {"measured", "bounds", "measured / expected"})
+
+
+def check_plot(checked: pd.DataFrame):
+    """Measured / expected per run and reference, coloured pass / fail, the reference's
+    tolerance shaded and 1.0 (the published figure) marked."""
+    import matplotlib.pyplot as plt
+
+    from benchlib.publish.plots import plain, tidy
+
+    rows = checked[checked["verdict"].isin(CHECKED)].dropna(subset=["ratio"])
+    fig, ax = plt.subplots(figsize=(9, 0.4 * max(len(rows), 1) + 1.8))
+    labels = [plain(f"{r} [{int(i)}]") for r, i in
+              zip(rows["run"], rows["reference_index"], strict=True)]
+    colours = ["#59a14f" if v == "pass" else "#e15759" for v in rows["verdict"]]
+    ax.barh(range(len(rows)), rows["ratio"].astype(float), color=colours)
+    for position, row in enumerate(rows.to_dict("records")):
+        low = max(row["low"] / row["expected"], 0.0)
+        high = min(row["high"] / row["expected"], max(rows["ratio"].max() * 1.1, 1.2))
+        ax.plot([low, high], [position, position], color="black", linewidth=0.6, alpha=0.5)
+        ax.plot([low], [position], "|", color="black", markersize=12)
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.plot([], [], "s", color="#59a14f", label="pass")
+    ax.plot([], [], "s", color="#e15759", label="fail")
+    ax.plot([], [], "|", color="black", markersize=12, label="lower bound")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set(xlabel="measured / expected (x); 1.0 = the published figure", ylabel="",
+           title="Each run against its reference [n]")
+    tidy(fig)
+    return fig
+
+
+def sources_used(checked: pd.DataFrame) -> str:
+    """Markdown bullets: the number, name and source of each reference used in the check."""
+    rows = checked[checked["verdict"].isin(CHECKED)].drop_duplicates("reference_index")
+    return "\n".join(f"- \\[{int(r['reference_index'])}\\] **{md_text(r['reference'])}**: "
+                     f"{md_text(r['reference_source'])}"
+                     for r in rows.sort_values("reference_index").to_dict("records"))
+
+
+def unmatched_note(checked: pd.DataFrame) -> str:
+    """Markdown: the configurations of the runs no reference matched (counted), or ''."""
+    rows = checked[checked["verdict"] == "no reference"]
+    if rows.empty:
+        return ""
+    counts = rows["configuration"].value_counts(sort=False)
+    listed = "; ".join(md_text(c) + (f" ({n} runs)" if n > 1 else "")
+                       for c, n in counts.head(12).items())
+    more = f"; and {len(counts) - 12} more" if len(counts) > 12 else ""
+    return f"**No reference matched {len(rows)} runs**: {listed}{more}."
+
+
+def _datasheet(table: pd.DataFrame) -> pd.Series:
+    """Which rows of :func:`references.table` are datasheet matmul ceilings."""
+    return table["metric"].isin(references.DATASHEET_METRICS.values()) & \
+        table["source"].str.startswith("NVIDIA datasheet")
+
+
+def references_display(refs: Sequence[references.Reference]) -> present.Tables:
+    """The published references with their match, value, bounds and source, then the datasheet
+    ceilings as one row per GPU variant (numbered as in the check)."""
+    table = references.table(refs)
+    if table.empty:
+        return present.Tables()
+    sheet = _datasheet(table)
+    out = present.Tables([_published(table[~sheet])] if (~sheet).any() else [])
+    if sheet.any():
+        out.append(_ceilings(table[sheet]))
+    return out
+
+
+def _ceilings(table: pd.DataFrame) -> present.Table:
+    precision = table["metric"].str.removeprefix("matmul_tflops_")
+    variant = [name.removesuffix(f" {p} matmul") for name, p in
+               zip(table["reference"], precision, strict=True)]
+    cells = table.assign(variant=variant, precision=precision, cell=[
+        f"{present.number(v)} [{i}]" for v, i in zip(table["value"], table["index"], strict=True)])
+    wide = cells.pivot_table(index="variant", columns="precision", values="cell",
+                             aggfunc="first", sort=False).reset_index()
+    wide = wide.reindex(columns=["variant", *[p for p in ("fp32", "tf32", "fp16", "bf16")
+                                              if p in wide]]).fillna(present.DASH)
+    wide.columns = ["GPU variant", *(f"{p} (TFLOP/s)" for p in wide.columns[1:])]
+    return present.Table(wide, f"Datasheet dense matmul peaks, references [n] of the node probe's "
+                         f"matmul columns on that variant: a probe under half the peak fails "
+                         f"(benchlib/reference/{reference.DATASHEETS_CSV}); "
+                         f"{present.DASH} = not on the datasheet.", set(wide.columns[1:]))
+
+
+def _published(table: pd.DataFrame) -> present.Table:
+    cells = pd.DataFrame({
+        "#": table["index"].astype(str), "reference": table["reference"],
+        "applies to": table["match"], "metric": table["metric"].str.replace("_", " "),
+        "expected": [f"{present.number(v)} {u}" for v, u in
+                     zip(table["value"], table["unit"], strict=True)],
+        "bounds": [_bounds(lo, hi) for lo, hi in zip(table["low"], table["high"], strict=True)],
+        "source": table["source"],
+    })
+    return present.Table(cells, f"{len(cells)} references with their sources, as runs are "
+                         "checked against them (a run matches when every 'applies to' column agrees; "
+                         "~ = a pattern).", {"expected", "bounds"})
+
+
+def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> list[str]:
+    """For the index, one plain-text line per benchmark (and model) and reference: the best
+    run against it and how many runs pass, or that no published reference matches."""
+    lines = []
+    keys = [c for c in ("benchmark", "model") if c in done]
+    for key, group in done.groupby(keys, dropna=False, sort=True) if keys else [((), done)]:
+        key = key if isinstance(key, tuple) else (key,)
+        name = " ".join(str(k) for k in key if not present.missing(k)) or "runs"
+        checked = references.check(group, list(refs))  # the name says the configuration
+        matched = checked[checked["verdict"].isin(CHECKED)]
+        if matched.empty:
+            lines.append(f"{name}: no published reference matches")
+            continue
+        for label, rows in matched.groupby("reference", sort=False):
+            measured = rows.dropna(subset=["ratio"])
+            passing = int((rows["verdict"] == "pass").sum())
+            counted = f"{passing} of {len(rows)} runs pass"
+            source = short_source(rows["reference_source"].iloc[0])
+            if measured.empty:
+                lines.append(f"{name}: no run measured {rows['metric'].iloc[0]} ({label})")
+                continue
+            ratios = measured["ratio"].astype(float)
+            best, worst = measured.loc[ratios.idxmax()], measured.loc[ratios.idxmin()]
+            if len(measured) == 1:
+                found = slower_text(best)
+            elif passing == 0 or passing == len(rows):
+                found = f"best run {slower_text(best)}"
+            else:
+                found = f"best run {best['ratio']:.2f}x, worst {slower_text(worst)}"
+            lines.append(f"{name}: {found} ({label}; {source}); {counted}")
+    return lines
+
+
+# --- fleet -------------------------------------------------------------------------------------
+
+def node_count(df: pd.DataFrame) -> int:
+    """How many nodes the finished runs come from (:func:`fleet.node_column`)."""
+    done = analysis.ok(df)
+    if done.empty:
+        return 0
+    column = fleet.node_column(done)
+    return int(done[column].replace("", np.nan).nunique()) if column in done else 0
+
+
+def fleet_groups(runs: pd.DataFrame) -> list[str]:
+    """The :data:`FLEET_GROUPS` columns present in ``runs``."""
+    return [c for c in FLEET_GROUPS if c in runs and runs[c].notna().any()]
+
+
+def node_table(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fleet.node_table` of the workload runs' throughput within each GPU, benchmark and
+    model, sorted by speed relative to the group's median (slowest first)."""
+    runs = analysis.benchmarks(analysis.ok(df)).dropna(subset=["throughput"])
+    if runs.empty:
+        return pd.DataFrame()
+    groups = fleet_groups(runs)
+    table = fleet.node_table(runs, "throughput", by=groups)
+    units = runs["unit"].fillna("").astype(str) if "unit" in runs else pd.Series("", runs.index)
+    if groups:
+        table = table.join(units.groupby([runs[c] for c in groups], dropna=False).first(),
+                           on=groups)
+    else:
+        table["unit"] = units.iloc[0]
+    return table.sort_values(["relative", "robust_z"], kind="stable").reset_index(drop=True)
+
+
+def node_display(table: pd.DataFrame) -> present.Table:
+    """The node table for people: outliers marked ⚠; a long one cut to the outliers and the
+    slowest nodes of each group (the caption says so)."""
+    node = next(c for c in table.columns if c in ("env_slurm_job_nodelist", "host"))
+    groups = [c for c in FLEET_GROUPS if c in table]
+    shown = table
+    if len(table) > NODE_ROWS:
+        slowest = table.groupby(groups, dropna=False, sort=False).head(SLOWEST).index \
+            if groups else table.head(SLOWEST).index
+        shown = table[table.index.isin(slowest) | table["outlier"]]
+    cells = pd.DataFrame({"node": shown[node].astype(str)})
+    for column in groups:
+        if table[column].astype(str).nunique() > 1:
+            cells[present.column_label(column)] = shown[column].astype(str)
+    cells["throughput"] = [f"{present.number(v)} {u}" for v, u in
+                           zip(shown["throughput"], shown.get("unit", [""] * len(shown)),
+                               strict=True)]
+    cells["fleet median"] = [present.number(v) for v in shown["fleet_median"]]
+    cells["of the median"] = shown["relative"].map(present.percent)
+    cells["robust z"] = shown["robust_z"].map(lambda z: f"{z:+.1f}")
+    cells["outlier"] = shown["outlier"].map(lambda o: "⚠ outlier" if o else "")
+    cells["runs"] = shown["runs"].astype(str)
+    if shown["flags"].astype(str).str.strip().any():
+        cells["flags"] = shown["flags"].astype(str)
+    said = present.describe_constant(table, [c for c in groups
+                                             if table[c].astype(str).nunique() <= 1])
+    caption = (f"{len(table)} nodes, slowest first relative to the median of their group"
+               + (f" (every row: {said})" if said else ""))
+    if len(shown) < len(table):
+        caption += (f"; shown: the outliers and the {SLOWEST} slowest nodes of each group, "
+                    f"{len(table) - len(shown)} nodes within the usual spread left out")
+    return present.Table(cells.reset_index(drop=True), caption + ".",
+                         {"throughput", "fleet median", "of the median", "robust z"})
+
+
+def outlier_text(table: pd.DataFrame) -> str:
+    """Markdown: what an outlier is, and each outlier node with its speed and z-score."""
+    node = next(c for c in table.columns if c in ("env_slurm_job_nodelist", "host"))
+    rule = (f"A node is an **outlier** (⚠) when its robust z-score, (x − median) / (1.4826 × "
+            f"MAD) of the throughput within its group ({', '.join(fleet_groups(table)) or 'all'}"
+            f"), is beyond ±{fleet.OUTLIER_Z:g} (Iglewicz and Hoaglin's cut-off): median and "
+            "MAD do not move with a few bad nodes, as a mean and standard deviation would.")
+    found = table[table["outlier"]]
+    if found.empty:
+        return f"{rule}\n\n**No outlier** among {len(table)} nodes."
+    items = [f"- **{md_text(r[node])} ⚠** "
+             f"({md_text(' '.join(str(r[c]) for c in fleet_groups(table)))}): "
+             f"{present.percent(r['relative'])} of the median, robust z {r['robust_z']:+.1f}"
+             + (f"; flags: {md_text(r['flags'])}" if flags.split(r.get("flags")) else "")
+             for r in found.head(20).to_dict("records")]
+    more = f"\n- and {len(found) - 20} more (table below)" if len(found) > 20 else ""
+    return (f"{rule}\n\n**{len(found)} outlier node{'s' if len(found) != 1 else ''}** among "
+            f"{len(table)}:\n" + "\n".join(items) + more)
+
+
+def heat_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The finished runs with one column per workload (``train resnet50``: its throughput)
+    beside the probe columns, and the columns the heat map shows."""
+    done = analysis.ok(df)
+    probes = [c for c in fleet.PROBE_COLUMNS if c in done and done[c].notna().any()]
+    runs = analysis.benchmarks(done).dropna(subset=["throughput"])
+    keys = [c for c in ("benchmark", "model") if c in runs]
+    label = pd.Series([" ".join(str(v) for v in row if not present.missing(v)) or "throughput"
+                       for row in runs[keys].itertuples(index=False)] if keys
+                      else "throughput", index=runs.index, dtype=object)
+    wide = done.copy()
+    workloads = sorted(label.unique())
+    for name in workloads:
+        wide[name] = np.where(wide.index.isin(label[label == name].index),
+                              wide["throughput"], np.nan)
+    return wide, [*probes, *workloads]
+
+
+def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
+    """One heat map per GPU model (nodes x probes and workloads, each over the fleet median),
+    with its alt text."""
+    wide, columns = heat_frame(df)
+    if not columns:
+        return []
+    out = []
+    groups = wide.groupby("gpu", dropna=False, sort=True) if "gpu" in wide else [("", wide)]
+    for gpu, rows in groups:
+        if rows[fleet.node_column(rows)].nunique() < 2:
+            continue
+        figure = fleet.heatmap(rows, columns)
+        figure.axes[0].set_xlabel("probe or workload")
+        title = figure.axes[0].get_title().split("\n")
+        if not present.missing(gpu):
+            figure.axes[0].set_title(f"GPU {gpu}: " + "\n".join(title), fontsize="medium")
+        marked = [t.get_text() for t in figure.axes[0].get_yticklabels() if "⚠" in t.get_text()]
+        alt = (f"Heat map of {rows[fleet.node_column(rows)].nunique()} nodes"
+               + (f" with GPU {gpu}" if not present.missing(gpu) else "")
+               + f" by {len(columns)} probes and workloads, each relative to the fleet median "
+               f"(1.0); outliers marked: {', '.join(marked) if marked else 'none'}")
+        out.append((figure, alt))
+    return out
+
+
+# --- compare -----------------------------------------------------------------------------------
+
+def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
+                 threshold: float = 0.05) -> pd.DataFrame:
+    """:func:`regression.compare` of the workload runs' throughput (probes left out: their
+    figures are not throughputs)."""
+    from benchlib.analysis import regression
+
+    return regression.compare(analysis.benchmarks(base), analysis.benchmarks(new),
+                              threshold=threshold)
+
+
+def compare_labels(compared: pd.DataFrame) -> pd.Series:
+    """Short labels of the configurations (``1 dev, synthetic, batch 32``) from the pairing
+    columns that vary; :func:`regression.compare`'s own label when none does."""
+    columns = list(compared.columns)
+    keys = columns[1:columns.index("base")] if "base" in columns else []
+    varying = [c for c in keys if compared[c].astype(str).nunique() > 1] \
+        or [c for c in ("benchmark", "model") if c in keys]
+    if not varying:
+        return compared["configuration"].astype(str)
+    return present.short_labels(compared, varying)
+
+
+def compare_headline(compared: pd.DataFrame, base: str) -> str:
+    """Markdown: verdict counts against ``base`` and each regression with its size."""
+    if compared.empty:
+        return f"Nothing to compare: no configuration ran in both campaigns ({md_text(base)})."
+    counts = compared["verdict"].value_counts()
+    lines = [f"**Against {md_text(base)}**: " + ", ".join(
+        f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
+    threshold = float(compared.attrs.get("threshold", 0.05))
+    labels = compare_labels(compared)
+    for index, row in compared[compared["verdict"] == "regression"].iterrows():
+        lines.append(f"- **regression** {md_text(labels[index])}: "
+                     f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
+                     f"{row['high']:.2f}), {1 - row['ratio']:.0%} slower"
+                     + (f"; flags: {md_text(row['flags'])}" if row["flags"] else ""))
+    if "regression" not in counts:
+        lines.append(f"No significant regression beyond {threshold:.0%}.")
+    if "unknown" in counts:
+        lines.append(f"\n{md_text(UNKNOWN)}.")
+    return "\n".join(lines)
+
+
+def warnings_text(compared: pd.DataFrame) -> str:
+    """Markdown: the warnings about settings that make the campaigns incomparable, or ''."""
+    found = compared.attrs.get("warnings", [])
+    if not found:
+        return ""
+    return ("**⚠ Not like for like**: these settings differ between the campaigns, so the "
+            "ratios below mix their effect in:\n" + "\n".join(f"- {md_text(w)}" for w in found))
+
+
+def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
+    """Per configuration: base and new medians, NEW / BASE with its 95 % interval, verdict,
+    runs on each side and flags."""
+    suffix = f" ({unit})" if unit else ""
+
+    def interval(low: float, high: float) -> str:
+        return present.DASH if present.missing(low) else f"{low:.2f}x – {high:.2f}x"
+
+    cells = pd.DataFrame({
+        "configuration": compare_labels(compared),
+        f"base{suffix}": compared["base"].map(present.formatter("throughput")),
+        f"new{suffix}": compared["new"].map(present.formatter("throughput")),
+        "new / base": compared["ratio"].map(present.formatter("ratio")),
+        "95 % interval": [interval(lo, hi) for lo, hi in
+                          zip(compared["low"], compared["high"], strict=True)],
+        "verdict": compared["verdict"].map(lambda v: f"⚠ {v}" if v == "regression" else v),
+        "runs (base / new)": [f"{a} / {b}" for a, b in
+                              zip(compared["base_runs"], compared["new_runs"], strict=True)],
+        "flags": compared["flags"].fillna("").astype(str),
+    })
+    if not cells["flags"].str.strip().any():
+        cells = cells.drop(columns="flags")
+    threshold = float(compared.attrs.get("threshold", 0.05))
+    caption = (f"Median {compared.attrs.get('metric', 'throughput')} per configuration; new / "
+               "base above 1 is faster. regression: the whole 95 % interval below 1 and the "
+               f"median more than {threshold:.0%} below; {present.DASH} = nothing to pair.")
+    return present.Table(cells.reset_index(drop=True), caption,
+                         {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval"})
+
+
+def compare_plot(compared: pd.DataFrame, base: str):
+    """NEW / BASE per configuration with its 95 % interval, coloured by verdict, 1.0 marked."""
+    import matplotlib.pyplot as plt
+
+    from benchlib.publish.plots import plain, tidy
+
+    rows = compared.assign(label=compare_labels(compared)).dropna(subset=["ratio"])
+    fig, ax = plt.subplots(figsize=(9, 0.42 * max(len(rows), 1) + 1.6))
+    labels = [plain(c) for c in rows["label"]]
+    for position, row in enumerate(rows.to_dict("records")):
+        colour = VERDICT_COLOURS.get(row["verdict"], "#bab0ac")
+        low = row["low"] if not present.missing(row["low"]) else row["ratio"]
+        high = row["high"] if not present.missing(row["high"]) else row["ratio"]
+        ax.errorbar(row["ratio"], position, xerr=[[row["ratio"] - low], [high - row["ratio"]]],
+                    fmt="o", color=colour, capsize=4)
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for verdict, colour in VERDICT_COLOURS.items():
+        if (rows["verdict"] == verdict).any():
+            ax.plot([], [], "o", color=colour, label=verdict)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set(xlabel="new / base speed (x), 95 % interval", ylabel="",
+           title=plain(f"Each configuration against {base}"))
+    tidy(fig)
+    return fig

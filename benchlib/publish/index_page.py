@@ -1,0 +1,311 @@
+"""The report's front page: the answers first, each linked to the page that shows it, then the
+pages, then the runs grouped by benchmark.
+
+Per campaign: how fast the node is per benchmark and model (the best configuration, its
+throughput with unit and 95 % interval), how it scales (efficiency at the most devices), which
+factors matter (paired effects with intervals), what holds the runs back (the verdicts), and
+what is flagged. Every record text is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import present, summary
+from benchlib.records import flags
+
+#: Settings that describe a configuration on the front page (those that vary are shown).
+DESCRIBE = ("cluster", "gpu", "num_nodes", "num_devices", "dataset", "synthetic_kind",
+            "batch_size", "precision", "num_workers", "channels_last", "compile", "image_size",
+            "noise_samples", "patch_shape", "block_shape", "scaling")
+CSS = (Path(__file__).resolve().parent / "templates" / "offline" / "page.css")
+INDEX_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 78rem; color: #222;
+       padding: 0 2rem; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; }
+h3 { margin: 1.2rem 0 0.4rem 0; }
+.answers li { margin: 0.3rem 0; } .meta { color: #555; }
+.significant { font-weight: 600; } .flag { color: #b3261e; }
+a { color: #1f5fa8; }
+"""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A page of the report: file name (``summary_scaling.html``), title and what it answers."""
+
+    href: str
+    title: str
+    answers: str = ""
+
+
+def _e(value: object) -> str:
+    return html.escape(" ".join(str(value).split()))
+
+
+def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> str:
+    page = pages.get(key)
+    return f' <a href="{_e(page.href)}">{_e(text)} →</a>' if page else ""
+
+
+def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    return [c for c in columns if c in rows and rows[c].astype(str).nunique() > 1]
+
+
+def _interval(row: pd.Series) -> str:
+    low, high = row.get("throughput_low"), row.get("throughput_high")
+    if present.missing(low) or present.missing(high):
+        return ""
+    return f" (95 % interval {present.number(float(low))}–{present.number(float(high))})"
+
+
+def _stem(row: pd.Series) -> str:
+    return Path(str(row.get("source", ""))).stem
+
+
+def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
+    """One line per benchmark and model: the best configuration and its throughput."""
+    lines = []
+    work = analysis.benchmarks(done).dropna(subset=["throughput"])
+    keys = [c for c in ("benchmark", "model", "unit") if c in work]
+    for key, rows in work.groupby(keys, dropna=False, sort=True):
+        benchmark, model, unit = (*key, "", "", "")[:3]
+        best = rows.loc[rows["throughput"].astype(float).idxmax()]
+        varying = [c for c in _varying(rows, DESCRIBE) if not present.missing(best[c])]
+        setting = present.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
+        stem = _stem(best)
+        run = f' <a href="{_e(runs[stem])}">run →</a>' if stem in runs else ""
+        flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
+                   if flags.split(best.get("flags")) else "")
+        where = f" with {_e(setting)}" if setting else ""
+        lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
+                     f"<b>{_e(present.number(float(best['throughput'])))} {_e(unit)}</b>"
+                     f" {_e(_interval(best).strip())}{where} (best of {len(rows)} runs){flagged}{run}</li>")
+    return lines
+
+
+def scaling(done: pd.DataFrame) -> list[str]:
+    """Per benchmark, model and unit with several device counts: efficiency at the most
+    devices (median over configurations, with their range)."""
+    runs = summary.scalable(analysis.benchmarks(done))
+    if runs.empty or runs["num_devices"].nunique() < 2:
+        return []
+    scaled = analysis.scaling(runs)
+    lines = []
+    keys = [c for c in ("benchmark", "model", "unit") if c in scaled]
+    for key, rows in scaled.groupby(keys, dropna=False, sort=True):
+        if rows["num_devices"].nunique() < 2:
+            continue
+        most = int(rows["num_devices"].max())
+        base = int(rows["baseline_devices"].min())
+        top = rows[rows["num_devices"] == most]
+        efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
+        spread = (f", {present.percent(top['efficiency'].min())} to "
+                  f"{present.percent(top['efficiency'].max())} over {len(top)} runs"
+                  if len(top) > 1 else "")
+        flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
+        name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
+        lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
+                     f"<b>{_e(present.ratio(speedup))}</b> the throughput of {base}: efficiency "
+                     f"<b>{_e(present.percent(efficiency))}</b>{_e(spread)}{_e(flagged)}</li>")
+    return lines
+
+
+def factors(done: pd.DataFrame) -> list[str]:
+    """One line per paired comparison, significant effects first."""
+    found = sorted(summary.comparisons(done), key=lambda c: not c.effect["significant"])
+    lines = []
+    for comparison in found:
+        effect = comparison.effect
+        css = ' class="significant"' if effect["significant"] else ""
+        lines.append(f"<li{css}>{_e(comparison.factor.replace('_', ' '))} {_e(comparison.a)} vs "
+                     f"{_e(comparison.b)}: {_e(summary.describe_effect(effect))} "
+                     f"({effect['pairs']} pairs)</li>")
+    return lines
+
+
+def bottlenecks(done: pd.DataFrame) -> list[str]:
+    """How many runs each verdict covers, with the typical data wait or MFU."""
+    from benchlib.analysis import verdict
+
+    judged = verdict.verdicts(done)
+    if judged.empty:
+        return []
+    lines = []
+    for name, rows in judged.groupby("verdict", sort=False):
+        detail = ""
+        waits = rows["data_wait_share"].dropna()
+        mfu = rows["mfu"].dropna()
+        if name == "data-bound" and len(waits):
+            detail = (f": they waited {present.percent(waits.min())} to "
+                      f"{present.percent(waits.max())} of each iteration for the next batch")
+        elif name == "compute-bound" and len(mfu):
+            detail = f": median MFU {present.percent(mfu.median())} of the matmul peak"
+        elif name == "compute-bound":
+            detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
+        lines.append(f"<li><b>{len(rows)} of {len(judged)} runs {_e(name)}</b>{_e(detail)}</li>")
+    return lines
+
+
+def flagged(done: pd.DataFrame) -> list[str]:
+    """One line per flag present: how many runs, what it means, what to do."""
+    total = len(done)
+    return [f'<li><span class="flag"><b>{_e(name)}</b></span> ({count} of {total} runs): '
+            f"{_e(flags.FLAGS.get(name, 'see the run record'))}</li>"
+            for name, count in flags.flag_counts(done).items()]
+
+
+def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
+    """One line per benchmark (and model) against its matching reference
+    (:func:`benchlib.publish.acceptance.stands_lines`), failures marked."""
+    from benchlib.publish import acceptance
+
+    out = []
+    for line in acceptance.stands_lines(done, list(refs)):
+        css = ' class="flag"' if "slower than it should be" in line else ""
+        name, _, rest = line.partition(": ")
+        out.append(f"<li{css}><b>{_e(name)}</b>: {_e(rest)}</li>")
+    return out
+
+
+def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> str:
+    """The compare verdict counts against ``baseline``, linked to the compare page."""
+    from benchlib.analysis import regression
+    from benchlib.publish import acceptance
+
+    if compared.empty:
+        items = ["<li>No configuration ran in both campaigns: nothing to compare.</li>"]
+    else:
+        counts = compared["verdict"].value_counts()
+        items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
+                 f"(configurations)</li>"]
+        labels = acceptance.compare_labels(compared)
+        items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
+                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f})</li>"
+                  for i, row in regression.regressions(compared).iterrows()]
+        if "unknown" in counts:
+            items.append(f"<li>{_e(acceptance.UNKNOWN)}</li>")
+    return _section(f"Compared with {baseline}", items, "",
+                    _link(pages, "summary_compare", "compare page"))
+
+
+def _section(title: str, items: list[str], empty: str, link: str) -> str:
+    body = f"<ul class=\"answers\">{''.join(items)}</ul>" if items else f"<p>{_e(empty)}</p>"
+    return f"<h3>{_e(title)}{link}</h3>{body}"
+
+
+def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str],
+            refs: Sequence[object] = ()) -> str:
+    """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML."""
+    records = flags.with_flags(summary.with_core_columns(records))
+    parts = []
+    campaigns = records["campaign"].fillna("").astype(str)
+    for campaign in sorted(campaigns.unique()):
+        done = analysis.ok(records[campaigns == campaign])
+        if len(campaigns.unique()) > 1:
+            parts.append(f"<h2>Campaign {_e(campaign or '(unnamed)')}</h2>")
+        if done.empty:
+            parts.append("<p>No finished run in this campaign: see the failed runs below.</p>")
+            continue
+        parts.append(_section("How fast", fastest(done, runs),
+                              "No benchmark run with a throughput.", _link(pages, "summary_scaling")))
+        parts.append(_section("How it scales", scaling(done),
+                              "No configuration ran on more than one device count.",
+                              _link(pages, "summary_scaling", "scaling sheet")))
+        parts.append(_section("Which factors matter", factors(done),
+                              "No factor has two values that pair: nothing to compare.",
+                              _link(pages, "summary_comparisons")))
+        parts.append(_section("What holds it back", bottlenecks(done),
+                              "No finished benchmark run to judge.", _link(pages, "summary_node")))
+        if refs:
+            parts.append(_section("How it stands against the matching reference",
+                                  stands(done, refs), "No finished run to check.",
+                                  _link(pages, "summary_acceptance", "acceptance")))
+        parts.append(_section("What is flagged", flagged(done),
+                              "Nothing: no run was contended, throttled, noisy or too short.",
+                              _link(pages, "summary_scaling", "flags explained")))
+    return "".join(parts)
+
+
+RUN_COLUMNS = ("model", "dataset", "synthetic_kind", "batch_size", "precision", "gpu",
+               "num_devices", "num_workers", "image_size", "noise_samples", "patch_shape",
+               "block_shape")
+
+
+def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
+    """The runs grouped by benchmark: the settings that vary in the group, throughput,
+    iteration time, flags and status, each linked to its page."""
+    records = flags.with_flags(summary.with_core_columns(records))
+    out = []
+    benchmark = records["benchmark"].fillna("(failed before it started)").astype(str)
+    for name, rows in records.groupby(benchmark, sort=True):
+        rows = rows.sort_values([c for c in ("model", "num_devices", "batch_size") if c in rows],
+                                na_position="last")
+        shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
+        units = rows["unit"].dropna().unique()
+        unit = units[0] if len(units) == 1 else ""
+        head = ["run", *(present.column_label(c) for c in shown),
+                present.column_label("throughput", unit or None), "iteration (ms)", "flags",
+                "status"]
+        numeric = {len(shown) + 1, len(shown) + 2}
+        body = []
+        for _, row in rows.iterrows():
+            stem = _stem(row)
+            link = (f'<a href="{_e(runs[stem])}">{_e(stem)}</a>' if stem in runs else _e(stem))
+            throughput = present.formatter("throughput")(row.get("throughput"))
+            if not unit and not present.missing(row.get("unit")):
+                throughput += f" {row['unit']}"
+            status = str(row.get("status") or "ok")
+            if status != "ok":
+                status += f": {str(row.get('error') or '')[:120]}"
+            cells = [link, *(_e(present.formatter(c)(row.get(c))) for c in shown),
+                     _e(throughput), _e(present.formatter("time_iteration_s")(
+                         row.get("time_iteration_s"))),
+                     f'<span class="flag">{_e(row.get("flags") or "")}</span>', _e(status)]
+            body.append("<tr>" + "".join(
+                f'<td class="{"num" if i in numeric else "text"}">{c}</td>'
+                for i, c in enumerate(cells)) + "</tr>")
+        header = "".join(f'<th class="{"num" if i in numeric else "text"}">{_e(h)}</th>'
+                         for i, h in enumerate(head))
+        caption = (f"{len(rows)} {name} runs; – = not recorded for that run. Each run links "
+                   "to its executed notebook.")
+        out.append(f"<h3>{_e(name)}</h3><table class=\"benchlib\"><caption>{_e(caption)}"
+                   f"</caption><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody>"
+                   "</table>")
+    return "".join(out)
+
+
+def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
+           runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
+           compared: pd.DataFrame | None = None, baseline: str = "") -> str:
+    """The whole index page: with ``refs``, each benchmark against its reference; with
+    ``compared`` (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
+    by_key = {Path(p.href).stem: p for p in pages}
+    done = int((records["status"].fillna("ok") == "ok").sum()) if "status" in records \
+        else len(records)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    items = "".join(f'<li><a href="{_e(p.href)}">{_e(p.title)}</a>'
+                    f"{': ' + _e(p.answers) if p.answers else ''}</li>" for p in pages)
+    failed = len(records) - done
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>benchlib report: {_e(campaign)}</title>
+<style>{CSS.read_text(encoding="utf-8")}{INDEX_CSS}</style></head>
+<body>
+<h1>benchlib report: {_e(campaign)}</h1>
+<p class="meta">{len(records)} runs: {done} finished, {failed} failed. Built {stamp}.</p>
+<h2>Answers</h2>
+{answers(records, by_key, runs, refs)}
+{compared_counts(compared, baseline, by_key) if compared is not None else ""}
+<h2>Pages</h2><ul>{items}</ul>
+<h2>Runs by benchmark</h2>
+{run_list(records, runs)}
+{skipped}
+</body></html>
+"""

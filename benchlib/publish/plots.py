@@ -1,0 +1,366 @@
+"""Seaborn / matplotlib figures for people: one unit per axis, short labels from the fields
+that vary, one colour per phase / model / precision on every page (:mod:`benchlib.publish.palette`),
+alt text on every image (:func:`show`), no warnings printed into pages (:func:`tidy`)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import warnings
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from benchlib.measure.telemetry import Telemetry
+from benchlib.publish import palette, present
+from benchlib.records import flags
+from benchlib.workloads.result import RunResult
+
+
+def plain(text: object) -> str:
+    """``text`` shown literally by matplotlib: ``$`` escaped (record text is not mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+short_labels = present.short_labels
+LABEL_FORMS = present.LABEL_FORMS
+
+
+def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
+    return short_labels(df, columns).map(plain)
+
+
+def tidy(fig: plt.Figure) -> plt.Figure:
+    """Lay the figure out tightly without printing layout warnings into the page (a figure
+    whose legend cannot fit keeps its layout; :func:`show` crops to the drawing)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.tight_layout()
+    return fig
+
+
+def describe(fig: plt.Figure) -> str:
+    """Alt text for a figure from its titles and axis labels: ``Scaling: throughput
+    (images/s) against devices; ...``."""
+    parts = []
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        parts.append(fig._suptitle.get_text())
+    for ax in fig.axes:
+        title, x, y = ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+        if not (title or x or y):
+            continue
+        axes = f"{y or 'value'} against {x}" if x else (y or "")
+        parts.append(f"{title}: {axes}" if title and axes else title or axes)
+    text = "; ".join(dict.fromkeys(p.replace("\\$", "$") for p in parts if p))
+    return f"Plot. {text}" if text else "Plot"
+
+
+def show(fig: plt.Figure, alt: str | None = None) -> None:
+    """Display a figure now as a PNG with alt text (``alt`` or :func:`describe`), and close it
+    so that it is not shown twice."""
+    from IPython.display import display
+
+    text = alt or describe(fig)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    display({"image/png": data, "text/plain": text}, raw=True,
+            metadata={"image/png": {"alt": text}})
+
+
+def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
+    """Milliseconds per counted iteration, whole iteration and each phase, with the median."""
+    frame = result.per_iteration.reset_index(names="step") * 1.0
+    frame["step"] = frame["step"].astype(int)
+    long = frame.melt(id_vars="step", var_name="phase", value_name="seconds")
+    long["ms"] = long["seconds"] * 1e3
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    sns.lineplot(data=long, x="step", y="ms", hue="phase", ax=ax, marker=".", linewidth=1,
+                 palette=palette.mapping("phase", long["phase"].unique()))
+    median_ms = result.per_iteration["iteration"].median() * 1e3
+    ax.axhline(median_ms, color="black", linestyle="--", linewidth=0.8,
+               label=f"median iteration {median_ms:.1f} ms")
+    ax.set(xlabel="timed iteration", ylabel="milliseconds", title=title or "Time per iteration")
+    ax.legend(fontsize=8, loc="upper right")
+    tidy(fig)
+    return fig
+
+
+def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
+    """Median milliseconds per phase as one stacked bar, with the median iteration beside it."""
+    table = result.breakdown()
+    phases = table.drop(index="iteration")
+    fig, ax = plt.subplots(figsize=(8, 1.8))
+    left = 0.0
+    for phase, row in phases.iterrows():
+        width = row["median_s"] * 1e3
+        ax.barh(["phases"], [width], left=left, color=palette.colour("phase", phase),
+                label=f"{phase} {width:.1f} ms")
+        left += width
+    ax.barh(["iteration"], [table.loc["iteration", "median_s"] * 1e3],
+            color=palette.colour("phase", "iteration"))
+    ax.set(xlabel="median milliseconds per iteration", title=title or "Phase breakdown")
+    ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+    tidy(fig)
+    return fig
+
+
+def rank_table(result: RunResult) -> pd.DataFrame:
+    """One row per rank (a single row for a single-process run): samples, wall time, throughput
+    and median iteration."""
+    if result.ranks is not None:
+        return result.ranks
+    return pd.DataFrame([{
+        "rank": 0, "node": 0, "iterations": result.iterations, "samples": result.samples,
+        "wall_time_s": result.wall_time_s, "throughput": result.throughput,
+        "time_iteration_s": float(result.per_iteration["iteration"].median()),
+    }]).set_index("rank")
+
+
+def busbw_plot(curves: pd.DataFrame, title: str = "All-reduce bus bandwidth") -> plt.Figure:
+    """Bus bandwidth (GB/s) against message size (log scale), one line per configuration."""
+    curves = curves.assign(configuration=curves["configuration"].map(plain))
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    sns.lineplot(data=curves, x="size_bytes", y="busbw_GBps", hue="configuration", marker="o",
+                 ax=ax, errorbar=None)
+    ax.set_xscale("log", base=2)
+    ticks = sorted(curves["size_bytes"].unique())[::2]
+    ax.set_xticks(ticks, [curves.loc[curves["size_bytes"] == t, "size"].iloc[0] for t in ticks],
+                  rotation=45, fontsize=8)
+    ax.set(xlabel="message size", ylabel="bus bandwidth (GB/s)", title=plain(title))
+    tidy(fig)
+    return fig
+
+
+def as_table(mapping: dict[str, object], name: str = "value") -> pd.DataFrame:
+    """A one-column table of a mapping, for readable display in notebooks."""
+    return pd.Series(mapping, dtype=object).to_frame(name)
+
+
+HUE_KINDS = {"model": "model", "precision": "precision", "dataset": "dataset",
+             "benchmark": "benchmark", "batch_size": "batch_size"}
+
+
+def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
+                 hue: str | None = None) -> plt.Figure:
+    """Throughput, speedup and efficiency against devices, with the ideal (linear) line; one row
+    of panels per throughput unit (images/s and voxels/s never share an axis)."""
+    scaled = _with_scaling(scaled)
+    labelled = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision")
+                if c in scaled and scaled[c].nunique() > 1]
+    units = (sorted(scaled["unit"].dropna().unique().tolist())
+             if "unit" in scaled and scaled["unit"].notna().any() else [None])
+    fig, axes = plt.subplots(len(units), 3, figsize=(13, 3.4 * len(units)), squeeze=False)
+    for row_axes, unit in zip(axes, units, strict=True):
+        rows = scaled if unit is None else scaled[scaled["unit"] == unit]
+        columns = [c for c in labelled if rows[c].nunique() > 1] if hue is None else [hue]
+        rows = rows.assign(configuration=text_labels(rows, columns) if columns else "all runs")
+        kind = HUE_KINDS.get(columns[0], "configuration") if len(columns) == 1 else "configuration"
+        order = sorted(rows["configuration"].unique(), key=str)
+        colours = palette.mapping(kind, order)
+        devices = sorted(rows["num_devices"].unique())
+        for ax, column in zip(row_axes, (metric, "speedup", "efficiency"), strict=True):
+            sns.lineplot(data=rows, x="num_devices", y=column, hue="configuration",
+                         hue_order=order, palette=colours, marker="o", ax=ax, errorbar=None,
+                         legend=column == "efficiency")
+            if column == "speedup":
+                ax.plot(devices, [d / devices[0] for d in devices], "k--", linewidth=0.8,
+                        label="ideal")
+            if column == "efficiency":
+                ax.axhline(1.0, color=palette.IDEAL, linestyle="--", linewidth=0.8, label="ideal")
+                ax.set_ylim(0, max(1.15, float(rows[column].max()) * 1.08))
+                ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+            _mark_flagged(ax, rows, column)
+            ylabel = {"speedup": "speedup (x)", "efficiency": "efficiency"}.get(
+                column, f"{column} ({unit})" if unit else column)
+            title = {metric: "throughput"}.get(column, column) + (f", {unit}" if unit else "")
+            ax.set(xlabel="devices", xticks=devices, ylabel=ylabel, title=plain(title))
+        row_axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                            title="configuration", title_fontsize=7)
+    tidy(fig)
+    return fig
+
+
+def _with_scaling(scaled: pd.DataFrame) -> pd.DataFrame:
+    """The rows of configurations measured on several device counts (those on one count have
+    no scaling to show); all rows when none has."""
+    if "baseline_key" not in scaled:
+        return scaled
+    counts = scaled.groupby("baseline_key")["num_devices"].transform("nunique")
+    return scaled[counts > 1] if (counts > 1).any() else scaled
+
+
+def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
+    """Red crosses on the points of flagged runs (:mod:`benchlib.records.flags`), one legend entry."""
+    if "flags" not in table:
+        return
+    flagged = table[[bool(flags.split(f)) for f in table["flags"]]]
+    if len(flagged):
+        ax.scatter(flagged["num_devices"], flagged[column], marker="X", s=70, color="crimson",
+                   zorder=5, label="flagged ⚠ (see the list above)")
+
+
+def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None,
+               xlabel: str = "ratio a / b (x)") -> plt.Figure:
+    """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
+    bookkeeping = ("a", "b", "ratio", "flags", "a_low", "a_high", "b_low", "b_high")
+    label_columns = label_columns or [c for c in pairs.columns if c not in bookkeeping
+                                      and pairs[c].nunique(dropna=False) > 1]
+    labels = text_labels(pairs, label_columns)
+    if "flags" in pairs:
+        labels = [flags.marked(label, f) for label, f in zip(labels, pairs["flags"], strict=True)]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
+    sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=palette.BASE[0], orient="h")
+    ax.axvline(1.0, color=palette.IDEAL, linewidth=0.8)
+    median = pairs["ratio"].median()
+    ax.axvline(median, color=palette.FLAGGED, linestyle="--", linewidth=1,
+               label=f"median {median:.2f}x")
+    ax.set(xlabel=xlabel, ylabel="", title=plain(title))
+    ax.legend(fontsize=8)
+    tidy(fig)
+    return fig
+
+
+def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "") -> plt.Figure:
+    """Stacked horizontal bars of median seconds per phase, one bar per configuration."""
+    phases = [c for c in table.columns if c.startswith("time_") and c != "time_iteration_s"
+              and table[c].notna().any()]
+    labels = text_labels(table, label_columns)
+    data = table[phases].astype(float).fillna(0.0).set_axis(labels)
+    data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
+    data = data * 1e3
+    fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
+    if data.empty or not phases:
+        ax.text(0.5, 0.5, "no phase timings to show", ha="center", va="center",
+                transform=ax.transAxes)
+    else:
+        data.plot.barh(stacked=True, ax=ax,
+                       color=[palette.colour("phase", p) for p in data.columns])
+        ax.invert_yaxis()
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set(xlabel="median milliseconds per iteration", ylabel="",
+           title=plain(title or "Phase breakdown"))
+    tidy(fig)
+    return fig
+
+
+def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
+               title: str = "", xlabel: str | None = None) -> plt.Figure:
+    """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
+    labels = text_labels(table, label_columns)
+    fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
+    sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
+                color=palette.BASE[2])
+    values = table[value].dropna()
+    if len(values) and values.max() / max(values.min(), 1e-12) > 100:
+        ax.set_xscale("log")
+    ax.set(xlabel=xlabel or value.replace("_", " "), ylabel="", title=plain(title))
+    tidy(fig)
+    return fig
+
+
+def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") -> plt.Figure:
+    """Days to 100k training iterations and hours per teravoxel predicted, one bar per run,
+    coloured by source (this campaign or reference), from :func:`analysis.unet3d_units`."""
+    panels = [("unet3d_train", "days_to_100k", "training: days to 100k iterations"),
+              ("unet3d_predict", "hours_per_teravoxel", "prediction: hours per teravoxel")]
+    panels = [p for p in panels if (table["benchmark"] == p[0]).any()]
+    fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
+                             figsize=(6 * max(1, len(panels)), 0.35 * len(table) + 1.8))
+    for ax, (benchmark, value, name) in zip(axes[0], panels, strict=False):
+        rows = table[table["benchmark"] == benchmark]
+        columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
+                               "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
+        labels = text_labels(rows, columns or ["source"])
+        sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
+                    ax=ax, orient="h", dodge=False,
+                    palette=palette.mapping("source", rows["source"].unique()))
+        if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
+            ax.set_xscale("log")
+        ax.set(xlabel=value.replace("_", " "), ylabel="", title=name)
+    fig.suptitle(title)
+    tidy(fig)
+    return fig
+
+
+def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the timed loop") -> plt.Figure:
+    """Utilization, power, SM clock and temperature against time; samples whose clocks NVML
+    reported as held down (power or thermal) are marked in red."""
+    from benchlib.measure.telemetry import THROTTLE_MASK
+
+    frame = telemetry.samples
+    panels = [(c, label) for c, label in (("gpu_util", "utilization %"), ("power_w", "power W"),
+                                          ("sm_clock_mhz", "SM clock MHz"),
+                                          ("temperature_c", "temperature °C")) if c in frame]
+    fig, axes = plt.subplots(len(panels) or 1, 1, figsize=(8, 1.6 * max(len(panels), 1)),
+                             sharex=True, squeeze=False)
+    throttled = (frame["throttle_reasons"].fillna(0).astype("int64") & THROTTLE_MASK) != 0 \
+        if "throttle_reasons" in frame else pd.Series(False, index=frame.index)
+    for ax, (column, label) in zip(axes[:, 0], panels, strict=False):
+        sns.lineplot(data=frame, x="t_s", y=column, ax=ax, linewidth=1)
+        if throttled.any():
+            ax.scatter(frame.loc[throttled, "t_s"], frame.loc[throttled, column], color="red", s=8,
+                       label="throttled (power / thermal)", zorder=3)
+        ax.set(ylabel=label)
+    if throttled.any():
+        axes[0, 0].legend(fontsize=7, loc="lower right")
+    axes[-1, 0].set(xlabel="seconds into the timed loop")
+    axes[0, 0].set(title=title)
+    tidy(fig)
+    return fig
+
+
+def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") -> plt.Figure:
+    """Images/s the loader delivers against its number of worker processes."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    hue = "configuration" if "configuration" in decode and decode["configuration"].nunique() > 1 \
+        else None
+    sns.lineplot(data=decode, x="workers", y="images_per_s", hue=hue, marker="o", ax=ax)
+    ax.set(xlabel="loader workers", ylabel="images/s", title=title)
+    ax.set_xticks(sorted(decode["workers"].unique()))
+    tidy(fig)
+    return fig
+
+
+def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: float,
+          xlabel: str, title: str) -> plt.Figure:
+    """Horizontal bars of ``x`` per ``y`` and ``hue``, with a vertical reference line."""
+    fig, ax = plt.subplots(figsize=(8, 0.4 * max(rows, 2) + 1.2))
+    if len(data):
+        sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h",
+                    palette=palette.mapping(hue, data[hue].unique()))
+    ax.axvline(line_at, color="black", linestyle="--", linewidth=0.8)
+    ax.set(xlabel=xlabel, ylabel="", title=title)
+    tidy(fig)
+    return fig
+
+
+def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against the datasheet") -> plt.Figure:
+    """Measured / datasheet per figure (1.0 = the datasheet's peak), one bar per probe."""
+    rated = table.dropna(subset=["of_datasheet"]).assign(
+        probe=lambda t: text_labels(t, ["cluster", "host"]))
+    return _bars(rated, "figure", "of_datasheet", "probe", len(rated), 1.0,
+                 "measured / datasheet", title)
+
+
+def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
+    """Per run (labelled with its verdict): the share of the iteration spent waiting for data
+    and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
+    from benchlib.analysis.verdict import DATA_BOUND_SHARE, run_labels
+
+    run = run_labels(table)
+    frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))
+    names = {"data_wait_share": "waiting for data (share of the iteration)",
+             "mfu": "MFU (share of the matmul peak)"}
+    long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
+                      var_name="figure", value_name="share").dropna(subset=["share"])
+    long["figure"] = long["figure"].map(names)
+    fig = _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
+                "share (%)", title)
+    fig.axes[0].xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    return fig

@@ -1,0 +1,173 @@
+"""The scaling sheet in the reference campaigns' own layout (the TensorFlow benchmark sheet).
+
+Rows are device counts; blocks of columns give throughput, speedup and efficiency per
+configuration, then "speedup from" each factor (synthetic vs real, batch a vs b, GPU a vs b,
+model a vs b, precision a vs b), each block with a median column. Blocks are separate compact
+tables laid side by side while they fit (printable, never wider than the page), and the
+observations are written out in words from the same numbers.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import present, summary
+from benchlib.publish.plots import short_labels
+
+#: Factors with a "speedup from" block, in the sheet's order.
+SHEET_FACTORS = ("dataset", "batch_size", "gpu", "model", "precision")
+FACTOR_NAMES = {"dataset": "data", "batch_size": "batch", "gpu": "GPU", "model": "model",
+                "precision": "precision"}
+
+
+@dataclass
+class Block:
+    """One block of the sheet: a title, rows per device count, a median column."""
+
+    title: str
+    table: pd.DataFrame  # index num_devices, columns configurations + "median"
+    kind: str  # throughput | ratio | percent
+
+
+def _value(kind: str, value: object) -> str:
+    if present.missing(value):
+        return present.DASH
+    number = float(value)  # type: ignore[arg-type]
+    return {"ratio": present.ratio, "percent": present.percent}.get(kind, present.number)(number)
+
+
+def _configurations(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with a short ``configuration`` label built from the settings that vary."""
+    by = analysis.config_columns(runs, exclude=("num_devices", "num_nodes"))
+    varying = [c for c in by if runs[c].astype(str).nunique() > 1]
+    return runs.assign(configuration=short_labels(runs, varying) if varying else "all runs")
+
+
+def blocks(runs: pd.DataFrame) -> list[Block]:
+    """Every block of the sheet for runs of one benchmark and unit."""
+    runs = summary.scalable(runs)
+    unit = str(runs["unit"].dropna().iloc[0]) if runs["unit"].notna().any() else "throughput"
+    found = []
+    names = {"throughput": unit, "speedup": "speedup", "efficiency": "efficiency"}
+    kinds = {"throughput": "throughput", "speedup": "ratio", "efficiency": "percent"}
+    for value in ("throughput", "speedup", "efficiency"):
+        table = analysis.scaling_table(runs, value=value)
+        table = table.rename(columns=lambda c: _shorten(runs, c))
+        found.append(Block(names[value], table, kinds[value]))
+    for comparison in summary.comparisons(runs):
+        if comparison.factor not in SHEET_FACTORS or "num_devices" not in comparison.pairs:
+            continue
+        pairs = comparison.pairs
+        others = [c for c in pairs.columns if c not in ("num_devices", "a", "b", "ratio", "flags")
+                  and not c.startswith(("a_", "b_")) and pairs[c].astype(str).nunique() > 1]
+        pairs = pairs.assign(configuration=short_labels(pairs, others) if others else "ratio")
+        table = pairs.pivot_table(index="num_devices", columns="configuration", values="ratio",
+                                  aggfunc="median")
+        table["median"] = table.median(axis=1)
+        name = FACTOR_NAMES[comparison.factor]
+        a, b = comparison.a, comparison.b
+        if comparison.factor == "batch_size":
+            a, b = f"{name} {a}", f"{name} {b}"
+        elif comparison.factor == "dataset":
+            a, b = f"{a} data", f"{b} data"
+        found.append(Block(f"speedup from {a} vs {b}", table, "ratio"))
+    return found
+
+
+def _shorten(runs: pd.DataFrame, label: object) -> str:
+    """scaling_table's configuration names (`` / ``-joined) as short labels."""
+    return str(label).replace(" / ", ", ")
+
+
+def render_block(block: Block) -> str:
+    """One block as a compact HTML table: devices down, configurations across."""
+    columns = [c for c in block.table.columns if c != "median"] + ["median"]
+    head = "".join(f'<th class="num{" median" if c == "median" else ""}">{html.escape(str(c))}</th>'
+                   for c in columns)
+    rows = []
+    for devices, row in block.table.iterrows():
+        cells = "".join(f'<td class="num{" median" if c == "median" else ""}">'
+                        f"{html.escape(_value(block.kind, row[c]))}</td>" for c in columns)
+        rows.append(f'<tr><td class="text">{int(devices)}</td>{cells}</tr>')
+    span = len(columns) + 1
+    return (f'<table class="benchlib sheet"><thead><tr><th class="block" colspan="{span}">'
+            f"{html.escape(block.title)}</th></tr><tr><th class=\"text\">devices</th>{head}</tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def observations(found: Sequence[Block]) -> list[str]:
+    """The sheet in words: speedup and efficiency at the most devices, each factor's effect."""
+    lines = []
+    by_title = {b.title: b for b in found}
+    speedup, efficiency = by_title.get("speedup"), by_title.get("efficiency")
+    if speedup is not None and len(speedup.table) > 1:
+        most, fewest = int(speedup.table.index.max()), int(speedup.table.index.min())
+        row = efficiency.table.loc[most].drop("median").dropna()
+        median = speedup.table.loc[most, "median"]
+        text = (f"From {fewest} to {most} devices the throughput grows {present.ratio(median)} "
+                f"(median over configurations; ideal {present.ratio(most / fewest)}), an "
+                f"efficiency of {present.percent(efficiency.table.loc[most, 'median'])}")
+        if len(row) > 1:
+            text += (f", from {present.percent(row.min())} ({row.idxmin()}) to "
+                     f"{present.percent(row.max())} ({row.idxmax()})")
+        lines.append(text + ".")
+        if (row > 1.1).any():
+            lines.append("An efficiency above 110 % is superlinear: the baseline run was "
+                         "probably slowed down (see the flags at the top); re-run it before "
+                         "trusting these speedups.")
+    for block in found:
+        if not block.title.startswith("speedup from"):
+            continue
+        values = block.table.drop(columns="median").stack().dropna()
+        if values.empty:
+            continue
+        median = float(values.median())
+        what = block.title.removeprefix("speedup from ")
+        first, second = what.split(" vs ", 1)
+        verb = "faster than" if median > 1 else "slower than"
+        factor = median if median >= 1 else 1 / median
+        lines.append(f"{first} runs {present.ratio(factor)} {verb} {second} (median of "
+                     f"{len(values)} pairs over the device counts, from "
+                     f"{present.ratio(values.min())} to {present.ratio(values.max())}).")
+    return lines
+
+
+class Sheet:
+    """The sheet for one campaign: a section per benchmark and unit (HTML in notebooks and
+    pages, with the observations as a list under the blocks)."""
+
+    def __init__(self, runs: pd.DataFrame) -> None:
+        self.sections: list[tuple[str, list[Block]]] = []
+        runs = summary.scalable(analysis.benchmarks(analysis.ok(runs)))
+        keys = [c for c in ("benchmark", "unit") if c in runs]
+        for key, rows in runs.groupby(keys, dropna=False, sort=True) if len(runs) else []:
+            if rows["num_devices"].nunique() < 2:
+                continue
+            title = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+            self.sections.append((title, blocks(rows)))
+
+    def __bool__(self) -> bool:
+        return bool(self.sections)
+
+    def _repr_html_(self) -> str:
+        out = []
+        for title, found in self.sections:
+            tables = "".join(render_block(b) for b in found)
+            notes = "".join(f"<li>{html.escape(line)}</li>" for line in observations(found))
+            out.append(f"<h3>{html.escape(title)}</h3><div class=\"sheet\">{tables}</div>"
+                       f"<p><b>Observations</b></p><ul>{notes}</ul>")
+        return "".join(out)
+
+    def __repr__(self) -> str:
+        parts = []
+        for title, found in self.sections:
+            parts.append(title)
+            for block in found:
+                parts.append(f"{block.title}\n{block.table.to_string()}")
+            parts.extend(observations(found))
+        return "\n\n".join(parts)

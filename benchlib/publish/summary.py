@@ -1,0 +1,360 @@
+"""What the summary notebooks show: the campaign's records, the comparisons its data supports,
+and plain sentences about what is missing."""
+
+from __future__ import annotations
+
+import html
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib import PROJECT_ROOT
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis.intervals import describe_effect
+from benchlib.records import flags
+from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
+
+#: Factors compared when the data has more than one value, with how to order the pair.
+FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
+           "channels_last", "compile", "synthetic_kind")
+#: Core record columns holding text (the others hold counts or measurements).
+TEXT_COLUMNS = ("campaign", "cluster", "host", "gpu", "device_name", "benchmark", "model",
+                "dataset", "precision", "channels_last", "compile", "unit", "status", "error")
+#: Characters with a meaning in Markdown (or nbconvert's math), escaped by :func:`md_text`.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
+#: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
+LIST_MARKER = re.compile(r"^(\d*)([-+.])(?=\s|$)")
+PREFERRED_B = {"dataset": "real", "precision": "fp32", "channels_last": False, "compile": "none",
+               "synthetic_kind": "loader"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison: ``factor`` a vs b, its table and its median ratio."""
+
+    factor: str
+    a: object
+    b: object
+    metric: str
+    pairs: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        label = self.factor.replace("_", " ")
+        return f"{label}: {self.a} vs {self.b} ({self.metric})"
+
+    @property
+    def headline(self) -> float:
+        return analysis.headline(self.pairs)
+
+    @property
+    def effect(self) -> dict[str, object]:
+        """The median ratio with its 95 % interval (:func:`benchlib.analysis.comparisons.effect`)."""
+        return analysis.effect(self.pairs)
+
+    @property
+    def sentence(self) -> str:
+        """``batch size: 16 vs 8 (throughput): 1.93x (1.85-2.01), significant``, as text."""
+        return f"{self.title}: {describe_effect(self.effect)}"
+
+
+def md_text(value: object) -> str:
+    """``value`` as literal text inside Markdown: HTML escaped, Markdown syntax (links, images,
+    emphasis, code, math, headings, a leading list marker) backslash-escaped, one line."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return LIST_MARKER.sub(r"\1\\\2", MARKDOWN_SPECIAL.sub(r"\\\1", text))
+
+
+def load_results(results_dir: str | Path) -> pd.DataFrame:
+    """Every record under ``results_dir`` (a relative path found as
+    :func:`resolve_results_dir` finds it); a clear error when the folder is missing or empty."""
+    frame = load(resolve_results_dir(results_dir))
+    if frame.empty:
+        raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
+                                "(benchlib sweep params/X.yaml)")
+    return with_core_columns(frame)
+
+
+def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every core record column, missing ones empty (counts as ``Int64``,
+    measurements as floats): a campaign of failed runs alone has no ``throughput``."""
+    added = {}
+    for column in CORE_COLUMNS:
+        if column in frame:
+            continue
+        if column in INTEGER_COLUMNS:
+            added[column] = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+        elif column in TEXT_COLUMNS:
+            added[column] = pd.Series(None, index=frame.index, dtype=object)
+        else:
+            added[column] = pd.Series(float("nan"), index=frame.index, dtype=float)
+    return frame.assign(**added)
+
+
+def overview(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs per benchmark and status."""
+    columns = [c for c in ("benchmark", "status") if c in df]
+    return df.groupby(columns, dropna=False).size().rename("runs").reset_index()
+
+
+def missing(df: pd.DataFrame) -> list[str]:
+    """Plain sentences naming what this campaign's data cannot show (record values in them
+    verbatim: show them with :func:`bullet_list`)."""
+    done = analysis.ok(df)
+    notes = []
+    if done.empty:
+        return ["No finished run: every run failed (see the failed runs below)."]
+    if done.get("num_devices", pd.Series([1])).nunique() < 2:
+        notes.append("No multi-device runs: speedup and efficiency need runs on several "
+                     "devices (num_devices 1, 2, 4, 8).")
+    datasets = set(done.get("dataset", pd.Series(dtype=object)).dropna())
+    if "real" not in datasets:
+        notes.append("No real-data runs: synthetic vs real data cannot be compared.")
+    if "synthetic" not in datasets:
+        notes.append("No synthetic-data runs: the data pipeline's cost cannot be separated.")
+    for column, what in (("batch_size", "batch sizes"), ("gpu", "GPU types"),
+                         ("precision", "precisions"), ("cluster", "clusters")):
+        if column in done and done[column].nunique() < 2:
+            notes.append(f"One {column.replace('_', ' ')} only ({done[column].iloc[0]}): "
+                         f"no comparison across {what}.")
+    if "gpu" in done and (done["gpu"] == "cpu").all():
+        notes.append("CPU-only runs: these show the method, not GPU performance.")
+    return notes
+
+
+def _ordered(factor: str, values: list) -> list[tuple[object, object]]:
+    if factor in PREFERRED_B and PREFERRED_B[factor] in values:
+        b = PREFERRED_B[factor]
+        return [(a, b) for a in values if a != b]
+    if all(isinstance(v, (int, float)) for v in values):
+        values = sorted(values)
+        return [(values[i + 1], values[i]) for i in range(len(values) - 1)]  # larger vs smaller
+    return list(itertools.combinations(sorted(values, key=str), 2))
+
+
+def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison]:
+    """Every paired comparison the data supports (factors with two or more values that pair)."""
+    done = analysis.ok(df)
+    found = []
+    for factor in FACTORS:
+        if factor not in done:
+            continue
+        values = [v for v in done[factor].dropna().unique().tolist() if v != ""]
+        if len(values) < 2:
+            continue
+        for a, b in _ordered(factor, values):
+            pairs = analysis.compare(done, factor, a, b, metric=metric)
+            if len(pairs):
+                found.append(Comparison(factor, a, b, metric, pairs))
+    return found
+
+
+def headlines(found: list[Comparison]) -> pd.DataFrame:
+    """One row per comparison: what, median ratio, its 95 % interval, whether it is
+    significant, pairs, and the flags of the runs behind it."""
+    rows = []
+    for c in found:
+        effect = c.effect
+        interval = f"{effect['low']:.2f}-{effect['high']:.2f}" if effect["known"] else "unknown"
+        names = {n for text in c.pairs.get("flags", []) for n in flags.split(text)}
+        rows.append({"comparison": c.title, "median ratio": c.headline,
+                     "95 % interval": interval,
+                     "significant": "yes" if effect["significant"] else "no",
+                     "pairs": len(c.pairs), "flags": flags.join(names)})
+    return pd.DataFrame(rows)
+
+
+def factors_that_matter(found: list[Comparison]) -> str:
+    """Markdown: which comparisons show a significant effect and which do not."""
+    if not found:
+        return "No factor has two values that pair: nothing to compare."
+    significant = [md_text(c.sentence) for c in found if c.effect["significant"]]
+    others = [md_text(c.sentence) for c in found if not c.effect["significant"]]
+    parts = []
+    if significant:
+        parts.append("**Significant** (the 95 % interval excludes 1.0):\n"
+                     + "\n".join(f"- {line}" for line in significant))
+    if others:
+        parts.append("**No significant effect** (or too few pairs to tell):\n"
+                     + "\n".join(f"- {line}" for line in others))
+    return "\n\n".join(parts)
+
+
+def flag_notes(df: pd.DataFrame) -> str:
+    """Markdown opening every summary: what is flagged among the finished runs and why, in
+    words a user can act on (superlinear scaling explained by its baseline)."""
+    done = analysis.ok(df)
+    if "flags" not in done or done.empty:
+        return "**Flags**: none (no finished run)."
+    lines = flags.explain(done)
+    runs = scalable(analysis.benchmarks(done))
+    superlinear = []
+    if len(runs) and runs["num_devices"].nunique() > 1:
+        scaled = analysis.scaling(runs)
+        superlinear = flags.explain_superlinear(scaled)
+        if superlinear:
+            lines.append(f"**superlinear** ({len(superlinear)} runs): {flags.FLAGS['superlinear']}.")
+    if not lines:
+        return ("**Flags**: none. No run was contended, throttled, noisy or too short, and no "
+                "scaling was superlinear.")
+    text = "**Flagged** (marked ⚠ in the tables and plots below):\n" + "\n".join(
+        f"- {line}" for line in lines)
+    if superlinear:
+        text += "\n\n" + "\n".join(f"- {line}" for line in superlinear)
+    return text
+
+
+def scalable(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that scaling tables can use: a device count and a throughput recorded (the
+    count as a plain integer: ratios of nullable ones are nullable, which float columns refuse)."""
+    if "num_devices" not in runs or "throughput" not in runs:
+        return runs.iloc[0:0]
+    found = runs.dropna(subset=["num_devices", "throughput"])
+    return found.astype({"num_devices": "int64", "throughput": "float64"})
+
+
+def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
+    """Configuration columns of ``table`` with more than one value (labels for plots)."""
+    candidates = candidates or analysis.config_columns(table)
+    found = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
+    return found or [c for c in candidates if c in table][:1]
+
+
+def bullet_list(lines: list[str], empty: str) -> str:
+    """Markdown bullets of plain-text ``lines`` (escaped, :func:`md_text`), or ``empty`` when
+    there are none."""
+    return "\n".join(f"- {md_text(line)}" for line in lines) if lines else empty
+
+
+def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
+    """One Markdown line: how many runs were loaded, finished and failed."""
+    done = len(analysis.ok(df))
+    return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
+            f"{len(df) - done} failed.")
+
+
+# -- what the summary pages display (tables for people, built from the analysis frames) -----
+
+#: The reference 3D U-Net (the CREMI network of the reference era), in parameters.
+REFERENCE_UNET_PARAMETERS = 95.9e6
+TRAINING = ("train", "unet3d_train")  #: benchmarks that count optimizer iterations
+
+
+def resolve_results_dir(results_dir: str | Path) -> Path:
+    """``results_dir`` as given when it exists; a relative one not found from the working
+    directory (JupyterLab runs a notebook in its own folder, ``notebooks/``) is looked up from
+    each parent folder and from the project root."""
+    path = Path(results_dir).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    here = Path.cwd().resolve()
+    project = PROJECT_ROOT
+    for base in (*here.parents, project):
+        if (base / path).exists():
+            return base / path
+    return path
+
+
+def overview_table(df: pd.DataFrame) -> object:
+    """:func:`overview` as a table for people."""
+    from benchlib.publish import present
+
+    return present.table(overview(df), "Runs per benchmark and status", keep=("runs",))
+
+
+def throughput_tables(runs: pd.DataFrame) -> object:
+    """Median throughput per configuration (repeats aggregated), one table per unit."""
+    from benchlib.publish import present
+
+    table = analysis.aggregate(flags.with_flags(runs))
+    if "unit" not in table and "unit" in runs:
+        table["unit"] = runs["unit"].iloc[0]
+    order = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "num_devices")
+             if c in table]
+    table = table.sort_values(order, na_position="last", kind="stable") if order else table
+    return present.by_unit(table, "Median throughput per configuration over its repeats "
+                                  "(runs: how many repeats; spread: IQR / median between them)",
+                           keep=("throughput",))
+
+
+def effects_table(found: list[Comparison]) -> object:
+    """:func:`headlines` as a table for people."""
+    from benchlib.publish import present
+
+    frame = headlines(found)
+    return present.table(frame, "Each factor's effect on throughput: median ratio a / b over "
+                                "the pairs, its 95 % interval, and whether it is significant",
+                         keep=("comparison", "median ratio", "significant"), say_constant=False)
+
+
+def pairs_table(comparison: Comparison) -> object:
+    """One comparison's pairs, one table per unit: the settings that vary, a and b with the
+    unit, their ratio."""
+    from benchlib.publish import present
+
+    pairs = comparison.pairs.drop(columns=[c for c in comparison.pairs
+                                           if c.startswith(("a_", "b_"))])
+    units = pairs["unit"].fillna("") if "unit" in pairs else pd.Series("", index=pairs.index)
+    out = present.Tables()
+    for unit, rows in pairs.groupby(units, sort=True):
+        suffix = f" ({unit})" if unit else ""
+        labels = {side: f"{comparison.factor.replace('_', ' ')} {value}{suffix}"
+                  for side, value in (("a", comparison.a), ("b", comparison.b))}
+        found = present.table(rows, f"Pairs of runs equal in every other setting: "
+                                    f"{comparison.title}{', ' + unit if unit else ''}; "
+                                    "ratio = a / b", keep=("a", "b", "ratio"), labels=labels)
+        out.extend(found if isinstance(found, present.Tables) else [found])
+    return out
+
+
+def breakdown_table(table: pd.DataFrame, caption: str) -> object:
+    """:func:`benchlib.analysis.comparisons.breakdown` as a table for people (milliseconds per phase)."""
+    from benchlib.publish import present
+
+    first = [c for c in ("time_iteration_s", "bottleneck", "data_share") if c in table]
+    labels = [c for c in table.columns if not c.startswith("time_") and c not in first
+              and c != "count"]
+    rest = [c for c in table.columns if c not in labels and c not in first]
+    return present.table(table[[*labels, *first, *rest]], caption,
+                         keep=("time_iteration_s", "bottleneck"))
+
+
+def training_runs(done: pd.DataFrame) -> pd.DataFrame:
+    """Finished training runs (they count iterations toward a target)."""
+    return done[done.get("benchmark", pd.Series(dtype=object)).isin(TRAINING)]
+
+
+def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
+    """Markdown: a caveat when this campaign's 3D U-Net differs from the reference network."""
+    if "result_parameters" not in done:
+        return ""
+    counts = pd.to_numeric(done.loc[done["benchmark"].isin(analysis.UNET3D_BENCHMARKS),
+                                    "result_parameters"], errors="coerce").dropna()
+    if counts.empty:
+        return ""
+    from benchlib.publish import present
+
+    low, high = counts.min(), counts.max()
+    ours = (present.si(low, "") if low == high
+            else f"{present.si(low, '')} to {present.si(high, '')}").strip()
+    ratio = REFERENCE_UNET_PARAMETERS / high
+    if 0.8 <= ratio <= 1.25:
+        return ""
+    size = f"{ratio:,.0f}x fewer" if ratio > 1 else f"{1 / ratio:,.1f}x more"
+    return (f"**Caveat**: this campaign's 3D U-Net has {ours} parameters, the reference "
+            f"network {present.si(REFERENCE_UNET_PARAMETERS, '').strip()} ({size}): the "
+            "bars show the method, not a like-for-like comparison.")
+
+
+#: Settings that tell runs apart on a page (a network's internals stay on the run pages).
+DESCRIBED = ("benchmark", "model", "cluster", "gpu", "num_nodes", "num_devices", "dataset",
+             "synthetic_kind", "batch_size", "precision", "num_workers", "image_size",
+             "noise_samples", "patch_shape", "block_shape")
+
+
+def described(table: pd.DataFrame) -> list[str]:
+    """The settings of :data:`DESCRIBED` that vary in ``table`` (labels for tables and plots)."""
+    return varying(table, [c for c in DESCRIBED if c in table])

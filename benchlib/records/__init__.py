@@ -1,0 +1,1 @@
+"""Result records: the schema, building, storing, loading and flagging them."""

@@ -1,0 +1,171 @@
+"""Flags: why a number should not be taken at face value, as names in one ``flags`` column and
+as sentences a user can act on.
+
+A record's flags come from its own columns (:func:`record_flags`); analysis adds the ones that
+need several runs (``superlinear`` in :func:`benchlib.analysis.comparisons.scaling`, ``mfu_over_100`` in the
+verdict). ``flags`` is a comma-separated list of names, '' when none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from benchlib.measure.contention import CONTENDED_CPU_SHARE
+from benchlib.measure.timing import NOISY_SPREAD
+
+#: A timed loop shorter than this (seconds) or with fewer iterations is ``short``.
+SHORT_SECONDS = 1.0
+SHORT_ITERATIONS = 10
+#: Scaling efficiency above this is ``superlinear`` (more than 10 % better than linear).
+SUPERLINEAR_EFFICIENCY = 1.10
+#: A run whose clocks were held down in at least this share of the samples is ``throttled``.
+THROTTLED_SHARE = 0.10
+
+#: Every flag, what it means and what to do, in the order pages list them.
+FLAGS: dict[str, str] = {
+    "contended": (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU "
+                  "time, swapped memory, or shared its GPU: the number is the node's minus "
+                  "theirs; re-run on an idle node (or an exclusive allocation)"),
+    "superlinear": (f"more than {SUPERLINEAR_EFFICIENCY - 1:.0%} faster than linear scaling "
+                    "from the fewest devices: usually the baseline run was slowed (contention, "
+                    "noise, a cold cache); re-run the baseline before trusting the speedup"),
+    "throttled": (f"GPU clocks were held down (power or thermal) in at least "
+                  f"{THROTTLED_SHARE:.0%} of the samples: the number is below the GPU's "
+                  "capability; check cooling and power limits"),
+    "noisy": (f"iteration times spread more than {NOISY_SPREAD:.0%} (IQR / median): compare with "
+              "care, or run more iterations (iterations: auto)"),
+    "short": (f"the timed loop ran under {SHORT_SECONDS:g} s or fewer than {SHORT_ITERATIONS} "
+              "iterations: too short to trust; raise iterations (or iterations: auto)"),
+    "mfu_over_100": ("model FLOPs utilization above 100 % of the probe's matmul peak: the probe "
+                     "did not reach the device's ceiling; re-run the node probe at full size"),
+}
+
+
+def number(value: object) -> float | None:
+    """``value`` as a float; None for missing, NaN or non-numeric values."""
+    try:
+        found = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(found) else found
+
+
+def record_flags(record: Mapping[str, object]) -> list[str]:
+    """The flags one finished run's own columns call for (none for failed runs)."""
+    if record.get("status", "ok") != "ok":
+        return []
+    found = []
+    if record.get("contended") is True:
+        found.append("contended")
+    throttled = number(record.get("throttled_share"))
+    if throttled is not None and throttled >= THROTTLED_SHARE:
+        found.append("throttled")
+    if record.get("noisy") is True:
+        found.append("noisy")
+    seconds, iterations = number(record.get("wall_time_s")), number(record.get("iterations"))
+    timed_loop = record.get("benchmark") not in ("probe_node", "probe_allreduce")
+    if timed_loop and ((seconds is not None and seconds < SHORT_SECONDS)
+                       or (iterations is not None and iterations < SHORT_ITERATIONS)):
+        found.append("short")
+    return found
+
+
+def split(text: object) -> list[str]:
+    """``"a,b"`` -> ``["a", "b"]`` ('' / NaN / None -> [])."""
+    if not isinstance(text, str) or not text:
+        return []
+    return [name for name in text.split(",") if name]
+
+
+def join(names: Iterable[str]) -> str:
+    """Names in :data:`FLAGS` order, once each, comma-separated."""
+    chosen = set(names)
+    ordered = [n for n in FLAGS if n in chosen] + sorted(chosen - set(FLAGS))
+    return ",".join(ordered)
+
+
+def with_flags(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with a ``flags`` column: each row's own flags (from its columns) plus any it
+    already carried."""
+    out = df.copy()
+    if out.empty:
+        out["flags"] = pd.Series(dtype=object)
+        return out
+    carried = out["flags"] if "flags" in out else pd.Series("", index=out.index)
+    out["flags"] = [join([*split(old), *record_flags(row)])
+                    for old, row in zip(carried, out.to_dict("records"), strict=True)]
+    return out
+
+
+def add_flag(df: pd.DataFrame, mask: pd.Series, name: str) -> pd.DataFrame:
+    """Add flag ``name`` to the rows where ``mask`` holds."""
+    out = df.copy()
+    if "flags" not in out:
+        out["flags"] = ""
+    out.loc[mask, "flags"] = [join([*split(old), name]) for old in out.loc[mask, "flags"]]
+    return out
+
+
+def marked(label: object, flags: object) -> str:
+    """A table or plot label with a visible marker when the row is flagged: ``label ⚠``."""
+    return f"{label} ⚠" if split(flags) else str(label)
+
+
+def flag_counts(df: pd.DataFrame) -> dict[str, int]:
+    """How many rows carry each flag, in :data:`FLAGS` order."""
+    counts: dict[str, int] = {}
+    for text in df.get("flags", pd.Series(dtype=object)):
+        for name in split(text):
+            counts[name] = counts.get(name, 0) + 1
+    return {n: counts[n] for n in [*FLAGS, *sorted(set(counts) - set(FLAGS))] if n in counts}
+
+
+def explain(df: pd.DataFrame) -> list[str]:
+    """One sentence per flag present: how many runs, what it means, what to do."""
+    lines = []
+    total = len(df)
+    for name, count in flag_counts(df).items():
+        meaning = FLAGS.get(name, "see the run's record")
+        lines.append(f"**{name}** ({count} of {total} runs): {meaning}.")
+    return lines
+
+
+def _percent(value: object) -> str:
+    share = number(value)
+    return f"{share:.0%}" if share is not None else "an unknown share"
+
+
+def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
+    """For each ``superlinear`` row of :func:`benchlib.analysis.comparisons.scaling`'s output, a sentence
+    naming the speedup and what was wrong with its baseline, e.g. "2 devices 14.0x faster than
+    1: the 1-device run shared the CPU with other processes (63 % of its CPU time); re-run it"."""
+    lines = []
+    if "flags" not in scaled or "baseline_devices" not in scaled:
+        return lines
+    for _, row in scaled[[("superlinear" in split(f)) for f in scaled["flags"]]].iterrows():
+        base_n = int(row["baseline_devices"])
+        base = scaled[(scaled["baseline_key"] == row["baseline_key"])
+                      & (scaled["num_devices"] == base_n)]
+        head = (f"{int(row['num_devices'])} devices {row['speedup']:.1f}x faster than {base_n} "
+                f"(efficiency {row['efficiency']:.0%})")
+        reasons = []
+        for _, b in base.iterrows():
+            names = split(b.get("flags", ""))
+            if "contended" in names:
+                reasons.append(f"the {base_n}-device run shared the CPU with other processes "
+                               f"({_percent(b.get('contention_cpu_share'))} of its CPU time)")
+            elif "noisy" in names:
+                reasons.append(f"the {base_n}-device run was noisy (spread "
+                               f"{_percent(b.get('spread_iteration'))})")
+        if reasons:
+            lines.append(f"{head}: {'; '.join(dict.fromkeys(reasons))}; re-run it.")
+        else:
+            lines.append(f"{head}: the baseline shows no contention or noise; check that the "
+                         "runs did the same work per sample, then re-run the baseline.")
+        if "contended" in split(row.get("flags", "")):
+            lines[-1] += (f" The {int(row['num_devices'])}-device run was contended too "
+                          f"({_percent(row.get('contention_cpu_share'))}).")
+    return lines

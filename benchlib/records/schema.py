@@ -1,0 +1,286 @@
+"""The record schema: every column a result record can hold, with its role, type, unit and
+meaning. One table, from which the loader's dtypes, the analysis column sets and the record
+documentation (``docs/record.md``, ``python -m benchlib.records.schema``) are made.
+
+Roles:
+
+- ``configuration``: what was run (pairs and groups runs in comparisons);
+- ``measurement``: what was measured or derived from the measurement;
+- ``bookkeeping``: where and how the record was made (ids, status, counts of what ran);
+- ``environment``: the ``env_*`` provenance columns.
+
+Families of columns (``time_<phase>_s``, ``env_var_<name>``, ``busbw_<size>``, ...) are one
+entry each with a ``{...}`` placeholder in the name.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+Role = Literal["configuration", "measurement", "bookkeeping", "environment"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One record column (or family of columns)."""
+
+    name: str
+    role: Role
+    dtype: Literal["text", "count", "int", "float", "bool", "shape"]  #: count: nullable Int64
+    unit: str
+    description: str
+    core: bool = False  #: shown first, in this order, in every table
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The names this entry covers (``{x}`` matches any run of name characters)."""
+        return re.compile("^" + re.sub(r"\\\{\w+\\\}", r"[A-Za-z0-9_.]+", re.escape(self.name))
+                          + "$")
+
+
+C, M, B, E = "configuration", "measurement", "bookkeeping", "environment"
+
+#: Every column, in the order tables show them (core columns first).
+COLUMNS: tuple[Column, ...] = (
+    Column("schema_version", B, "int", "", "version of this schema the record follows", True),
+    Column("campaign", C, "text", "", "the params file's campaign", True),
+    Column("cluster", C, "text", "", "cluster name (parameter, SLURM's, $BENCHLIB_CLUSTER or host)",
+           True),
+    Column("host", B, "text", "", "host the run's first process ran on", True),
+    Column("gpu", C, "text", "", "short device name (H100, A100, ..., cpu)", True),
+    Column("device_name", B, "text", "", "full device name (GPU name or CPU model)", True),
+    Column("num_devices", C, "count", "devices", "devices over all nodes, one process each", True),
+    Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True),
+    Column("benchmark", C, "text", "", "train, inference, smooth_inference, unet3d_train, "
+           "unet3d_predict, probe_allreduce, probe_node", True),
+    Column("model", C, "text", "", "torchvision model, unet3d, allreduce or node", True),
+    Column("dataset", C, "text", "", "synthetic or real", True),
+    Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "
+           "scaling, the global batch in strong scaling", True),
+    Column("precision", C, "text", "", "fp32, tf32, amp_fp16, amp_bf16 (dtype for all-reduce)",
+           True),
+    Column("num_workers", C, "count", "processes", "data loader worker processes per rank", True),
+    Column("channels_last", C, "bool", "", "channels-last memory format", True),
+    Column("compile", C, "text", "", "torch.compile mode (none: eager)", True),
+    Column("throughput", M, "float", "unit", "samples / wall time of the timed loop (the "
+           "probes: their headline figure)", True),
+    Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, GB/s (bus), ...)",
+           True),
+    Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True),
+    Column("time_{phase}_s", M, "float", "s", "median seconds per iteration in a phase (data, "
+           "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True),
+    Column("iterations", B, "count", "iterations", "timed iterations that ran", True),
+    Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
+    Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
+    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True),
+    Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
+           "peak resident set)", True),
+    Column("status", B, "text", "", "ok or failed", True),
+    Column("flags", B, "text", "", "why not to take the number at face value: contended, "
+           "superlinear, throttled, noisy, short, mfu_over_100 (comma-separated)", True),
+    Column("error", B, "text", "", "why a failed run failed", True),
+    # configuration beyond the core
+    Column("scaling", C, "text", "", "weak or strong"),
+    Column("synthetic_kind", C, "text", "", "device (tensors made once) or loader (CPU workers)"),
+    Column("image_size", C, "count", "px", "image side"),
+    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image"),
+    Column("sigma", B, "float", "", "smooth inference: noise standard deviation"),
+    Column("breakdown", B, "bool", "", "per-phase timers on"),
+    Column("device_batch_size", B, "int", "samples", "batch per device per iteration"),
+    Column("global_batch_size", B, "int", "samples", "batch over all devices per iteration"),
+    Column("device", B, "text", "", "torch device type (cuda, cpu)"),
+    Column("seed", B, "int", "", "random seed"),
+    Column("target", C, "text", "", "3D U-Net: affinities or boundaries"),
+    Column("unet_{part}", C, "text", "", "3D U-Net network: depth, base_features, growth, "
+           "padding, norm, pooling"),
+    Column("augment", C, "bool", "", "3D U-Net training: augmentation on"),
+    Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)"),
+    Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)"),
+    Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
+    Column("output_shape", B, "shape", "voxels", "3D U-Net: network output for the patch"),
+    Column("input_shape", B, "shape", "voxels", "3D U-Net prediction: input block with halo"),
+    Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block"),
+    Column("downsampling", B, "shape", "", "3D U-Net: total pooling factor"),
+    Column("volume", B, "text", "", "3D U-Net: HDF5 / zarr volume read"),
+    Column("raw_key", B, "text", "", "3D U-Net: dataset of raw voxels"),
+    Column("label_key", B, "text", "", "3D U-Net training: dataset of labels"),
+    Column("output", B, "text", "", "3D U-Net prediction: file written"),
+    Column("output_key", B, "text", "", "3D U-Net prediction: dataset written"),
+    Column("provenance", B, "text", "", "shipped reference records: where the figures come from"),
+    Column("dataset_label", B, "text", "", "shipped reference records: the data set's name"),
+    Column("data_dir", B, "text", "", "image folder read (node probe)"),
+    # bookkeeping
+    Column("point_id", B, "text", "", "hash of notebook, parameters and repeat"),
+    Column("notebook", B, "text", "", "benchmark notebook that ran"),
+    Column("repeat", B, "count", "", "repeat index of the point"),
+    Column("source", B, "text", "", "the executed notebook the record was loaded from"),
+    Column("slurm_state", B, "text", "", "the job's final Slurm state (failed points)"),
+    Column("dist_backend", B, "text", "", "nccl or gloo (several ranks)"),
+    Column("node_launcher", B, "text", "", "how the nodes' torchrun agents started"),
+    Column("slowest_rank", B, "int", "", "rank with the longest wall time"),
+    Column("hang_timeout_s", B, "float", "s", "seconds without progress before a launch is "
+           "stopped"),
+    Column("threads_per_process", B, "int", "threads", "torch intra-op threads each process "
+           "used (set explicitly)"),
+    Column("telemetry", B, "text", "", "nvml, or unavailable: why"),
+    Column("telemetry_samples", B, "int", "samples", "NVML readings over the timed loop"),
+    Column("energy_source", B, "text", "", "counter or integrated power samples"),
+    Column("busbw_peak_size", B, "text", "", "all-reduce: message size of the peak"),
+    Column("decode_best_workers", B, "int", "processes", "node probe: loader workers of the "
+           "best decode rate"),
+    Column("allreduce_devices", B, "int", "devices", "node probe: devices in its all-reduce"),
+    Column("contended", M, "bool", "", "others took > 10 % of the CPU time, swapped, or shared "
+           "the GPU during the timed loop"),
+    Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
+    # measurements
+    Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "
+           "or iteration)"),
+    Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds"),
+    Column("throughput_low", M, "float", "unit", "95 % interval of throughput, low end"),
+    Column("throughput_high", M, "float", "unit", "95 % interval of throughput, high end"),
+    Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
+           "classified per second"),
+    Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "
+           "for training)"),
+    Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput"),
+    Column("contention_cpu_share", M, "float", "", "share of the run's CPU time that other "
+           "processes took"),
+    Column("contention_swap_pages", M, "int", "pages", "pages swapped in and out during the loop"),
+    Column("contention_gpu_processes", M, "int", "processes", "other compute processes on the "
+           "run's GPU"),
+    Column("contention_gpu_util_before", M, "float", "%", "GPU utilization just before the loop"),
+    Column("gpu_util_mean", M, "float", "%", "NVML GPU utilization, mean"),
+    Column("gpu_mem_util_mean", M, "float", "%", "NVML memory controller utilization, mean"),
+    Column("gpu_memory_used_max_bytes", M, "int", "bytes", "NVML device memory used, max"),
+    Column("power_mean_w", M, "float", "W", "board power, mean"),
+    Column("power_max_w", M, "float", "W", "board power, max"),
+    Column("sm_clock_mean_mhz", M, "float", "MHz", "SM clock, mean"),
+    Column("sm_clock_min_mhz", M, "float", "MHz", "SM clock, min"),
+    Column("mem_clock_mean_mhz", M, "float", "MHz", "memory clock, mean"),
+    Column("temperature_mean_c", M, "float", "°C", "GPU temperature, mean"),
+    Column("temperature_max_c", M, "float", "°C", "GPU temperature, max"),
+    Column("throttled_share", M, "float", "", "share of NVML samples with clocks held down"),
+    Column("throttle_{cause}_share", M, "float", "", "share of samples throttled by power, "
+           "thermal or hw_slowdown"),
+    Column("energy_j", M, "float", "J", "energy over the timed loop"),
+    Column("joules_per_sample", M, "float", "J/sample", "energy / samples"),
+    Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)"),
+    Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop"),
+    Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time"),
+    Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
+           "reason, parameters, voxels written, ...)"),
+    Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size"),
+    Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size"),
+    Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message"),
+    Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul peak"),
+    Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)"),
+    Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
+           "pageable"),
+    Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: JPEG decode "
+           "with n loader workers"),
+    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best decode rate"),
+    Column("read_MBps", M, "float", "MB/s", "node probe: data directory read"),
+    Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read"),
+    Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "
+           "bandwidth"),
+    Column("env_var_{name}", E, "text", "", "allow-listed environment variable (never secrets)"),
+    Column("env_slurm_{name}", E, "text", "", "SLURM job, array, node list, partition, cluster"),
+    Column("env_{name}", E, "text", "", "versions, hardware, host, container, file system of the "
+           "data, git commit (see benchlib.measure.environment.capture)"),
+)
+
+
+@cache
+def _exact() -> dict[str, Column]:
+    return {c.name: c for c in COLUMNS if "{" not in c.name}
+
+
+def column(name: str) -> Column | None:
+    """The schema entry of ``name``: the exact entry, else the most specific family that
+    matches (the one with the most literal characters)."""
+    found = _exact().get(name)
+    if found is not None:
+        return found
+    families = [c for c in COLUMNS if "{" in c.name and c.pattern.match(name)]
+    return max(families, key=lambda c: len(re.sub(r"\{\w+\}", "", c.name)), default=None)
+
+
+def names(role: Role | None = None, dtype: str | None = None, core: bool | None = None
+          ) -> tuple[str, ...]:
+    """Exact column names (no families) with the given role / dtype / core flag."""
+    return tuple(c.name for c in COLUMNS if "{" not in c.name
+                 and (role is None or c.role == role) and (dtype is None or c.dtype == dtype)
+                 and (core is None or c.core == core))
+
+
+def role(name: str) -> Role | None:
+    """The role of a column (None: not in the schema)."""
+    found = column(name)
+    return found.role if found else None
+
+
+def core_columns(phases: tuple[str, ...]) -> tuple[str, ...]:
+    """Core columns in table order, the ``time_{phase}_s`` family expanded over ``phases``."""
+    out: list[str] = []
+    for c in COLUMNS:
+        if c.core:
+            out += [f"time_{p}_s" for p in phases] if c.name == "time_{phase}_s" else [c.name]
+    return tuple(out)
+
+
+#: Text columns whose values must be text (the rest of a record's text may be numbers too).
+STRICT_TEXT = ("campaign", "cluster", "gpu", "benchmark", "model", "dataset", "precision", "unit",
+               "error", "flags")
+STATUSES = ("ok", "failed")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def problems(record: dict) -> list[str]:
+    """Why ``record`` is not a usable record: an unknown ``status``, a numeric column
+    holding text or a list, a text column holding a list (empty when it is usable)."""
+    found = []
+    if record.get("status") not in (*STATUSES, None):  # no status: analysis counts it as ok
+        found.append(f"status {record.get('status')!r} is not one of {', '.join(STATUSES)}")
+    for name, value in record.items():
+        if value is None:
+            continue
+        entry = column(name)
+        if entry is None:
+            continue
+        if entry.dtype in ("float", "int", "count") and not _is_number(value):
+            found.append(f"{name} {value!r:.40} is not a number")
+        elif name in STRICT_TEXT and not isinstance(value, str):
+            found.append(f"{name} {value!r:.40} is not text")
+    return found
+
+
+def undocumented(record_columns: object) -> list[str]:
+    """Columns of a record (or table) that the schema does not describe."""
+    return sorted(str(c) for c in record_columns if column(str(c)) is None)
+
+
+def markdown() -> str:
+    """The record documentation (``docs/record.md``)."""
+    lines = ["# Result record columns", "",
+             "Generated from `benchlib/records/schema.py` "
+             "(`python -m benchlib.records.schema > docs/record.md`); "
+             "do not edit by hand.", "",
+             "A record is one flat row per run. `{x}` stands for a family of columns.", ""]
+    for title, wanted in (("Configuration", C), ("Measurement", M), ("Bookkeeping", B),
+                          ("Environment", E)):
+        lines += [f"## {title}", "", "| column | type | unit | meaning |", "| --- | --- | --- | --- |"]
+        lines += [f"| `{c.name}` | {c.dtype} | {c.unit} | {c.description}"
+                  f"{' (core)' if c.core else ''} |" for c in COLUMNS if c.role == wanted]
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown())

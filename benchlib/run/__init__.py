@@ -1,0 +1,1 @@
+"""One run: in this process, or over devices and nodes through torchrun."""

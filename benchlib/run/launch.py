@@ -1,0 +1,404 @@
+"""Run a workload on one device in this process, or on several devices and nodes through torchrun.
+
+``num_devices: 1`` on one node calls the workload here, with no launcher in between. Otherwise
+torchrun starts one process per device (:mod:`benchlib.run.launch_worker`): standalone on one
+node, a c10d rendezvous across nodes (``srun`` starts one torchrun agent per node of a SLURM
+allocation; ``localhost`` starts them all on this machine). NCCL joins CUDA devices, gloo
+CPUs. The calling process (a notebook kernel) only starts and watches subprocesses, so it never
+initialises CUDA itself. Each rank saves its result; :func:`merge` makes them one.
+
+A rank that fails ends the launch at once, named with its error; a rank that finishes no
+iteration for ``hang_timeout_s`` is reported with every rank's stack and the launch is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchlib import PROJECT_ROOT, registry
+from benchlib.errors import BenchlibError
+from benchlib.inputs import config as configs
+from benchlib.inputs.config import CommonConfig
+from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contention
+
+POLL_S = 0.2
+GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
+STARTUP_GRACE_S = 60.0  #: extra time a rank gets to send its first heartbeat
+#: Extras that add up over ranks (the rest come from rank 0).
+SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
+
+
+class LaunchError(BenchlibError):
+    """A distributed run that failed or hung; the message names the rank and its error."""
+
+
+def dump_config(config: CommonConfig) -> dict[str, Any]:
+    """A config as JSON-able data that :func:`load_config` turns back into the same config."""
+    return {"class": type(config).__name__, "params": config.model_dump(mode="json")}
+
+
+def load_config(data: dict[str, Any]) -> CommonConfig:
+    """The config that :func:`dump_config` wrote (validated again)."""
+    return getattr(configs, data["class"]).model_validate(data["params"])
+
+
+def resolve_target(target: str, config: CommonConfig) -> Callable[[Any], Any]:
+    """``module:function`` (empty: the workload of the config's type)."""
+    target = target or registry.run_target(config)
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def run(config: CommonConfig, target: str = "") -> Any:
+    """Run ``config``'s workload (or ``target``, ``module:function``) on its devices and nodes.
+
+    Returns the workload's result; a :class:`~benchlib.workloads.result.RunResult` of several
+    ranks is merged (:func:`merge`). ``result.env`` holds the environment capture.
+    """
+    if config.num_devices == 1 and config.num_nodes == 1:
+        from benchlib.measure.environment import capture, data_path
+
+        result = resolve_target(target, config)(config)
+        result.env = capture(result.device, data_path(config))
+        return result
+    return Launch(config, target).run()
+
+
+def node_launcher(config: CommonConfig) -> str:
+    """How the nodes' agents start: ``standalone`` (one node), ``srun`` or ``localhost``."""
+    if config.num_nodes == 1:
+        return "standalone"
+    if config.node_launcher != "auto":
+        return config.node_launcher
+    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 0)
+    if nodes >= config.num_nodes:
+        return "srun"
+    raise LaunchError(
+        f"num_nodes {config.num_nodes}: this is not a SLURM allocation of {config.num_nodes} nodes "
+        f"(SLURM_JOB_NUM_NODES={nodes or 'unset'}); run inside one (srun starts torchrun on each "
+        "node), or set node_launcher 'localhost' to run every node's processes on this machine")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _first_slurm_host() -> str:
+    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
+                         text=True, check=True, timeout=30)
+    return out.stdout.split()[0]
+
+
+def torchrun_command(config: CommonConfig, spec: Path, mode: str, endpoint: str = "",
+                     run_id: str = "") -> list[str]:
+    """The torchrun command line of one node's agent (``mode`` from :func:`node_launcher`)."""
+    command = [sys.executable, "-m", "torch.distributed.run",
+               f"--nproc-per-node={config.devices_per_node}", "--max-restarts=0",
+               "--monitor-interval=0.5"]
+    if mode == "standalone":
+        command += ["--standalone", "--nnodes=1"]
+    else:
+        command += [f"--nnodes={config.num_nodes}", "--rdzv-backend=c10d",
+                    f"--rdzv-endpoint={endpoint}", f"--rdzv-id={run_id}"]
+        if mode == "localhost":
+            command.append("--local-addr=127.0.0.1")
+    return [*command, "-m", "benchlib.run.launch_worker", str(spec)]
+
+
+def _threads_per_rank(config: CommonConfig, mode: str) -> int:
+    """CPU threads per rank: the node's CPUs shared by the ranks that run on it."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    ranks_here = config.num_devices if mode == "localhost" else config.devices_per_node
+    return max(1, cpus // ranks_here)
+
+
+class Launch:
+    """One torchrun launch of ``config`` and its outcome."""
+
+    def __init__(self, config: CommonConfig, target: str = "") -> None:
+        self.config, self.target = config, target
+        self.mode = node_launcher(config)
+        base = os.environ.get("BENCHLIB_LAUNCH_DIR") or (
+            str(Path.cwd() / ".benchlib-launch") if self.mode == "srun" else None)
+        if base:
+            Path(base).mkdir(parents=True, exist_ok=True)
+        self.out = Path(tempfile.mkdtemp(prefix="benchlib-launch-", dir=base))
+        self.world = config.num_devices
+        self.procs: list[subprocess.Popen] = []
+        self.logs: list[Path] = []
+
+    def commands(self) -> list[list[str]]:
+        """One command per agent: one torchrun (standalone), one srun, or one per local node."""
+        spec = self.out / "spec.json"
+        python_path = []
+        if self.target:
+            module = importlib.import_module(self.target.partition(":")[0])
+            top = Path(module.__file__).resolve().parents[self.target.count(".", 0,
+                                                                            self.target.find(":"))]
+            python_path.append(str(top))
+        spec.write_text(json.dumps({"config": dump_config(self.config), "target": self.target,
+                                    "out": str(self.out), "python_path": python_path}))
+        run_id = uuid.uuid4().hex[:12]
+        if self.mode == "standalone":
+            return [torchrun_command(self.config, spec, "standalone")]
+        if self.mode == "localhost":
+            endpoint = f"127.0.0.1:{_free_port()}"
+            command = torchrun_command(self.config, spec, "localhost", endpoint, run_id)
+            return [command] * self.config.num_nodes
+        port = 20000 + int(run_id, 16) % 20000
+        command = torchrun_command(self.config, spec, "srun", f"{_first_slurm_host()}:{port}", run_id)
+        n = self.config.num_nodes
+        return [["srun", f"--nodes={n}", f"--ntasks={n}", "--ntasks-per-node=1",
+                 "--kill-on-bad-exit=1", *command]]
+
+    def run(self) -> Any:
+        """Start the agents, watch them, and return the merged result (or raise LaunchError)."""
+        env = {**os.environ, "OMP_NUM_THREADS": str(_threads_per_rank(self.config, self.mode)),
+               ROOT_PID_VARIABLE: str(run_root_pid())}  # ranks count each other as the run
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(PROJECT_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        started = time.perf_counter()
+        print(f"launch: {self.world} ranks on {self.config.num_nodes} node(s), "
+              f"{self.config.devices_per_node} per node, device {self.config.device}, {self.mode} "
+              f"(work folder {self.out})", flush=True)
+        for index, command in enumerate(self.commands()):
+            log = self.out / f"agent-{index}.log"
+            self.logs.append(log)
+            with log.open("wb") as handle:
+                self.procs.append(subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
+                                                   env=env, start_new_session=True))
+        try:
+            self._watch()
+            parts = self._collect()
+        except BaseException:
+            self._kill()
+            raise
+        seconds = time.perf_counter() - started
+        result = merge(parts, num_nodes=self.config.num_nodes)
+        if hasattr(result, "extras"):
+            slowest = max(p["result"].wall_time_s for p in parts)
+            result.extras.update(launch_wall_s=seconds, launch_overhead_s=seconds - slowest,
+                                 dist_backend=parts[0].get("backend", ""), node_launcher=self.mode)
+        print(f"launch: {self.world} ranks ({parts[0].get('backend', '')}) done in {seconds:.1f} s",
+              flush=True)
+        shutil.rmtree(self.out, ignore_errors=True)
+        return result
+
+    # ------------------------------------------------------------- watching
+
+    def _heartbeats(self) -> dict[int, dict]:
+        beats = {}
+        for path in self.out.glob("heartbeat-*.json"):
+            try:
+                beat = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            beats[int(beat["rank"])] = beat
+        return beats
+
+    def _done_ranks(self) -> set[int]:
+        return {int(p.stem.split("-")[1]) for p in self.out.glob("result-*.pkl")}
+
+    def _watch(self) -> None:
+        timeout = self.config.hang_timeout_s
+        start = time.monotonic()
+        last: dict[int, tuple[int, float]] = {r: (-1, start) for r in range(self.world)}
+        while True:
+            codes = [p.poll() for p in self.procs]
+            if all(c == 0 for c in codes):
+                return
+            if any(c not in (None, 0) for c in codes):
+                self._wait_others()
+                raise LaunchError(self._failure())
+            now = time.monotonic()
+            beats, done = self._heartbeats(), self._done_ranks()
+            for rank, beat in beats.items():
+                if beat["iterations"] != last[rank][0]:
+                    last[rank] = (beat["iterations"], now)
+            # a rank's clock starts at its first heartbeat; before it (torchrun and Python
+            # starting on a loaded node) it gets STARTUP_GRACE_S more
+            stalled = [r for r, (seen, t) in last.items() if r not in done
+                       and now - t > timeout + (STARTUP_GRACE_S if seen < 0 else 0)]
+            if stalled:
+                raise LaunchError(self._hang(stalled, beats, timeout))
+            time.sleep(POLL_S)
+
+    def _wait_others(self) -> None:
+        deadline = time.monotonic() + GRACE_S
+        while time.monotonic() < deadline and any(p.poll() is None for p in self.procs):
+            time.sleep(POLL_S)
+        self._kill()
+
+    def _kill(self) -> None:
+        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            alive = [p for p in self.procs if p.poll() is None]
+            for proc in alive:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and any(p.poll() is None for p in alive):
+                time.sleep(POLL_S)
+
+    def _collect(self) -> list[dict]:
+        parts = []
+        for rank in range(self.world):
+            path = self.out / f"result-{rank}.pkl"
+            if not path.is_file():
+                raise LaunchError(f"rank {rank} of {self.world} exited without a result; agent "
+                                  f"output ends:\n{self._tail()}")
+            parts.append(pickle.loads(path.read_bytes()))
+        return parts
+
+    # ------------------------------------------------------------- diagnosis
+
+    def _tail(self, lines: int = 25) -> str:
+        text = "\n".join(log.read_text(errors="replace") for log in self.logs if log.is_file())
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def _failure(self) -> str:
+        """Name the rank that failed first and its error (a signal, or the traceback's end)."""
+        summary = "\n".join(log.read_text(errors="replace") for log in self.logs if log.is_file())
+        killed = [(int(m["rank"]), int(m["code"]), m["host"]) for m in re.finditer(
+            r"host\s*:\s*(?P<host>\S+)\s*\n\s*rank\s*:\s*(?P<rank>\d+).*?\n\s*exitcode\s*:\s*"
+            r"(?P<code>-?\d+)", summary)]
+        errors = sorted(self.out.glob("error-*.txt"), key=lambda p: p.stat().st_mtime)
+        with_traceback = {int(p.stem.split("-")[1]) for p in errors}
+        for rank, code, host in killed:
+            if code < 0 and rank not in with_traceback:
+                name = _signal_name(-code)
+                others = sorted(with_traceback)
+                after = f"; then rank(s) {others} failed after it" if others else ""
+                return (f"rank {rank} of {self.world} (host {host}) was killed by signal {-code} "
+                        f"({name}){after}. Logs: {self.out}")
+        if errors:
+            first = errors[0]
+            rank = int(first.stem.split("-")[1])
+            trace = first.read_text().strip().splitlines()
+            others = sorted(with_traceback - {rank})
+            after = f" (rank(s) {others} failed after it)" if others else ""
+            return (f"rank {rank} of {self.world} failed: {trace[-1]}{after}\n"
+                    + "\n".join(trace[-12:]) + f"\nLogs: {self.out}")
+        codes = [p.returncode for p in self.procs]
+        return (f"torchrun exited with {codes} and no rank reported an error; agent output "
+                f"ends:\n{self._tail()}")
+
+    def _hang(self, stalled: list[int], beats: dict[int, dict], timeout: float) -> str:
+        """Dump every local rank's stack (SIGUSR1), kill the launch, describe where each stood."""
+        here = socket.gethostname()
+        for beat in beats.values():
+            if beat["host"] == here:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(beat["pid"], signal.SIGUSR1)
+        time.sleep(1.0)
+        self._kill()
+        lines = [f"rank(s) {stalled} of {self.world} finished no iteration for {timeout:g} s "
+                 "(hang_timeout_s): launch stopped. Where each rank stood:"]
+        for rank in range(self.world):
+            beat = beats.get(rank)
+            where = _innermost_frame(self.out / f"stack-{rank}.txt")
+            state = "no heartbeat" if beat is None else f"{beat['iterations']} iterations"
+            lines.append(f"  rank {rank}: {state}; {where}")
+        lines.append(f"Logs and stacks: {self.out}")
+        return "\n".join(lines)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _innermost_frame(path: Path) -> str:
+    """The innermost frame of the main thread in a faulthandler dump."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return "no stack"
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", text.strip())
+    main = next((b for b in blocks if "<module>" in b), blocks[-1] if blocks else "")
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', main)
+    if not frames:
+        return "no stack"
+    file, line, function = frames[0]  # faulthandler lists the innermost frame first
+    return f"in {function} ({file}:{line})"
+
+
+def merge(parts: list[dict], num_nodes: int = 1) -> Any:
+    """One result from every rank's: samples of all ranks over the slowest rank's wall time;
+    per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
+    spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
+    ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
+    payloads: rank 0's."""
+    from benchlib.measure.telemetry import merge_summaries
+    from benchlib.measure.timing import Stats
+    from benchlib.workloads.result import RunResult
+
+    parts = sorted(parts, key=lambda p: p["rank"])
+    first = parts[0]["result"]
+    env = parts[0].get("env") or {}
+    if not isinstance(first, RunResult):
+        first.env, first.num_devices, first.num_nodes = env, len(parts), num_nodes
+        return first
+    results = [p["result"] for p in parts]
+    walls = [r.wall_time_s for r in results]
+    frames = [r.per_iteration.reset_index(drop=True) for r in results]
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    per_iteration = pd.concat(frames).groupby(level=0).median()[columns]
+    extras = dict(first.extras)
+    for key in SUMMED_EXTRAS:
+        if all(key in r.extras for r in results):
+            extras[key] = sum(r.extras[key] for r in results)  # type: ignore[misc]
+    slowest = max(range(len(walls)), key=walls.__getitem__)
+    extras.update(straggler_spread=max(walls) / min(walls) if min(walls) > 0 else float("nan"),
+                  slowest_rank=slowest)
+    ranks = pd.DataFrame([{
+        "rank": p["rank"], "node": p.get("node", 0), "host": p.get("host", ""),
+        "iterations": r.iterations, "samples": r.samples, "wall_time_s": r.wall_time_s,
+        "throughput": r.throughput,
+        "time_iteration_s": float(r.per_iteration["iteration"].median()),
+    } for p, r in zip(parts, results, strict=True)]).set_index("rank")
+    per_rank = [r.stats() for r in results]
+    rank_stats = {}
+    for column in columns:
+        each = [stats[column] for stats in per_rank if column in stats]
+        rank_stats[column] = Stats(
+            median=float(np.median([s.median for s in each])),
+            p95=float(np.median([s.p95 for s in each])),
+            mean=float(np.mean([s.mean for s in each])),
+            iqr=float(np.median([s.iqr for s in each])), count=sum(s.count for s in each))
+    peaks = [r.peak_memory_bytes for r in results if r.peak_memory_bytes is not None]
+    total = sum(r.samples for r in results)
+    telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total)
+    return RunResult(
+        device=first.device, iterations=first.iterations, warmup=first.warmup,
+        samples=total, wall_time_s=max(walls), unit=first.unit,
+        per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
+        extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
+        rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns,
+        contention=worst_contention([r.contention for r in results]))

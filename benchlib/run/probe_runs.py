@@ -1,0 +1,25 @@
+"""Probes that start runs of their own: the node probe's all-reduce part, run through torchrun
+(the run layer), so that the node probe's workload never imports the launcher."""
+
+from __future__ import annotations
+
+from benchlib.inputs.config import AllReduceConfig, NodeProbeConfig
+
+
+def allreduce_for_node(config: NodeProbeConfig, visible_gpus: int | None = None):
+    """The all-reduce probe over ``config.allreduce_count`` devices through torchrun: its
+    result and record, or (None, None) when fewer than two devices take part."""
+    import torch
+
+    from benchlib.run import launch
+    from benchlib.workloads import collectives
+
+    visible = torch.cuda.device_count() if visible_gpus is None else visible_gpus
+    devices = config.allreduce_count(visible)
+    if not devices:
+        return None, None
+    allreduce = AllReduceConfig(campaign=config.campaign, cluster=config.cluster,
+                                device=config.device, num_devices=devices, seed=config.seed,
+                                hang_timeout_s=config.hang_timeout_s)
+    result = launch.run(allreduce)
+    return result, collectives.make_record(allreduce, result)
