@@ -47,15 +47,22 @@ def _holder_text(path: Path) -> str:
         return "another process (no holder details)"
 
 
-def _make_lock_dir(campaign_dir: Path) -> Path:
-    folder = _lock_dir(campaign_dir)
+def prepare_campaign_dir(campaign_dir: Path, inner: str = "") -> Path:
+    """Create the campaign folder (and ``inner`` inside it) and return that folder; InputError
+    (exit 2) naming it when that is impossible (a file in the way, a read-only file system, no
+    permission)."""
+    folder = campaign_dir / inner if inner else campaign_dir
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(f"outputs: cannot write the campaign folder "
+        raise InputError(f"outputs: cannot create the campaign folder "
                          f"({describe_os_error(error, campaign_dir)}); give --outputs a "
                          "writable folder") from None
     return folder
+
+
+def _make_lock_dir(campaign_dir: Path) -> Path:
+    return prepare_campaign_dir(campaign_dir, LEDGER)
 
 
 @contextlib.contextmanager

@@ -219,7 +219,7 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     problems = slurm_limits.refusals(chosen, executor, requests, partition)
     if problems:
         raise RequestTooLarge("\n".join(problems))
-    from benchlib.execute.sweep import prepare_campaign_dir
+    from benchlib.execute.locks import prepare_campaign_dir
 
     prepare_campaign_dir(campaign_dir)
     try:

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from jupyter_client.manager import AsyncKernelManager
 
-from benchlib.errors import InputError, OutputError, describe_os_error
+from benchlib.errors import OutputError, describe_os_error
 from benchlib.execute.campaign import remember_points
-from benchlib.execute.locks import campaign_lock, point_lock
+from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
 from benchlib.records.results import (
     RecordError,
@@ -83,17 +83,6 @@ def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
     if status == "ok":
         return "done"
     return "" if retry_failed else "failed (use --retry-failed)"
-
-
-def prepare_campaign_dir(campaign_dir: Path) -> None:
-    """Create the campaign folder; InputError (exit 2) naming it when that is impossible (a file
-    in the way, a read-only file system, no permission)."""
-    try:
-        campaign_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"outputs: cannot create the campaign folder "
-                         f"({describe_os_error(error, campaign_dir)}); give --outputs a "
-                         "writable folder") from None
 
 
 def run_sweep(
