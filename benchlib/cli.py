@@ -73,14 +73,14 @@ def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
         skipped[reason] = skipped.get(reason, 0) + 1
     left = "; ".join(f"{n} {reason}" for reason, n in skipped.items())
     arrays = f"job array{'s' if len(submission.arrays) > 1 else ''} {', '.join(submission.arrays)}"
-    print(f"submitted {len(submission.jobs)} of {len(sweep.points)} points"
+    print(f"submitted {len(submission.jobs)} of {len(submission.points)} points"
           + (f" as {arrays}" if submission.arrays else "")
           + (f" to partition {executor.partition}" if executor.partition and submission.arrays else "")
           + (f"; left alone: {left}" if left else ""))
     if not args.wait:
         print(f"follow with: benchlib status {campaign_dir}")
         return 0
-    table = wait(campaign_dir, [p.name for p in sweep.points], poll_s=executor.poll_s,
+    table = wait(campaign_dir, [p.name for p in submission.points], poll_s=executor.poll_s,
                  progress=not args.quiet)
     print(format_status(campaign_dir, table))
     return 1 if args.strict and any(p.status == "failed" for p in table) else 0

@@ -122,16 +122,16 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
     from benchlib.inputs.params import Point
 
     points = [Point("train", {"batch_size": b}, 0, f"train-{b}") for b in (2, 4)]
-    sweep = SimpleNamespace(campaign="f", points=points)
     monkeypatch.setattr(slurm, "partition_has_gpus", lambda partition: True)
-    pinned = pin_to_nodes(sweep, executor)
-    assert [p.label.split("-on-")[1] for p in sweep.points] == ["g1", "g2", "g3"] * 2
-    assert len({p.name for p in sweep.points}) == 6 and set(pinned.values()) == {"g1", "g2", "g3"}
-    requests = _requests(sweep, executor, sweep.points, pinned)
+    pinned_points, pinned = pin_to_nodes(points, executor)
+    assert [p.label for p in points] == ["train-2", "train-4"]  # the sweep's own points stay
+    assert [p.label.split("-on-")[1] for p in pinned_points] == ["g1", "g2", "g3"] * 2
+    assert len({p.name for p in pinned_points}) == 6 and set(pinned.values()) == {"g1", "g2", "g3"}
+    sweep = SimpleNamespace(campaign="f", points=pinned_points)
+    requests = _requests(sweep, executor, pinned_points, pinned)
     assert [r["additional_parameters"]["nodelist"] for r in requests.values()] == ["g1", "g2", "g3"] * 2
-    wide = SimpleNamespace(campaign="f", points=[Point("train", {"num_nodes": 2}, 0, "train-n2")])
     with pytest.raises(InputError, match="one node"):
-        pin_to_nodes(wide, executor)
+        pin_to_nodes([Point("train", {"num_nodes": 2}, 0, "train-n2")], executor)
 
 
 def _nodes(partition: str, idle: bool = False) -> list[str]:

@@ -27,6 +27,7 @@ from benchlib.errors import BenchlibError, InputError
 from benchlib.execute import campaign, slurm, slurm_limits
 from benchlib.execute.locks import campaign_lock
 from benchlib.inputs.config import ConfigError
+from benchlib.inputs.params import Point
 from benchlib.records.results import failed_record, sidecar_path, write_json_atomic
 
 
@@ -49,8 +50,10 @@ class Preempted(BenchlibError):
 
 @dataclass
 class Submission:
-    """What a SLURM sweep submitted: point name -> job id, and the points left alone."""
+    """What a SLURM sweep submitted: point name -> job id, and the points left alone.
+    ``points`` are the sweep's points as submitted (one per node for fleet runs)."""
 
+    points: list[Point] = field(default_factory=list)
     jobs: dict[str, str] = field(default_factory=dict)
     arrays: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -177,25 +180,25 @@ def _node_slug(node: str) -> str:
     return "".join(ch if ch.isalnum() or ch in ".-" else "-" for ch in node)
 
 
-def pin_to_nodes(sweep, executor: slurm.SlurmExecutor) -> dict[str, str]:
-    """Fleet runs (``executor.nodes``): replace the sweep's points by one per point and node,
-    named ``<point label>-on-<node>``, in place (so that the caller's status and ``--wait``
-    follow them); returns point name -> node. Points over several nodes are refused."""
+def pin_to_nodes(points: list[Point], executor: slurm.SlurmExecutor
+                 ) -> tuple[list[Point], dict[str, str]]:
+    """Fleet runs (``executor.nodes``): one point per point and node, named
+    ``<point label>-on-<node>``, and point name -> node. Without ``executor.nodes`` the points
+    come back as they are. Points over several nodes are refused."""
     if executor.nodes is None:
-        return {}
-    wide = [p.name for p in sweep.points if int(p.parameters.get("num_nodes") or 1) > 1]
+        return list(points), {}
+    wide = [p.name for p in points if int(p.parameters.get("num_nodes") or 1) > 1]
     if wide:
         raise ConfigError(f"executor.nodes runs each point on one node; {', '.join(wide[:3])} "
                           "ask for several (num_nodes)")
     nodes = slurm.fleet_nodes(executor)
-    pinned, points = {}, []
-    for point in sweep.points:
+    pinned, copies = {}, []
+    for point in points:
         for node in nodes:
             copy = dataclasses.replace(point, label=f"{point.label}-on-{_node_slug(node)}")
             pinned[copy.name] = node
-            points.append(copy)
-    sweep.points[:] = points
-    return pinned
+            copies.append(copy)
+    return copies, pinned
 
 
 def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: bool = False,
@@ -207,11 +210,13 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
     (or its time or node limit) raise RequestTooLarge before anything is submitted or written.
     An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
     is left behind and no point changes state. With ``executor.nodes`` the points are first
-    replaced by one per node (:func:`pin_to_nodes`), each job pinned to its node.
+    replaced by one per node (:func:`pin_to_nodes`), each job pinned to its node; the
+    submission's ``points`` are those.
     """
     base_dir = base_dir or Path.cwd()
     campaign_dir = (outputs / sweep.campaign).resolve()
-    pinned = pin_to_nodes(sweep, executor)
+    points, pinned = pin_to_nodes(sweep.points, executor)
+    sweep = dataclasses.replace(sweep, points=points)
     chosen, skipped = (select_points(sweep, campaign_dir, force, retry_failed)
                        if campaign_dir.is_dir() else (list(sweep.points), {}))
     requests = _requests(sweep, executor, chosen, pinned)
@@ -228,7 +233,7 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
             requests = _requests(sweep, executor, chosen, pinned)
             campaign.remember_points(campaign_dir, sweep.points)
             return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
-                                  Submission(skipped=skipped))
+                                  Submission(points=points, skipped=skipped))
     except SubmissionError as error:
         notes = slurm_limits.refusals(chosen, executor, requests, partition, memory=True)
         if notes:
