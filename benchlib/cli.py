@@ -19,8 +19,8 @@ from benchlib.inputs.yaml_input import MAX_POINTS
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from benchlib.execute.slurm_sweep import apply_overrides
     from benchlib.execute.sweep import point_status, run_sweep, summarize_outcomes
+    from benchlib.inputs.executors import apply_overrides
     from benchlib.inputs.params import load_sweep
 
     sweep = load_sweep(args.params, max_points=args.max_points)

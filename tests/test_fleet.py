@@ -16,6 +16,7 @@ from benchlib.analysis import fleet
 from benchlib.cli import main
 from benchlib.errors import InputError
 from benchlib.execute import slurm
+from benchlib.inputs.executors import SlurmExecutor
 from benchlib.records.results import load
 from tests.test_slurm import SLURM, _params, _partition_up, local_slurm  # noqa: F401
 
@@ -93,10 +94,10 @@ def test_heatmap_of_500_nodes_normalised_to_the_fleet_median() -> None:
 
 def test_nodes_option_validates() -> None:
     for value in ("all", ["a", "b"], 3, None):
-        assert slurm.SlurmExecutor(nodes=value).nodes == value
+        assert SlurmExecutor(nodes=value).nodes == value
     for value in (0, "some", [1]):
         with pytest.raises(ValueError, match="nodes"):
-            slurm.SlurmExecutor(nodes=value)
+            SlurmExecutor(nodes=value)
 
 
 def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
@@ -108,7 +109,7 @@ def test_fleet_nodes_from_sinfo_and_points_pinned_to_them(monkeypatch) -> None:
         return subprocess.CompletedProcess(command, 0, listing["idle" in command], "")
 
     monkeypatch.setattr(slurm, "_run", sinfo)
-    executor = slurm.SlurmExecutor(partition="gpu", nodes="all")
+    executor = SlurmExecutor(partition="gpu", nodes="all")
     assert slurm.fleet_nodes(executor) == ["g1", "g2", "g3"]
     assert asked[-1][:6] == ["sinfo", "-h", "-N", "-o", "%N|%P", "-p"]
     assert slurm.fleet_nodes(executor.model_copy(update={"nodes": 2})) == ["g2", "g3"]
@@ -196,5 +197,5 @@ def test_fleet_run_on_a_list_or_the_first_idle_nodes(local_slurm, tmp_path, caps
     assert "executor.nodes: nosuchnode not in partition multi" in capsys.readouterr().err
     many = _params(tmp_path, "many", {**SLURM, "partition": "multi", "nodes": 99})
     with pytest.raises(InputError, match="99 idle nodes asked"):
-        slurm.fleet_nodes(slurm.SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": 99}))
+        slurm.fleet_nodes(SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": 99}))
     assert main(["sweep", str(many), "--outputs", str(out)]) == 2

@@ -19,9 +19,9 @@ import yaml
 
 from benchlib.cli import main
 from benchlib.execute import campaign, slurm
-from benchlib.execute.slurm_sweep import apply_overrides
 from benchlib.inputs.config import ConfigError
-from benchlib.inputs.params import LocalExecutor, load_sweep
+from benchlib.inputs.executors import LocalExecutor, SlurmExecutor, apply_overrides
+from benchlib.inputs.params import load_sweep
 from benchlib.records.results import load
 
 TRAIN = {"model": "resnet18", "image_size": 32, "num_classes": 10, "iterations": 2, "warmup": 1,
@@ -95,7 +95,7 @@ def test_a_job_gone_from_every_source_is_judged_by_its_log(tmp_path, monkeypatch
 # --- requests and settings ------------------------------------------------------------------------
 
 def test_each_point_asks_for_its_nodes_gpus_cpus_and_memory():
-    executor = slurm.SlurmExecutor(partition="gpu", account="proj", time_min=30, cpus_per_device=6,
+    executor = SlurmExecutor(partition="gpu", account="proj", time_min=30, cpus_per_device=6,
                                    mem_gb_per_device=40, sbatch={"constraint": "h100"})
     request = slurm.submission_parameters(executor, {"num_devices": 8, "num_nodes": 2}, "benchlib-x")
     assert request["nodes"] == 2 and request["ntasks_per_node"] == 1
@@ -103,7 +103,7 @@ def test_each_point_asks_for_its_nodes_gpus_cpus_and_memory():
     assert (request["partition"], request["account"], request["time"]) == ("gpu", "proj", 30)
     assert request["additional_parameters"] == {"signal": "B:USR2@90", "constraint": "h100"}
     assert request["use_srun"] is False
-    cpu = slurm.submission_parameters(slurm.SlurmExecutor(cpus_per_device=1),
+    cpu = slurm.submission_parameters(SlurmExecutor(cpus_per_device=1),
                                       {"device": "cpu", "num_devices": 2}, "benchlib-x")
     assert "gpus_per_node" not in cpu and cpu["cpus_per_task"] == 2 and "partition" not in cpu
     auto = {"device": "auto", "num_devices": 2}
@@ -132,7 +132,7 @@ def test_auto_devices_ask_for_gpus_where_the_partition_has_them(monkeypatch, par
 def test_executor_overrides_and_their_errors():
     local = LocalExecutor(cell_timeout_s=600)
     chosen = apply_overrides(local, "slurm", partition="debug", time_min=5)
-    assert isinstance(chosen, slurm.SlurmExecutor)
+    assert isinstance(chosen, SlurmExecutor)
     assert (chosen.partition, chosen.time_min, chosen.cell_timeout_s) == ("debug", 5, 600)
     assert apply_overrides(local, None) == local
     with pytest.raises(ConfigError, match=r"executor\.time_min: bad value 0"):

@@ -13,6 +13,7 @@ import yaml
 
 from benchlib.execute import campaign, slurm, slurm_limits
 from benchlib.execute.slurm_sweep import RequestTooLarge, submit_sweep
+from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import load_sweep
 
 # scontrol -o show partition / node of tools/local-slurm on a 2-CPU host, trimmed, plus a GPU
@@ -132,7 +133,7 @@ def test_unreadable_or_unknown_partitions_fall_back_to_sbatch(monkeypatch):
     assert slurm_limits.read_partition(None) is None
     monkeypatch.setattr(slurm, "_run", _fake_run({}))
     assert slurm_limits.read_partition("nope") is None
-    assert slurm_limits.refusals([], slurm.SlurmExecutor(), {}, None) == []
+    assert slurm_limits.refusals([], SlurmExecutor(), {}, None) == []
 
 
 # --- points against the partition -----------------------------------------------------------------
@@ -142,7 +143,7 @@ class Point:
         self.name, self.parameters = name, {**TRAIN, **parameters}
 
 
-def _refusals(executor: slurm.SlurmExecutor, points: list[Point], partition: str | None,
+def _refusals(executor: SlurmExecutor, points: list[Point], partition: str | None,
               memory: bool = False, has_gpus: bool = False) -> list[str]:
     requests = {p.name: slurm.submission_parameters(executor, p.parameters, "x", has_gpus)
                 for p in points}
@@ -150,21 +151,21 @@ def _refusals(executor: slurm.SlurmExecutor, points: list[Point], partition: str
 
 
 def test_more_cpus_than_any_node_names_the_point_the_field_and_what_fits():
-    assert _refusals(slurm.SlurmExecutor(), [Point("train-a")], None) == [
+    assert _refusals(SlurmExecutor(), [Point("train-a")], None) == [
         "point train-a: cpus_per_device 8 x 1 device = 8 CPUs per node, but the largest node of "
         "partition debug has 2; set cpus_per_device: 2 (or --cpus-per-device 2)"]
-    (line,) = _refusals(slurm.SlurmExecutor(cpus_per_device=2),
+    (line,) = _refusals(SlurmExecutor(cpus_per_device=2),
                         [Point(f"p{i}", num_devices=2, batch_size=i) for i in range(5)], "debug")
     assert line.startswith("points p0, p1, p2 (and 2 more): cpus_per_device 2 x 2 devices = 4 CPUs")
     assert line.endswith("has 2; set cpus_per_device: 1 (or --cpus-per-device 1)")
-    (line,) = _refusals(slurm.SlurmExecutor(cpus_per_device=1), [Point("p", num_devices=3)], "debug")
+    (line,) = _refusals(SlurmExecutor(cpus_per_device=1), [Point("p", num_devices=3)], "debug")
     assert line.endswith("= 3 CPUs per node, but the largest node of partition debug has 2; run at "
                          "most 2 devices per node")
-    assert _refusals(slurm.SlurmExecutor(cpus_per_device=2), [Point("p")], "debug") == []
+    assert _refusals(SlurmExecutor(cpus_per_device=2), [Point("p")], "debug") == []
 
 
 def test_time_nodes_and_gpus_above_the_partition_are_refused():
-    executor = slurm.SlurmExecutor(time_min=5, cpus_per_device=1)
+    executor = SlurmExecutor(time_min=5, cpus_per_device=1)
     assert _refusals(executor, [Point("p")], "short") == [
         "point p: time_min 5 is above the 2 min MaxTime of partition short; set time_min: 2 "
         "(or --time-min 2)"]
@@ -185,7 +186,7 @@ def test_time_nodes_and_gpus_above_the_partition_are_refused():
 
 
 def test_memory_is_left_to_sbatch_and_explained_after_its_refusal():
-    executor = slurm.SlurmExecutor(cpus_per_device=1, mem_gb_per_device=100)
+    executor = SlurmExecutor(cpus_per_device=1, mem_gb_per_device=100)
     assert _refusals(executor, [Point("p", num_devices=2)], "debug") == []
     assert _refusals(executor, [Point("p", num_devices=2)], "debug", memory=True) == [
         "point p: mem_gb_per_device 100 x 2 devices = 200 GB per node, but the largest node of "

@@ -1,4 +1,4 @@
-"""SLURM: the executor settings of a params file and what the scheduler says about a job.
+"""SLURM: what the scheduler says about a job, its nodes, and the parameters of a submission.
 
 Job states come from ``squeue`` while a job is queued or running. Once it has left the queue,
 ``sacct`` gives its final state where accounting is set up; without accounting, ``scontrol show
@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
-
 from benchlib.errors import InputError
+from benchlib.inputs.executors import SlurmExecutor
 
 #: SLURM variables copied into records (an allow-list: nothing else from the environment).
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
@@ -52,40 +51,6 @@ LOG_REASONS = (
     (re.compile(r"CANCELLED AT \S+ DUE TO PREEMPTION"), "PREEMPTED"),
     (re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT"), "CANCELLED"),
 )
-
-
-class SlurmExecutor(BaseModel):
-    """Run the points as a SLURM job array through submitit, one job per point.
-
-    Each job asks for the point's nodes (``num_nodes``), one GPU per device unless the point
-    runs on ``device: cpu``, ``cpus_per_device`` cores and ``mem_gb_per_device`` memory per
-    device on each node, for ``time_min`` minutes. With ``nodes`` (fleet runs, one-node points
-    only) every point runs once on each chosen node (:func:`fleet_nodes`).
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    kind: Literal["slurm"] = "slurm"
-    partition: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    time_min: PositiveInt = 60
-    cpus_per_device: PositiveInt = 8
-    mem_gb_per_device: PositiveInt | None = None
-    max_parallel: PositiveInt | None = Field(
-        None, description="array tasks running at once (sbatch --array=...%N)")
-    signal_delay_s: int = Field(
-        90, ge=0, description="Slurm warns the job this long before its time limit; the point "
-                              "then stops and is recorded failed (time limit)")
-    setup: list[str] = Field(default_factory=list,
-                             description="shell lines run before the point (module load ...)")
-    sbatch: dict[str, str | int | bool] = Field(
-        default_factory=dict, description="more sbatch options, e.g. {constraint: h100}")
-    cell_timeout_s: PositiveInt | None = None
-    poll_s: float = Field(10.0, gt=0, description="seconds between queue checks with --wait")
-    nodes: Literal["all"] | list[str] | PositiveInt | None = Field(
-        None, description="fleet runs: every point once on each node (all: the partition's "
-                          "nodes; a list of node names; N: the first N idle nodes), each job "
-                          "pinned to its node with --nodelist")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchlib.execute import slurm
+from benchlib.inputs.executors import SlurmExecutor
 
 #: Pending reasons that mean the job never starts as it is: what they mean and what to change.
 NEVER_STARTS = {
@@ -256,7 +257,7 @@ def request_of(submitted: dict[str, Any]) -> Request:
                    memory_mb=int(submitted.get("mem", 0)) * 1024, time_min=int(submitted["time"]))
 
 
-def advice(shortfall: Shortfall, executor: slurm.SlurmExecutor, parameters: dict[str, Any]) -> str:
+def advice(shortfall: Shortfall, executor: SlurmExecutor, parameters: dict[str, Any]) -> str:
     """One shortfall in the point's own settings, with the largest value that fits."""
     per_node = slurm.devices_per_node(parameters)
     devices = f"{per_node} device{'s' if per_node > 1 else ''}"
@@ -295,7 +296,7 @@ def advice(shortfall: Shortfall, executor: slurm.SlurmExecutor, parameters: dict
     return f"{shortfall.text}; ask for less (cpus_per_device, num_devices, mem_gb_per_device)"
 
 
-def refusals(points: list, executor: slurm.SlurmExecutor, requests: dict[str, dict[str, Any]],
+def refusals(points: list, executor: SlurmExecutor, requests: dict[str, dict[str, Any]],
              partition: Partition | None, memory: bool = False) -> list[str]:
     """Why points cannot run on ``partition``: one line per distinct problem naming its points.
 

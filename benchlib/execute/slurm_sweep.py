@@ -27,6 +27,7 @@ from benchlib.errors import BenchlibError, InputError
 from benchlib.execute import campaign, slurm, slurm_limits
 from benchlib.execute.locks import campaign_lock
 from benchlib.inputs.config import ConfigError
+from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import Point
 from benchlib.records.results import failed_record, sidecar_path, write_json_atomic
 
@@ -165,7 +166,7 @@ def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) ->
     return chosen, skipped
 
 
-def _requests(sweep, executor: slurm.SlurmExecutor, points: list,
+def _requests(sweep, executor: SlurmExecutor, points: list,
               pinned: dict[str, str] | None = None) -> dict[str, dict]:
     """Point name -> its submission parameters (GPUs only where the partition has them;
     a fleet point's job pinned to its node)."""
@@ -180,7 +181,7 @@ def _node_slug(node: str) -> str:
     return "".join(ch if ch.isalnum() or ch in ".-" else "-" for ch in node)
 
 
-def pin_to_nodes(points: list[Point], executor: slurm.SlurmExecutor
+def pin_to_nodes(points: list[Point], executor: SlurmExecutor
                  ) -> tuple[list[Point], dict[str, str]]:
     """Fleet runs (``executor.nodes``): one point per point and node, named
     ``<point label>-on-<node>``, and point name -> node. Without ``executor.nodes`` the points
@@ -201,7 +202,7 @@ def pin_to_nodes(points: list[Point], executor: slurm.SlurmExecutor
     return copies, pinned
 
 
-def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: bool = False,
+def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = False,
                  retry_failed: bool = False, base_dir: Path | None = None) -> Submission:
     """Submit the points that are not done (nor queued) as job arrays; return the job ids.
 
@@ -241,7 +242,7 @@ def submit_sweep(sweep, executor: slurm.SlurmExecutor, outputs: Path, force: boo
         raise
 
 
-def _submit_groups(sweep, executor: slurm.SlurmExecutor, campaign_dir: Path, chosen: list,
+def _submit_groups(sweep, executor: SlurmExecutor, campaign_dir: Path, chosen: list,
                    requests: dict[str, dict], base_dir: Path, submission: Submission) -> Submission:
     """Submit ``chosen`` as one job array per distinct request; record the jobs in the ledger."""
     import submitit
@@ -279,22 +280,3 @@ def _submit_groups(sweep, executor: slurm.SlurmExecutor, campaign_dir: Path, cho
     if entries:
         campaign.remember_jobs(campaign_dir, entries)
     return submission
-
-
-def apply_overrides(executor, kind: str | None, **settings) -> object:
-    """The params file's executor with command-line overrides (``--executor``, ``--partition``...)."""
-    from pydantic import ValidationError
-
-    from benchlib.inputs.config import describe_validation_error
-    from benchlib.inputs.params import LocalExecutor
-
-    values = executor.model_dump()
-    if kind and kind != values["kind"]:
-        values = {"kind": kind, "cell_timeout_s": values.get("cell_timeout_s")}
-    values.update({k: v for k, v in settings.items() if v is not None})
-    model = slurm.SlurmExecutor if values["kind"] == "slurm" else LocalExecutor
-    try:
-        return model(**values)
-    except ValidationError as error:
-        lines = describe_validation_error(error, fields=model.model_fields)
-        raise ConfigError("\n".join(f"executor.{line}" for line in lines)) from None

@@ -16,28 +16,20 @@ import keyword
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from benchlib import PROJECT_ROOT
 from benchlib.errors import InputError
-from benchlib.execute.slurm import SlurmExecutor
 from benchlib.inputs.config import ConfigError, describe_validation_error
+from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import NOTEBOOK_CONFIGS
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
 PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
-
-
-class LocalExecutor(BaseModel):
-    """Run points one after another on this machine."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    kind: Literal["local"] = "local"
-    cell_timeout_s: PositiveInt | None = None
 
 
 class SweepFile(BaseModel):
