@@ -10,7 +10,7 @@ import pytest
 
 from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
 from benchlib.inputs.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
-from benchlib.measure.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
+from benchlib.records.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
 from benchlib.reference import datasheet_for, datasheets
 from benchlib.run import probe_runs
 from benchlib.workloads import node_probe

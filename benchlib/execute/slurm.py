@@ -8,7 +8,6 @@ AT ... DUE TO TIME LIMIT ***`` lines, the OOM killer's messages) say what happen
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,10 +18,6 @@ from typing import Any, Literal
 
 from benchlib.errors import InputError
 from benchlib.inputs.executors import SlurmExecutor
-
-#: SLURM variables copied into records (an allow-list: nothing else from the environment).
-SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
-                   "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
 
 #: squeue / sacct states of a job that has not finished.
 ACTIVE_STATES = {"PENDING": "pending", "CONFIGURING": "running", "RUNNING": "running",
@@ -75,12 +70,6 @@ class JobState:
             text = FINAL_REASONS.get(self.state, self.state.lower() or "ended")
             return f"{self.state}: {text}" if self.state else text
         return "not known to the scheduler"
-
-
-def job_ids_from_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed SLURM variables as ``env_slurm_*`` record columns ('' outside SLURM)."""
-    environ = os.environ if environ is None else environ
-    return {"env_" + name.lower(): environ.get(name, "") for name in SLURM_VARIABLES}
 
 
 def slurm_available() -> str:

@@ -29,6 +29,7 @@ from benchlib.execute.locks import campaign_lock
 from benchlib.inputs.config import ConfigError
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import Point
+from benchlib.measure.environment import job_ids_from_env
 from benchlib.records.results import failed_record, sidecar_path, write_json_atomic
 
 
@@ -99,14 +100,14 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
     signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
     try:
         outcome = execute_point(point, target, cell_timeout_s, base_dir, notebook_dir,
-                                context=slurm.job_ids_from_env())
+                                context=job_ids_from_env())
     except Exception:
         # the warning can land anywhere, e.g. inside an import that wraps the exception in its
         # own (lark's VisitError while papermill imports): the noted reason is what counts
         if not warned:
             raise
         record = failed_record(point.parameters, warned[0],
-                               **point_context(point, slurm.job_ids_from_env()))
+                               **point_context(point, job_ids_from_env()))
         write_json_atomic(sidecar_path(target), record)
         return "failed"
     if warned and outcome.status == "failed" and warned[0] not in outcome.error:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import torch
 
 from benchlib import PROJECT_ROOT
-from benchlib.execute.slurm import job_ids_from_env
 from benchlib.measure.redact import SECRET_NAME, redact, redact_values
 from benchlib.measure.telemetry import interconnect
 
@@ -35,6 +34,17 @@ ENV_ALLOW_PREFIXES = ("NCCL_", "TORCH_NCCL_", "UCX_", "FI_")
 #: Where a container runtime leaves its name.
 CONTAINER_VARIABLES = ("BENCHLIB_CONTAINER_IMAGE", "APPTAINER_CONTAINER", "SINGULARITY_CONTAINER",
                        "ENROOT_ROOTFS", "PYXIS_CONTAINER_IMAGE")
+
+
+#: SLURM variables copied into records (an allow-list: nothing else from the environment).
+SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST",
+                   "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME")
+
+
+def job_ids_from_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed SLURM variables as ``env_slurm_*`` record columns ('' outside SLURM)."""
+    environ = os.environ if environ is None else environ
+    return {"env_" + name.lower(): environ.get(name, "") for name in SLURM_VARIABLES}
 
 
 def allowed_environment(environ: dict[str, str] | None = None) -> dict[str, str]:

@@ -123,7 +123,7 @@ def make_record(config: RunConfig, result: RunResult,
         record.update(_unet3d_columns(config))
     for key, value in result.extras.items():
         record[key if key in LAUNCH_COLUMNS else f"result_{key}"] = value
-    from benchlib.measure.flops import flops_columns  # imports torch
+    from benchlib.records.flops import flops_columns  # imports torch
 
     record.update(flops_columns(config, result.throughput))
     record.update(result.telemetry_record())
