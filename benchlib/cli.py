@@ -162,9 +162,8 @@ def _report(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from benchlib.analysis import references
+    from benchlib.analysis import junit, references
     from benchlib.errors import InputError
-    from benchlib.publish import junit
     from benchlib.records.results import load
 
     frame = load(args.results)
@@ -190,9 +189,8 @@ def _check(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from benchlib.analysis import regression
+    from benchlib.analysis import junit, regression
     from benchlib.errors import InputError
-    from benchlib.publish import junit
     from benchlib.records.results import load
 
     if not 0 <= args.threshold < 1:

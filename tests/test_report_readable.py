@@ -8,6 +8,7 @@ import re
 import pandas as pd
 import pytest
 
+from benchlib import formatting
 from benchlib.publish import index_page, present, summary
 from benchlib.publish.report import PAGES, build_report
 from benchlib.publish.sheet import Sheet
@@ -32,10 +33,10 @@ return {overflow: doc.scrollWidth - doc.clientWidth,
 
 
 def test_numbers_are_formatted_for_people():
-    assert present.ratio(1.9312) == "1.93x" and present.percent(0.9642) == "96.4 %"
-    assert present.si(1.27e9, "B") == "1.27 GB" and present.si(8.7e8, "FLOP") == "870 MFLOP"
-    assert present.tflops(0.052) == "52 GFLOP/s" and present.tflops(312.0) == "312 TFLOP/s"
-    assert present.number(28.081631) == "28.1" and present.number(123456.7) == "123,457"
+    assert formatting.ratio(1.9312) == "1.93x" and formatting.percent(0.9642) == "96.4 %"
+    assert formatting.si(1.27e9, "B") == "1.27 GB" and formatting.si(8.7e8, "FLOP") == "870 MFLOP"
+    assert formatting.tflops(0.052) == "52 GFLOP/s" and formatting.tflops(312.0) == "312 TFLOP/s"
+    assert formatting.number(28.081631) == "28.1" and formatting.number(123456.7) == "123,457"
 
 
 def test_a_table_shows_what_varies_with_units_a_dash_explained_once_and_a_caption():

@@ -118,8 +118,9 @@ def test_summary_markdown_holds_no_markup():
     lines = [summary.describe(df, SCRIPT), summary.bullet_list(summary.missing(df), "none"),
              *(summary.md_text(c.title) for c in summary.comparisons(df))]
     from benchlib.analysis import verdict
+    from benchlib.publish import verdict_page
 
-    lines.append(verdict.reasons(verdict.verdicts(df)))
+    lines.append(verdict_page.reasons(verdict.verdicts(df)))
     for line in lines:
         assert "<" not in line and "](" not in line, line
 

@@ -246,7 +246,7 @@ def test_plots_of_ceilings_and_verdicts() -> None:
 
 
 def test_verdict_table_and_reasons_name_each_run() -> None:
-    from benchlib.analysis.verdict import reasons, verdict_table
+    from benchlib.publish.verdict_page import reasons, verdict_table
 
     judged = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "num_devices": 2,
                                                  "throughput": 2000.0}]))

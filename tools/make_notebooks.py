@@ -461,10 +461,10 @@ SUMMARIES = {
         [
             new_markdown_cell("## Ceilings against the datasheet"),
             new_code_cell(
-                "from benchlib.analysis import verdict\n\n"
+                "from benchlib.analysis import verdict\nfrom benchlib.publish import verdict_page\n\n"
                 "ceilings = verdict.ceilings(df)\n"
                 "if len(ceilings):\n"
-                "    display(verdict.ceilings_display(ceilings))\n"
+                "    display(verdict_page.ceilings_display(ceilings))\n"
                 "    if ceilings[\"of_datasheet\"].notna().any():\n"
                 "        plots.show(plots.ceilings_plot(ceilings))\n"
                 "else:\n"
@@ -498,13 +498,13 @@ SUMMARIES = {
                 "    counts = judged.groupby(\"verdict\").size().rename(\"runs\").reset_index()\n"
                 "    display(present.table(counts, \"Runs per verdict\", keep=(\"verdict\", "
                 "\"runs\")))\n"
-                "    display(verdict.verdict_display(judged))\n"
-                "    display(Markdown(verdict.reasons(judged)))\n"
+                "    display(verdict_page.verdict_display(judged))\n"
+                "    display(Markdown(verdict_page.reasons(judged)))\n"
                 "    plots.show(plots.verdict_plot(judged))\n"
                 "else:\n"
                 "    display(Markdown(\"No finished benchmark run.\"))"),
             new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop."),
-            new_code_cell("verdict.telemetry_display(df)"),
+            new_code_cell("verdict_page.telemetry_display(df)"),
         ],
     ),
     "summary_projection": (

@@ -314,7 +314,7 @@ def junit_cases(checked: pd.DataFrame) -> list:
     """:func:`check`'s rows as JUnit cases: classname the reference (or the verdict when none
     applies), name ``run: metric``; fail -> failure, run failed -> error, no reference / no
     measurement -> skipped."""
-    from benchlib.publish.junit import Case
+    from benchlib.analysis.junit import Case
 
     outcomes = {"pass": "passed", "fail": "failure", "run failed": "error"}
     cases = []

@@ -213,7 +213,7 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
 
 def junit_cases(compared: pd.DataFrame) -> list:
     """One JUnit case per configuration: regression -> failure; unknown / unpaired -> skipped."""
-    from benchlib.publish.junit import Case
+    from benchlib.analysis.junit import Case
 
     cases = []
     for row in compared.to_dict("records"):

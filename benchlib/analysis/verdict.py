@@ -20,8 +20,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
-from benchlib.publish import present
 from benchlib.reference import datasheet_for
 
 DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a run data-bound
@@ -52,7 +52,7 @@ def probes(df: pd.DataFrame) -> pd.DataFrame:
     return done[done["benchmark"] == "probe_node"]
 
 
-def _number(value: object) -> float | None:
+def number_or_none(value: object) -> float | None:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -67,10 +67,10 @@ def ceilings(df: pd.DataFrame) -> pd.DataFrame:
     for _, probe in probes(df).iterrows():
         sheet = datasheet_for(probe.get("device_name", "")) if probe.get("device") == "cuda" else None
         for column, sheet_column, label, unit in CEILINGS:
-            measured = _number(probe.get(column))
+            measured = number_or_none(probe.get(column))
             if measured is None:
                 continue
-            peak = _number(sheet.get(sheet_column)) if sheet and sheet_column else None
+            peak = number_or_none(sheet.get(sheet_column)) if sheet and sheet_column else None
             rows.append({"cluster": probe.get("cluster"), "host": probe.get("host"),
                          "gpu": probe.get("gpu"), "figure": label, "unit": unit,
                          "measured": measured, "datasheet": peak,
@@ -115,7 +115,7 @@ def loader_capacity(probe: pd.Series | None, workers: int,
     the smallest), shared among the node's devices; and the worker count used."""
     if probe is None:
         return None, None
-    measured = {int(m.group(1)): _number(probe[c]) for c in probe.index
+    measured = {int(m.group(1)): number_or_none(probe[c]) for c in probe.index
                 if (m := re.fullmatch(r"decode_images_per_s_(\d+)w", c))}
     measured = {k: v for k, v in measured.items() if v is not None}
     if not measured:
@@ -131,41 +131,41 @@ def _peak(run: pd.Series, probe: pd.Series | None) -> tuple[float | None, str]:
     if precision is None:
         return None, ""
     if probe is not None:
-        measured = _number(probe.get(f"matmul_tflops_{precision}"))
+        measured = number_or_none(probe.get(f"matmul_tflops_{precision}"))
         if measured:
             return measured, f"probe {precision} matmul"
     sheet = datasheet_for(run.get("device_name", "")) if run.get("gpu") != "cpu" else None
-    value = _number(sheet.get(f"{precision}_tflops")) if sheet else None
+    value = number_or_none(sheet.get(f"{precision}_tflops")) if sheet else None
     return (value, f"datasheet {precision} ({sheet['variant']})") if value else (None, "")
 
 
 def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     """The verdict on one run record: ``verdict``, ``reason`` and the figures behind them."""
-    iteration = _number(run.get("time_iteration_s"))
-    waits = [_number(run.get(c)) for c in ("time_data_s", "time_read_s")]
+    iteration = number_or_none(run.get("time_iteration_s"))
+    waits = [number_or_none(run.get(c)) for c in ("time_data_s", "time_read_s")]
     wait = sum(w for w in waits if w is not None) if any(w is not None for w in waits) else None
     wait_share = wait / iteration if wait is not None and iteration else None
-    devices = int(_number(run.get("num_devices")) or 1)
-    nodes = int(_number(run.get("num_nodes")) or 1)
-    throughput = _number(run.get("throughput"))
+    devices = int(number_or_none(run.get("num_devices")) or 1)
+    nodes = int(number_or_none(run.get("num_nodes")) or 1)
+    throughput = number_or_none(run.get("throughput"))
     per_device = throughput / devices if throughput else None
     demand = (per_device / (1 - wait_share) if per_device and wait_share is not None
               and wait_share < 1 else None)
     capacity, capacity_workers = (None, None)
     if run.get("unit") == "images/s" and run.get("dataset") == "real":
         capacity, capacity_workers = loader_capacity(
-            probe, int(_number(run.get("num_workers")) or 0), max(1, devices // nodes))
-    achieved = _number(run.get("achieved_tflops"))
+            probe, int(number_or_none(run.get("num_workers")) or 0), max(1, devices // nodes))
+    achieved = number_or_none(run.get("achieved_tflops"))
     peak, peak_source = _peak(run, probe)
     mfu = achieved / devices / peak if achieved and peak else None
-    throttled = _number(run.get("throttled_share"))
+    throttled = number_or_none(run.get("throttled_share"))
 
     if throttled is not None and throttled >= THROTTLED_SHARE:
         causes = ", ".join(f"{cause} {share:.0%}" for cause in ("power", "thermal", "hw_slowdown")
-                           if (share := _number(run.get(f"throttle_{cause}_share"))))
+                           if (share := number_or_none(run.get(f"throttle_{cause}_share"))))
         verdict = "throttled"
         reason = (f"clocks held down in {throttled:.0%} of the telemetry samples ({causes}); "
-                  f"mean SM clock {_number(run.get('sm_clock_mean_mhz')) or float('nan'):.0f} MHz")
+                  f"mean SM clock {number_or_none(run.get('sm_clock_mean_mhz')) or float('nan'):.0f} MHz")
     elif wait_share is not None and wait_share >= DATA_BOUND_SHARE:
         verdict = "data-bound"
         reason = f"waited {wait_share:.0%} of each iteration for data"
@@ -178,7 +178,7 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
         verdict = "compute-bound"
         reason = f"data wait {wait_share:.0%}" if wait_share is not None else "no data phase timed"
         if mfu is not None:
-            reason = (f"MFU {mfu:.0%} of the {peak_source} peak ({present.tflops(peak)}); "
+            reason = (f"MFU {mfu:.0%} of the {peak_source} peak ({formatting.tflops(peak)}); "
                       + reason)
             if mfu > 1:
                 reason += ("; above 100 %: the probe's matrix multiply did not reach this "
@@ -212,42 +212,6 @@ def telemetry_table(df: pd.DataFrame) -> pd.DataFrame:
     return runs[columns].reset_index(drop=True)
 
 
-FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
-           "peak_tflops", "demand_per_device", "loader_capacity_per_device")
-
-
-def run_labels(judged: pd.DataFrame) -> pd.Series:
-    """A short label per run from the columns that vary (devices written as ``2 dev``)."""
-    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
-                  "num_devices"]
-    varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
-    if "num_devices" in varying:
-        devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
-        judged = judged.assign(num_devices=devices)
-    return present.short_labels(judged, varying or ["benchmark"])
-
-
-def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
-    """The verdicts as a compact table: the run, its verdict and the figures behind it (shares
-    as fractions, rounded); the reasons are in :func:`reasons`."""
-    figures = [c for c in FIGURES if c in judged]
-    table = judged.assign(run=run_labels(judged))[["run", "throughput", "unit", "verdict", *figures]]
-    return table.round({c: 3 for c in ("data_wait_share", "mfu", "throttled_share")}
-                       | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
-                                         "peak_tflops", "demand_per_device",
-                                         "loader_capacity_per_device")})
-
-
-def reasons(judged: pd.DataFrame) -> str:
-    """One Markdown bullet per run: its label, verdict and the reason in full (record text
-    escaped, :func:`benchlib.publish.summary.md_text`)."""
-    from benchlib.publish.summary import md_text
-
-    labels = run_labels(judged)
-    return "\n".join(f"- **{md_text(label)}**: {md_text(row.verdict)}: {md_text(row.reason)}"
-                     for label, row in zip(labels, judged.itertuples(), strict=True))
-
-
 def datasheets_seen(df: pd.DataFrame) -> pd.DataFrame:
     """The datasheet rows of the GPUs that ran these records (by ``device_name``), so that
     runs can be read against the hardware's figures even where no probe ran."""
@@ -256,59 +220,3 @@ def datasheets_seen(df: pd.DataFrame) -> pd.DataFrame:
     columns = ["device_name", "variant", "fp32_tflops", "tf32_tflops", "fp16_tflops",
                "bf16_tflops", "memory_GBps", "host_link", "host_link_GBps", "note"]
     return pd.DataFrame(rows).reindex(columns=columns)
-
-
-def ceilings_display(table: pd.DataFrame) -> object:
-    """:func:`ceilings` for people: each figure measured and on the datasheet in its own unit
-    (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple."""
-    def shown(value: object, unit: str) -> str:
-        number = _number(value)
-        if number is None:
-            return present.DASH
-        if unit == "TFLOP/s":
-            return present.tflops(number)
-        if unit in ("GB/s", "MB/s"):
-            return present.si(number * (1e9 if unit == "GB/s" else 1e6), "B/s")
-        return f"{present.number(number)} {unit}"
-
-    frame = table.assign(
-        measured=[shown(v, u) for v, u in zip(table["measured"], table["unit"], strict=True)],
-        datasheet=[shown(v, u) for v, u in zip(table["datasheet"], table["unit"], strict=True)],
-    ).drop(columns=["unit"])
-    return present.table(frame, "What the node probe measured, beside the datasheet figure of "
-                                "the GPU where it is listed",
-                         keep=("figure", "measured"), missing_reason="no datasheet figure")
-
-
-def verdict_display(judged: pd.DataFrame) -> object:
-    """:func:`verdict_table` for people (shares as percentages, FLOP rates with units)."""
-    table = judged.assign(run=run_labels(judged))
-    columns = ["run", "throughput", "unit", "verdict", *[c for c in FIGURES if c in judged]]
-    return present.by_unit(table[columns], "One verdict per run and the figures behind it",
-                           keep=("run", "verdict"),
-                           missing_reason="does not apply (no probe, no telemetry or no data "
-                                          "phase for that run)")
-
-
-def telemetry_display(df: pd.DataFrame) -> object:
-    """:func:`telemetry_table` for people; when no run has telemetry, one sentence saying why."""
-    from IPython.display import Markdown
-
-    from benchlib.publish.summary import md_text
-
-    table = telemetry_table(df)
-    if table.empty:
-        return Markdown("No finished benchmark run.")
-    said = table.get("telemetry", pd.Series("", index=table.index)).fillna("").astype(str)
-    missing = said.str.startswith("unavailable")
-    why = "; ".join(dict.fromkeys(said[missing].str.removeprefix("unavailable: ")))
-    if missing.all():
-        return Markdown(f"Telemetry unavailable for all {len(table)} runs: {md_text(why)}.")
-    shown = present.table(table[~missing].drop(columns=["telemetry"], errors="ignore"),
-                          "NVML means over each run's timed loop")
-    if missing.any():
-        from IPython.display import display
-
-        display(Markdown(f"Telemetry unavailable for {int(missing.sum())} of {len(table)} runs: "
-                         f"{md_text(why)}."))
-    return shown

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib import reference
+from benchlib import formatting, reference
 from benchlib.analysis import comparisons as analysis
 from benchlib.analysis import fleet, references
 from benchlib.publish import present
@@ -54,7 +54,7 @@ def check(df: pd.DataFrame, refs: Sequence[references.Reference]) -> pd.DataFram
     shown = df.reset_index(drop=True)
     names = [references._run_name(row, i) for i, row in enumerate(shown.to_dict("records"))]
     if varying and len(set(names)) == len(names):
-        labels = present.short_labels(shown, varying)
+        labels = formatting.short_labels(shown, varying)
         checked["configuration"] = checked["run"].map(dict(zip(names, labels, strict=True)))
     return checked
 
@@ -127,10 +127,10 @@ def headline(checked: pd.DataFrame, df: pd.DataFrame, given: bool = False) -> st
 
 def _bounds(low: float, high: float) -> str:
     if np.isinf(high):
-        return f"≥ {present.number(low)}"
+        return f"≥ {formatting.number(low)}"
     if np.isinf(low):
-        return f"≤ {present.number(high)}"
-    return f"{present.number(low)} – {present.number(high)}"
+        return f"≤ {formatting.number(high)}"
+    return f"{formatting.number(low)} – {formatting.number(high)}"
 
 
 def check_display(checked: pd.DataFrame) -> present.Table:
@@ -140,13 +140,13 @@ def check_display(checked: pd.DataFrame) -> present.Table:
     cells = pd.DataFrame({
         "run": rows["run"], "configuration": rows["configuration"],
         "metric": rows["metric"].str.replace("_", " "),
-        "measured": [present.DASH if present.missing(m) else f"{present.number(m)} {u}"
+        "measured": [formatting.DASH if formatting.missing(m) else f"{formatting.number(m)} {u}"
                      for m, u in zip(rows["measured"], rows["unit"], strict=True)],
-        "reference": [f"{present.number(v)} {u} [{int(i)}] {name}" for v, u, i, name in
+        "reference": [f"{formatting.number(v)} {u} [{int(i)}] {name}" for v, u, i, name in
                       zip(rows["expected"], rows["unit"], rows["reference_index"],
                           rows["reference"], strict=True)],
         "bounds": [_bounds(lo, hi) for lo, hi in zip(rows["low"], rows["high"], strict=True)],
-        "measured / expected": rows["ratio"].map(present.formatter("ratio")),
+        "measured / expected": rows["ratio"].map(formatting.formatter("ratio")),
         "verdict": rows["verdict"].map(lambda v: "⚠ fail" if v == "fail" else v),
         "flags": rows["flags"].fillna("").astype(str),
     })
@@ -154,8 +154,8 @@ def check_display(checked: pd.DataFrame) -> present.Table:
         cells = cells.drop(columns="flags")
     caption = ("Each run against the most specific reference that matches it; [n] is the "
                "reference's number in the sources below, bounds are the reference's tolerance.")
-    if (cells["measured"] == present.DASH).any():
-        caption += f" {present.DASH} = the run has no value of the metric."
+    if (cells["measured"] == formatting.DASH).any():
+        caption += f" {formatting.DASH} = the run has no value of the metric."
     return present.Table(cells.reset_index(drop=True), caption,
                          {"measured", "bounds", "measured / expected"})
 
@@ -235,23 +235,23 @@ def _ceilings(table: pd.DataFrame) -> present.Table:
     variant = [name.removesuffix(f" {p} matmul") for name, p in
                zip(table["reference"], precision, strict=True)]
     cells = table.assign(variant=variant, precision=precision, cell=[
-        f"{present.number(v)} [{i}]" for v, i in zip(table["value"], table["index"], strict=True)])
+        f"{formatting.number(v)} [{i}]" for v, i in zip(table["value"], table["index"], strict=True)])
     wide = cells.pivot_table(index="variant", columns="precision", values="cell",
                              aggfunc="first", sort=False).reset_index()
     wide = wide.reindex(columns=["variant", *[p for p in ("fp32", "tf32", "fp16", "bf16")
-                                              if p in wide]]).fillna(present.DASH)
+                                              if p in wide]]).fillna(formatting.DASH)
     wide.columns = ["GPU variant", *(f"{p} (TFLOP/s)" for p in wide.columns[1:])]
     return present.Table(wide, f"Datasheet dense matmul peaks, references [n] of the node probe's "
                          f"matmul columns on that variant: a probe under half the peak fails "
                          f"(benchlib/reference/{reference.DATASHEETS_CSV}); "
-                         f"{present.DASH} = not on the datasheet.", set(wide.columns[1:]))
+                         f"{formatting.DASH} = not on the datasheet.", set(wide.columns[1:]))
 
 
 def _published(table: pd.DataFrame) -> present.Table:
     cells = pd.DataFrame({
         "#": table["index"].astype(str), "reference": table["reference"],
         "applies to": table["match"], "metric": table["metric"].str.replace("_", " "),
-        "expected": [f"{present.number(v)} {u}" for v, u in
+        "expected": [f"{formatting.number(v)} {u}" for v, u in
                      zip(table["value"], table["unit"], strict=True)],
         "bounds": [_bounds(lo, hi) for lo, hi in zip(table["low"], table["high"], strict=True)],
         "source": table["source"],
@@ -268,7 +268,7 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
     keys = [c for c in ("benchmark", "model") if c in done]
     for key, group in done.groupby(keys, dropna=False, sort=True) if keys else [((), done)]:
         key = key if isinstance(key, tuple) else (key,)
-        name = " ".join(str(k) for k in key if not present.missing(k)) or "runs"
+        name = " ".join(str(k) for k in key if not formatting.missing(k)) or "runs"
         checked = references.check(group, list(refs))  # the name says the configuration
         matched = checked[checked["verdict"].isin(CHECKED)]
         if matched.empty:
@@ -340,12 +340,12 @@ def node_display(table: pd.DataFrame) -> present.Table:
     cells = pd.DataFrame({"node": shown[node].astype(str)})
     for column in groups:
         if table[column].astype(str).nunique() > 1:
-            cells[present.column_label(column)] = shown[column].astype(str)
-    cells["throughput"] = [f"{present.number(v)} {u}" for v, u in
+            cells[formatting.column_label(column)] = shown[column].astype(str)
+    cells["throughput"] = [f"{formatting.number(v)} {u}" for v, u in
                            zip(shown["throughput"], shown.get("unit", [""] * len(shown)),
                                strict=True)]
-    cells["fleet median"] = [present.number(v) for v in shown["fleet_median"]]
-    cells["of the median"] = shown["relative"].map(present.percent)
+    cells["fleet median"] = [formatting.number(v) for v in shown["fleet_median"]]
+    cells["of the median"] = shown["relative"].map(formatting.percent)
     cells["robust z"] = shown["robust_z"].map(lambda z: f"{z:+.1f}")
     cells["outlier"] = shown["outlier"].map(lambda o: "⚠ outlier" if o else "")
     cells["runs"] = shown["runs"].astype(str)
@@ -374,7 +374,7 @@ def outlier_text(table: pd.DataFrame) -> str:
         return f"{rule}\n\n**No outlier** among {len(table)} nodes."
     items = [f"- **{md_text(r[node])} ⚠** "
              f"({md_text(' '.join(str(r[c]) for c in fleet_groups(table)))}): "
-             f"{present.percent(r['relative'])} of the median, robust z {r['robust_z']:+.1f}"
+             f"{formatting.percent(r['relative'])} of the median, robust z {r['robust_z']:+.1f}"
              + (f"; flags: {md_text(r['flags'])}" if flags.split(r.get("flags")) else "")
              for r in found.head(20).to_dict("records")]
     more = f"\n- and {len(found) - 20} more (table below)" if len(found) > 20 else ""
@@ -389,7 +389,7 @@ def heat_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     probes = [c for c in fleet.PROBE_COLUMNS if c in done and done[c].notna().any()]
     runs = analysis.benchmarks(done).dropna(subset=["throughput"])
     keys = [c for c in ("benchmark", "model") if c in runs]
-    label = pd.Series([" ".join(str(v) for v in row if not present.missing(v)) or "throughput"
+    label = pd.Series([" ".join(str(v) for v in row if not formatting.missing(v)) or "throughput"
                        for row in runs[keys].itertuples(index=False)] if keys
                       else "throughput", index=runs.index, dtype=object)
     wide = done.copy()
@@ -414,11 +414,11 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
         figure = fleet.heatmap(rows, columns)
         figure.axes[0].set_xlabel("probe or workload")
         title = figure.axes[0].get_title().split("\n")
-        if not present.missing(gpu):
+        if not formatting.missing(gpu):
             figure.axes[0].set_title(f"GPU {gpu}: " + "\n".join(title), fontsize="medium")
         marked = [t.get_text() for t in figure.axes[0].get_yticklabels() if "⚠" in t.get_text()]
         alt = (f"Heat map of {rows[fleet.node_column(rows)].nunique()} nodes"
-               + (f" with GPU {gpu}" if not present.missing(gpu) else "")
+               + (f" with GPU {gpu}" if not formatting.missing(gpu) else "")
                + f" by {len(columns)} probes and workloads, each relative to the fleet median "
                f"(1.0); outliers marked: {', '.join(marked) if marked else 'none'}")
         out.append((figure, alt))
@@ -446,7 +446,7 @@ def compare_labels(compared: pd.DataFrame) -> pd.Series:
         or [c for c in ("benchmark", "model") if c in keys]
     if not varying:
         return compared["configuration"].astype(str)
-    return present.short_labels(compared, varying)
+    return formatting.short_labels(compared, varying)
 
 
 def compare_headline(compared: pd.DataFrame, base: str) -> str:
@@ -485,13 +485,13 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
     suffix = f" ({unit})" if unit else ""
 
     def interval(low: float, high: float) -> str:
-        return present.DASH if present.missing(low) else f"{low:.2f}x – {high:.2f}x"
+        return formatting.DASH if formatting.missing(low) else f"{low:.2f}x – {high:.2f}x"
 
     cells = pd.DataFrame({
         "configuration": compare_labels(compared),
-        f"base{suffix}": compared["base"].map(present.formatter("throughput")),
-        f"new{suffix}": compared["new"].map(present.formatter("throughput")),
-        "new / base": compared["ratio"].map(present.formatter("ratio")),
+        f"base{suffix}": compared["base"].map(formatting.formatter("throughput")),
+        f"new{suffix}": compared["new"].map(formatting.formatter("throughput")),
+        "new / base": compared["ratio"].map(formatting.formatter("ratio")),
         "95 % interval": [interval(lo, hi) for lo, hi in
                           zip(compared["low"], compared["high"], strict=True)],
         "verdict": compared["verdict"].map(lambda v: f"⚠ {v}" if v == "regression" else v),
@@ -504,7 +504,7 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
     threshold = float(compared.attrs.get("threshold", 0.05))
     caption = (f"Median {compared.attrs.get('metric', 'throughput')} per configuration; new / "
                "base above 1 is faster. regression: the whole 95 % interval below 1 and the "
-               f"median more than {threshold:.0%} below; {present.DASH} = nothing to pair.")
+               f"median more than {threshold:.0%} below; {formatting.DASH} = nothing to pair.")
     return present.Table(cells.reset_index(drop=True), caption,
                          {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval"})
 
@@ -520,8 +520,8 @@ def compare_plot(compared: pd.DataFrame, base: str):
     labels = [plain(c) for c in rows["label"]]
     for position, row in enumerate(rows.to_dict("records")):
         colour = VERDICT_COLOURS.get(row["verdict"], "#bab0ac")
-        low = row["low"] if not present.missing(row["low"]) else row["ratio"]
-        high = row["high"] if not present.missing(row["high"]) else row["ratio"]
+        low = row["low"] if not formatting.missing(row["low"]) else row["ratio"]
+        high = row["high"] if not formatting.missing(row["high"]) else row["ratio"]
         ax.errorbar(row["ratio"], position, xerr=[[row["ratio"] - low], [high - row["ratio"]]],
                     fmt="o", color=colour, capsize=4)
     ax.set_yticks(range(len(rows)), labels)

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
-from benchlib.publish import present, summary
+from benchlib.publish import summary
 from benchlib.records import flags
 
 #: Settings that describe a configuration on the front page (those that vary are shown).
@@ -61,9 +62,9 @@ def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
 
 def _interval(row: pd.Series) -> str:
     low, high = row.get("throughput_low"), row.get("throughput_high")
-    if present.missing(low) or present.missing(high):
+    if formatting.missing(low) or formatting.missing(high):
         return ""
-    return f" (95 % interval {present.number(float(low))}–{present.number(float(high))})"
+    return f" (95 % interval {formatting.number(float(low))}–{formatting.number(float(high))})"
 
 
 def _stem(row: pd.Series) -> str:
@@ -78,15 +79,15 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
         best = rows.loc[rows["throughput"].astype(float).idxmax()]
-        varying = [c for c in _varying(rows, DESCRIBE) if not present.missing(best[c])]
-        setting = present.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
+        varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
+        setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         stem = _stem(best)
         run = f' <a href="{_e(runs[stem])}">run →</a>' if stem in runs else ""
         flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
                    if flags.split(best.get("flags")) else "")
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
-                     f"<b>{_e(present.number(float(best['throughput'])))} {_e(unit)}</b>"
+                     f"<b>{_e(formatting.number(float(best['throughput'])))} {_e(unit)}</b>"
                      f" {_e(_interval(best).strip())}{where} (best of {len(rows)} runs){flagged}{run}</li>")
     return lines
 
@@ -107,14 +108,14 @@ def scaling(done: pd.DataFrame) -> list[str]:
         base = int(rows["baseline_devices"].min())
         top = rows[rows["num_devices"] == most]
         efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
-        spread = (f", {present.percent(top['efficiency'].min())} to "
-                  f"{present.percent(top['efficiency'].max())} over {len(top)} runs"
+        spread = (f", {formatting.percent(top['efficiency'].min())} to "
+                  f"{formatting.percent(top['efficiency'].max())} over {len(top)} runs"
                   if len(top) > 1 else "")
         flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
-                     f"<b>{_e(present.ratio(speedup))}</b> the throughput of {base}: efficiency "
-                     f"<b>{_e(present.percent(efficiency))}</b>{_e(spread)}{_e(flagged)}</li>")
+                     f"<b>{_e(formatting.ratio(speedup))}</b> the throughput of {base}: efficiency "
+                     f"<b>{_e(formatting.percent(efficiency))}</b>{_e(spread)}{_e(flagged)}</li>")
     return lines
 
 
@@ -144,10 +145,10 @@ def bottlenecks(done: pd.DataFrame) -> list[str]:
         waits = rows["data_wait_share"].dropna()
         mfu = rows["mfu"].dropna()
         if name == "data-bound" and len(waits):
-            detail = (f": they waited {present.percent(waits.min())} to "
-                      f"{present.percent(waits.max())} of each iteration for the next batch")
+            detail = (f": they waited {formatting.percent(waits.min())} to "
+                      f"{formatting.percent(waits.max())} of each iteration for the next batch")
         elif name == "compute-bound" and len(mfu):
-            detail = f": median MFU {present.percent(mfu.median())} of the matmul peak"
+            detail = f": median MFU {formatting.percent(mfu.median())} of the matmul peak"
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
         lines.append(f"<li><b>{len(rows)} of {len(judged)} runs {_e(name)}</b>{_e(detail)}</li>")
@@ -251,22 +252,22 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
         shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
         units = rows["unit"].dropna().unique()
         unit = units[0] if len(units) == 1 else ""
-        head = ["run", *(present.column_label(c) for c in shown),
-                present.column_label("throughput", unit or None), "iteration (ms)", "flags",
+        head = ["run", *(formatting.column_label(c) for c in shown),
+                formatting.column_label("throughput", unit or None), "iteration (ms)", "flags",
                 "status"]
         numeric = {len(shown) + 1, len(shown) + 2}
         body = []
         for _, row in rows.iterrows():
             stem = _stem(row)
             link = (f'<a href="{_e(runs[stem])}">{_e(stem)}</a>' if stem in runs else _e(stem))
-            throughput = present.formatter("throughput")(row.get("throughput"))
-            if not unit and not present.missing(row.get("unit")):
+            throughput = formatting.formatter("throughput")(row.get("throughput"))
+            if not unit and not formatting.missing(row.get("unit")):
                 throughput += f" {row['unit']}"
             status = str(row.get("status") or "ok")
             if status != "ok":
                 status += f": {str(row.get('error') or '')[:120]}"
-            cells = [link, *(_e(present.formatter(c)(row.get(c))) for c in shown),
-                     _e(throughput), _e(present.formatter("time_iteration_s")(
+            cells = [link, *(_e(formatting.formatter(c)(row.get(c))) for c in shown),
+                     _e(throughput), _e(formatting.formatter("time_iteration_s")(
                          row.get("time_iteration_s"))),
                      f'<span class="flag">{_e(row.get("flags") or "")}</span>', _e(status)]
             body.append("<tr>" + "".join(

@@ -12,8 +12,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from benchlib import formatting
 from benchlib.measure.telemetry import Telemetry
-from benchlib.publish import palette, present
+from benchlib.publish import palette
 from benchlib.records import flags
 from benchlib.workloads.result import RunResult
 
@@ -23,8 +24,8 @@ def plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-short_labels = present.short_labels
-LABEL_FORMS = present.LABEL_FORMS
+short_labels = formatting.short_labels
+LABEL_FORMS = formatting.LABEL_FORMS
 
 
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -351,7 +352,8 @@ def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against t
 def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
     """Per run (labelled with its verdict): the share of the iteration spent waiting for data
     and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
-    from benchlib.analysis.verdict import DATA_BOUND_SHARE, run_labels
+    from benchlib.analysis.verdict import DATA_BOUND_SHARE
+    from benchlib.publish.verdict_page import run_labels
 
     run = run_labels(table)
     frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))

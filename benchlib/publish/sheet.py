@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
-from benchlib.publish import present, summary
+from benchlib.publish import summary
 from benchlib.publish.plots import short_labels
 
 #: Factors with a "speedup from" block, in the sheet's order.
@@ -35,10 +36,10 @@ class Block:
 
 
 def _value(kind: str, value: object) -> str:
-    if present.missing(value):
-        return present.DASH
+    if formatting.missing(value):
+        return formatting.DASH
     number = float(value)  # type: ignore[arg-type]
-    return {"ratio": present.ratio, "percent": present.percent}.get(kind, present.number)(number)
+    return {"ratio": formatting.ratio, "percent": formatting.percent}.get(kind, formatting.number)(number)
 
 
 def _configurations(runs: pd.DataFrame) -> pd.DataFrame:
@@ -109,12 +110,12 @@ def observations(found: Sequence[Block]) -> list[str]:
         most, fewest = int(speedup.table.index.max()), int(speedup.table.index.min())
         row = efficiency.table.loc[most].drop("median").dropna()
         median = speedup.table.loc[most, "median"]
-        text = (f"From {fewest} to {most} devices the throughput grows {present.ratio(median)} "
-                f"(median over configurations; ideal {present.ratio(most / fewest)}), an "
-                f"efficiency of {present.percent(efficiency.table.loc[most, 'median'])}")
+        text = (f"From {fewest} to {most} devices the throughput grows {formatting.ratio(median)} "
+                f"(median over configurations; ideal {formatting.ratio(most / fewest)}), an "
+                f"efficiency of {formatting.percent(efficiency.table.loc[most, 'median'])}")
         if len(row) > 1:
-            text += (f", from {present.percent(row.min())} ({row.idxmin()}) to "
-                     f"{present.percent(row.max())} ({row.idxmax()})")
+            text += (f", from {formatting.percent(row.min())} ({row.idxmin()}) to "
+                     f"{formatting.percent(row.max())} ({row.idxmax()})")
         lines.append(text + ".")
         if (row > 1.1).any():
             lines.append("An efficiency above 110 % is superlinear: the baseline run was "
@@ -131,9 +132,9 @@ def observations(found: Sequence[Block]) -> list[str]:
         first, second = what.split(" vs ", 1)
         verb = "faster than" if median > 1 else "slower than"
         factor = median if median >= 1 else 1 / median
-        lines.append(f"{first} runs {present.ratio(factor)} {verb} {second} (median of "
+        lines.append(f"{first} runs {formatting.ratio(factor)} {verb} {second} (median of "
                      f"{len(values)} pairs over the device counts, from "
-                     f"{present.ratio(values.min())} to {present.ratio(values.max())}).")
+                     f"{formatting.ratio(values.min())} to {formatting.ratio(values.max())}).")
     return lines
 
 

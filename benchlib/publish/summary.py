@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib import PROJECT_ROOT
+from benchlib import PROJECT_ROOT, formatting
 from benchlib.analysis import comparisons as analysis
 from benchlib.analysis.intervals import describe_effect
 from benchlib.records import flags
@@ -335,17 +335,16 @@ def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
                                     "result_parameters"], errors="coerce").dropna()
     if counts.empty:
         return ""
-    from benchlib.publish import present
 
     low, high = counts.min(), counts.max()
-    ours = (present.si(low, "") if low == high
-            else f"{present.si(low, '')} to {present.si(high, '')}").strip()
+    ours = (formatting.si(low, "") if low == high
+            else f"{formatting.si(low, '')} to {formatting.si(high, '')}").strip()
     ratio = REFERENCE_UNET_PARAMETERS / high
     if 0.8 <= ratio <= 1.25:
         return ""
     size = f"{ratio:,.0f}x fewer" if ratio > 1 else f"{1 / ratio:,.1f}x more"
     return (f"**Caveat**: this campaign's 3D U-Net has {ours} parameters, the reference "
-            f"network {present.si(REFERENCE_UNET_PARAMETERS, '').strip()} ({size}): the "
+            f"network {formatting.si(REFERENCE_UNET_PARAMETERS, '').strip()} ({size}): the "
             "bars show the method, not a like-for-like comparison.")
 
 

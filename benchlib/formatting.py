@@ -1,0 +1,208 @@
+"""Numbers and column names for people: ``1.93x``, ``96.4 %``, ``1.27 GB``, ``52.0 GFLOP/s``,
+``12.3 ms``; columns named in words with their unit; short labels such as ``batch 16, 2 dev``.
+
+Pure functions of values, used wherever a sentence or a table shows a figure (analysis's
+verdicts and effects, the report's tables and plots).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+DASH = "–"
+#: Columns named in words (units added by :func:`column_label` from the column's kind).
+NAMES: dict[str, str] = {
+    "campaign": "campaign", "cluster": "cluster", "host": "host", "gpu": "GPU",
+    "device_name": "device", "benchmark": "benchmark", "model": "model", "dataset": "data",
+    "synthetic_kind": "synthetic data made", "batch_size": "batch size", "precision": "precision",
+    "num_devices": "devices", "num_nodes": "nodes", "num_workers": "loader workers",
+    "channels_last": "channels last", "compile": "compile", "image_size": "image size (px)",
+    "noise_samples": "noise samples", "scaling": "scaling", "unit": "unit", "status": "status",
+    "error": "error", "flags": "flags", "count": "runs", "spread": "spread between repeats",
+    "speedup": "speedup", "efficiency": "efficiency", "ratio": "ratio a / b",
+    "bottleneck": "bottleneck phase", "data_share": "waiting for data",
+    "straggler_spread": "slowest / fastest rank", "launch_overhead_s": "launch overhead",
+    "dist_backend": "backend", "node_launcher": "launcher", "verdict": "verdict",
+    "data_wait_share": "waiting for data", "mfu": "MFU", "throttled_share": "clocks held down",
+    "achieved_tflops_per_device": "achieved per device", "achieved_tflops": "achieved",
+    "peak_tflops": "matmul peak", "demand_per_device": "model takes per device",
+    "loader_capacity_per_device": "loader gives per device", "telemetry": "telemetry",
+    "gpu_util_mean": "GPU utilization", "power_mean_w": "mean power",
+    "sm_clock_mean_mhz": "mean SM clock", "temperature_max_c": "max temperature",
+    "energy_j": "energy", "joules_per_sample": "energy per sample", "hours": "hours",
+    "iterations_per_minute": "iterations per minute", "days_to_100k": "days to 100k iterations",
+    "megavoxels_per_s": "megavoxels/s", "hours_per_teravoxel": "hours per teravoxel",
+    "source": "source", "figure": "figure", "measured": "measured", "datasheet": "datasheet",
+    "of_datasheet": "measured / datasheet", "variant": "datasheet variant",
+    "peak_memory_bytes": "peak memory", "flops_per_sample": "work per sample",
+    "wall_time_s": "timed loop", "iterations": "timed iterations", "samples": "samples",
+    "patch_shape": "patch (z x y x x)", "block_shape": "block (z x y x x)",
+    "speed_ratio": "measured speed ratio", "expected": "expected ratio",
+    "slowdown": "times slower than expected", "pairs": "pairs", "significant": "significant",
+    "median ratio": "median ratio", "configuration": "configuration", "workers": "workers",
+    "images_per_s": "images/s", "busbw_GBps": "bus bandwidth (GB/s)", "size": "message size",
+    "result_parameters": "network parameters", "a": "a", "b": "b",
+}
+#: How each kind of column is shown: a formatter of one number.
+RATIO_COLUMNS = ("speedup", "ratio", "median ratio", "speed_ratio", "expected", "slowdown",
+                 "of_datasheet", "straggler_spread")
+PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "throttled_share",
+                   "spread", "share", "contention_cpu_share")
+PERCENT_POINTS = ("gpu_util_mean", "gpu_mem_util_mean")  #: already 0-100
+TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops")
+#: Units by column (the unit goes into the column's name, numbers stay bare).
+UNITS = {"power_mean_w": "W", "power_max_w": "W", "sm_clock_mean_mhz": "MHz",
+         "temperature_max_c": "°C", "energy_j": "J", "joules_per_sample": "J",
+         "demand_per_device": "images/s", "loader_capacity_per_device": "images/s",
+         "launch_overhead_s": "s", "wall_time_s": "s", "hours": "h", "days_to_100k": "days"}
+SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+#: Integer settings shown as they are written (no thousands separator, not right-aligned).
+IDENTIFIERS = ("batch_size", "num_devices", "num_nodes", "num_workers", "image_size",
+               "noise_samples", "workers", "repeat")
+
+
+def missing(value: object) -> bool:
+    """Whether ``value`` is missing (None, NaN, NA, '')."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "None", "nan")):
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def number(value: float) -> str:
+    """A number for reading: thousands separated, about 3 significant digits, no exponent."""
+    magnitude = abs(value)
+    if magnitude >= 100 or (value == int(value) and magnitude < 1e15):
+        return f"{value:,.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    if magnitude >= 0.001:
+        return f"{value:.3g}"
+    return f"{value:.1e}"
+
+
+def si(value: float, unit: str) -> str:
+    """``1.27e9, "B"`` -> ``1.27 GB``; ``5.2e10, "FLOP/s"`` -> ``52.0 GFLOP/s``."""
+    if value == 0:
+        return f"0 {unit}"
+    for scale, prefix in SI:
+        if abs(value) >= scale:
+            return f"{number(value / scale)} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def ratio(value: float) -> str:
+    """``1.93x``."""
+    return f"{value:.2f}x"
+
+
+def percent(value: float, points: bool = False) -> str:
+    """``0.964`` -> ``96.4 %`` (``points``: the value is already 0-100)."""
+    value = value if points else value * 100
+    return f"{value:.0f} %" if abs(value) >= 100 else f"{value:.1f} %"
+
+
+def milliseconds(seconds: float) -> str:
+    """Seconds as ``12.3 ms`` figures (no unit: the column says ms)."""
+    return number(seconds * 1e3)
+
+
+def tflops(value: float) -> str:
+    """TFLOP/s as ``52.0 GFLOP/s`` or ``312 TFLOP/s``."""
+    return si(value * 1e12, "FLOP/s")
+
+
+def kind(column: str) -> str:
+    """What a column holds, for naming and formatting: ratio, percent, ms, bytes, flops,
+    tflops, throughput, count or plain."""
+    if column in RATIO_COLUMNS:
+        return "ratio"
+    if column in PERCENT_COLUMNS or column in PERCENT_POINTS:
+        return "percent"
+    if re.fullmatch(r"time_\w+_s", column):
+        return "ms"
+    if column.endswith("_bytes"):
+        return "bytes"
+    if column == "flops_per_sample":
+        return "flops"
+    if column in TFLOPS_COLUMNS or column.startswith("matmul_tflops"):
+        return "tflops"
+    if column in ("throughput", "throughput_low", "throughput_high", "a", "b", "measured",
+                  "datasheet"):
+        return "throughput"
+    return "plain"
+
+
+def column_label(column: str, unit: str | None = None) -> str:
+    """``time_data_s`` -> ``data wait (ms)``; ``throughput`` with unit images/s ->
+    ``throughput (images/s)``."""
+    if column == "time_iteration_s":
+        return "iteration (ms)"
+    if column == "time_data_s":
+        return "data wait (ms)"
+    if match := re.fullmatch(r"time_(\w+)_s", column):
+        return f"{match.group(1)} (ms)"
+    name = NAMES.get(column, column.replace("_", " "))
+    if column in ("throughput", "throughput_low", "throughput_high", "a", "b") and unit:
+        prefix = {"throughput_low": "throughput, 95 % low", "throughput_high": "95 % high"}
+        return f"{prefix.get(column, name)} ({unit})"
+    if column in UNITS:
+        return f"{name} ({UNITS[column]})"
+    return name
+
+
+def formatter(column: str) -> Callable[[object], str]:
+    """The function that shows one value of ``column`` (missing values as :data:`DASH`)."""
+    shown = {"ratio": ratio, "ms": milliseconds, "bytes": lambda v: si(v, "B"),
+             "flops": lambda v: si(v, "FLOP"), "tflops": tflops,
+             "percent": lambda v: percent(v, column in PERCENT_POINTS)}.get(kind(column), number)
+
+    def show(value: object) -> str:
+        if missing(value):
+            return "" if column == "flags" else DASH
+        if isinstance(value, bool | np.bool_):
+            return "yes" if value else "no"
+        if pd.api.types.is_number(value):
+            number_value = float(value)
+            if math.isinf(number_value):
+                return "∞"
+            if column in IDENTIFIERS and number_value == int(number_value):
+                return str(int(number_value))
+            return shown(number_value)
+        return " ".join(str(value).split())
+    return show
+
+
+#: How a setting reads in a short label: ``batch 16``, ``2 dev``.
+LABEL_FORMS = {"batch_size": "batch {}", "num_devices": "{} dev", "num_nodes": "{} nodes",
+               "num_workers": "{} workers", "image_size": "{} px", "noise_samples": "{} noise",
+               "channels_last": "channels-last {}", "compile": "compile {}",
+               "synthetic_kind": "{} tensors"}
+
+
+def short_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """One short label per row from ``columns``: numbers named (``batch 16, 2 dev``), missing
+    values left out, joined with ", "."""
+    if not columns:
+        return pd.Series(["all"] * len(df), index=df.index, dtype=object)
+
+    def one(row: pd.Series) -> str:
+        parts = [LABEL_FORMS.get(c, "{}").format(_label_value(v)) for c, v in row.items()
+                 if not pd.isna(v) and str(v) != ""]
+        return ", ".join(parts) or "-"
+    return df[list(columns)].apply(one, axis=1).astype(object)
+
+
+def _label_value(value: object) -> str:
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)

@@ -1,0 +1,98 @@
+"""The node page's tables for people: one verdict per run with the figures behind it, the
+probe's ceilings beside the datasheet, and the telemetry means (from :mod:`benchlib.analysis.verdict`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchlib import formatting
+from benchlib.analysis import verdict
+from benchlib.publish import present
+from benchlib.publish.summary import md_text
+
+FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
+           "peak_tflops", "demand_per_device", "loader_capacity_per_device")
+
+
+def run_labels(judged: pd.DataFrame) -> pd.Series:
+    """A short label per run from the columns that vary (devices written as ``2 dev``)."""
+    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
+                  "num_devices"]
+    varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
+    if "num_devices" in varying:
+        devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
+        judged = judged.assign(num_devices=devices)
+    return formatting.short_labels(judged, varying or ["benchmark"])
+
+
+def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts as a compact table: the run, its verdict and the figures behind it (shares
+    as fractions, rounded); the reasons are in :func:`reasons`."""
+    figures = [c for c in FIGURES if c in judged]
+    table = judged.assign(run=run_labels(judged))[["run", "throughput", "unit", "verdict", *figures]]
+    return table.round({c: 3 for c in ("data_wait_share", "mfu", "throttled_share")}
+                       | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
+                                         "peak_tflops", "demand_per_device",
+                                         "loader_capacity_per_device")})
+
+
+def reasons(judged: pd.DataFrame) -> str:
+    """One Markdown bullet per run: its label, verdict and the reason in full (record text
+    escaped, :func:`benchlib.publish.summary.md_text`)."""
+    labels = run_labels(judged)
+    return "\n".join(f"- **{md_text(label)}**: {md_text(row.verdict)}: {md_text(row.reason)}"
+                     for label, row in zip(labels, judged.itertuples(), strict=True))
+
+
+def ceilings_display(table: pd.DataFrame) -> object:
+    """:func:`ceilings` for people: each figure measured and on the datasheet in its own unit
+    (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple."""
+    def shown(value: object, unit: str) -> str:
+        number = verdict.number_or_none(value)
+        if number is None:
+            return formatting.DASH
+        if unit == "TFLOP/s":
+            return formatting.tflops(number)
+        if unit in ("GB/s", "MB/s"):
+            return formatting.si(number * (1e9 if unit == "GB/s" else 1e6), "B/s")
+        return f"{formatting.number(number)} {unit}"
+
+    frame = table.assign(
+        measured=[shown(v, u) for v, u in zip(table["measured"], table["unit"], strict=True)],
+        datasheet=[shown(v, u) for v, u in zip(table["datasheet"], table["unit"], strict=True)],
+    ).drop(columns=["unit"])
+    return present.table(frame, "What the node probe measured, beside the datasheet figure of "
+                                "the GPU where it is listed",
+                         keep=("figure", "measured"), missing_reason="no datasheet figure")
+
+
+def verdict_display(judged: pd.DataFrame) -> object:
+    """:func:`verdict_table` for people (shares as percentages, FLOP rates with units)."""
+    table = judged.assign(run=run_labels(judged))
+    columns = ["run", "throughput", "unit", "verdict", *[c for c in FIGURES if c in judged]]
+    return present.by_unit(table[columns], "One verdict per run and the figures behind it",
+                           keep=("run", "verdict"),
+                           missing_reason="does not apply (no probe, no telemetry or no data "
+                                          "phase for that run)")
+
+
+def telemetry_display(df: pd.DataFrame) -> object:
+    """:func:`telemetry_table` for people; when no run has telemetry, one sentence saying why."""
+    from IPython.display import Markdown
+
+    table = verdict.telemetry_table(df)
+    if table.empty:
+        return Markdown("No finished benchmark run.")
+    said = table.get("telemetry", pd.Series("", index=table.index)).fillna("").astype(str)
+    missing = said.str.startswith("unavailable")
+    why = "; ".join(dict.fromkeys(said[missing].str.removeprefix("unavailable: ")))
+    if missing.all():
+        return Markdown(f"Telemetry unavailable for all {len(table)} runs: {md_text(why)}.")
+    shown = present.table(table[~missing].drop(columns=["telemetry"], errors="ignore"),
+                          "NVML means over each run's timed loop")
+    if missing.any():
+        from IPython.display import display
+
+        display(Markdown(f"Telemetry unavailable for {int(missing.sum())} of {len(table)} runs: "
+                         f"{md_text(why)}."))
+    return shown
