@@ -163,7 +163,8 @@ def load_seconds(repeats: int, work: Path, campaign: Path, count: int = 10_000) 
     """Time ``benchlib.records.results.load`` over ``count`` hard links of one executed notebook."""
     import os
 
-    from benchlib.records.results import load, sidecar_path
+    from benchlib.records.results import load
+    from benchlib.records.store import sidecar_path
 
     source = next((p for p in sorted(campaign.glob("*.ipynb"))
                    if sidecar_path(p).is_file()), None) if campaign.is_dir() else None
@@ -198,7 +199,7 @@ def plain_process_seconds() -> float:
     code = textwrap.dedent(f"""
         from benchlib.inputs.config import ClassificationConfig
         from benchlib.measure.environment import capture
-        from benchlib.records.results import make_record
+        from benchlib.records.build import make_record
         from benchlib.workloads import classification
         config = ClassificationConfig(benchmark="train", **{CONFIG!r})
         result = classification.run(config)

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from benchlib.records.results import RECORD_MIME
+from benchlib.records.store import RECORD_MIME
 
 
 def write_record_notebook(path: Path, record: dict | None = None, benchmark: bool = True,

@@ -19,15 +19,9 @@ from benchlib.execute import campaign
 from benchlib.execute.locks import campaign_lock, point_lock
 from benchlib.execute.sweep import commit_result, execute_point, run_sweep
 from benchlib.inputs.params import Point, load_sweep
-from benchlib.records.results import (
-    failed_record,
-    load,
-    read_record,
-    scan,
-    sidecar_path,
-    write_json_atomic,
-    write_sidecar,
-)
+from benchlib.records.build import failed_record
+from benchlib.records.results import load, read_record, scan
+from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
 
 from .fakes import write_record_notebook
 

@@ -24,7 +24,7 @@ from benchlib.measure.contention import (
     snapshot,
     worst_contention,
 )
-from benchlib.records.results import make_record
+from benchlib.records.build import make_record
 from benchlib.workloads import classification
 
 

@@ -22,7 +22,7 @@ from benchlib.inputs.config import (
     UNet3DTrainConfig,
     describe_validation_error,
 )
-from benchlib.records.results import make_record
+from benchlib.records.build import make_record
 from benchlib.run import distributed, launch
 from benchlib.workloads import collectives, unet3d
 from benchlib.workloads.result import RunResult

@@ -14,7 +14,7 @@ from benchlib.analysis import references
 from benchlib.cli import main
 from benchlib.publish import acceptance, index_page, summary
 from benchlib.publish.report import PAGES, build_report
-from benchlib.records.results import RECORD_MIME
+from benchlib.records.store import RECORD_MIME
 
 from .fakes import campaign, write_record_notebook
 

@@ -7,14 +7,9 @@ import pytest
 from benchlib import SCHEMA_VERSION
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.measure.environment import capture, short_gpu_name
-from benchlib.records.results import (
-    CORE_COLUMNS,
-    RecordError,
-    load,
-    make_record,
-    record_from_notebook,
-    write_json_atomic,
-)
+from benchlib.records.build import make_record
+from benchlib.records.results import CORE_COLUMNS, load, record_from_notebook
+from benchlib.records.store import RecordError, write_json_atomic
 from benchlib.workloads import classification
 
 from .fakes import write_record_notebook
@@ -103,7 +98,7 @@ def test_record_from_notebook_ignores_non_benchmark_notebooks(tmp_path):
 
 
 def test_raw_iteration_seconds_are_kept_beside_the_sidecar(tmp_path, record):
-    from benchlib.records.results import ITERATIONS_KEY, iterations_path, read_iterations, write_sidecar
+    from benchlib.records.store import ITERATIONS_KEY, iterations_path, read_iterations, write_sidecar
 
     seconds = record[ITERATIONS_KEY]["iteration"]
     assert len(seconds) == record["iterations"] == 3 and all(s > 0 for s in seconds)

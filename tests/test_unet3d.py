@@ -24,7 +24,7 @@ from benchlib.data.volumes import (
 from benchlib.inputs.config import UNet3DPredictConfig, UNet3DTrainConfig, describe_validation_error
 from benchlib.models.geometry import ShapeError, UNetGeometry
 from benchlib.models.unet3d import UNet3D
-from benchlib.records.results import make_record
+from benchlib.records.build import make_record
 from benchlib.workloads import unet3d
 
 #: A network small enough for CPU tests: 2 levels, pooling (1, 2, 2), 4 -> 8 -> 16 features.

@@ -217,7 +217,7 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
 
 @pytest.mark.gpu
 def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
-    from benchlib.records.results import make_record
+    from benchlib.records.build import make_record
     from benchlib.run import launch
 
     probe = launch.run(NodeProbeConfig(device="cuda", matmul_size=1024, memory_bytes=64 << 20,

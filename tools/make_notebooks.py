@@ -135,7 +135,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib.publish.plots import as_table, iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
             "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
-            "from benchlib.records.results import make_record, publish\n"
+            "from benchlib.records.build import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
         new_code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
@@ -181,7 +181,7 @@ def build_allreduce() -> nbformat.NotebookNode:
             "from benchlib.inputs.config import AllReduceConfig\n"
             "from benchlib.publish.plots import busbw_plot, show\n"
             "from benchlib.publish.present import config_table, environment_tables\n"
-            "from benchlib.records.results import publish\n"
+            "from benchlib.records.build import publish\n"
             "from benchlib.workloads import collectives"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
@@ -231,7 +231,7 @@ def build_node_probe() -> nbformat.NotebookNode:
             "from benchlib.inputs.config import NodeProbeConfig\n"
             "from benchlib.publish.plots import busbw_plot, decode_plot, show\n"
             "from benchlib.publish.present import config_table, environment_tables\n"
-            "from benchlib.records.results import publish\n"
+            "from benchlib.records.build import publish\n"
             "from benchlib.workloads import node_probe"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),

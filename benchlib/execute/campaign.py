@@ -22,15 +22,9 @@ from typing import Literal
 from benchlib.errors import InputError
 from benchlib.execute import slurm, slurm_limits
 from benchlib.execute.locks import ledger_lock, point_holder
-from benchlib.records.results import (
-    failed_record,
-    is_complete_notebook,
-    keep_ok_result,
-    read_record,
-    sidecar_path,
-    write_json_atomic,
-    write_sidecar,
-)
+from benchlib.records.build import failed_record
+from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
+from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
 
 LEDGER = ".benchlib"
 log = logging.getLogger(__name__)

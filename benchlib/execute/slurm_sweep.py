@@ -30,7 +30,8 @@ from benchlib.inputs.config import ConfigError
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import Point
 from benchlib.measure.environment import job_ids_from_env
-from benchlib.records.results import failed_record, sidecar_path, write_json_atomic
+from benchlib.records.build import failed_record
+from benchlib.records.store import sidecar_path, write_json_atomic
 
 
 class SubmissionError(InputError):

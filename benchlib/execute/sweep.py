@@ -26,17 +26,9 @@ from benchlib.errors import OutputError, describe_os_error
 from benchlib.execute.campaign import remember_points
 from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
-from benchlib.records.results import (
-    RecordError,
-    failed_record,
-    is_complete_notebook,
-    keep_ok_result,
-    notebook_fingerprint,
-    read_record,
-    record_from_notebook,
-    sidecar_path,
-    write_sidecar,
-)
+from benchlib.records.build import failed_record
+from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
+from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_path, write_sidecar
 from benchlib.registry import NOTEBOOK_CONFIGS
 
 log = logging.getLogger(__name__)

@@ -29,15 +29,8 @@ from nbformat import NotebookNode
 from benchlib.errors import InputError
 from benchlib.execute.sweep import NOTEBOOK_DIR, LocalKernelManager
 from benchlib.publish.index_page import Link, render
-from benchlib.records.results import (
-    Scan,
-    Skipped,
-    current_umask,
-    iter_notebooks,
-    load,
-    notebook_fingerprint,
-    scan,
-)
+from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
+from benchlib.records.store import current_umask, notebook_fingerprint
 
 log = logging.getLogger(__name__)
 #: The report's pages after the index, in the order it lists them: a summary notebook executed

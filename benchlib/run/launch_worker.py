@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from benchlib.records.results import write_bytes_atomic
+from benchlib.records.store import write_bytes_atomic
 
 HEARTBEAT_S = 1.0
 

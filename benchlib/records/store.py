@@ -1,0 +1,222 @@
+"""Result files on disk: atomic writes that honour the umask, the sidecar (``<point>.json``,
+fingerprinted to its notebook) and the per-iteration seconds (``<point>.iterations.csv``);
+bounded reads that refuse special files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.errors import InputError, OutputError, describe_os_error
+from benchlib.records import schema
+
+log = logging.getLogger(__name__)
+
+#: Record key of the raw per-iteration seconds; stored beside the sidecar as
+#: ``<point>.iterations.csv`` (:func:`write_iterations`), never a column of the loaded table.
+ITERATIONS_KEY = "per_iteration_s"
+
+
+class RecordError(InputError):
+    """A file that should hold a record does not hold a usable one."""
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc where it can be, so nothing is changed)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and a rename: never
+    half-written. The file gets the mode a plain ``open`` would (0666 less the umask).
+    Raises OutputError naming the path and the reason when it cannot be written whole."""
+    tmp = ""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, path)
+    except OSError as error:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise OutputError(describe_os_error(error, path)) from error
+    except BaseException:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON to ``path`` atomically (:func:`write_bytes_atomic`)."""
+    write_bytes_atomic(path, json.dumps(data, indent=1, default=str).encode())
+
+
+def iterations_path(notebook: Path) -> Path:
+    """``x.ipynb`` -> ``x.iterations.csv`` (the run's seconds per timed iteration and phase)."""
+    return notebook.with_name(f"{notebook.stem}.iterations.csv")
+
+
+def write_iterations(notebook: Path, record: dict) -> None:
+    """Move the record's per-iteration seconds (if any) into ``<point>.iterations.csv``."""
+    columns = record.pop(ITERATIONS_KEY, None)
+    if isinstance(columns, dict) and columns:
+        frame = pd.DataFrame(columns)
+        frame.index.name = "step"
+        write_bytes_atomic(iterations_path(notebook), frame.to_csv().encode())
+
+
+def read_iterations(notebook: str | Path) -> pd.DataFrame:
+    """Seconds per timed iteration (``iteration`` and each phase) of one run: from the file
+    beside the notebook, else from the notebook's record; empty when neither has them."""
+    notebook = Path(notebook)
+    path = iterations_path(notebook)
+    if path.is_file():
+        return pd.read_csv(path, index_col="step")
+    try:
+        nb = json.loads(notebook.read_bytes())
+        record = find_record(nb) or {}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return pd.DataFrame()
+    columns = record.get(ITERATIONS_KEY) if isinstance(record, dict) else None
+    frame = pd.DataFrame(columns) if isinstance(columns, dict) else pd.DataFrame()
+    frame.index.name = "step"
+    return frame
+
+
+def sidecar_path(notebook: Path) -> Path:
+    """``x.ipynb`` -> ``x.json``."""
+    return notebook.with_suffix(".json")
+
+
+#: Largest notebook or sidecar read (bytes): far above any executed benchmark notebook.
+MAX_READ_BYTES = 256 << 20
+
+
+def read_json_bounded(path: Path, what: str = "sidecar") -> object:
+    """JSON from a regular file of at most MAX_READ_BYTES; RecordError naming ``path`` for
+    anything else (a device, pipe, unreadable bytes, numbers beyond Python's limits, nesting
+    too deep). FileNotFoundError passes through."""
+    mode = path.stat().st_mode  # FileNotFoundError for a missing or dangling path
+    if not stat.S_ISREG(mode):
+        raise RecordError(f"{path}: not a regular file; not a readable {what}")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_READ_BYTES + 1)
+        if len(data) > MAX_READ_BYTES:
+            raise RecordError(f"{path}: larger than {MAX_READ_BYTES >> 20} MiB; not a {what}")
+        return json.loads(data)
+    except (OSError, ValueError, RecursionError) as error:
+        raise RecordError(f"{path}: not a readable {what} ({type(error).__name__}: "
+                          f"{str(error)[:120]})") from None
+
+
+#: Key of a sidecar that says which notebook file it was made from (size, mtime, sha256).
+SIDECAR_SOURCE_KEY = "sidecar_of"
+
+
+def notebook_fingerprint(notebook: Path) -> dict[str, object]:
+    """Size, modification time (ns) and SHA-256 of ``notebook``: what a sidecar is made from."""
+    import hashlib
+
+    stat = notebook.stat()
+    with notebook.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+
+
+def write_sidecar(notebook: Path, record: Mapping[str, object],
+                  fingerprint: Mapping[str, object] | None = None) -> None:
+    """Write ``record`` as the sidecar of ``notebook`` with the notebook's fingerprint (so a
+    sidecar that no longer matches its notebook is ignored); no notebook: no fingerprint. The
+    per-iteration seconds go to ``<point>.iterations.csv`` beside it."""
+    data = dict(record)
+    write_iterations(notebook, data)
+    if fingerprint is None and notebook.is_file():
+        fingerprint = notebook_fingerprint(notebook)
+    if fingerprint is not None:
+        data[SIDECAR_SOURCE_KEY] = dict(fingerprint)
+    write_json_atomic(sidecar_path(notebook), data)
+
+
+def _sidecar_matches(notebook: Path, source: object) -> bool:
+    """Whether a sidecar's fingerprint still describes ``notebook``: same size and mtime, or
+    the same size and content (a copy that lost its mtime)."""
+    if not isinstance(source, dict):
+        return False
+    try:
+        stat = notebook.stat()
+        if stat.st_size != source.get("size"):
+            return False
+        if stat.st_mtime_ns == source.get("mtime_ns"):
+            return True
+        return notebook_fingerprint(notebook)["sha256"] == source.get("sha256")
+    except OSError:
+        return False
+
+
+def read_sidecar(notebook: Path) -> dict | None:
+    """The record in ``notebook``'s sidecar when it is a usable one for this notebook, else
+    None (missing, unreadable, not a JSON object, or made from another version of the
+    notebook: each logged as a warning naming the file)."""
+    sidecar = sidecar_path(notebook)
+    try:
+        data = read_json_bounded(sidecar)
+    except FileNotFoundError:
+        return None
+    except RecordError as error:
+        log.warning("%s; reading the notebook", error)
+        return None
+    if not isinstance(data, dict):
+        log.warning("%s: sidecar holds %s, not a record; reading the notebook", sidecar,
+                    "null" if data is None else f"a JSON {type(data).__name__}")
+        return None
+    source = data.pop(SIDECAR_SOURCE_KEY, None)
+    bad = schema.problems(data)
+    if bad:
+        log.warning("%s: not a usable record (%s); reading the notebook", sidecar, "; ".join(bad))
+        return None
+    if not notebook.is_file():
+        return data
+    if source is None:  # sidecars of earlier versions: trusted while not older than the notebook
+        try:
+            if sidecar.stat().st_mtime >= notebook.stat().st_mtime:
+                return data
+        except OSError:
+            pass
+        return None
+    if not _sidecar_matches(notebook, source):
+        log.warning("%s: sidecar was made from another version of %s; reading the notebook",
+                    sidecar, notebook.name)
+        return None
+    return data
+
+
+RECORD_MIME = "application/vnd.benchlib.result+json"
+
+
+def find_record(nb: Mapping) -> dict | None:
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            data = output.get("data") or {}
+            if RECORD_MIME in data:
+                return data[RECORD_MIME]
+    return None
