@@ -13,14 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchlib.inputs.config import (
-    AllReduceConfig,
-    ClassificationConfig,
-    CommonConfig,
-    NodeProbeConfig,
-    UNet3DPredictConfig,
-    UNet3DTrainConfig,
-)
+from benchlib.inputs.config import ClassificationConfig, CommonConfig
+from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 
 #: The summary notebooks, in the order the report lists them.
 SUMMARIES = ("summary_scaling", "summary_comparisons", "summary_breakdown", "summary_projection",

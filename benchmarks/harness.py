@@ -285,7 +285,7 @@ UNET_VOLUME = (60, 120, 120)
 
 def unet3d_blockwise_ratio(repeats: int, work: Path) -> dict:
     from benchlib.data.em_volume import write_em_volume
-    from benchlib.inputs.config import UNet3DPredictConfig
+    from benchlib.inputs.unet3d_config import UNet3DPredictConfig
     from benchlib.workloads import unet3d
 
     volume = work / "em.h5"

@@ -15,13 +15,9 @@ from benchlib.analysis.comparisons import allreduce_curves, distributed_runs, sc
 from benchlib.data.em_volume import write_em_volume
 from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.volumes import open_volume
-from benchlib.inputs.config import (
-    AllReduceConfig,
-    ClassificationConfig,
-    UNet3DPredictConfig,
-    UNet3DTrainConfig,
-    describe_validation_error,
-)
+from benchlib.inputs.config import ClassificationConfig, describe_validation_error
+from benchlib.inputs.probe_config import AllReduceConfig
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.records.build import make_record
 from benchlib.run import distributed, launch
 from benchlib.workloads import collectives, unet3d

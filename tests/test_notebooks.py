@@ -4,8 +4,9 @@ import sys
 
 import pytest
 
-from benchlib.inputs.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.params import NOTEBOOK_DIR, notebook_parameters
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.records.results import load
 
 from .conftest import ROOT

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig, UNet3DPredictConfig
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig
 from benchlib.workloads.loop import TimeBudget, timed_loop
 
 
@@ -75,7 +76,7 @@ def test_auto_is_validated():
 def test_the_node_probe_keeps_to_its_time_budget():
     import time
 
-    from benchlib.inputs.config import NodeProbeConfig
+    from benchlib.inputs.probe_config import NodeProbeConfig
     from benchlib.workloads import node_probe
 
     config = NodeProbeConfig(device="cpu", precisions=["fp32"], matmul_size=16384,

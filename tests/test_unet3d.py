@@ -21,7 +21,8 @@ from benchlib.data.volumes import (
     open_volume,
     read_padded,
 )
-from benchlib.inputs.config import UNet3DPredictConfig, UNet3DTrainConfig, describe_validation_error
+from benchlib.inputs.config import describe_validation_error
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.models.geometry import ShapeError, UNetGeometry
 from benchlib.models.unet3d import UNet3D
 from benchlib.records.build import make_record

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
-from benchlib.inputs.config import ClassificationConfig, NodeProbeConfig, UNet3DTrainConfig
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.inputs.unet3d_config import UNet3DTrainConfig
 from benchlib.records.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
 from benchlib.reference import datasheet_for, datasheets
 from benchlib.run import probe_runs

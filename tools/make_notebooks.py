@@ -14,7 +14,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
-from benchlib.inputs.config import AllReduceConfig, ClassificationConfig, NodeProbeConfig
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOOTH_ONLY = ("noise_samples", "sigma")
@@ -131,7 +132,7 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
             "from benchlib.analysis import comparisons as analysis\nfrom benchlib.run import launch\n"
-            f"from benchlib.inputs.config import {class_name}\n"
+            f"from benchlib.inputs.unet3d_config import {class_name}\n"
             "from benchlib.publish.plots import as_table, iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
             "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
@@ -178,7 +179,7 @@ def build_allreduce() -> nbformat.NotebookNode:
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
             "from benchlib.run import launch\n"
-            "from benchlib.inputs.config import AllReduceConfig\n"
+            "from benchlib.inputs.probe_config import AllReduceConfig\n"
             "from benchlib.publish.plots import busbw_plot, show\n"
             "from benchlib.publish.present import config_table, environment_tables\n"
             "from benchlib.records.build import publish\n"
@@ -228,7 +229,7 @@ def build_node_probe() -> nbformat.NotebookNode:
                       metadata={"tags": ["parameters"]}),
         new_code_cell(
             "from benchlib.run import launch, probe_runs\n"
-            "from benchlib.inputs.config import NodeProbeConfig\n"
+            "from benchlib.inputs.probe_config import NodeProbeConfig\n"
             "from benchlib.publish.plots import busbw_plot, decode_plot, show\n"
             "from benchlib.publish.present import config_table, environment_tables\n"
             "from benchlib.records.build import publish\n"

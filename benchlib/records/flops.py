@@ -16,7 +16,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchlib.inputs.config import ClassificationConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.inputs.config import ClassificationConfig
+from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 
 log = logging.getLogger(__name__)
 COUNT_BATCH = 2  #: samples in the counted batch (batch norm in training mode needs more than 1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from benchlib.inputs.config import AllReduceConfig
+from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.measure.environment import run_identity
 from benchlib.run import distributed
 from benchlib.workloads.loop import progress

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benchlib.inputs.config import NodeProbeConfig
+from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.measure.environment import run_identity
 from benchlib.measure.timing import WallClock
 from benchlib.workloads.loop import progress

@@ -28,7 +28,7 @@ from torch import nn
 
 from benchlib.data.patches import PatchSampler, patch_loader
 from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
-from benchlib.inputs.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.measure.timing import PhaseTimer
 from benchlib.models.geometry import Shape, shape_text
 from benchlib.models.unet3d import UNet3D

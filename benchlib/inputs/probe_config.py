@@ -1,0 +1,98 @@
+"""Configurations of the probes: the all-reduce bus bandwidth and the node's ceilings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import (
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    model_validator,
+)
+
+from benchlib.inputs.config import CommonConfig
+
+
+class AllReduceConfig(CommonConfig):
+    """The all-reduce probe: bus bandwidth over message sizes, as nccl-tests measures it.
+
+    Sizes run from ``min_bytes`` to ``max_bytes``, doubling; each is all-reduced ``warmup``
+    times untimed, then ``iterations`` times timed (the mean over ranks of the mean time per
+    operation, as nccl-tests reports by default).
+    """
+
+    benchmark: Literal["probe_allreduce"] = "probe_allreduce"
+    num_devices: PositiveInt = 2
+    min_bytes: PositiveInt = 1024
+    max_bytes: PositiveInt = 1 << 30
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    iterations: PositiveInt = 20
+    warmup: NonNegativeInt = 5
+
+    @model_validator(mode="after")
+    def _sizes(self) -> AllReduceConfig:
+        if self.num_devices < 2:
+            raise ValueError("num_devices 1: the all-reduce probe needs at least 2 devices")
+        if self.min_bytes > self.max_bytes:
+            raise ValueError(f"min_bytes {self.min_bytes} is larger than max_bytes {self.max_bytes}")
+        if self.min_bytes < 4:
+            raise ValueError(f"min_bytes {self.min_bytes}: at least one element (4 bytes)")
+        return self
+
+    @property
+    def sizes(self) -> list[int]:
+        """Message sizes in bytes: ``min_bytes`` doubling up to ``max_bytes``."""
+        sizes, size = [], self.min_bytes
+        while size <= self.max_bytes:
+            sizes.append(size)
+            size *= 2
+        return sizes
+
+
+class NodeProbeConfig(CommonConfig):
+    """The node probe: matmul TFLOP/s per precision, device memory bandwidth, host<->device
+    bandwidth, JPEG decode images/s against loader workers and the data directory's read
+    throughput (those two only with ``data_dir``); the all-reduce probe over
+    ``allreduce_devices`` (0: every visible GPU when there are two or more; 1: none).
+
+    Each figure stops after ``probe_time_s`` seconds (at least one timed call): ``iterations``
+    and ``decode_batches`` are upper bounds, and the matmul grows from 1024 towards
+    ``matmul_size`` only while a product of the next size fits the budget, so a GPU measures at
+    the full size and a CPU finishes in minutes.
+    """
+
+    benchmark: Literal["probe_node"] = "probe_node"
+    precisions: list[Literal["fp32", "tf32", "fp16", "bf16"]] = ["fp32", "tf32", "fp16", "bf16"]
+    matmul_size: PositiveInt = 8192
+    memory_bytes: PositiveInt = 1 << 30
+    transfer_bytes: PositiveInt = 256 << 20
+    iterations: PositiveInt = 20
+    warmup: NonNegativeInt = 3
+    data_dir: str = ""
+    image_size: PositiveInt = 224
+    decode_workers: list[NonNegativeInt] = [1, 2, 4, 8]
+    decode_batch_size: PositiveInt = 64
+    decode_batches: PositiveInt = 20
+    read_max_bytes: PositiveInt = 2 << 30
+    allreduce_devices: NonNegativeInt = 0
+    probe_time_s: PositiveFloat = 5.0
+
+    @model_validator(mode="after")
+    def _one_process(self) -> NodeProbeConfig:
+        if self.num_devices != 1 or self.num_nodes != 1:
+            raise ValueError(f"num_devices {self.num_devices}: the node probe runs in one process "
+                             "on one node; allreduce_devices sets the all-reduce part")
+        if not self.precisions:
+            raise ValueError("precisions: name at least one of fp32, tf32, fp16, bf16")
+        if not self.decode_workers:
+            raise ValueError("decode_workers: name at least one worker count (0: the main process)")
+        if self.data_dir and not Path(self.data_dir).is_dir():
+            raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+        return self
+
+    def allreduce_count(self, visible_gpus: int) -> int:
+        """Devices the all-reduce part runs on (0: it does not run)."""
+        count = visible_gpus if self.allreduce_devices == 0 else self.allreduce_devices
+        return count if count >= 2 else 0
