@@ -282,7 +282,7 @@ def build(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib.publish.plots import iteration_timeline, phase_bars, rank_table, "
             "show, telemetry_plot\n"
             "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
-            "from benchlib.records.results import make_record, publish"),
+            "from benchlib.records.build import make_record, publish"),
         new_markdown_cell("## Configuration"),
         new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
                       f"{arguments}\n)\nconfig_table(config)"),
