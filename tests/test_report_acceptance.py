@@ -12,7 +12,7 @@ import pytest
 
 from benchlib.analysis import references
 from benchlib.cli import main
-from benchlib.publish import acceptance, index_page, summary
+from benchlib.publish import acceptance, fleet_page, index_page, summary
 from benchlib.publish.report import PAGES, build_report
 from benchlib.records.store import RECORD_MIME
 
@@ -104,15 +104,15 @@ def test_cpu_runs_match_no_reference_and_say_so():
 
 def test_fleet_section_finds_the_slow_node(tmp_path):
     df = summary.load_results(fleet_campaign(tmp_path / "fleet"))
-    assert acceptance.node_count(df) == 7
-    nodes = acceptance.node_table(df)
+    assert fleet_page.node_count(df) == 7
+    nodes = fleet_page.node_table(df)
     assert nodes["host"].iloc[0] == SLOW_NODE and nodes["outlier"].tolist() == [True] + [False] * 6
-    assert "**1 outlier node** among 7" in acceptance.outlier_text(nodes)
-    assert acceptance.node_display(nodes).cells["outlier"].iloc[0] == "⚠ outlier"
-    [(figure, alt)] = acceptance.heatmaps(df)
+    assert "**1 outlier node** among 7" in fleet_page.outlier_text(nodes)
+    assert fleet_page.node_display(nodes).cells["outlier"].iloc[0] == "⚠ outlier"
+    [(figure, alt)] = fleet_page.heatmaps(df)
     assert f"outliers marked: {SLOW_NODE} ⚠" in alt
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()][-1] == "train resnet50"
-    assert acceptance.node_count(summary.load_results(campaign(tmp_path / "one"))) < 2
+    assert fleet_page.node_count(summary.load_results(campaign(tmp_path / "one"))) < 2
 
 
 @pytest.mark.slow

@@ -580,7 +580,7 @@ SUMMARIES = {
         [
             new_markdown_cell("## Against the references"),
             new_code_cell(
-                "from benchlib.analysis import references\nfrom benchlib.publish import acceptance\n\n"
+                "from benchlib.analysis import references\nfrom benchlib.publish import acceptance, fleet_page\n\n"
                 "given = summary.resolve_results_dir(references_file) if references_file else None\n"
                 "refs = references.load_references(given) if given else references.shipped()\n"
                 "checked = acceptance.check(df, refs)\n"
@@ -594,15 +594,15 @@ SUMMARIES = {
                 "    if acceptance.unmatched_note(checked):\n"
                 "        display(Markdown(acceptance.unmatched_note(checked)))"),
             new_code_cell(
-                "if acceptance.node_count(df) > 1:\n"
-                "    display(Markdown(f\"## Fleet: {acceptance.node_count(df)} nodes\"))\n"
-                "    nodes = acceptance.node_table(df)\n"
+                "if fleet_page.node_count(df) > 1:\n"
+                "    display(Markdown(f\"## Fleet: {fleet_page.node_count(df)} nodes\"))\n"
+                "    nodes = fleet_page.node_table(df)\n"
                 "    if len(nodes):\n"
-                "        display(Markdown(acceptance.outlier_text(nodes)))\n"
-                "        display(acceptance.node_display(nodes))\n"
+                "        display(Markdown(fleet_page.outlier_text(nodes)))\n"
+                "        display(fleet_page.node_display(nodes))\n"
                 "    display(Markdown(\"Each node's median over the fleet's median per probe and \"\n"
                 "                     \"workload, per GPU model: 1.0 is the median node.\"))\n"
-                "    for figure, alt in acceptance.heatmaps(df):\n"
+                "    for figure, alt in fleet_page.heatmaps(df):\n"
                 "        plots.show(figure, alt=alt)"),
             new_markdown_cell("## The references"),
             new_code_cell(
@@ -623,18 +623,18 @@ SUMMARIES = {
         [
             new_markdown_cell("## Verdict per configuration"),
             new_code_cell(
-                "from benchlib.publish import acceptance\n\n"
+                "from benchlib.publish import compare_page\n\n"
                 "base_dir = summary.resolve_results_dir(baseline_dir)\n"
                 "base = summary.load_results(base_dir)\n"
-                "compared = acceptance.compare_runs(base, df, threshold=threshold)\n"
+                "compared = compare_page.compare_runs(base, df, threshold=threshold)\n"
                 "units = done[\"unit\"].dropna().unique()\n"
-                "if acceptance.warnings_text(compared):\n"
-                "    display(Markdown(acceptance.warnings_text(compared)))\n"
-                "display(Markdown(acceptance.compare_headline(compared, base_dir.name)))\n"
+                "if compare_page.warnings_text(compared):\n"
+                "    display(Markdown(compare_page.warnings_text(compared)))\n"
+                "display(Markdown(compare_page.compare_headline(compared, base_dir.name)))\n"
                 "if len(compared):\n"
-                "    display(acceptance.compare_display(compared, units[0] if len(units) == 1 "
+                "    display(compare_page.compare_display(compared, units[0] if len(units) == 1 "
                 "else \"\"))\n"
-                "    plots.show(acceptance.compare_plot(compared, base_dir.name))"),
+                "    plots.show(compare_page.compare_plot(compared, base_dir.name))"),
         ],
     ),
 }

@@ -19,7 +19,7 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
-from benchlib.publish import summary
+from benchlib.publish import compare_page, summary
 from benchlib.records import flags
 
 #: Settings that describe a configuration on the front page (those that vary are shown).
@@ -179,7 +179,6 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> str:
     """The compare verdict counts against ``baseline``, linked to the compare page."""
     from benchlib.analysis import regression
-    from benchlib.publish import acceptance
 
     if compared.empty:
         items = ["<li>No configuration ran in both campaigns: nothing to compare.</li>"]
@@ -187,12 +186,12 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
         counts = compared["verdict"].value_counts()
         items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
                  f"(configurations)</li>"]
-        labels = acceptance.compare_labels(compared)
+        labels = compare_page.compare_labels(compared)
         items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
                   f"base speed (95 % interval {row.low:.2f}–{row.high:.2f})</li>"
                   for i, row in regression.regressions(compared).iterrows()]
         if "unknown" in counts:
-            items.append(f"<li>{_e(acceptance.UNKNOWN)}</li>")
+            items.append(f"<li>{_e(compare_page.UNKNOWN)}</li>")
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, "summary_compare", "compare page"))
 

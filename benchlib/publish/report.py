@@ -303,7 +303,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib.publish.acceptance import compare_runs
+        from benchlib.publish.compare_page import compare_runs
 
         compared = compare_runs(load(inputs.baseline), records)
     return render(campaign, records, pages, runs, _skipped_section(skipped),

@@ -1,0 +1,129 @@
+"""What the compare page shows: a campaign against a baseline campaign, each configuration's ratio
+with its interval and verdict (from :mod:`benchlib.analysis.regression`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchlib import formatting
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import present
+from benchlib.publish.summary import md_text
+
+VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7",
+                   "unknown": "#bab0ac"}
+
+
+#: What a compare verdict without a direction means, said once where it appears.
+UNKNOWN = ("unknown: one run on each side and no run intervals, so no interval: repeat the runs "
+           "(repeats: N in the params file) to know")
+
+
+def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
+                 threshold: float = 0.05) -> pd.DataFrame:
+    """:func:`regression.compare` of the workload runs' throughput (probes left out: their
+    figures are not throughputs)."""
+    from benchlib.analysis import regression
+
+    return regression.compare(analysis.benchmarks(base), analysis.benchmarks(new),
+                              threshold=threshold)
+
+
+def compare_labels(compared: pd.DataFrame) -> pd.Series:
+    """Short labels of the configurations (``1 dev, synthetic, batch 32``) from the pairing
+    columns that vary; :func:`regression.compare`'s own label when none does."""
+    columns = list(compared.columns)
+    keys = columns[1:columns.index("base")] if "base" in columns else []
+    varying = [c for c in keys if compared[c].astype(str).nunique() > 1] \
+        or [c for c in ("benchmark", "model") if c in keys]
+    if not varying:
+        return compared["configuration"].astype(str)
+    return formatting.short_labels(compared, varying)
+
+
+def compare_headline(compared: pd.DataFrame, base: str) -> str:
+    """Markdown: verdict counts against ``base`` and each regression with its size."""
+    if compared.empty:
+        return f"Nothing to compare: no configuration ran in both campaigns ({md_text(base)})."
+    counts = compared["verdict"].value_counts()
+    lines = [f"**Against {md_text(base)}**: " + ", ".join(
+        f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
+    threshold = float(compared.attrs.get("threshold", 0.05))
+    labels = compare_labels(compared)
+    for index, row in compared[compared["verdict"] == "regression"].iterrows():
+        lines.append(f"- **regression** {md_text(labels[index])}: "
+                     f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
+                     f"{row['high']:.2f}), {1 - row['ratio']:.0%} slower"
+                     + (f"; flags: {md_text(row['flags'])}" if row["flags"] else ""))
+    if "regression" not in counts:
+        lines.append(f"No significant regression beyond {threshold:.0%}.")
+    if "unknown" in counts:
+        lines.append(f"\n{md_text(UNKNOWN)}.")
+    return "\n".join(lines)
+
+
+def warnings_text(compared: pd.DataFrame) -> str:
+    """Markdown: the warnings about settings that make the campaigns incomparable, or ''."""
+    found = compared.attrs.get("warnings", [])
+    if not found:
+        return ""
+    return ("**⚠ Not like for like**: these settings differ between the campaigns, so the "
+            "ratios below mix their effect in:\n" + "\n".join(f"- {md_text(w)}" for w in found))
+
+
+def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
+    """Per configuration: base and new medians, NEW / BASE with its 95 % interval, verdict,
+    runs on each side and flags."""
+    suffix = f" ({unit})" if unit else ""
+
+    def interval(low: float, high: float) -> str:
+        return formatting.DASH if formatting.missing(low) else f"{low:.2f}x – {high:.2f}x"
+
+    cells = pd.DataFrame({
+        "configuration": compare_labels(compared),
+        f"base{suffix}": compared["base"].map(formatting.formatter("throughput")),
+        f"new{suffix}": compared["new"].map(formatting.formatter("throughput")),
+        "new / base": compared["ratio"].map(formatting.formatter("ratio")),
+        "95 % interval": [interval(lo, hi) for lo, hi in
+                          zip(compared["low"], compared["high"], strict=True)],
+        "verdict": compared["verdict"].map(lambda v: f"⚠ {v}" if v == "regression" else v),
+        "runs (base / new)": [f"{a} / {b}" for a, b in
+                              zip(compared["base_runs"], compared["new_runs"], strict=True)],
+        "flags": compared["flags"].fillna("").astype(str),
+    })
+    if not cells["flags"].str.strip().any():
+        cells = cells.drop(columns="flags")
+    threshold = float(compared.attrs.get("threshold", 0.05))
+    caption = (f"Median {compared.attrs.get('metric', 'throughput')} per configuration; new / "
+               "base above 1 is faster. regression: the whole 95 % interval below 1 and the "
+               f"median more than {threshold:.0%} below; {formatting.DASH} = nothing to pair.")
+    return present.Table(cells.reset_index(drop=True), caption,
+                         {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval"})
+
+
+def compare_plot(compared: pd.DataFrame, base: str):
+    """NEW / BASE per configuration with its 95 % interval, coloured by verdict, 1.0 marked."""
+    import matplotlib.pyplot as plt
+
+    from benchlib.publish.plots import plain, tidy
+
+    rows = compared.assign(label=compare_labels(compared)).dropna(subset=["ratio"])
+    fig, ax = plt.subplots(figsize=(9, 0.42 * max(len(rows), 1) + 1.6))
+    labels = [plain(c) for c in rows["label"]]
+    for position, row in enumerate(rows.to_dict("records")):
+        colour = VERDICT_COLOURS.get(row["verdict"], "#bab0ac")
+        low = row["low"] if not formatting.missing(row["low"]) else row["ratio"]
+        high = row["high"] if not formatting.missing(row["high"]) else row["ratio"]
+        ax.errorbar(row["ratio"], position, xerr=[[row["ratio"] - low], [high - row["ratio"]]],
+                    fmt="o", color=colour, capsize=4)
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for verdict, colour in VERDICT_COLOURS.items():
+        if (rows["verdict"] == verdict).any():
+            ax.plot([], [], "o", color=colour, label=verdict)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set(xlabel="new / base speed (x), 95 % interval", ylabel="",
+           title=plain(f"Each configuration against {base}"))
+    tidy(fig)
+    return fig

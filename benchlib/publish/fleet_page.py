@@ -1,0 +1,153 @@
+"""What the fleet page shows: a table of nodes with the slow ones first, the outliers in words, and
+heat maps of nodes against configurations (from :mod:`benchlib.analysis.fleet`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchlib import formatting
+from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import fleet
+from benchlib.publish import present
+from benchlib.publish.summary import md_text
+from benchlib.records import flags
+
+#: Configuration columns a fleet's node table is grouped by (nodes are compared within).
+FLEET_GROUPS = ("gpu", "benchmark", "model")
+
+
+#: Above this many rows the node table shows the outliers and the slowest nodes only.
+NODE_ROWS = 40
+
+
+SLOWEST = 10  #: slowest nodes per group shown in a long node table
+
+
+def node_count(df: pd.DataFrame) -> int:
+    """How many nodes the finished runs come from (:func:`fleet.node_column`)."""
+    done = analysis.ok(df)
+    if done.empty:
+        return 0
+    column = fleet.node_column(done)
+    return int(done[column].replace("", np.nan).nunique()) if column in done else 0
+
+
+def fleet_groups(runs: pd.DataFrame) -> list[str]:
+    """The :data:`FLEET_GROUPS` columns present in ``runs``."""
+    return [c for c in FLEET_GROUPS if c in runs and runs[c].notna().any()]
+
+
+def node_table(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fleet.node_table` of the workload runs' throughput within each GPU, benchmark and
+    model, sorted by speed relative to the group's median (slowest first)."""
+    runs = analysis.benchmarks(analysis.ok(df)).dropna(subset=["throughput"])
+    if runs.empty:
+        return pd.DataFrame()
+    groups = fleet_groups(runs)
+    table = fleet.node_table(runs, "throughput", by=groups)
+    units = runs["unit"].fillna("").astype(str) if "unit" in runs else pd.Series("", runs.index)
+    if groups:
+        table = table.join(units.groupby([runs[c] for c in groups], dropna=False).first(),
+                           on=groups)
+    else:
+        table["unit"] = units.iloc[0]
+    return table.sort_values(["relative", "robust_z"], kind="stable").reset_index(drop=True)
+
+
+def node_display(table: pd.DataFrame) -> present.Table:
+    """The node table for people: outliers marked ⚠; a long one cut to the outliers and the
+    slowest nodes of each group (the caption says so)."""
+    node = next(c for c in table.columns if c in ("env_slurm_job_nodelist", "host"))
+    groups = [c for c in FLEET_GROUPS if c in table]
+    shown = table
+    if len(table) > NODE_ROWS:
+        slowest = table.groupby(groups, dropna=False, sort=False).head(SLOWEST).index \
+            if groups else table.head(SLOWEST).index
+        shown = table[table.index.isin(slowest) | table["outlier"]]
+    cells = pd.DataFrame({"node": shown[node].astype(str)})
+    for column in groups:
+        if table[column].astype(str).nunique() > 1:
+            cells[formatting.column_label(column)] = shown[column].astype(str)
+    cells["throughput"] = [f"{formatting.number(v)} {u}" for v, u in
+                           zip(shown["throughput"], shown.get("unit", [""] * len(shown)),
+                               strict=True)]
+    cells["fleet median"] = [formatting.number(v) for v in shown["fleet_median"]]
+    cells["of the median"] = shown["relative"].map(formatting.percent)
+    cells["robust z"] = shown["robust_z"].map(lambda z: f"{z:+.1f}")
+    cells["outlier"] = shown["outlier"].map(lambda o: "⚠ outlier" if o else "")
+    cells["runs"] = shown["runs"].astype(str)
+    if shown["flags"].astype(str).str.strip().any():
+        cells["flags"] = shown["flags"].astype(str)
+    said = present.describe_constant(table, [c for c in groups
+                                             if table[c].astype(str).nunique() <= 1])
+    caption = (f"{len(table)} nodes, slowest first relative to the median of their group"
+               + (f" (every row: {said})" if said else ""))
+    if len(shown) < len(table):
+        caption += (f"; shown: the outliers and the {SLOWEST} slowest nodes of each group, "
+                    f"{len(table) - len(shown)} nodes within the usual spread left out")
+    return present.Table(cells.reset_index(drop=True), caption + ".",
+                         {"throughput", "fleet median", "of the median", "robust z"})
+
+
+def outlier_text(table: pd.DataFrame) -> str:
+    """Markdown: what an outlier is, and each outlier node with its speed and z-score."""
+    node = next(c for c in table.columns if c in ("env_slurm_job_nodelist", "host"))
+    rule = (f"A node is an **outlier** (⚠) when its robust z-score, (x − median) / (1.4826 × "
+            f"MAD) of the throughput within its group ({', '.join(fleet_groups(table)) or 'all'}"
+            f"), is beyond ±{fleet.OUTLIER_Z:g} (Iglewicz and Hoaglin's cut-off): median and "
+            "MAD do not move with a few bad nodes, as a mean and standard deviation would.")
+    found = table[table["outlier"]]
+    if found.empty:
+        return f"{rule}\n\n**No outlier** among {len(table)} nodes."
+    items = [f"- **{md_text(r[node])} ⚠** "
+             f"({md_text(' '.join(str(r[c]) for c in fleet_groups(table)))}): "
+             f"{formatting.percent(r['relative'])} of the median, robust z {r['robust_z']:+.1f}"
+             + (f"; flags: {md_text(r['flags'])}" if flags.split(r.get("flags")) else "")
+             for r in found.head(20).to_dict("records")]
+    more = f"\n- and {len(found) - 20} more (table below)" if len(found) > 20 else ""
+    return (f"{rule}\n\n**{len(found)} outlier node{'s' if len(found) != 1 else ''}** among "
+            f"{len(table)}:\n" + "\n".join(items) + more)
+
+
+def heat_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The finished runs with one column per workload (``train resnet50``: its throughput)
+    beside the probe columns, and the columns the heat map shows."""
+    done = analysis.ok(df)
+    probes = [c for c in fleet.PROBE_COLUMNS if c in done and done[c].notna().any()]
+    runs = analysis.benchmarks(done).dropna(subset=["throughput"])
+    keys = [c for c in ("benchmark", "model") if c in runs]
+    label = pd.Series([" ".join(str(v) for v in row if not formatting.missing(v)) or "throughput"
+                       for row in runs[keys].itertuples(index=False)] if keys
+                      else "throughput", index=runs.index, dtype=object)
+    wide = done.copy()
+    workloads = sorted(label.unique())
+    for name in workloads:
+        wide[name] = np.where(wide.index.isin(label[label == name].index),
+                              wide["throughput"], np.nan)
+    return wide, [*probes, *workloads]
+
+
+def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
+    """One heat map per GPU model (nodes x probes and workloads, each over the fleet median),
+    with its alt text."""
+    wide, columns = heat_frame(df)
+    if not columns:
+        return []
+    out = []
+    groups = wide.groupby("gpu", dropna=False, sort=True) if "gpu" in wide else [("", wide)]
+    for gpu, rows in groups:
+        if rows[fleet.node_column(rows)].nunique() < 2:
+            continue
+        figure = fleet.heatmap(rows, columns)
+        figure.axes[0].set_xlabel("probe or workload")
+        title = figure.axes[0].get_title().split("\n")
+        if not formatting.missing(gpu):
+            figure.axes[0].set_title(f"GPU {gpu}: " + "\n".join(title), fontsize="medium")
+        marked = [t.get_text() for t in figure.axes[0].get_yticklabels() if "⚠" in t.get_text()]
+        alt = (f"Heat map of {rows[fleet.node_column(rows)].nunique()} nodes"
+               + (f" with GPU {gpu}" if not formatting.missing(gpu) else "")
+               + f" by {len(columns)} probes and workloads, each relative to the fleet median "
+               f"(1.0); outliers marked: {', '.join(marked) if marked else 'none'}")
+        out.append((figure, alt))
+    return out
