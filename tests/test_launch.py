@@ -20,6 +20,7 @@ from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.records.build import make_record
 from benchlib.run import distributed, launch
+from benchlib.run.merge import merge
 from benchlib.workloads import collectives, unet3d
 from benchlib.workloads.result import RunResult
 
@@ -202,7 +203,7 @@ def _fake(rank: int, wall: float, iteration: list[float], samples: int) -> dict:
 
 
 def test_merge_takes_all_samples_over_the_slowest_rank():
-    merged = launch.merge([_fake(1, 4.0, [1.0, 3.0], 20), _fake(0, 2.0, [2.0, 1.0], 10)])
+    merged = merge([_fake(1, 4.0, [1.0, 3.0], 20), _fake(0, 2.0, [2.0, 1.0], 10)])
     assert (merged.samples, merged.wall_time_s, merged.throughput) == (30, 4.0, 7.5)
     assert merged.per_iteration["iteration"].tolist() == [1.5, 2.0]  # median over ranks
     stats = merged.stats()  # phases: median over ranks of each rank's median

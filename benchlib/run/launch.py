@@ -5,7 +5,8 @@ torchrun starts one process per device (:mod:`benchlib.run.launch_worker`): stan
 node, a c10d rendezvous across nodes (``srun`` starts one torchrun agent per node of a SLURM
 allocation; ``localhost`` starts them all on this machine). NCCL joins CUDA devices, gloo
 CPUs. The calling process (a notebook kernel) only starts and watches subprocesses, so it never
-initialises CUDA itself. Each rank saves its result; :func:`merge` makes them one.
+initialises CUDA itself. Each rank saves its result; :func:`benchlib.run.merge.merge` makes them
+one.
 
 A rank that fails ends the launch at once, named with its error; a rank that finishes no
 iteration for ``hang_timeout_s`` is reported with every rank's stack and the launch is killed.
@@ -31,20 +32,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import BenchlibError
 from benchlib.inputs import config as configs
 from benchlib.inputs.config import CommonConfig
-from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid, worst_contention
+from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
+from benchlib.run.merge import merge
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
 STARTUP_GRACE_S = 60.0  #: extra time a rank gets to send its first heartbeat
-#: Extras that add up over ranks (the rest come from rank 0).
-SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
 
 class LaunchError(BenchlibError):
@@ -72,7 +69,7 @@ def run(config: CommonConfig, target: str = "") -> Any:
     """Run ``config``'s workload (or ``target``, ``module:function``) on its devices and nodes.
 
     Returns the workload's result; a :class:`~benchlib.workloads.result.RunResult` of several
-    ranks is merged (:func:`merge`). ``result.env`` holds the environment capture.
+    ranks is merged (:func:`benchlib.run.merge.merge`). ``result.env`` holds the environment capture.
     """
     if config.num_devices == 1 and config.num_nodes == 1:
         from benchlib.measure.environment import capture, data_path
@@ -347,58 +344,3 @@ def _innermost_frame(path: Path) -> str:
         return "no stack"
     file, line, function = frames[0]  # faulthandler lists the innermost frame first
     return f"in {function} ({file}:{line})"
-
-
-def merge(parts: list[dict], num_nodes: int = 1) -> Any:
-    """One result from every rank's: samples of all ranks over the slowest rank's wall time;
-    per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
-    spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
-    ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
-    payloads: rank 0's."""
-    from benchlib.measure.telemetry import merge_summaries
-    from benchlib.measure.timing import Stats
-    from benchlib.workloads.result import RunResult
-
-    parts = sorted(parts, key=lambda p: p["rank"])
-    first = parts[0]["result"]
-    env = parts[0].get("env") or {}
-    if not isinstance(first, RunResult):
-        first.env, first.num_devices, first.num_nodes = env, len(parts), num_nodes
-        return first
-    results = [p["result"] for p in parts]
-    walls = [r.wall_time_s for r in results]
-    frames = [r.per_iteration.reset_index(drop=True) for r in results]
-    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
-    per_iteration = pd.concat(frames).groupby(level=0).median()[columns]
-    extras = dict(first.extras)
-    for key in SUMMED_EXTRAS:
-        if all(key in r.extras for r in results):
-            extras[key] = sum(r.extras[key] for r in results)  # type: ignore[misc]
-    slowest = max(range(len(walls)), key=walls.__getitem__)
-    extras.update(straggler_spread=max(walls) / min(walls) if min(walls) > 0 else float("nan"),
-                  slowest_rank=slowest)
-    ranks = pd.DataFrame([{
-        "rank": p["rank"], "node": p.get("node", 0), "host": p.get("host", ""),
-        "iterations": r.iterations, "samples": r.samples, "wall_time_s": r.wall_time_s,
-        "throughput": r.throughput,
-        "time_iteration_s": float(r.per_iteration["iteration"].median()),
-    } for p, r in zip(parts, results, strict=True)]).set_index("rank")
-    per_rank = [r.stats() for r in results]
-    rank_stats = {}
-    for column in columns:
-        each = [stats[column] for stats in per_rank if column in stats]
-        rank_stats[column] = Stats(
-            median=float(np.median([s.median for s in each])),
-            p95=float(np.median([s.p95 for s in each])),
-            mean=float(np.mean([s.mean for s in each])),
-            iqr=float(np.median([s.iqr for s in each])), count=sum(s.count for s in each))
-    peaks = [r.peak_memory_bytes for r in results if r.peak_memory_bytes is not None]
-    total = sum(r.samples for r in results)
-    telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total)
-    return RunResult(
-        device=first.device, iterations=first.iterations, warmup=first.warmup,
-        samples=total, wall_time_s=max(walls), unit=first.unit,
-        per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
-        extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
-        rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns,
-        contention=worst_contention([r.contention for r in results]))

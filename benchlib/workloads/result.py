@@ -22,7 +22,7 @@ class RunResult:
 
     ``per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
     ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
-    A run over several ranks is the merge of the ranks' results (:func:`benchlib.run.launch.merge`):
+    A run over several ranks is the merge of the ranks' results (:func:`benchlib.run.merge.merge`):
     samples of all ranks, the slowest rank's wall time, and per-rank figures in ``ranks``.
     ``env`` holds the environment capture (``env_*``) of rank 0.
     """
@@ -39,10 +39,10 @@ class RunResult:
     num_devices: int = 1
     num_nodes: int = 1
     env: dict[str, object] = field(default_factory=dict)
-    ranks: pd.DataFrame | None = None  #: one row per rank when several ran (see launch.merge)
-    rank_stats: dict[str, Stats] | None = None  #: per-phase stats over ranks (see launch.merge)
+    ranks: pd.DataFrame | None = None  #: one row per rank when several ran (see run.merge)
+    rank_stats: dict[str, Stats] | None = None  #: per-phase stats over ranks (see run.merge)
     telemetry: Telemetry | None = None  #: NVML samples of the timed loop (rank 0's when merged)
-    telemetry_columns: dict[str, object] | None = None  #: every rank's, merged (launch.merge)
+    telemetry_columns: dict[str, object] | None = None  #: every rank's, merged (run.merge)
     contention: Contention | None = None  #: what else used the node (the worst rank's, merged)
 
     def telemetry_record(self) -> dict[str, object]:
