@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from benchlib.execute import campaign, slurm, slurm_limits
+from benchlib.execute import campaign, slurm, slurm_limits, slurm_pending
 from benchlib.execute.slurm_sweep import RequestTooLarge, submit_sweep
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import load_sweep
@@ -225,7 +225,7 @@ def test_a_sweep_that_no_node_can_run_is_refused_before_anything_is_written(tmp_
     "QOSMaxSubmitJobPerUserLimit", "AssocMaxJobsLimit", "AssocGrpCpuLimit", "QOSGrpGRES",
     "ReqNodeNotAvail, Reserved for maintenance", "launch failed requeued held"])
 def test_reasons_that_may_pass_keep_waiting(reason):
-    assert slurm_limits.never_starts(reason) == ""
+    assert slurm_pending.never_starts(reason) == ""
 
 
 @pytest.mark.parametrize(("reason", "words"), [
@@ -243,7 +243,7 @@ def test_reasons_that_may_pass_keep_waiting(reason):
     ("QOSMinCpuNotSatisfied", "per-job limit"),
 ])
 def test_reasons_that_never_pass_are_explained(reason, words):
-    assert words in slurm_limits.never_starts(reason)
+    assert words in slurm_pending.never_starts(reason)
 
 
 JOB_TIME = ("JobId=21 JobName=wrap JobState=PENDING Reason=PartitionTimeLimit Dependency=(null) "
@@ -276,7 +276,7 @@ JOB_GPU = ("JobId=30_1 ArrayJobId=30 ArrayTaskId=1 JobState=PENDING Reason=ReqNo
 def test_jobs_are_judged_with_their_request_and_the_nodes(monkeypatch, reason, job, expected):
     job_id = slurm_limits.fields_of(job)["JobId"]
     monkeypatch.setattr(slurm, "_run", _fake_run({job_id: job}))
-    explained = slurm_limits.explain_pending({job_id: slurm.JobState(job_id, "pending", "PENDING", reason)})
+    explained = slurm_pending.explain_pending({job_id: slurm.JobState(job_id, "pending", "PENDING", reason)})
     if expected:
         assert expected in explained[job_id]
     else:

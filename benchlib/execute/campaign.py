@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchlib.errors import InputError
-from benchlib.execute import slurm, slurm_limits
+from benchlib.execute import slurm, slurm_pending
 from benchlib.execute.locks import ledger_lock, point_holder
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
@@ -203,7 +203,7 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
     Asks the scheduler about points whose jobs have no sidecar yet, before looking at the
     sidecars, so a job that finishes in between is not mistaken for one that died. Jobs that
     ended without a sidecar get a failed one (``record_ended``). A queued job that Slurm will
-    never start (:func:`benchlib.execute.slurm_limits.explain_pending`) stays ``pending``, with the
+    never start (:func:`benchlib.execute.slurm_pending.explain_pending`) stays ``pending``, with the
     reason explained in ``detail`` and ``blocked``.
     """
     campaign_dir = Path(campaign_dir)
@@ -221,7 +221,7 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
         [entry["job_id"] for entry in open_jobs.values()],
         {entry["job_id"]: [Path(entry[k]) for k in ("stderr", "stdout") if entry.get(k)]
          for entry in open_jobs.values()})
-    for job_id, why in slurm_limits.explain_pending(states).items():
+    for job_id, why in slurm_pending.explain_pending(states).items():
         states[job_id] = replace(states[job_id], blocked=why)
     table = []
     for name in wanted:
@@ -284,7 +284,7 @@ def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: b
     """Poll until none of ``names`` is pending or running; a progress bar counts finished points.
 
     A queued job that Slurm will never start (``PartitionConfig``, ``PartitionTimeLimit``, ...:
-    :mod:`benchlib.execute.slurm_limits`) is cancelled and its point recorded failed with the reason,
+    :mod:`benchlib.execute.slurm_pending`) is cancelled and its point recorded failed with the reason,
     once that reason has stood for ``blocked_grace_s``.
     """
     from tqdm.auto import tqdm
