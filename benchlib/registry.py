@@ -92,6 +92,14 @@ def notebook_configs() -> dict[str, tuple[type[CommonConfig], dict[str, object]]
     return {b.notebook: (b.config, b.fixed) for b in BENCHMARKS}
 
 
+def config_class(name: str) -> type[CommonConfig]:
+    """The registered config class called ``name`` (KeyError naming the known ones)."""
+    classes = {b.config.__name__: b.config for b in BENCHMARKS}
+    if name not in classes:
+        raise KeyError(f"{name} is not a registered config (known: {', '.join(sorted(classes))})")
+    return classes[name]
+
+
 def run_target(config: CommonConfig) -> str:
     """``module:function`` that runs ``config`` (the first entry with its config class)."""
     for entry in BENCHMARKS:

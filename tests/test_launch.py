@@ -3,6 +3,7 @@ on this machine, DDP gradients against one process, and ranks that crash, die or
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -292,3 +293,19 @@ def test_sweep_over_devices_gives_scaling_and_a_failed_launch_record(tmp_path, t
     assert list(scaling_table(done.reset_index()).index) == [1, 2]
     (failed,) = frame[frame["status"] == "failed"].itertuples()
     assert "LaunchError: rank " in failed.error and " of 2 failed" in failed.error
+
+
+def test_every_registered_config_survives_the_launch_spec():
+    from benchlib import registry
+    from benchlib.run.launch import dump_config, load_config
+
+    for entry in registry.BENCHMARKS:
+        assert registry.config_class(entry.config.__name__) is entry.config
+        if entry.config.__name__.startswith("UNet3D"):
+            continue  # validating these opens their volume (the unet3d launch tests cover them)
+        config = entry.config(batch_size=3) if "batch_size" in entry.config.model_fields \
+            else entry.config(iterations=3)
+        loaded = load_config(json.loads(json.dumps(dump_config(config))))
+        assert loaded == config and type(loaded) is entry.config
+    with pytest.raises(KeyError, match="not a registered config"):
+        load_config({"class": "Popen", "params": {}})

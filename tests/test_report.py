@@ -74,10 +74,10 @@ def _report_files(folder):
 def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     import threading
 
-    from benchlib.publish import report as report_module
+    from benchlib.publish import run_pages
 
     root = campaign(tmp_path / "fake")
-    export = report_module.export_html
+    export = run_pages.export_html
     together = threading.Barrier(2, timeout=60)
     first = threading.local()
 
@@ -87,7 +87,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
             together.wait()
         return export(notebook, target, include_code)
 
-    monkeypatch.setattr(report_module, "export_html", export_in_step)
+    monkeypatch.setattr(run_pages, "export_html", export_in_step)
     results, errors = [], []
 
     def build():
@@ -110,7 +110,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
 
 
 def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
-    from benchlib.publish import report as report_module
+    from benchlib.publish import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -119,7 +119,7 @@ def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkey
     def broken(notebook, target, include_code):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report_module, "export_html", broken)
+    monkeypatch.setattr(run_pages, "export_html", broken)
     for notebook in root.glob("*.ipynb"):  # changed notebooks: their pages are made again
         os.utime(notebook, ns=(notebook.stat().st_atime_ns, notebook.stat().st_mtime_ns + 10**9))
     with pytest.raises(OSError, match="disk full"):

@@ -109,18 +109,18 @@ def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_p
 
 
 def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch):
-    from benchlib.publish import report as report_module
+    from benchlib.publish import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
     exported = []
-    export = report_module.export_html
+    export = run_pages.export_html
 
     def counting(notebook, target, include_code):
         exported.append(notebook.name)
         return export(notebook, target, include_code)
 
-    monkeypatch.setattr(report_module, "export_html", counting)
+    monkeypatch.setattr(run_pages, "export_html", counting)
     build_report(root, summaries=(), progress=False)
     assert exported == []
     write_record_notebook(root / "train-new.ipynb", {"schema_version": 1, "campaign": "fake",

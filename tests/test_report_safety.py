@@ -13,7 +13,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
 from benchlib.publish import summary
-from benchlib.publish.report import build_report, export_html
+from benchlib.publish.export import export_html
+from benchlib.publish.report import build_report
 
 from .browser import chromium
 from .fakes import write_record_notebook

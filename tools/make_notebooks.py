@@ -580,7 +580,8 @@ SUMMARIES = {
         [
             new_markdown_cell("## Against the references"),
             new_code_cell(
-                "from benchlib.analysis import references\nfrom benchlib.publish import acceptance, fleet_page\n\n"
+                "from benchlib.analysis import references\n"
+                "from benchlib.publish import acceptance, fleet_page\n\n"
                 "given = summary.resolve_results_dir(references_file) if references_file else None\n"
                 "refs = references.load_references(given) if given else references.shipped()\n"
                 "checked = acceptance.check(df, refs)\n"

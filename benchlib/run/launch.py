@@ -34,7 +34,6 @@ from typing import Any
 
 from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import BenchlibError
-from benchlib.inputs import config as configs
 from benchlib.inputs.config import CommonConfig
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
@@ -55,7 +54,7 @@ def dump_config(config: CommonConfig) -> dict[str, Any]:
 
 def load_config(data: dict[str, Any]) -> CommonConfig:
     """The config that :func:`dump_config` wrote (validated again)."""
-    return getattr(configs, data["class"]).model_validate(data["params"])
+    return registry.config_class(data["class"]).model_validate(data["params"])
 
 
 def resolve_target(target: str, config: CommonConfig) -> Callable[[Any], Any]:

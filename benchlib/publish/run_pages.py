@@ -1,0 +1,107 @@
+"""The report's run pages: one offline page per executed benchmark notebook, reused from the
+previous report while the notebook's fingerprint and the export code are unchanged."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchlib.publish.export import TEMPLATES, export_html
+from benchlib.records.results import Skipped
+from benchlib.records.store import notebook_fingerprint
+
+log = logging.getLogger("benchlib.publish.report")
+
+#: Run pages exported with more workers than this go to a process pool (fewer: in process).
+POOL_THRESHOLD = 24
+
+
+CACHE_FILE = ".pages.json"  #: run pages' notebook fingerprints, in ``report/runs/``
+
+
+def _export_version() -> str:
+    """A digest of what shapes a run page (this module, the exporter and the templates): a
+    cached page made by other code is made again."""
+    import hashlib
+
+    from benchlib.publish import export
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(Path(export.__file__).read_bytes())
+    for path in sorted(TEMPLATES.rglob("*")):
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cached_runs(campaign_dir: Path) -> dict[str, dict]:
+    """The previous report's run pages and the fingerprints they were made from."""
+    import json
+
+    try:
+        found = json.loads((campaign_dir / "report" / "runs" / CACHE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
+                 steps: object) -> tuple[dict[str, str], list[Skipped]]:
+    """Every run page: reused from the previous report when its notebook's fingerprint and the
+    export code are unchanged, else exported (in a process pool when there are many)."""
+    import json
+    from concurrent.futures import ProcessPoolExecutor
+
+    version = _export_version()
+    cached, fresh = _cached_runs(campaign_dir), {}
+    runs, skipped, todo = {}, [], []
+    for notebook in notebooks:
+        target = building / "runs" / f"{notebook.stem}.html"
+        key = {**notebook_fingerprint(notebook), "export": version, "path": str(notebook)}
+        old = campaign_dir / "report" / "runs" / target.name
+        if cached.get(notebook.stem) == key and old.is_file():
+            try:
+                os.link(old, target)
+            except OSError:
+                shutil.copyfile(old, target)
+            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+            steps.update()
+        else:
+            todo.append((notebook, target, key))
+    workers = min(os.cpu_count() or 1, 8)
+    if len(todo) > POOL_THRESHOLD and workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            errors = pool.map(_run_page, [n for n, _, _ in todo], [t for _, t, _ in todo],
+                              chunksize=max(1, len(todo) // (workers * 4)))
+            outcomes = []
+            for outcome in errors:
+                outcomes.append(outcome)
+                steps.update()
+    else:
+        outcomes = []
+        for notebook, target, _ in todo:
+            outcomes.append(_run_page(notebook, target))
+            steps.update()
+    for (notebook, target, key), error in zip(todo, outcomes, strict=True):
+        if error is None:
+            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+        else:
+            log.warning("%s: cannot be shown (%s)", notebook, error)
+            skipped.append(Skipped(notebook, f"cannot be shown as a page ({error})"))
+    (building / "runs" / CACHE_FILE).write_text(json.dumps(fresh), encoding="utf-8")
+    return runs, skipped
+
+
+def _run_page(notebook: Path, target: Path) -> str | None:
+    """Export one run page; the error text when the notebook cannot be shown (an OSError, the
+    report not being writable, is raised: the build fails)."""
+    try:
+        export_html(notebook, target, include_code=True)
+    except OSError:
+        raise
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return None
