@@ -26,7 +26,7 @@ from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.models.geometry import ShapeError, UNetGeometry
 from benchlib.models.unet3d import UNet3D
 from benchlib.records.build import make_record
-from benchlib.workloads import unet3d
+from benchlib.workloads import blockwise, unet3d
 
 #: A network small enough for CPU tests: 2 levels, pooling (1, 2, 2), 4 -> 8 -> 16 features.
 TINY_NET = {"depth": 2, "pooling": [1, 2, 2], "base_features": 4, "growth": 2, "device": "cpu",
@@ -126,7 +126,7 @@ def test_augmentation_keeps_raw_and_labels_aligned():
 def test_block_plan_tiles_the_volume_exactly_once():
     shape, block = (7, 10, 9), (3, 4, 4)
     seen = np.zeros(shape, dtype=int)
-    for start in unet3d.block_plan(shape, block):
+    for start in blockwise.block_plan(shape, block):
         seen[tuple(slice(s, s + b) for s, b in zip(start, block, strict=True))] += 1
     assert (seen == 1).all()
 
@@ -140,7 +140,7 @@ def _predict_config(volume, tmp_path, **extra) -> UNet3DPredictConfig:
 def test_prediction_writes_every_voxel_exactly_once(volume, tmp_path, monkeypatch):
     config = _predict_config(volume, tmp_path)
     writes = np.zeros(VOLUME_SHAPE, dtype=int)
-    real_write = unet3d.write_block
+    real_write = blockwise.write_block
 
     def counting(array, start, block):
         written = real_write(array, start, block)
@@ -149,7 +149,7 @@ def test_prediction_writes_every_voxel_exactly_once(volume, tmp_path, monkeypatc
         writes[tuple(slice(s, s + e) for s, e in zip(start, extent, strict=True))] += 1
         return written
 
-    monkeypatch.setattr(unet3d, "write_block", counting)
+    monkeypatch.setattr(blockwise, "write_block", counting)
     result = unet3d.predict(config)
     assert (writes == 1).all()
     with open_volume(config.output, config.output_key) as out:
@@ -167,7 +167,7 @@ def test_blockwise_prediction_equals_one_whole_volume_forward_pass(volume, tmp_p
     config = _predict_config(volume, tmp_path, output=str(tmp_path / output))
     unet3d.predict(config)
     with open_volume(config.output, config.output_key) as out:
-        blockwise = out[:]
+        stitched = out[:]
     torch.manual_seed(config.seed)
     model = unet3d.build_model(config).eval()
     halo = config.resolved_halo
@@ -176,7 +176,7 @@ def test_blockwise_prediction_equals_one_whole_volume_forward_pass(volume, tmp_p
     with torch.no_grad():
         whole = torch.sigmoid(model(torch.from_numpy(padded)[None, None].float() / 255))[0]
     assert whole.shape[1:] == VOLUME_SHAPE
-    np.testing.assert_allclose(blockwise, whole.numpy(), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(stitched, whole.numpy(), rtol=0, atol=1e-5)
 
 
 def test_predict_iterations_and_uint8_output(volume, tmp_path):

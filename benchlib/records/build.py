@@ -125,7 +125,7 @@ def _unet3d_columns(config: UNet3DConfig) -> dict[str, object]:
         if config.dataset == "synthetic":
             columns.update(volume="", synthetic_kind="device")
     elif isinstance(config, UNet3DPredictConfig):
-        from benchlib.workloads.unet3d import prediction_layout
+        from benchlib.workloads.blockwise import prediction_layout
 
         layout = prediction_layout(config)
         columns.update(dataset="real", block_shape=shape_text(config.block_shape),

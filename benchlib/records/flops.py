@@ -61,7 +61,8 @@ def classification_flops_per_sample(config: ClassificationConfig) -> float:
 def unet3d_flops_per_voxel(config: UNet3DTrainConfig | UNet3DPredictConfig) -> float:
     """FLOPs per output voxel (the unit the U-Net benchmarks count): one training step on a
     patch over its valid output, or one forward pass of a block's input over the block."""
-    from benchlib.workloads.unet3d import build_model, prediction_layout
+    from benchlib.workloads.blockwise import prediction_layout
+    from benchlib.workloads.unet3d import build_model
 
     if isinstance(config, UNet3DTrainConfig):
         shape, voxels, train = tuple(config.patch_shape), math.prod(config.output_shape), True
