@@ -22,8 +22,8 @@ ALLOWED_UPWARD = {
     # the rank a process is (rank, world, DDP) is set by the launcher and read by the loaders
     ("benchlib.data.imagefolder", "benchlib.run.distributed"),
     *{(f"benchlib.workloads.{name}", target)
-      for name in ("classification", "collectives", "runtime", "unet3d", "unet3d_train",
-                   "unet3d_predict")
+      for name in ("blockwise", "classification", "collectives", "runtime", "unet3d",
+                   "unet3d_train", "unet3d_predict")
       for target in ("benchlib.run", "benchlib.run.distributed")},
     # a run's throughput interval is computed once, when its record is made
     ("benchlib.records.build", "benchlib.analysis.intervals"),
