@@ -18,6 +18,22 @@ from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def code_cell(source: str, **options: object) -> nbformat.NotebookNode:
+    """A code cell whose runs of ``from benchlib...`` lines are in isort's order (ruff lints the
+    committed notebooks, so the generator writes what ruff would)."""
+    lines, run = [], []
+    for line in [*source.split("\n"), None]:
+        if line is not None and line.startswith("from benchlib"):
+            run.append(line)
+            continue
+        lines.extend(sorted(run, key=lambda text: text.split(" import ")[0]))
+        run = []
+        if line is not None:
+            lines.append(line)
+    return new_code_cell("\n".join(lines), **options)
+
 SMOOTH_ONLY = ("noise_samples", "sigma")
 #: Classification notebooks: their titles and descriptions come from the registry.
 TITLES = {b.notebook: (b.title, b.description) for b in registry.BENCHMARKS
@@ -79,17 +95,17 @@ RUN_MARKDOWN = (
 def _environment_and_ranks() -> list:
     return [
         new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
-        new_code_cell("environment_tables(result.env)"),
+        code_cell("environment_tables(result.env)"),
         new_markdown_cell(
             "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is "
             "the slowest rank's wall time over the fastest's."),
-        new_code_cell("table(rank_table(result).reset_index(), \"One row per rank\", "
+        code_cell("table(rank_table(result).reset_index(), \"One row per rank\", "
                       "keep=(\"throughput\",))"),
         new_markdown_cell(
             "## GPU telemetry\n\nNVML readings every `telemetry_interval_s` over the timed loop "
             "(rank 0's device); red points are samples whose clocks were held down by a power or "
             "thermal limit. The record has the means, the throttled share and joules per sample."),
-        new_code_cell(
+        code_cell(
             "if result.telemetry is not None and result.telemetry.available:\n"
             "    show(telemetry_plot(result.telemetry))\n"
             "mapping_table(result.telemetry_record(), \"GPU telemetry over the timed loop\")"),
@@ -128,9 +144,9 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             f"# {title}\n\n{what}\n\nRun it with papermill (`benchlib sweep params/unet3d.yaml`, or "
             f"`papermill notebooks/{benchmark}.ipynb out.ipynb -p volume data/em.h5`) or cell by "
             "cell in JupyterLab. The parameters cell below holds every parameter and its default."),
-        new_code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
+        code_cell(_parameters_cell(defaults, names, {**COMMENTS, **UNET_COMMENTS[benchmark]}),
                       metadata={"tags": ["parameters"]}),
-        new_code_cell(
+        code_cell(
             "from benchlib.analysis import comparisons as analysis\nfrom benchlib.run import launch\n"
             f"from benchlib.inputs.unet3d_config import {class_name}\n"
             "from benchlib.publish.plots import as_table, iteration_timeline, phase_bars, rank_table, "
@@ -139,13 +155,13 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib.records.build import make_record, publish\n"
             "from benchlib.workloads import unet3d"),
         new_markdown_cell("## Configuration and network"),
-        new_code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
-        new_code_cell("as_table(unet3d.network_summary(config))"),
+        code_cell(f"config = {class_name}(\n{arguments}\n)\nconfig_table(config)"),
+        code_cell("as_table(unet3d.network_summary(config))"),
         new_markdown_cell(RUN_MARKDOWN),
-        new_code_cell("result = launch.run(config)\nprint(unet3d.headline(result))"),
+        code_cell("result = launch.run(config)\nprint(unet3d.headline(result))"),
         *_environment_and_ranks(),
         new_markdown_cell("## Per-iteration timing"),
-        new_code_cell(
+        code_cell(
             'title = f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"\n'
             "show(iteration_timeline(result, title=title))"),
         new_markdown_cell(
@@ -155,11 +171,11 @@ def build_unet(benchmark: str) -> nbformat.NotebookNode:
                " `read` and `write` are the time the loop waited for the reader threads and the "
                "writer thread; their own busy time is in the record (`result_read_busy_s`, "
                "`result_write_busy_s`).")),
-        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
+        code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Lab units and result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
-        new_code_cell("record = make_record(config, result)\nas_table(analysis.lab_units(record))"),
-        new_code_cell("publish(record)"),
+        code_cell("record = make_record(config, result)\nas_table(analysis.lab_units(record))"),
+        code_cell("publish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
 
@@ -175,9 +191,9 @@ def build_allreduce() -> nbformat.NotebookNode:
             "all-reduces; the time is the mean over ranks. `algbw` = bytes / time, `busbw` = algbw "
             "x 2(n-1)/n, the rate each link sustains. NCCL on GPUs, gloo on CPUs; at least 2 "
             "devices, through torchrun."),
-        new_code_cell(_parameters_cell(AllReduceConfig(), names, COMMENTS),
+        code_cell(_parameters_cell(AllReduceConfig(), names, COMMENTS),
                       metadata={"tags": ["parameters"]}),
-        new_code_cell(
+        code_cell(
             "from benchlib.run import launch\n"
             "from benchlib.inputs.probe_config import AllReduceConfig\n"
             "from benchlib.publish.plots import busbw_plot, show\n"
@@ -185,16 +201,16 @@ def build_allreduce() -> nbformat.NotebookNode:
             "from benchlib.records.build import publish\n"
             "from benchlib.workloads import collectives"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
+        code_cell(f"config = AllReduceConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Run"),
-        new_code_cell("result = launch.run(config)\nresult.table"),
-        new_code_cell("record = collectives.make_record(config, result)\n"
+        code_cell("result = launch.run(config)\nresult.table"),
+        code_cell("record = collectives.make_record(config, result)\n"
                       "show(busbw_plot(result.table.assign(configuration="
                       "f\"{record['gpu']} x {result.num_devices}\")))"),
         new_markdown_cell("## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them."),
-        new_code_cell("environment_tables(result.env)"),
+        code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
-        new_code_cell("publish(record)"),
+        code_cell("publish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": "probe_allreduce"})
 
@@ -225,9 +241,9 @@ def build_node_probe() -> nbformat.NotebookNode:
             "workers, the data directory's read throughput, and the all-reduce bus bandwidth where "
             "several GPUs exist. `summary_node` puts these ceilings beside datasheet figures and "
             "uses them to say what held each benchmark run back."),
-        new_code_cell(_parameters_cell(NodeProbeConfig(), names, {**COMMENTS, **NODE_COMMENTS}),
+        code_cell(_parameters_cell(NodeProbeConfig(), names, {**COMMENTS, **NODE_COMMENTS}),
                       metadata={"tags": ["parameters"]}),
-        new_code_cell(
+        code_cell(
             "from benchlib.run import launch, probe_runs\n"
             "from benchlib.inputs.probe_config import NodeProbeConfig\n"
             "from benchlib.publish.plots import busbw_plot, decode_plot, show\n"
@@ -235,16 +251,16 @@ def build_node_probe() -> nbformat.NotebookNode:
             "from benchlib.records.build import publish\n"
             "from benchlib.workloads import node_probe"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),
+        code_cell(f"config = NodeProbeConfig(\n{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell("## Ceilings"),
-        new_code_cell("result = launch.run(config)\nresult.table"),
+        code_cell("result = launch.run(config)\nresult.table"),
         new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivers "
                           "(decode, RandomResizedCrop, flip) against its worker processes."),
-        new_code_cell("show(decode_plot(result.decode)) if len(result.decode) else "
+        code_cell("show(decode_plot(result.decode)) if len(result.decode) else "
                       "print(\"no data_dir: decode not probed\")"),
         new_markdown_cell("## All-reduce\n\nThe all-reduce probe over the node's GPUs "
                           "(torchrun, NCCL), when there are two or more."),
-        new_code_cell(
+        code_cell(
             "allreduce, allreduce_record = probe_runs.allreduce_for_node(config)\n"
             "if allreduce is None:\n"
             "    print(\"fewer than 2 devices: all-reduce not probed\")\n"
@@ -252,9 +268,9 @@ def build_node_probe() -> nbformat.NotebookNode:
             "    show(busbw_plot(allreduce.table.assign(configuration="
             "f\"{allreduce.num_devices} devices\")))"),
         new_markdown_cell("## Environment"),
-        new_code_cell("environment_tables(result.env)"),
+        code_cell("environment_tables(result.env)"),
         new_markdown_cell("## Result record"),
-        new_code_cell("record = node_probe.make_record(config, result, allreduce_record)\n"
+        code_cell("record = node_probe.make_record(config, result, allreduce_record)\n"
                       "publish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": "probe_node"})
@@ -274,9 +290,9 @@ def build(benchmark: str) -> nbformat.NotebookNode:
             f"# {title}\n\n{what}\n\nRun it with papermill (`benchlib sweep params/X.yaml`, or "
             f"`papermill notebooks/{benchmark}.ipynb out.ipynb -p model resnet50`) or cell by "
             "cell in JupyterLab. The parameters cell below holds every parameter and its default."),
-        new_code_cell(_parameters_cell(defaults, parameter_names(benchmark), COMMENTS),
+        code_cell(_parameters_cell(defaults, parameter_names(benchmark), COMMENTS),
                       metadata={"tags": ["parameters"]}),
-        new_code_cell(
+        code_cell(
             "from benchlib.run import launch\n"
             "from benchlib.inputs.config import ClassificationConfig\n"
             "from benchlib.publish.plots import iteration_timeline, phase_bars, rank_table, "
@@ -284,25 +300,25 @@ def build(benchmark: str) -> nbformat.NotebookNode:
             "from benchlib.publish.present import config_table, environment_tables, mapping_table, table\n"
             "from benchlib.records.build import make_record, publish"),
         new_markdown_cell("## Configuration"),
-        new_code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
+        code_cell(f"config = ClassificationConfig(\n    benchmark={benchmark!r},\n"
                       f"{arguments}\n)\nconfig_table(config)"),
         new_markdown_cell(RUN_MARKDOWN),
-        new_code_cell(
+        code_cell(
             "result = launch.run(config)\n"
             'print(f"{result.throughput:.2f} {result.unit} over {result.iterations} timed "\n'
             '      f"iterations ({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")'),
         *_environment_and_ranks(),
         new_markdown_cell("## Per-iteration timing"),
-        new_code_cell(
+        code_cell(
             'title = f"{config.model} {config.benchmark}, batch {config.batch_size}, '
             '{config.dataset} data"\nshow(iteration_timeline(result, title=title))'),
         new_markdown_cell(
             "## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per "
             "iteration in each phase; `share` is the phase's median over the iteration median."),
-        new_code_cell("show(phase_bars(result))\nresult.breakdown()"),
+        code_cell("show(phase_bars(result))\nresult.breakdown()"),
         new_markdown_cell("## Result record\n\nThe machine-readable record "
                           "(`application/vnd.benchlib.result+json`) that summaries load."),
-        new_code_cell("record = make_record(config, result)\npublish(record)"),
+        code_cell("record = make_record(config, result)\npublish(record)"),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": benchmark})
 
@@ -322,9 +338,9 @@ SUMMARY_HEAD = (
 )
 SUMMARY_TAIL = [
     new_markdown_cell("## What this data cannot show"),
-    new_code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
+    code_cell('Markdown(summary.bullet_list(summary.missing(df), "Nothing missing."))'),
     new_markdown_cell("## Failed runs\n\nLeft out of every table above."),
-    new_code_cell('failed = analysis.failed(df)\n'
+    code_cell('failed = analysis.failed(df)\n'
                   'if len(failed):\n'
                   '    display(present.table(failed, "Failed runs and their errors", '
                   'keep=("error",)))\n'
@@ -344,24 +360,24 @@ SUMMARIES = {
                 "count; blocks for throughput, speedup and efficiency per configuration, and for "
                 "the speedup each factor gives, each with its median. ⚠ marks a configuration "
                 "with a flagged run."),
-            new_code_cell(
+            code_cell(
                 "from benchlib.publish.sheet import Sheet\n\n"
                 "runs = analysis.benchmarks(done)\n"
                 "sheet = Sheet(runs)\n"
                 "sheet if sheet else Markdown(\"No configuration ran on more than one device "
                 "count: no scaling to show.\")"),
-            new_code_cell(
+            code_cell(
                 "scalable = summary.scalable(runs)\n"
                 "if scalable[\"num_devices\"].nunique() > 1:\n"
                 "    plots.show(plots.scaling_plot(analysis.scaling(scalable)))"),
             new_markdown_cell("## Throughput per configuration"),
-            new_code_cell("summary.throughput_tables(runs) if len(runs) else "
+            code_cell("summary.throughput_tables(runs) if len(runs) else "
                           "Markdown(\"No finished benchmark run.\")"),
             new_markdown_cell(
                 "## Runs over several ranks\n\nThe slowest rank's wall time over the fastest's, "
                 "and the launcher's seconds (process start, imports, rendezvous, model set-up, "
                 "teardown) beyond the slowest rank's timed loop."),
-            new_code_cell("several = analysis.distributed_runs(done)\n"
+            code_cell("several = analysis.distributed_runs(done)\n"
                           "if len(several):\n"
                           "    display(present.by_unit(several, \"Runs over several ranks\", "
                           "keep=(\"straggler_spread\",)))\n"
@@ -370,7 +386,7 @@ SUMMARIES = {
             new_markdown_cell(
                 "## All-reduce bus bandwidth\n\nFrom the `allreduce` probe notebook: nccl-tests' "
                 "bus bandwidth, algbw x 2(n-1)/n, against message size."),
-            new_code_cell(
+            code_cell(
                 "curves = analysis.allreduce_curves(done)\n"
                 "if len(curves):\n"
                 "    wide = curves.pivot_table(index=[\"size_bytes\", \"size\"], columns="
@@ -393,11 +409,11 @@ SUMMARIES = {
         {},
         [
             new_markdown_cell("## Which factors matter"),
-            new_code_cell("found = summary.comparisons(done)\n"
+            code_cell("found = summary.comparisons(done)\n"
                           "display(Markdown(summary.factors_that_matter(found)))\n"
                           "summary.effects_table(found) if found else None"),
             new_markdown_cell("## Every comparison"),
-            new_code_cell(
+            code_cell(
                 "for comparison in found:\n"
                 "    title = summary.md_text(comparison.title)\n"
                 "    effect = summary.md_text(summary.describe_effect(comparison.effect))\n"
@@ -415,14 +431,14 @@ SUMMARIES = {
         {"include_reference": True},
         [
             new_markdown_cell("## This campaign"),
-            new_code_cell("table = analysis.breakdown(done)\n"
+            code_cell("table = analysis.breakdown(done)\n"
                           "summary.breakdown_table(table, \"Median milliseconds per iteration in "
                           "each phase, per configuration\")"),
-            new_code_cell("plots.show(plots.breakdown_plot(table, summary.varying(table)))"),
+            code_cell("plots.show(plots.breakdown_plot(table, summary.varying(table)))"),
             new_markdown_cell(
                 "## Reference: ResNet-50 fp32 on the TN and JADE2 clusters\n\nPublished "
                 "figures shipped with benchlib (iteration = sum of the published phases)."),
-            new_code_cell(
+            code_cell(
                 "if include_reference:\n"
                 "    ref = reference.breakdown_records()\n"
                 "    ref_table = analysis.breakdown(ref)\n"
@@ -433,7 +449,7 @@ SUMMARIES = {
             new_markdown_cell(
                 "## Reference: measured against expected speed\n\nHow many "
                 "times slower the first system ran than a public benchmark says it should."),
-            new_code_cell(
+            code_cell(
                 "if include_reference:\n"
                 '    one = ref[ref["num_devices"] == 1]\n'
                 '    display(present.table(analysis.expected(one, "gpu", "V100", "A40", 0.943,\n'
@@ -461,7 +477,7 @@ SUMMARIES = {
         {},
         [
             new_markdown_cell("## Ceilings against the datasheet"),
-            new_code_cell(
+            code_cell(
                 "from benchlib.analysis import verdict\nfrom benchlib.publish import verdict_page\n\n"
                 "ceilings = verdict.ceilings(df)\n"
                 "if len(ceilings):\n"
@@ -472,7 +488,7 @@ SUMMARIES = {
                 "    display(Markdown(\"No node probe in these results: run \"\n"
                 "                     \"`notebooks/node_probe.ipynb` (params/node.yaml).\"))"),
             new_markdown_cell("## Datasheet figures of the GPUs in these results"),
-            new_code_cell("sheets = verdict.datasheets_seen(df)\n"
+            code_cell("sheets = verdict.datasheets_seen(df)\n"
                           "nothing = Markdown(\"No listed GPU in these results (CPU runs, or a "
                           "GPU not in the datasheet file).\")\n"
                           "caption = (\"Dense TFLOP/s per precision, memory and host-link GB/s \"\n"
@@ -482,7 +498,7 @@ SUMMARIES = {
                           "shown if len(sheets) else nothing"),
             new_markdown_cell("## Loader capacity\n\nImages/s the training loader delivered "
                               "against its worker processes, per probed node."),
-            new_code_cell(
+            code_cell(
                 "curves = verdict.decode_curves(df)\n"
                 "if len(curves):\n"
                 "    wide = curves.pivot_table(index=\"workers\", columns=\"configuration\",\n"
@@ -493,7 +509,7 @@ SUMMARIES = {
                 "else:\n"
                 "    display(Markdown(\"No decode probe (the probe ran without data_dir).\"))"),
             new_markdown_cell("## Verdict per run"),
-            new_code_cell(
+            code_cell(
                 "judged = verdict.verdicts(df)\n"
                 "if len(judged):\n"
                 "    counts = judged.groupby(\"verdict\").size().rename(\"runs\").reset_index()\n"
@@ -505,7 +521,7 @@ SUMMARIES = {
                 "else:\n"
                 "    display(Markdown(\"No finished benchmark run.\"))"),
             new_markdown_cell("## Telemetry per run\n\nNVML means over each timed loop."),
-            new_code_cell("verdict_page.telemetry_display(df)"),
+            code_cell("verdict_page.telemetry_display(df)"),
         ],
     ),
     "summary_projection": (
@@ -517,7 +533,7 @@ SUMMARIES = {
         {"target_iterations": 100_000, "dataset_samples": 1_281_167, "epochs": 90},
         [
             new_markdown_cell("## Hours to the target number of iterations (training runs)"),
-            new_code_cell(
+            code_cell(
                 "training = summary.training_runs(done)\n"
                 "if len(training):\n"
                 "    projected = analysis.derived_units(analysis.extrapolate(\n"
@@ -534,7 +550,7 @@ SUMMARIES = {
                 "else:\n"
                 "    display(Markdown(\"No training run: nothing to project in iterations.\"))"),
             new_markdown_cell("## Hours for the data set (image runs)"),
-            new_code_cell(
+            code_cell(
                 "images = analysis.benchmarks(done[done[\"unit\"] == \"images/s\"])\n"
                 "if len(images):\n"
                 "    passes = images[\"benchmark\"].map(lambda b: epochs if b == \"train\" "
@@ -554,7 +570,7 @@ SUMMARIES = {
                 "`unet3d_predict` runs next to the published CREMI figures (PyTorch 0.4.0, CUDA "
                 "9.1: 1001 training iterations; blockwise prediction of about 1.9 gigavoxels): "
                 "days to 100k iterations and hours per teravoxel."),
-            new_code_cell(
+            code_cell(
                 "unet = analysis.unet3d_units(done, reference.unet3d_records() if "
                 "include_reference else None)\n"
                 "if len(unet):\n"
@@ -579,7 +595,7 @@ SUMMARIES = {
         {"references_file": ""},
         [
             new_markdown_cell("## Against the references"),
-            new_code_cell(
+            code_cell(
                 "from benchlib.analysis import references\n"
                 "from benchlib.publish import acceptance, fleet_page\n\n"
                 "given = summary.resolve_results_dir(references_file) if references_file else None\n"
@@ -594,7 +610,7 @@ SUMMARIES = {
                 "                     + acceptance.sources_used(checked)))\n"
                 "    if acceptance.unmatched_note(checked):\n"
                 "        display(Markdown(acceptance.unmatched_note(checked)))"),
-            new_code_cell(
+            code_cell(
                 "if fleet_page.node_count(df) > 1:\n"
                 "    display(Markdown(f\"## Fleet: {fleet_page.node_count(df)} nodes\"))\n"
                 "    nodes = fleet_page.node_table(df)\n"
@@ -606,7 +622,7 @@ SUMMARIES = {
                 "    for figure, alt in fleet_page.heatmaps(df):\n"
                 "        plots.show(figure, alt=alt)"),
             new_markdown_cell("## The references"),
-            new_code_cell(
+            code_cell(
                 "display(Markdown(f\"From {summary.md_text(given)}.\" if given else \"Shipped \"\n"
                 "                 \"with benchlib: benchlib/reference/expectations.yaml (published \"\n"
                 "                 \"figures) and the datasheet matmul ceilings.\"))\n"
@@ -623,7 +639,7 @@ SUMMARIES = {
         {"baseline_dir": "outputs/demo-base", "threshold": 0.05},
         [
             new_markdown_cell("## Verdict per configuration"),
-            new_code_cell(
+            code_cell(
                 "from benchlib.publish import compare_page\n\n"
                 "base_dir = summary.resolve_results_dir(baseline_dir)\n"
                 "base = summary.load_results(base_dir)\n"
@@ -649,9 +665,9 @@ def build_summary(name: str) -> nbformat.NotebookNode:
     cells = [
         new_markdown_cell(f"# {title}\n\n{what}\n\nRun by `benchlib report outputs/<campaign>` "
                           "or open it in JupyterLab and set `results_dir`."),
-        new_code_cell("\n".join(f"{k} = {v!r}" for k, v in parameters.items()),
+        code_cell("\n".join(f"{k} = {v!r}" for k, v in parameters.items()),
                       metadata={"tags": ["parameters"]}),
-        new_code_cell(SUMMARY_HEAD.format(
+        code_cell(SUMMARY_HEAD.format(
             reference="from benchlib import reference\n" if "include_reference" in parameters else "")),
         *[nbformat.from_dict(c) for c in body],
         *[nbformat.from_dict(c) for c in SUMMARY_TAIL],
