@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
+from benchlib.records import flags
 from benchlib.reference import datasheet_for
 
 DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a run data-bound
@@ -52,14 +52,6 @@ def probes(df: pd.DataFrame) -> pd.DataFrame:
     return done[done["benchmark"] == "probe_node"]
 
 
-def number_or_none(value: object) -> float | None:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if np.isnan(number) else number
-
-
 def ceilings(df: pd.DataFrame) -> pd.DataFrame:
     """One row per probe and figure: measured, datasheet (where the GPU is listed) and
     measured / datasheet."""
@@ -67,10 +59,10 @@ def ceilings(df: pd.DataFrame) -> pd.DataFrame:
     for _, probe in probes(df).iterrows():
         sheet = datasheet_for(probe.get("device_name", "")) if probe.get("device") == "cuda" else None
         for column, sheet_column, label, unit in CEILINGS:
-            measured = number_or_none(probe.get(column))
+            measured = flags.number(probe.get(column))
             if measured is None:
                 continue
-            peak = number_or_none(sheet.get(sheet_column)) if sheet and sheet_column else None
+            peak = flags.number(sheet.get(sheet_column)) if sheet and sheet_column else None
             rows.append({"cluster": probe.get("cluster"), "host": probe.get("host"),
                          "gpu": probe.get("gpu"), "figure": label, "unit": unit,
                          "measured": measured, "datasheet": peak,
@@ -115,7 +107,7 @@ def loader_capacity(probe: pd.Series | None, workers: int,
     the smallest), shared among the node's devices; and the worker count used."""
     if probe is None:
         return None, None
-    measured = {int(m.group(1)): number_or_none(probe[c]) for c in probe.index
+    measured = {int(m.group(1)): flags.number(probe[c]) for c in probe.index
                 if (m := re.fullmatch(r"decode_images_per_s_(\d+)w", c))}
     measured = {k: v for k, v in measured.items() if v is not None}
     if not measured:
@@ -131,41 +123,41 @@ def _peak(run: pd.Series, probe: pd.Series | None) -> tuple[float | None, str]:
     if precision is None:
         return None, ""
     if probe is not None:
-        measured = number_or_none(probe.get(f"matmul_tflops_{precision}"))
+        measured = flags.number(probe.get(f"matmul_tflops_{precision}"))
         if measured:
             return measured, f"probe {precision} matmul"
     sheet = datasheet_for(run.get("device_name", "")) if run.get("gpu") != "cpu" else None
-    value = number_or_none(sheet.get(f"{precision}_tflops")) if sheet else None
+    value = flags.number(sheet.get(f"{precision}_tflops")) if sheet else None
     return (value, f"datasheet {precision} ({sheet['variant']})") if value else (None, "")
 
 
 def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     """The verdict on one run record: ``verdict``, ``reason`` and the figures behind them."""
-    iteration = number_or_none(run.get("time_iteration_s"))
-    waits = [number_or_none(run.get(c)) for c in ("time_data_s", "time_read_s")]
+    iteration = flags.number(run.get("time_iteration_s"))
+    waits = [flags.number(run.get(c)) for c in ("time_data_s", "time_read_s")]
     wait = sum(w for w in waits if w is not None) if any(w is not None for w in waits) else None
     wait_share = wait / iteration if wait is not None and iteration else None
-    devices = int(number_or_none(run.get("num_devices")) or 1)
-    nodes = int(number_or_none(run.get("num_nodes")) or 1)
-    throughput = number_or_none(run.get("throughput"))
+    devices = int(flags.number(run.get("num_devices")) or 1)
+    nodes = int(flags.number(run.get("num_nodes")) or 1)
+    throughput = flags.number(run.get("throughput"))
     per_device = throughput / devices if throughput else None
     demand = (per_device / (1 - wait_share) if per_device and wait_share is not None
               and wait_share < 1 else None)
     capacity, capacity_workers = (None, None)
     if run.get("unit") == "images/s" and run.get("dataset") == "real":
         capacity, capacity_workers = loader_capacity(
-            probe, int(number_or_none(run.get("num_workers")) or 0), max(1, devices // nodes))
-    achieved = number_or_none(run.get("achieved_tflops"))
+            probe, int(flags.number(run.get("num_workers")) or 0), max(1, devices // nodes))
+    achieved = flags.number(run.get("achieved_tflops"))
     peak, peak_source = _peak(run, probe)
     mfu = achieved / devices / peak if achieved and peak else None
-    throttled = number_or_none(run.get("throttled_share"))
+    throttled = flags.number(run.get("throttled_share"))
 
     if throttled is not None and throttled >= THROTTLED_SHARE:
         causes = ", ".join(f"{cause} {share:.0%}" for cause in ("power", "thermal", "hw_slowdown")
-                           if (share := number_or_none(run.get(f"throttle_{cause}_share"))))
+                           if (share := flags.number(run.get(f"throttle_{cause}_share"))))
         verdict = "throttled"
         reason = (f"clocks held down in {throttled:.0%} of the telemetry samples ({causes}); "
-                  f"mean SM clock {number_or_none(run.get('sm_clock_mean_mhz')) or float('nan'):.0f} MHz")
+                  f"mean SM clock {flags.number(run.get('sm_clock_mean_mhz')) or float('nan'):.0f} MHz")
     elif wait_share is not None and wait_share >= DATA_BOUND_SHARE:
         verdict = "data-bound"
         reason = f"waited {wait_share:.0%} of each iteration for data"

@@ -9,6 +9,7 @@ from benchlib import formatting
 from benchlib.analysis import verdict
 from benchlib.publish import present
 from benchlib.publish.summary import md_text
+from benchlib.records import flags
 
 FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
            "peak_tflops", "demand_per_device", "loader_capacity_per_device")
@@ -48,7 +49,7 @@ def ceilings_display(table: pd.DataFrame) -> object:
     """:func:`ceilings` for people: each figure measured and on the datasheet in its own unit
     (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple."""
     def shown(value: object, unit: str) -> str:
-        number = verdict.number_or_none(value)
+        number = flags.number(value)
         if number is None:
             return formatting.DASH
         if unit == "TFLOP/s":
