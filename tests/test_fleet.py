@@ -4,6 +4,7 @@ nodes), and fleet runs pinned one job per node on the local Slurm (``executor.no
 from __future__ import annotations
 
 import subprocess
+import time
 from types import SimpleNamespace
 
 import matplotlib
@@ -188,9 +189,20 @@ def test_fleet_run_on_a_list_or_the_first_idle_nodes(local_slurm, tmp_path, caps
     # pinned job on its node is test_fleet_run_pins_one_job_to_each_node's real run)
     listed = SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": [last]})
     assert slurm.fleet_nodes(listed) == [last]
-    idle = _nodes("multi", idle=True)
+    # the nodes may still be completing the previous test's jobs: wait for one to be idle
+    # (the choice of the *first* idle nodes is test_fleet_nodes_from_sinfo_...'s fake sinfo)
     first = SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": 1})
-    assert slurm.fleet_nodes(first) == idle[:1]
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            chosen = slurm.fleet_nodes(first)
+            break
+        except InputError as error:
+            assert "1 idle nodes asked, partition multi has 0 idle now" in str(error)
+            if time.monotonic() > deadline:
+                pytest.skip("no node of partition 'multi' became idle within 60 s")
+            time.sleep(1)
+    assert len(chosen) == 1 and chosen[0] in _nodes("multi")
     capsys.readouterr()
     wrong = _params(tmp_path, "wrong", {**SLURM, "partition": "multi", "nodes": ["nosuchnode"]})
     assert main(["sweep", str(wrong), "--outputs", str(out)]) == 2
