@@ -15,6 +15,11 @@ TINY = {"model": "resnet18", "image_size": 32, "num_classes": 10, "batch_size": 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the long tests first (Slurm groups, then the other slow ones): with pytest-xdist they
+    # start at once beside each other and the quick tests fill the gaps, instead of a long
+    # test starting last and the suite waiting on it alone
+    items.sort(key=lambda item: (item.get_closest_marker("xdist_group") is None,
+                                 item.get_closest_marker("slow") is None))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device; torch sees none")

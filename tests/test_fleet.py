@@ -148,6 +148,7 @@ FLEET_PROBE = {"precisions": ["fp32"], "matmul_size": 256, "memory_bytes": 1 << 
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("slurm_multi")
 def test_fleet_run_pins_one_job_to_each_node(local_slurm, tmp_path, capsys,  # noqa: F811
                                              monkeypatch) -> None:
     if not _partition_up("multi"):
@@ -178,6 +179,7 @@ def test_fleet_run_pins_one_job_to_each_node(local_slurm, tmp_path, capsys,  # n
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("slurm_multi")
 def test_fleet_run_on_a_list_or_the_first_idle_nodes(local_slurm, tmp_path, capsys,  # noqa: F811
                                                      monkeypatch) -> None:
     if not _partition_up("multi"):

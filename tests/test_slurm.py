@@ -229,6 +229,7 @@ SLURM = {"kind": "slurm", "partition": "debug", "time_min": 5, "cpus_per_device"
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("slurm_debug")
 def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_path, capsys,
                                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -264,10 +265,13 @@ def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("slurm_debug")
 def test_time_limit_is_reported_and_retry_failed_resubmits(local_slurm, tmp_path, capsys,
                                                            monkeypatch):
     monkeypatch.chdir(tmp_path)
-    executor = {**SLURM, "time_min": 1, "signal_delay_s": 30}
+    # Slurm's warning 55 s before the 1 min limit: a few seconds into the run (slurmctld checks
+    # time limits every ~30 s, so it may come later)
+    executor = {**SLURM, "time_min": 1, "signal_delay_s": 55}
     params = _params(tmp_path, "limit", executor, base={"iterations": 10**6})
     out = tmp_path / "out"
     start = time.monotonic()
@@ -315,13 +319,21 @@ def test_sbatch_refusals_are_shown_and_nothing_is_recorded(local_slurm, tmp_path
     assert "1 points: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
 
 
-def _partition_up(name: str) -> bool:
-    out = subprocess.run(["sinfo", "-h", "-N", "-p", name, "-o", "%T"], capture_output=True, text=True,
-                         check=False)
-    return out.returncode == 0 and sum(s in ("idle", "mixed") for s in out.stdout.split()) >= 2
+def _partition_up(name: str, wait_s: float = 30) -> bool:
+    """Two nodes idle or mixed; nodes still completing an earlier test's job are waited for."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        out = subprocess.run(["sinfo", "-h", "-N", "-p", name, "-o", "%T"], capture_output=True,
+                             text=True, check=False)
+        if out.returncode == 0 and sum(s in ("idle", "mixed") for s in out.stdout.split()) >= 2:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(1)
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("slurm_multi")
 def test_a_two_node_point_starts_its_ranks_with_srun_across_the_allocation(local_slurm, tmp_path,
                                                                            capsys, monkeypatch):
     if not _partition_up("multi"):

@@ -1,4 +1,3 @@
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -135,22 +134,25 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys, mo
     assert "2 points: 1 done, 1 failed, 0 running, 0 pending" in table
     assert "not an ImageNet-layout folder" in table and "images/s on" in table
 
-    # the bookkeeping of resumes needs no new papermill pass: a stand-in replays each point's
-    # executed notebook (ok or failed) and says which points were run
-    executed = []
+    # the resume bookkeeping from here on: papermill is replaced by a fake executor that
+    # replays the first pass (the real executed notebook, or the real error) and notes each call
+    ran = []
+    executed = {p.point_id: (campaign / f"{p.name}.ipynb").read_bytes() for p in sweep.points}
+    errors = {o.point.point_id: o.error for o in outcomes}
 
-    def replay(point, partial, cell_timeout_s, base_dir, notebook_dir):
-        executed.append(point.name)
-        shutil.copyfile(campaign / f"{point.name}.ipynb", partial)
-        return ""
+    def replay(point, partial, *args):
+        ran.append(point.point_id)
+        partial.write_bytes(executed[point.point_id])
+        return errors[point.point_id]
 
     monkeypatch.setattr(sweep_module, "_run_papermill", replay)
+    ok_id, failed_id = (o.point.point_id for o in outcomes)
     again = run_sweep(sweep, outputs, progress=False)
-    assert [o.status for o in again] == ["skipped", "skipped"] and executed == []
+    assert [o.status for o in again] == ["skipped", "skipped"] and ran == []
     retried = run_sweep(sweep, outputs, retry_failed=True, progress=False)
-    assert [o.status for o in retried] == ["skipped", "failed"]
-    assert executed == [sweep.points[1].name]
+    assert [o.status for o in retried] == ["skipped", "failed"] and ran == [failed_id]
+    assert "not an ImageNet-layout folder" in retried[1].error
     forced = run_sweep(sweep, outputs, force=True, progress=False)
-    assert [o.status for o in forced] == ["ok", "failed"]
-    assert executed[1:] == [p.name for p in sweep.points]
+    assert [o.status for o in forced] == ["ok", "failed"] and ran == [failed_id, ok_id, failed_id]
     assert len(load(campaign)) == 2
+    assert sorted(load(campaign)["status"]) == ["failed", "ok"]

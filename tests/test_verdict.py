@@ -211,7 +211,7 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
     judged = verdicts(load(outputs / "node-test"))
     assert len(judged) == 1 and judged["verdict"].iloc[0] in ("compute-bound", "data-bound")
     assert judged["peak_source"].iloc[0] == "probe fp32 matmul"
-    report = build_report(outputs / "node-test", progress=False)
+    report = build_report(outputs / "node-test", summaries=("summary_node",), progress=False)
     page = (report.parent / "summary_node.html").read_text()
     assert "matmul fp32" in page and judged["verdict"].iloc[0] in page
     assert "Traceback" not in page

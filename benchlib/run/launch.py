@@ -40,7 +40,7 @@ from benchlib.run.merge import merge
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
-STARTUP_GRACE_S = 60.0  #: extra time a rank gets to send its first heartbeat
+STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
 
 
 class LaunchError(BenchlibError):
@@ -236,10 +236,11 @@ class Launch:
             for rank, beat in beats.items():
                 if beat["iterations"] != last[rank][0]:
                     last[rank] = (beat["iterations"], now)
-            # a rank's clock starts at its first heartbeat; before it (torchrun and Python
-            # starting on a loaded node) it gets STARTUP_GRACE_S more
+            # a rank's clock starts at its first heartbeat; until its first iteration (torchrun,
+            # imports and set-up on a loaded node: the first heartbeat comes before them) it
+            # gets STARTUP_GRACE_S more
             stalled = [r for r, (seen, t) in last.items() if r not in done
-                       and now - t > timeout + (STARTUP_GRACE_S if seen < 0 else 0)]
+                       and now - t > timeout + (STARTUP_GRACE_S if seen < 1 else 0)]
             if stalled:
                 raise LaunchError(self._hang(stalled, beats, timeout))
             time.sleep(POLL_S)
