@@ -38,3 +38,17 @@ def image_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def tiny() -> dict:
     return dict(TINY)
+
+
+@pytest.fixture(scope="session")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of a full report of tests/fakes.py's campaign, built once for the tests that
+    only read it: every summary page, a references file, and a baseline 1.25x faster than the
+    campaign (so the compare page too). Its tests share an ``xdist_group``: one build."""
+    from benchlib.publish.report import build_report
+
+    from .fakes import campaign, references_file, slower_copy
+
+    root = campaign(tmp_path_factory.mktemp("outputs") / "fake")
+    base = slower_copy(root, root.parent / "base", 1.25)  # this campaign is the slower one
+    return build_report(root, progress=False, baseline=base, references=references_file(root.parent))

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-import nbformat
 import pandas as pd
 import pytest
 
@@ -14,29 +12,10 @@ from benchlib.analysis import references
 from benchlib.cli import main
 from benchlib.publish import acceptance, fleet_page, index_page, summary
 from benchlib.publish.report import PAGES, build_report
-from benchlib.records.store import RECORD_MIME
 
-from .fakes import campaign, write_record_notebook
+from .fakes import REFERENCES, campaign, references_file, slower_copy, write_record_notebook
 
-#: Fits tests/fakes.py's campaign: its 1-device batch-32 runs (synthetic 2,500 images/s passes,
-#: real 1,750 fails).
-REFERENCES = """references:
-  - name: H100 ResNet-50 bf16, 1 device, batch 32
-    match: {gpu: H100, benchmark: train, model: resnet50, num_devices: 1, batch_size: 32}
-    metric: throughput
-    value: 2500
-    lower: -0.10
-    upper: null
-    unit: images/s
-    source: a test figure from a healthy node
-"""
 SLOW_NODE = "gpu-node05"
-
-
-def references_file(folder: Path) -> Path:
-    path = folder / "refs.yaml"
-    path.write_text(REFERENCES)
-    return path
 
 
 def fleet_campaign(root: Path, speed: float = 1.0) -> Path:
@@ -56,19 +35,6 @@ def fleet_campaign(root: Path, speed: float = 1.0) -> Path:
             "matmul_tflops_bf16": 700 * share * (1 + 0.01 * (node % 3)),
             "memory_GBps": 2900 * (1 - 0.01 * (node % 2))})
     return root
-
-
-def slower_copy(source: Path, target: Path, factor: float) -> Path:
-    """``source`` with every throughput times ``factor``."""
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("report", ".report*"))
-    for path in target.glob("*.ipynb"):
-        nb = nbformat.read(path, as_version=4)
-        for output in nb.cells[0].get("outputs", []):
-            record = output.get("data", {}).get(RECORD_MIME)
-            if record and record.get("throughput"):
-                record["throughput"] *= factor
-        nbformat.write(nb, str(path))
-    return target
 
 
 def _text(page: Path) -> str:
@@ -116,10 +82,9 @@ def test_fleet_section_finds_the_slow_node(tmp_path):
 
 
 @pytest.mark.slow
-def test_acceptance_page_with_a_references_file(tmp_path):
-    root = campaign(tmp_path / "fake")
-    index = build_report(root, summaries=("summary_acceptance",), progress=False,
-                         references=references_file(tmp_path))
+@pytest.mark.xdist_group("report")
+def test_acceptance_page_with_a_references_file(report):
+    index = report  # the fake campaign's report, built with references_file
     page = _text(index.parent / "summary_acceptance.html")
     assert "1 of 2 runs pass" in page and "1.43x slower than expected by H100 ResNet-50" in page
     assert "pass" in page and "⚠ fail" in page and "a test figure from a healthy node" in page

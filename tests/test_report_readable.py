@@ -16,7 +16,6 @@ from benchlib.publish.sheet import Sheet
 from .browser import chromium
 from .conftest import ROOT
 from .fakes import campaign, write_record_notebook
-from .test_report_acceptance import references_file, slower_copy
 
 #: Every element wider than the page, text that looks like a warning or traceback, truncated
 #: tables and images without alt text, as the browser sees them.
@@ -28,7 +27,9 @@ return {overflow: doc.scrollWidth - doc.clientWidth,
         warnings: (text.match(/\\w*Warning: .*|Traceback.*/g) || []),
         truncated: cells.filter(t => t === '...' || t.endsWith('...')).length,
         noalt: Array.from(document.images).filter(i => !(i.alt || '').trim()).length,
-        images: document.images.length};
+        images: document.images.length,
+        broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).length,
+        tables: document.querySelectorAll('table').length};
 """
 
 
@@ -132,11 +133,12 @@ def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch
 
 
 @pytest.mark.slow
-def test_every_page_reads_at_1400_px_in_chromium(tmp_path):
-    root = campaign(tmp_path / "fake")
-    base = slower_copy(root, tmp_path / "base", 1.25)  # this campaign is the slower one
-    index = build_report(root, progress=False, baseline=base,
-                         references=references_file(tmp_path))
+@pytest.mark.xdist_group("report")
+def test_every_page_renders_and_reads_at_1400_px_in_chromium(report):
+    """Every summary page (the compare page too: the report has a baseline) and two run pages
+    in headless Chromium: plots loaded, tables shown, nothing wider than the page, no warning
+    or traceback text, no truncated table, alt text on every image."""
+    index = report
     assert (index.parent / "summary_compare.html").is_file()
     shots = ROOT / "outputs" / "test-artifacts"
     shots.mkdir(parents=True, exist_ok=True)
@@ -150,6 +152,9 @@ def test_every_page_reads_at_1400_px_in_chromium(tmp_path):
             assert seen["overflow"] <= 0, (page.name, seen["overflow"])
             assert seen["warnings"] == [], (page.name, seen["warnings"])
             assert seen["truncated"] == 0 and seen["noalt"] == 0, (page.name, seen)
+            assert seen["broken"] == 0, (page.name, seen)  # every plot image loaded
+            if page.parent == index.parent:
+                assert seen["tables"] >= 1, page.name
             if page.name.startswith("summary_"):
                 assert seen["images"] >= 1, page.name
             height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -157,3 +162,4 @@ def test_every_page_reads_at_1400_px_in_chromium(tmp_path):
             name = re.sub(r"\W", "_", page.stem)
             driver.save_screenshot(str(shots / f"readable-{name}.png"))
             driver.set_window_size(1400, 1000)
+    assert (shots / "readable-summary_scaling.png").stat().st_size > 10_000
