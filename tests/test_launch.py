@@ -47,23 +47,37 @@ def _check_merged(result: RunResult, record: dict, world: int = 2) -> None:
 
 
 @pytest.mark.slow
-def test_train_on_two_processes_merges_into_one_record(tiny):
-    config = ClassificationConfig(benchmark="train", **{**tiny, "batch_size": 2}, num_devices=2)
+def test_train_on_two_nodes_of_this_machine_through_c10d_shards_the_images(image_dir, tiny):
+    """One launch (a torchrun agent per node, one rank each) checks three things: a training
+    run's ranks merge into one record, the images are split over the ranks (each reads its
+    own shard of the 18 images: a DistributedSampler of 9), and the nodes meet through a c10d
+    rendezvous on this machine."""
+    config = ClassificationConfig(benchmark="train", **{**tiny, "batch_size": 3,
+                                                        "iterations": "epoch", "warmup": 0},
+                                  dataset="real", data_dir=str(image_dir), num_devices=2,
+                                  num_nodes=2, node_launcher="localhost")
+    command = launch.torchrun_command(config, launch.Path("spec.json"), "localhost",
+                                      "127.0.0.1:29999", "abc")
+    assert "--nnodes=2" in command and "--rdzv-backend=c10d" in command
+    assert "--rdzv-endpoint=127.0.0.1:29999" in command and "--nproc-per-node=1" in command
     result = launch.run(config)
     record = make_record(config, result)
     _check_merged(result, record)
-    assert result.samples == 2 * 2 * 3  # weak scaling: batch 2 per device, 3 iterations each
-    assert (record["global_batch_size"], record["device_batch_size"]) == (4, 2)
+    assert record["num_nodes"] == 2 and record["node_launcher"] == "localhost"
+    assert result.ranks["node"].tolist() == [0, 1]
+    # weak scaling: batch 3 per device; each rank ran its 9 images once (3 iterations)
+    assert result.samples == 18 and result.ranks["samples"].tolist() == [9, 9]
+    assert result.ranks["iterations"].tolist() == [3, 3]
+    assert (record["global_batch_size"], record["device_batch_size"]) == (6, 3)
     assert set(result.per_iteration.columns) >= {"iteration", "forward", "backward", "optimizer"}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("benchmark", ["inference", "smooth_inference"])
-def test_inference_splits_the_images_over_ranks(image_dir, tiny, benchmark):
-    extra = {"noise_samples": 4} if benchmark == "smooth_inference" else {}
-    config = ClassificationConfig(benchmark=benchmark, **{**tiny, "iterations": "epoch",
-                                                          "warmup": 0}, dataset="real",
-                                  data_dir=str(image_dir), num_devices=2, **extra)
+def test_smooth_inference_splits_the_images_over_ranks(image_dir, tiny):
+    config = ClassificationConfig(benchmark="smooth_inference", **{**tiny, "iterations": "epoch",
+                                                                   "warmup": 0},
+                                  dataset="real", data_dir=str(image_dir), num_devices=2,
+                                  noise_samples=4)
     result = launch.run(config)
     _check_merged(result, make_record(config, result))
     assert result.samples == 18  # every image once: no rank repeats another's inputs
@@ -114,21 +128,6 @@ def test_unet_training_with_ddp_on_two_ranks(tmp_path):
     result = launch.run(config)
     _check_merged(result, make_record(config, result))
     assert result.samples == 2 * 2 * math.prod(config.output_shape)
-
-
-@pytest.mark.slow
-def test_two_nodes_on_this_machine_through_c10d(tiny):
-    config = ClassificationConfig(benchmark="inference", **tiny, num_devices=2, num_nodes=2,
-                                  node_launcher="localhost")
-    command = launch.torchrun_command(config, launch.Path("spec.json"), "localhost",
-                                      "127.0.0.1:29999", "abc")
-    assert "--nnodes=2" in command and "--rdzv-backend=c10d" in command
-    assert "--rdzv-endpoint=127.0.0.1:29999" in command and "--nproc-per-node=1" in command
-    result = launch.run(config)
-    record = make_record(config, result)
-    _check_merged(result, record)
-    assert record["num_nodes"] == 2 and record["node_launcher"] == "localhost"
-    assert result.ranks["node"].tolist() == [0, 1]
 
 
 @pytest.mark.slow
