@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# One intra-op thread per process (the runs in this process, the notebook kernels, Slurm jobs;
+# the launcher sets its ranks' own): tests check behaviour, not speed, and several of them run
+# at once on a small machine. OpenMP threads spinning for cores that other processes hold made
+# the CPU tests several times slower beside a busy process. Set before torch reads it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 import torch
