@@ -158,6 +158,38 @@ def test_a_killed_rank_ends_the_launch_with_its_name():
     assert seconds < BOUND_S
 
 
+#: The end of torchrun's log when rank 1 was killed and torchrun then stopped rank 0.
+TORCHRUN_SUMMARY = """benchlib.run.launch_worker FAILED
+-------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-22_13:47:51
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 11653)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 11653
+-------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-22_13:47:51
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 11654)  (SIGKILL)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 11654
+"""
+
+
+def test_the_root_cause_is_named_not_the_ranks_torchrun_stopped_after_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHLIB_LAUNCH_DIR", str(tmp_path))
+    job = launch.Launch(ClassificationConfig(device="cpu", num_devices=2))
+    (job.out / "agent-0.log").write_text(TORCHRUN_SUMMARY)
+    job.logs = [job.out / "agent-0.log"]
+    assert job._failure().startswith("rank 1 of 2 (host localhost) was killed by signal 9 "
+                                     "(SIGKILL)")
+
+
 @pytest.mark.slow
 def test_a_crashed_rank_is_named_with_its_error():
     message, seconds = _fails("crash")

@@ -280,9 +280,14 @@ class Launch:
     def _failure(self) -> str:
         """Name the rank that failed first and its error (a signal, or the traceback's end)."""
         summary = "\n".join(log.read_text(errors="replace") for log in self.logs if log.is_file())
-        killed = [(int(m["rank"]), int(m["code"]), m["host"]) for m in re.finditer(
+        found = re.finditer(
             r"host\s*:\s*(?P<host>\S+)\s*\n\s*rank\s*:\s*(?P<rank>\d+).*?\n\s*exitcode\s*:\s*"
-            r"(?P<code>-?\d+)", summary)]
+            r"(?P<code>-?\d+)", summary)
+        # torchrun lists the ranks it stopped (SIGTERM) under "Failures:" before the "Root
+        # Cause (first observed failure)": the root causes first
+        found = sorted(found, key=lambda m: "Root Cause" not in
+                       summary[:m.start()].rpartition("Failures:")[2])
+        killed = [(int(m["rank"]), int(m["code"]), m["host"]) for m in found]
         errors = sorted(self.out.glob("error-*.txt"), key=lambda p: p.stat().st_mtime)
         with_traceback = {int(p.stem.split("-")[1]) for p in errors}
         for rank, code, host in killed:
