@@ -39,3 +39,11 @@ def test_seven_nullable_batch_sizes_through_every_plot():
     projected = analysis.derived_units(analysis.extrapolate(df, iterations=1000))
     plots.hours_plot(projected, summary.varying(projected)).canvas.draw()
     figure.canvas.draw()
+
+
+def test_a_unit_that_looks_like_mathtext_is_drawn_literally():
+    # found by test_summary_properties: the scaling plot's y label carried the unit unescaped
+    df = seven_batch_sizes().assign(unit="$\\frac{1}{$")
+    figure = plots.scaling_plot(analysis.scaling(df))
+    figure.canvas.draw()
+    assert figure.axes[0].get_ylabel() == "throughput (\\$\\frac{1}{\\$)"

@@ -269,9 +269,10 @@ def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_pa
 def test_time_limit_is_reported_and_retry_failed_resubmits(local_slurm, tmp_path, capsys,
                                                            monkeypatch):
     monkeypatch.chdir(tmp_path)
-    # Slurm's warning 55 s before the 1 min limit: a few seconds into the run (slurmctld checks
-    # time limits every ~30 s, so it may come later)
-    executor = {**SLURM, "time_min": 1, "signal_delay_s": 55}
+    # Slurm's warning 30 s before the 1 min limit (slurmctld checks time limits every ~30 s, so
+    # it may come later); not earlier: a warning during the job's start-up, before the point's
+    # handler is set, is submitit's requeue signal
+    executor = {**SLURM, "time_min": 1, "signal_delay_s": 30}
     params = _params(tmp_path, "limit", executor, base={"iterations": 10**6})
     out = tmp_path / "out"
     start = time.monotonic()
