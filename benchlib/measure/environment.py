@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import re
@@ -10,13 +11,13 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import torch
-
 from benchlib import PROJECT_ROOT
 from benchlib.measure.redact import SECRET_NAME, redact, redact_values
 from benchlib.measure.telemetry import interconnect
 
 if TYPE_CHECKING:
+    import torch
+
     from benchlib.inputs.config import CommonConfig
 
 #: Short GPU names, matched in this order against the device name.
@@ -101,6 +102,8 @@ def numa_nodes(root: Path = Path("/sys/devices/system/node")) -> int:
 
 def gpu_names() -> str:
     """The names of every visible GPU, ``; ``-separated ('' without CUDA)."""
+    import torch  # here, not at the top: job ids are read in processes that never use torch
+
     if not torch.cuda.is_available():
         return ""
     return "; ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
@@ -125,6 +128,14 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _distribution_version(name: str) -> str:
+    """The installed version of distribution ``name``; empty when it is not installed."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def _git_commit() -> str:
     root = PROJECT_ROOT
     try:
@@ -146,6 +157,8 @@ def _driver_version() -> str:
 
 def device_identity(device: torch.device) -> dict[str, str]:
     """``gpu`` (short name, ``cpu`` on the host) and ``device_name`` (full name)."""
+    import torch
+
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
         return {"gpu": short_gpu_name(name), "device_name": name}
@@ -185,7 +198,7 @@ def data_path(config: object) -> str:
 def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
     """Versions, hardware, host, container, job ids and allow-listed variables as flat ``env_*``
     columns; ``data_path`` (the data directory or volume) adds its file system type."""
-    import torchvision
+    import torch
 
     import benchlib
 
@@ -199,7 +212,9 @@ def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
         "env_git_commit": _git_commit(),
         "env_python": platform.python_version(),
         "env_torch": torch.__version__,
-        "env_torchvision": torchvision.__version__,
+        # the installed distribution's version: importing torchvision for it costs seconds
+        # (it imports torch._dynamo) in processes that never use it
+        "env_torchvision": _distribution_version("torchvision"),
         "env_cuda": torch.version.cuda or "",
         "env_cudnn": str(torch.backends.cudnn.version() or "") if cuda else "",
         "env_nccl": ".".join(map(str, torch.cuda.nccl.version())) if cuda else "",
