@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -233,35 +234,47 @@ SLURM = {"kind": "slurm", "partition": "debug", "time_min": 5, "cpus_per_device"
 def test_a_sweep_runs_as_a_job_array_and_a_resubmit_skips_it(local_slurm, tmp_path, capsys,
                                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
-    params = _params(tmp_path, "array", SLURM, grid={"num_devices": [1, 2], "batch_size": [2, 4]})
+    # three points: two on 1 device (one array of two tasks, 1 CPU each) and one on 2 devices
+    # (its own job: 2 CPUs), the second sweep's grid adding it to the campaign
+    params = _params(tmp_path, "array", SLURM, grid={"num_devices": [1, 2], "batch_size": [2]})
+    ones = _params(tmp_path, "ones", SLURM, grid={"num_devices": [1], "batch_size": [2, 4]})
+    ones.write_text(ones.read_text().replace("campaign: ones", "campaign: array"))
     out = tmp_path / "out"
+    assert main(["sweep", str(ones), "--outputs", str(out), "--quiet"]) == 0
     assert main(["sweep", str(params), "--outputs", str(out), "--wait", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    # one array per request: 1 CPU for the 1-device points, 2 CPUs for the 2-device points
-    assert "submitted 4 of 4 points as job arrays" in printed and "4 done, 0 failed" in printed
+    assert "submitted 2 of 2 points as job array" in printed
+    # the second sweep: its 1-device point is queued already, its 2-device point is new
+    assert "submitted 1 of 2 points as job array" in printed
+    assert re.search(r"left alone: 1 (pending|running) as job \d+_[01]\b", printed)
 
+    # --wait waited for the second sweep's points; the first sweep's other one may still run
+    names = list(campaign.read_jobs(out / "array"))
+    assert len(names) == 3
+    campaign.wait(out / "array", names, poll_s=1, progress=False, timeout_s=300)
     frame = load(out / "array").sort_values(["num_devices", "batch_size"])
-    assert list(frame["status"]) == ["ok"] * 4
-    assert list(frame["samples"]) == [4, 8, 8, 16]  # 2 iterations x batch x devices
-    assert list(frame["dist_backend"].fillna("")) == ["", "", "gloo", "gloo"]  # torchrun for 2
-    arrays = frame.groupby("num_devices")["env_slurm_array_job_id"].agg(set)
-    assert all(len(ids) == 1 and "" not in ids for ids in arrays)
-    assert arrays[1] != arrays[2]
-    assert sorted(frame["env_slurm_array_task_id"]) == ["0", "0", "1", "1"]
+    assert list(frame["status"]) == ["ok"] * 3
+    assert list(frame["samples"]) == [4, 8, 8]  # 2 iterations x batch x devices
+    assert list(frame["dist_backend"].fillna("")) == ["", "", "gloo"]  # torchrun for 2
+    # the 1-device points: one array, tasks 0 and 1; the 2-device point: a job of its own
+    # (submitit submits a one-point array as a plain job)
+    (one,) = set(frame[frame["num_devices"] == 1]["env_slurm_array_job_id"])
+    assert one and sorted(frame[frame["num_devices"] == 1]["env_slurm_array_task_id"]) == ["0", "1"]
+    (two,) = frame[frame["num_devices"] == 2]["env_slurm_job_id"]
+    assert two and two not in set(frame[frame["num_devices"] == 1]["env_slurm_job_id"]) | {one}
     assert set(frame["env_slurm_job_nodelist"]) == {socket.gethostname()}
     assert set(frame["env_slurm_job_partition"]) == {"debug"}
-    assert len(list((out / "array").glob("*.ipynb"))) == 4
+    assert len(list((out / "array").glob("*.ipynb"))) == 3
 
     jobs = campaign.read_jobs(out / "array")
     assert main(["sweep", str(params), "--outputs", str(out)]) == 0
-    assert "submitted 0 of 4 points; left alone: 4 done" in capsys.readouterr().out
+    assert "submitted 0 of 2 points; left alone: 2 done" in capsys.readouterr().out
     assert campaign.read_jobs(out / "array") == jobs
 
     assert main(["status", str(out / "array")]) == 0
     status = capsys.readouterr().out
-    assert "4 points: 4 done, 0 failed, 0 running, 0 pending" in status
-    for array_id in (next(iter(arrays[1])), next(iter(arrays[2]))):
-        assert f"job {array_id}_0" in status and f"job {array_id}_1" in status
+    assert "3 points: 3 done, 0 failed, 0 running, 0 pending" in status
+    assert f"job {one}_0" in status and f"job {one}_1" in status and f"job {two}" in status
 
 
 @pytest.mark.slow
