@@ -6,7 +6,9 @@ The same cases on the real local Slurm are in tests/test_slurm.py.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -330,3 +332,25 @@ def test_wait_gives_a_never_starting_reason_its_grace_first(tmp_path, monkeypatc
         campaign.wait(folder, [point.name], poll_s=0.01, progress=False, timeout_s=0.2,
                       blocked_grace_s=0)
     assert not any(command[0] == "scancel" for command in calls)
+
+
+def test_a_warning_during_the_jobs_start_up_is_held_until_the_point_can_act(tmp_path):
+    # a job's Python starts through job_start: USR2 (Slurm's warning, which can come up to a
+    # minute early) arriving before the point's handler is set is held, not fatal
+    script = tmp_path / "point.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "os.kill(os.getpid(), signal.SIGUSR2)  # the early warning, while still starting\n"
+        "time.sleep(0.2)\n"
+        "print('alive', sys.argv[1:], signal.SIGUSR2 in signal.pthread_sigmask(signal.SIG_BLOCK, []))\n"
+        "signal.signal(signal.SIGUSR2, lambda *a: print('warned'))\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR2})\n"
+        "print('done')\n")
+    command = [sys.executable, "-u", "-m", "benchlib.execute.job_start", "-u", "-m", "point", "x"]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["alive ['x'] True", "warned", "done"]
+    # without it, the same early warning kills the process (USR2's default action)
+    plain = subprocess.run([sys.executable, str(script), "x"], capture_output=True, text=True,
+                           timeout=60)
+    assert plain.returncode == -signal.SIGUSR2

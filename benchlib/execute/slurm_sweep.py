@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchlib.errors import BenchlibError, InputError
-from benchlib.execute import campaign, slurm, slurm_limits
+from benchlib.execute import campaign, job_start, slurm, slurm_limits
 from benchlib.execute.locks import campaign_lock
 from benchlib.inputs.config import ConfigError
 from benchlib.inputs.executors import SlurmExecutor
@@ -100,6 +100,8 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
     signal.signal(signal.SIGUSR2, _warning_handler(time_min, signal_delay_s, warned))
     signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
     try:
+        # held since the job started (job_start): a warning that came early is raised here
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, job_start.HELD_SIGNALS)
         outcome = execute_point(point, target, cell_timeout_s, base_dir, notebook_dir,
                                 context=job_ids_from_env())
     except Exception:
@@ -260,7 +262,9 @@ def _submit_groups(sweep, executor: SlurmExecutor, campaign_dir: Path, chosen: l
         retired = _retire_sidecars(campaign_dir, points)
         try:
             # exec: python becomes the batch shell, so Slurm's warning (B:USR2) reaches it
-            ex = submitit.SlurmExecutor(folder=folder / "%j", python=f"exec {shlex.quote(sys.executable)}")
+            # job_start holds Slurm's warning until run_point_job can act on it
+            ex = submitit.SlurmExecutor(folder=folder / "%j", python=(
+                f"exec {shlex.quote(sys.executable)} -u -m {job_start.__name__}"))
             ex.update_parameters(**request)
             targets = [campaign_dir / f"{p.name}.ipynb" for p in points]
             with contextlib.redirect_stderr(io.StringIO()):  # sbatch's message goes in the error
