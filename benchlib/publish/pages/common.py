@@ -1,0 +1,53 @@
+"""What every summary page starts and ends with: the campaign loaded and described; what the
+data cannot show and the failed runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import present, summary
+from benchlib.publish.pages import Call, note, show
+
+#: pandas display options set to None: a table is never cut with "...".
+UNCUT = ("display.max_columns", "display.max_rows", "display.max_colwidth")
+RUN_BY = ("Run by `benchlib report outputs/<campaign>` or open it in JupyterLab and set "
+          "`results_dir`.")
+
+
+def load(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every record under ``results_dir`` and the finished ones, ``(df, done)``; shows what the
+    campaign holds, its flags and an overview table."""
+    for option in UNCUT:
+        pd.set_option(option, None)
+    df = summary.load_results(results_dir)
+    done = analysis.ok(df)
+    note(summary.describe(df, results_dir))
+    note(summary.flag_notes(df))
+    show(summary.overview_table(df))
+    return df, done
+
+
+def missing(df: pd.DataFrame) -> None:
+    """What these records cannot show (no multi-device runs, one GPU only, ...)."""
+    note(summary.bullet_list(summary.missing(df), "Nothing missing."))
+
+
+def failed(df: pd.DataFrame) -> None:
+    """The failed runs and their errors, or a sentence saying there were none."""
+    runs = analysis.failed(df)
+    if len(runs):
+        show(present.table(runs, "Failed runs and their errors", keep=("error",)))
+    else:
+        note("No failed runs.")
+
+
+HEAD = Call(load, "results_dir", "df, done")
+TAIL = (
+    "## What this data cannot show",
+    Call(missing, "df"),
+    "## Failed runs\n\nLeft out of every table above.",
+    Call(failed, "df"),
+)

@@ -1,0 +1,42 @@
+"""The compare page (``summary_compare``, built by ``benchlib report DIR --baseline BASE``):
+this campaign's runs against the baseline's, a verdict per configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.analysis import comparisons as analysis
+from benchlib.publish import compare_page, plots, summary
+from benchlib.publish.pages import Call, Page, note, show
+
+
+def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> None:
+    """Runs paired with the baseline's by configuration: warnings, the headline, and where any
+    pair exists the table of new over base speed with its interval and verdict, and a plot."""
+    base_dir = summary.resolve_results_dir(baseline_dir)
+    compared = compare_page.compare_runs(summary.load_results(base_dir), df, threshold=threshold)
+    if compare_page.warnings_text(compared):
+        note(compare_page.warnings_text(compared))
+    note(compare_page.compare_headline(compared, base_dir.name))
+    if not len(compared):
+        return
+    units = analysis.ok(df)["unit"].dropna().unique()
+    show(compare_page.compare_display(compared, units[0] if len(units) == 1 else ""))
+    plots.show(compare_page.compare_plot(compared, base_dir.name))
+
+
+PAGE = Page(
+    "Compared with the baseline campaign",
+    "Runs of this campaign paired with the baseline's by configuration (repeats pooled): the new "
+    "speed over the base speed with its 95 % interval, and a verdict per configuration: "
+    "**regression** (the whole interval below 1 and the median more than `threshold` below), "
+    "**improvement** (the mirror image) or **no change**. Built by `benchlib report DIR "
+    "--baseline BASE_DIR`.",
+    (
+        "## Verdict per configuration",
+        Call(verdicts, "df, baseline_dir, threshold"),
+    ),
+    {"baseline_dir": "outputs/demo-base", "threshold": 0.05},
+)

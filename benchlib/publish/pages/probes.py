@@ -1,0 +1,100 @@
+"""The probe notebooks' sections (``allreduce``, ``node_probe``): run the probe, show its
+table and curves, publish its record."""
+
+from __future__ import annotations
+
+from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.publish import plots
+from benchlib.publish.pages import Call, show
+from benchlib.publish.pages.run import ENVIRONMENT, environment, publish
+
+ALLREDUCE_ABOUT = (
+    "# All-reduce probe: bus bandwidth over message sizes\n\nThe collective that data-parallel "
+    "training waits for, timed as nccl-tests times it: for each message size (doubling from "
+    "`min_bytes` to `max_bytes`), `warmup` untimed then `iterations` timed all-reduces; the time "
+    "is the mean over ranks. `algbw` = bytes / time, `busbw` = algbw x 2(n-1)/n, the rate each "
+    "link sustains. NCCL on GPUs, gloo on CPUs; at least 2 devices, through torchrun.")
+NODE_ABOUT = (
+    "# Node probe: what this node can do at most\n\nMatrix-multiply TFLOP/s per precision, "
+    "device memory bandwidth, host-to-device and device-to-host bandwidth (pinned and pageable), "
+    "JPEG decode + transform images/s against the number of loader workers, the data "
+    "directory's read throughput, and the all-reduce bus bandwidth where several GPUs exist. "
+    "`summary_node` puts these ceilings beside datasheet figures and uses them to say what held "
+    "each benchmark run back.")
+
+
+def launch(config: AllReduceConfig | NodeProbeConfig) -> object:
+    """Run the probe and show its table (one row per message size, or per figure)."""
+    from benchlib.run import launch as launcher
+
+    result = launcher.run(config)
+    show(result.table)
+    return result
+
+
+def bandwidth(config: AllReduceConfig, result: object) -> dict[str, object]:
+    """The all-reduce probe's record (not yet published); its bus bandwidth curve shown."""
+    from benchlib.workloads import collectives
+
+    made = collectives.make_record(config, result)
+    configuration = f"{made['gpu']} x {result.num_devices}"
+    plots.show(plots.busbw_plot(result.table.assign(configuration=configuration)))
+    return made
+
+
+def loader(result: object) -> None:
+    """Images/s the loader delivered against its worker processes, when decode was probed."""
+    if len(result.decode):
+        plots.show(plots.decode_plot(result.decode))
+    else:
+        print("no data_dir: decode not probed")
+
+
+def node_allreduce(config: NodeProbeConfig) -> dict[str, object] | None:
+    """The all-reduce probe over the node's GPUs when there are two or more: its bus
+    bandwidth curve shown, its record returned (None when not probed)."""
+    from benchlib.run import probe_runs
+
+    allreduce, made = probe_runs.allreduce_for_node(config)
+    if allreduce is None:
+        print("fewer than 2 devices: all-reduce not probed")
+    else:
+        configuration = f"{allreduce.num_devices} devices"
+        plots.show(plots.busbw_plot(allreduce.table.assign(configuration=configuration)))
+    return made
+
+
+def node_record(config: NodeProbeConfig, result: object,
+                allreduce: dict[str, object] | None) -> dict[str, object]:
+    """The node probe's record, with the all-reduce figures, published in the notebook."""
+    from benchlib.workloads import node_probe
+
+    made = node_probe.make_record(config, result, allreduce)
+    publish(made)
+    return made
+
+
+#: The all-reduce notebook's cells after its configuration cell.
+ALLREDUCE = (
+    "## Run",
+    Call(launch, "config", "result"),
+    Call(bandwidth, "config, result", "record"),
+    *ENVIRONMENT,
+    "## Result record",
+    Call(publish, "record"),
+)
+#: The node probe notebook's cells after its configuration cell.
+NODE = (
+    "## Ceilings",
+    Call(launch, "config", "result"),
+    "## Loader capacity\n\nImages/s the training loader delivers (decode, RandomResizedCrop, "
+    "flip) against its worker processes.",
+    Call(loader, "result"),
+    "## All-reduce\n\nThe all-reduce probe over the node's GPUs (torchrun, NCCL), when there are "
+    "two or more.",
+    Call(node_allreduce, "config", "allreduce_record"),
+    "## Environment",
+    Call(environment, "result"),
+    "## Result record",
+    Call(node_record, "config, result, allreduce_record", "record"),
+)

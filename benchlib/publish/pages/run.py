@@ -1,0 +1,159 @@
+"""The sections the benchmark notebooks share (``train``, ``inference``, ``smooth_inference``,
+``unet3d_train``, ``unet3d_predict``): run the configuration, then its environment, ranks,
+telemetry, timings and the result record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from benchlib.inputs.config import CommonConfig
+from benchlib.inputs.unet3d_config import UNet3DConfig
+from benchlib.publish import plots, present
+from benchlib.publish.pages import Call, show
+from benchlib.records import build
+from benchlib.workloads.result import RunResult
+
+RUN = ("## Run\n\nWith `num_devices` 1 the benchmark runs in this kernel. With more, torchrun "
+       "starts one process per device (NCCL on GPUs, gloo on CPUs) and the kernel only watches "
+       "them; each rank works on its own share of the data and the ranks' results are merged: "
+       "samples of all ranks over the slowest rank's time.")
+PHASES = ("## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per iteration "
+          "in each phase; `share` is the phase's median over the iteration median.")
+PREDICT_PHASES = (" `read` and `write` are the time the loop waited for the reader threads and "
+                  "the writer thread; their own busy time is in the record (`result_read_busy_s`, "
+                  "`result_write_busy_s`).")
+RECORD = ("The machine-readable record (`application/vnd.benchlib.result+json`) that summaries "
+          "load.")
+
+
+def configuration(config: object) -> None:
+    """The configuration as a table of parameters."""
+    show(present.config_table(config))
+
+
+def headline(config: CommonConfig, result: RunResult) -> str:
+    """One line on what the run achieved."""
+    if isinstance(config, UNet3DConfig):
+        from benchlib.workloads import unet3d
+
+        return unet3d.headline(result)
+    return (f"{result.throughput:.2f} {result.unit} over {result.iterations} timed iterations "
+            f"({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")
+
+
+def launch(config: CommonConfig) -> RunResult:
+    """Run ``config`` (in this kernel, or through torchrun on several devices) and print its
+    headline."""
+    from benchlib.run import launch as launcher
+
+    result = launcher.run(config)
+    print(headline(config, result))
+    return result
+
+
+def environment(result: RunResult) -> None:
+    """Software, hardware and job, as rank 0 saw them."""
+    show(present.environment_tables(result.env))
+
+
+def ranks(result: RunResult) -> None:
+    """One row per rank."""
+    show(present.table(plots.rank_table(result).reset_index(), "One row per rank",
+                       keep=("throughput",)))
+
+
+def telemetry(result: RunResult) -> None:
+    """NVML readings over the timed loop (a plot when there are any) and their summary."""
+    if result.telemetry is not None and result.telemetry.available:
+        plots.show(plots.telemetry_plot(result.telemetry))
+    show(present.mapping_table(result.telemetry_record(), "GPU telemetry over the timed loop"))
+
+
+def title(config: CommonConfig) -> str:
+    """What ran, for the title of its plots."""
+    if isinstance(config, UNet3DConfig):
+        return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
+    return f"{config.model} {config.benchmark}, batch {config.batch_size}, {config.dataset} data"
+
+
+def timeline(config: CommonConfig, result: RunResult) -> None:
+    """Seconds per iteration over the run."""
+    plots.show(plots.iteration_timeline(result, title=title(config)))
+
+
+def phases(result: RunResult) -> None:
+    """Seconds per iteration in each phase: bars and the breakdown table."""
+    plots.show(plots.phase_bars(result))
+    show(result.breakdown())
+
+
+def record(config: CommonConfig, result: RunResult) -> dict[str, object]:
+    """The run's result record, published in the notebook (what summaries load)."""
+    made = build.make_record(config, result)
+    build.publish(made)
+    return made
+
+
+def network(config: UNet3DConfig) -> None:
+    """The 3D U-Net's shapes, parameters and receptive field."""
+    from benchlib.workloads import unet3d
+
+    show(plots.as_table(unet3d.network_summary(config)))
+
+
+def lab_units(config: UNet3DConfig, result: RunResult) -> dict[str, object]:
+    """The run's result record (not yet published), its figures in lab units shown."""
+    from benchlib.analysis import comparisons as analysis
+
+    made = build.make_record(config, result)
+    show(plots.as_table(analysis.lab_units(made)))
+    return made
+
+
+def publish(made: Mapping[str, object]) -> None:
+    """Publish a result record in the notebook (what summaries load)."""
+    build.publish(made)
+
+
+#: The cells of the environment, ranks and telemetry sections.
+ENVIRONMENT = (
+    "## Environment (rank 0)\n\nSoftware, hardware and job, as rank 0 saw them.",
+    Call(environment, "result"),
+)
+SHARED = (
+    *ENVIRONMENT,
+    "## Ranks\n\nOne row per rank when several ran; `straggler_spread` in the record is the "
+    "slowest rank's wall time over the fastest's.",
+    Call(ranks, "result"),
+    "## GPU telemetry\n\nNVML readings every `telemetry_interval_s` over the timed loop (rank 0's "
+    "device); red points are samples whose clocks were held down by a power or thermal limit. "
+    "The record has the means, the throttled share and joules per sample.",
+    Call(telemetry, "result"),
+    "## Per-iteration timing",
+    Call(timeline, "config, result"),
+)
+#: A classification notebook's cells after its configuration cell.
+CLASSIFICATION = (
+    RUN,
+    Call(launch, "config", "result"),
+    *SHARED,
+    PHASES,
+    Call(phases, "result"),
+    f"## Result record\n\n{RECORD}",
+    Call(record, "config, result", "record"),
+)
+
+
+def unet_cells(benchmark: str) -> tuple:
+    """A 3D U-Net notebook's cells after its configuration cell."""
+    return (
+        Call(network, "config"),
+        RUN,
+        Call(launch, "config", "result"),
+        *SHARED,
+        PHASES + ("" if benchmark == "unet3d_train" else PREDICT_PHASES),
+        Call(phases, "result"),
+        f"## Lab units and result record\n\n{RECORD}",
+        Call(lab_units, "config, result", "record"),
+        Call(publish, "record"),
+    )
