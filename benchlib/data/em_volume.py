@@ -70,6 +70,7 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
     CPU core); memory use is a few slabs. The result does not depend on ``workers``.
     Returns the shape.
     """
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm.auto import tqdm
@@ -82,7 +83,9 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
     grey = rng.uniform(120, 215, size=seeds.shape[0] * seeds.shape[1] * seeds.shape[2])
     slab = min(int(chunks[0]), shape[0])
     workers = workers or len(os.sched_getaffinity(0))
-    pool = ProcessPoolExecutor(workers) if workers > 1 and shape[0] > slab else None
+    # spawn, never fork: the caller may run threads (a progress bar's monitor, a notebook kernel)
+    pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            if workers > 1 and shape[0] > slab else None)
     plane = functools.partial(em_plane, shape=shape, cell=cell, seeds=seeds, grey=grey, seed=seed)
     with create_dataset(path, RAW_KEY, shape, chunks, np.uint8, compression=compression) as raw, \
             create_dataset(path, LABEL_KEY, shape, chunks, np.uint64,

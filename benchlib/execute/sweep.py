@@ -14,17 +14,15 @@ import logging
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from jupyter_client.manager import AsyncKernelManager
-
 from benchlib.errors import OutputError, describe_os_error
 from benchlib.execute.campaign import remember_points
 from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
+from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
@@ -32,16 +30,6 @@ from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_pa
 from benchlib.registry import NOTEBOOK_CONFIGS
 
 log = logging.getLogger(__name__)
-
-
-class LocalKernelManager(AsyncKernelManager):
-    """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
-    warning from ipykernel, nothing left in the working directory."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.transport = "ipc"
-        self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
 
 
 @dataclass
@@ -164,12 +152,8 @@ def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base
     import papermill
 
     try:
-        papermill.execute_notebook(
-            str(notebook_dir / f"{point.notebook}.ipynb"), str(partial),
-            parameters=papermill_parameters(point, base_dir), progress_bar=False,
-            log_output=False, execution_timeout=cell_timeout_s, cwd=str(base_dir),
-            kernel_manager_class=LocalKernelManager,
-        )
+        execute_notebook(notebook_dir / f"{point.notebook}.ipynb", partial,
+                         papermill_parameters(point, base_dir), base_dir, cell_timeout_s)
     except papermill.PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
     except OSError as exc:

@@ -24,7 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.errors import BenchlibError, InputError
-from benchlib.execute.sweep import NOTEBOOK_DIR, LocalKernelManager
+from benchlib.execute.notebook_run import execute_notebook
+from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.export import export_html
 from benchlib.publish.index_page import Link, render
 from benchlib.publish.run_pages import export_runs
@@ -63,12 +64,9 @@ def _run_summary(name: str, campaign_dir: Path, target: Path,
     import papermill
 
     try:
-        papermill.execute_notebook(
-            str(NOTEBOOK_DIR / f"{name}.ipynb"), str(target),
-            parameters={"results_dir": str(campaign_dir.resolve()), **(parameters or {})},
-            progress_bar=False,
-            kernel_manager_class=LocalKernelManager, cwd=str(campaign_dir),
-        )
+        execute_notebook(NOTEBOOK_DIR / f"{name}.ipynb", target,
+                         {"results_dir": str(campaign_dir.resolve()), **(parameters or {})},
+                         kernel_dir=campaign_dir)
     except papermill.PapermillExecutionError as error:
         kept = campaign_dir / FAILED_DIR / target.name
         kept.parent.mkdir(exist_ok=True)
@@ -219,7 +217,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails; a failed summary notebook is kept under
     ``.report-failed/``."""
-    campaign_dir = Path(campaign_dir)
+    campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
     if inputs.baseline is not None and COMPARE not in summaries:
         summaries = (*summaries, COMPARE)

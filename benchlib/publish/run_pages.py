@@ -53,6 +53,7 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     """Every run page: reused from the previous report when its notebook's fingerprint and the
     export code are unchanged, else exported (in a process pool when there are many)."""
     import json
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     version = _export_version()
@@ -73,7 +74,9 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
             todo.append((notebook, target, key))
     workers = min(os.cpu_count() or 1, 8)
     if len(todo) > POOL_THRESHOLD and workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
+        # spawn, never fork: the report's summary threads are running (a forked child can
+        # inherit an import lock one of them holds and wait for it for ever)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             errors = pool.map(_run_page, [n for n, _, _ in todo], [t for _, t, _ in todo],
                               chunksize=max(1, len(todo) // (workers * 4)))
             outcomes = []
