@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 SCHEMA_VERSION = 1
@@ -25,25 +25,24 @@ _SUBMODULES = frozenset({"analysis", "results", "records", "publish", "execute",
                          "measure", "workloads", "data", "models", "run", "reference",
                          "registry", "formatting", "errors", "cli"})
 
-__all__ = ["PROJECT_ROOT", "SCHEMA_VERSION", "__version__", "analysis", "load", "results"]
+#: Functions of the facade, loaded on first use: name -> (module, attribute).
+#: ``load(path)``: every result record under ``path`` (a campaign folder, ``outputs/``, one
+#: notebook) as a pandas DataFrame, one row per run.
+_FUNCTIONS = {"load": ("benchlib.records.results", "load"),
+              "scan": ("benchlib.records.results", "scan")}
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-
-def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
-    """Every result record under ``path`` (a campaign folder, ``outputs/``, or one notebook) as
-    a pandas DataFrame, one row per run: see :func:`benchlib.results.load`."""
-    from benchlib.records.results import load as load_records
-
-    return load_records(path, strict=strict)
-
+__all__ = ["PROJECT_ROOT", "SCHEMA_VERSION", "__version__", "analysis", "load", "results", "scan"]
 
 def __getattr__(name: str) -> Any:
+    if name in _FUNCTIONS:
+        module, attribute = _FUNCTIONS[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'benchlib' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SUBMODULES})
+    return sorted({*globals(), *_SUBMODULES, *_FUNCTIONS})

@@ -134,3 +134,25 @@ def test_the_report_lists_files_it_skipped_and_still_builds(tmp_path):
     for name in ("truncated.ipynb", "not-a-notebook.ipynb", "bad-format.ipynb"):
         assert f"<code>{name}</code>" in text, name
     assert (index.parent / "runs" / "train-0.html").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("report")
+def test_a_report_from_a_relative_path_never_moves_the_working_directory(tmp_path, monkeypatch):
+    """Summaries run in threads while run pages are exported: the working directory of the
+    process stays where it was (papermill's ``cwd`` would ``os.chdir`` under the others)."""
+    campaign(tmp_path / "outputs" / "fake")
+    monkeypatch.chdir(tmp_path)
+    moves, chdir = [], os.chdir
+
+    def watched_chdir(path):
+        if os.path.realpath(path) != os.path.realpath(os.getcwd()):
+            moves.append(str(path))
+        chdir(path)
+
+    monkeypatch.setattr(os, "chdir", watched_chdir)
+    index = build_report("outputs/fake", summaries=("summary_scaling", "summary_breakdown"),
+                         progress=False)
+    assert moves == []
+    assert index == tmp_path / "outputs" / "fake" / "report" / "index.html"
+    assert len(list((tmp_path / "outputs" / "fake" / "report" / "runs").glob("*.html"))) == 13

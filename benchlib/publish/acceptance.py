@@ -251,8 +251,9 @@ def _published(table: pd.DataFrame) -> present.Table:
 
 def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> list[str]:
     """For the index, one plain-text line per benchmark (and model) and reference: the best
-    run against it and how many runs pass, or that no published reference matches."""
-    lines = []
+    run against it and how many runs pass; the benchmarks no published reference matches are
+    named once, on one last line."""
+    lines, unmatched = [], []
     keys = [c for c in ("benchmark", "model") if c in done]
     for key, group in done.groupby(keys, dropna=False, sort=True) if keys else [((), done)]:
         key = key if isinstance(key, tuple) else (key,)
@@ -260,7 +261,7 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
         checked = references.check(group, list(refs))  # the name says the configuration
         matched = checked[checked["verdict"].isin(CHECKED)]
         if matched.empty:
-            lines.append(f"{name}: no published reference matches")
+            unmatched.append(name)
             continue
         for label, rows in matched.groupby("reference", sort=False):
             measured = rows.dropna(subset=["ratio"])
@@ -279,4 +280,6 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
             else:
                 found = f"best run {best['ratio']:.2f}x, worst {slower_text(worst)}"
             lines.append(f"{name}: {found} ({label}; {source}); {counted}")
+    if unmatched:
+        lines.append(f"No published reference matches: {', '.join(unmatched)}")
     return lines
