@@ -67,6 +67,10 @@ def _interval(row: pd.Series) -> str:
     return f" (95 % interval {formatting.number(float(low))}–{formatting.number(float(high))})"
 
 
+def _runs(count: int) -> str:
+    return "the only run" if count == 1 else f"best of {count} runs"
+
+
 def _stem(row: pd.Series) -> str:
     return Path(str(row.get("source", ""))).stem
 
@@ -88,7 +92,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(formatting.number(float(best['throughput'])))} {_e(unit)}</b>"
-                     f" {_e(_interval(best).strip())}{where} (best of {len(rows)} runs){flagged}{run}</li>")
+                     f" {_e(_interval(best).strip())}{where} ({_runs(len(rows))}){flagged}{run}</li>")
     return lines
 
 
