@@ -181,9 +181,11 @@ def _check(args: argparse.Namespace) -> int:
     print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
     for row in references.failed(checked).itertuples():
         print(f"FAIL {row.run}: {row.message}")
+    for row in checked[checked["verdict"] == "unreliable"].itertuples():
+        print(f"CANNOT CERTIFY {row.run}: {row.message}")
     if args.junit:
         print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', references.junit_cases(checked))}")
-    return 1 if len(references.failed(checked)) else 0
+    return references.exit_code(checked)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -204,6 +206,8 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                          "base_runs", "new_runs", "flags") if c in compared]
+    print("NEW / BASE speed per configuration; low-high: 95 % interval from the repeats "
+          "(Welch t over each side's runs); a within-run interval never decides")
     with pd.option_context("display.width", 200, "display.max_rows", 1000,
                            "display.max_colwidth", 70):
         print(compared[shown].to_string(index=False, na_rep=""))
@@ -212,7 +216,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.junit:
         cases = regression.junit_cases(compared)
         print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
-    return 1 if regression.regressions(compared).shape[0] else 0
+    return regression.exit_code(compared["verdict"]) if len(compared) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -281,16 +285,36 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the shipped published figures and datasheet ceilings)")
     report.set_defaults(func=_report)
 
-    check = sub.add_parser("check", help="check runs against references with tolerances "
-                           "(exit 1 when any fails)")
+    check = sub.add_parser(
+        "check", help="check runs against references with tolerances (exit 1 when any fails)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit status:\n"
+               "  0  every run with a reference was judged and none failed\n"
+               "  1  a run failed its reference (or failed to run)\n"
+               "  2  bad input (the results folder, the references file)\n"
+               "  3  nothing failed, but some runs cannot be certified: they were contended\n"
+               "     or throttled (the CANNOT CERTIFY lines say which and how to re-run)")
     check.add_argument("results", help="a results folder (outputs/<campaign>) or notebook")
     check.add_argument("--references", help="references YAML (default: the shipped published "
                        "figures and datasheet ceilings)")
     check.add_argument("--junit", help="also write the checks as JUnit XML to this file")
     check.set_defaults(func=_check)
 
-    compare = sub.add_parser("compare", help="NEW against BASE per configuration "
-                             "(exit 1 on a significant regression beyond the threshold)")
+    compare = sub.add_parser(
+        "compare", help="NEW against BASE per configuration "
+                        "(exit 1 on a significant regression beyond the threshold)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Pairs runs by configuration and gives NEW's speed relative to BASE with a "
+                    "95 % interval made from each side's repeats (separate runs), never from "
+                    "one run's own iterations.",
+        epilog="verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
+               "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
+               "exit status:\n"
+               "  0  every configuration was judged and none regressed\n"
+               "  1  a configuration of reliable runs regressed\n"
+               "  2  bad input (folders, --metric, --threshold)\n"
+               "  3  nothing regressed, but some configurations cannot be certified (unknown\n"
+               "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run)")
     compare.add_argument("base", help="the baseline results folder")
     compare.add_argument("new", help="the results folder to judge")
     compare.add_argument("--threshold", type=float, default=0.05,

@@ -153,7 +153,7 @@ def column_label(column: str, unit: str | None = None) -> str:
         return f"{match.group(1)} (ms)"
     name = NAMES.get(column, column.replace("_", " "))
     if column in ("throughput", "throughput_low", "throughput_high", "a", "b") and unit:
-        prefix = {"throughput_low": "throughput, 95 % low", "throughput_high": "95 % high"}
+        prefix = {"throughput_low": "within-run 95 % low", "throughput_high": "within-run 95 % high"}
         return f"{prefix.get(column, name)} ({unit})"
     if column in UNITS:
         return f"{name} ({UNITS[column]})"

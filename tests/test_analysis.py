@@ -54,7 +54,8 @@ def test_compare_pairs_equal_configurations_and_takes_medians():
         "throughput": [300.0, 100.0, 140.0, 120.0, 200.0, 50.0, 999.0],
     })
     pairs = analysis.compare(df, "dataset", "synthetic", "real")
-    assert list(pairs.columns) == ["model", "a", "b", "ratio"]
+    assert list(pairs.columns) == ["model", "a", "b", "ratio",  # the first design's, then the
+                                   "a_runs", "b_runs", "a_logs", "b_logs"]  # repeats behind them
     assert pairs.set_index("model")["ratio"].to_dict() == {"r50": 2.5, "inc": 4.0}  # vit unpaired
     assert analysis.headline(pairs) == 3.25
 

@@ -66,28 +66,31 @@ def test_effect_with_consistent_pairs_is_significant_and_with_noise_is_not():
     assert describe_effect(effect(flat)).endswith("no significant effect")
 
 
-def test_one_pair_needs_run_intervals_to_say_anything():
+def test_one_pair_needs_repeats_to_say_anything():
     alone = effect(pd.DataFrame({"ratio": [1.3]}))
     assert not alone["known"] and not alone["significant"]
-    assert "one pair, no interval" in describe_effect(alone)
-    tight = effect(pd.DataFrame({"ratio": [1.3], "a": [130.0], "b": [100.0], "a_low": [128.0],
-                                 "a_high": [132.0], "b_low": [99.0], "b_high": [101.0]}))
-    assert tight["known"] and tight["significant"] and tight["low"] > 1.2
-    wide = effect(pd.DataFrame({"ratio": [1.3], "a": [130.0], "b": [100.0], "a_low": [60.0],
-                                "a_high": [200.0], "b_low": [50.0], "b_high": [150.0]}))
-    assert wide["known"] and not wide["significant"]
+    assert "one run each: set repeats: 3" in describe_effect(alone)
+    # within-run intervals, however tight, decide nothing
+    tight_runs = effect(pd.DataFrame({"ratio": [1.3], "a": [130.0], "b": [100.0], "a_low": [128.0],
+                                      "a_high": [132.0], "b_low": [99.0], "b_high": [101.0]}))
+    assert not tight_runs["known"] and not tight_runs["significant"]
 
 
-def test_compare_carries_run_intervals_into_the_pairs():
+def test_compare_carries_each_sides_repeats_into_the_pairs():
     df = pd.DataFrame([
-        {**BASE, "dataset": "synthetic", "throughput": 100.0, "throughput_low": 98.0,
-         "throughput_high": 102.0},
-        {**BASE, "dataset": "real", "throughput": 50.0, "throughput_low": 49.0,
-         "throughput_high": 51.0},
+        *({**BASE, "dataset": "synthetic", "throughput": v, "repeat": i}
+          for i, v in enumerate([100.0, 101.0, 99.0])),
+        *({**BASE, "dataset": "real", "throughput": v, "repeat": i}
+          for i, v in enumerate([50.0, 51.0, 49.0])),
     ])
     pairs = analysis.compare(df, "dataset", "synthetic", "real")
-    assert pairs[["a_low", "a_high", "b_low", "b_high"]].iloc[0].tolist() == [98, 102, 49, 51]
-    assert analysis.effect(pairs)["significant"]
+    assert pairs[["a_runs", "b_runs"]].iloc[0].tolist() == [3, 3]
+    found = analysis.effect(pairs)
+    assert found["significant"] and found["method"] == "Welch t interval over 3 + 3 runs"
+    flagged = analysis.compare(df.assign(flags="contended"), "dataset", "synthetic", "real")
+    unreliable = analysis.effect(flagged)
+    assert not unreliable["significant"] and "contended" in unreliable["unreliable"]
+    assert "unreliable" in describe_effect(unreliable)
 
 
 def test_a_wide_interval_is_inconclusive_not_no_effect():

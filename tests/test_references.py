@@ -195,3 +195,20 @@ def test_cli_check_defaults_to_shipped_references(tmp_path: Path,
     assert main(["check", str(tmp_path / "c")]) == 1
     out = capsys.readouterr().out
     assert "Lambda ResNet-50 H100 SXM eager AMP" in out and "2.08x slower" in out
+
+
+def test_cli_check_gives_no_verdict_from_a_contended_run(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """A contended run that fails (or passes) its reference is unreliable: exit 3, saying why
+    and how to re-run; a reliable failure beside it still exits 1."""
+    refs = _refs(tmp_path)
+    busy = tmp_path / "busy"
+    write_record_notebook(busy / "train-0.ipynb", {**RUN, "throughput": 2800.0})
+    write_record_notebook(busy / "train-1.ipynb", {**RUN, "throughput": 1400.0,
+                                                   "contended": True, "flags": "contended"})
+    assert main(["check", str(busy), "--references", str(refs)]) == 3
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "CANNOT CERTIFY train-1: the run was contended" in out
+    assert "idle node" in out
+    write_record_notebook(busy / "train-2.ipynb", {**RUN, "throughput": 1400.0})
+    assert main(["check", str(busy), "--references", str(refs)]) == 1

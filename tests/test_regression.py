@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -52,15 +53,13 @@ def test_regression_improvement_and_no_change_per_configuration() -> None:
     assert compared.attrs["warnings"] == []  # same GPU, driver, torch
 
 
-def test_one_run_each_gets_an_interval_from_run_intervals() -> None:
+def test_one_run_each_is_unknown_whatever_its_within_run_intervals() -> None:
+    """A run's own interval (its iterations) says nothing about the next run: no verdict."""
     base = _campaign("a", {32: [1000]})
     new = _campaign("b", {32: [800]})
     row = regression.compare(base, new).iloc[0]
-    assert row["verdict"] == "regression" and row["pairs"] == 1
-    assert row["low"] < 0.8 < row["high"] < 1.0
-    no_intervals = regression.compare(_campaign("a", {32: [1000]}, spread=0),
-                                      _campaign("b", {32: [800]}, spread=0)).iloc[0]
-    assert no_intervals["verdict"] == "unknown"
+    assert row["verdict"] == "unknown" and "one run each" in row["reason"]
+    assert np.isnan(row["low"]) and row["ratio"] == pytest.approx(0.8)
 
 
 def test_threshold_separates_small_significant_slowdowns() -> None:
@@ -92,8 +91,8 @@ def test_warns_when_campaigns_are_not_like_for_like() -> None:
 
 
 def test_unpaired_configurations_are_listed() -> None:
-    compared = regression.compare(_campaign("a", {32: [1000], 64: [900]}),
-                                  _campaign("b", {32: [1000], 256: [500]}))
+    compared = regression.compare(_campaign("a", {32: [1000, 1001], 64: [900]}),
+                                  _campaign("b", {32: [1000, 999], 256: [500]}))
     assert sorted(compared["verdict"]) == ["no change", "only in base", "only in new"]
 
 
@@ -106,17 +105,23 @@ def _write(root: Path, frame: pd.DataFrame) -> Path:
 
 def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     quiet = _write(tmp_path / "quiet", _campaign("quiet", {32: [1000, 1010, 995], 64: [500, 505, 498]}))
+    slow = _write(tmp_path / "slow", _campaign("slow", {32: [600, 620, 590], 64: [502, 500, 503]}))
     busy = _write(tmp_path / "busy", _campaign("busy", {32: [600, 620, 590], 64: [502, 500, 503]},
                                                flags="contended"))
     report = tmp_path / "compare.xml"
-    assert main(["compare", str(quiet), str(busy), "--junit", str(report)]) == 1
+    assert main(["compare", str(quiet), str(slow), "--junit", str(report)]) == 1
     out = capsys.readouterr().out
-    assert "REGRESSION" in out and "40% slower" in out and "contended" in out
+    assert "REGRESSION" in out and "40% slower" in out and "3 + 3 runs" in out
     suite = ET.parse(report).getroot().find("testsuite")
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     assert main(["compare", str(quiet), str(quiet)]) == 0
     assert "no significant regression beyond 5%" in capsys.readouterr().out
-    assert main(["compare", str(quiet), str(busy), "--threshold", "0.5"]) == 0
+    # the same numbers from contended runs: no verdict, exit 3 (cannot certify), and why
+    assert main(["compare", str(quiet), str(busy)]) == 3
+    out = capsys.readouterr().out
+    assert "REGRESSION" not in out and "CANNOT CERTIFY 2 configurations (unreliable)" in out
+    assert "new: contended (3 of 3 runs)" in out and "idle node" in out
+    assert main(["compare", str(quiet), str(slow), "--threshold", "0.5"]) == 0
     assert main(["compare", str(quiet), str(busy), "--threshold", "5"]) == 2
     assert main(["compare", str(quiet), str(tmp_path / "none")]) == 2
 

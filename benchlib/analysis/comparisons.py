@@ -133,9 +133,9 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     """Paired ratios of ``metric`` between ``factor == a`` and ``factor == b``.
 
     One row per pair of configurations equal in every ``on`` column: the ``on`` columns, then
-    ``a`` and ``b`` (the two metric values, medians over repeats) and ``ratio`` = a / b; with
-    run intervals (``throughput_low`` / ``_high``) also ``a_low``, ``a_high``, ``b_low``, ``b_high``
-    for :func:`effect`.
+    ``a`` and ``b`` (the two metric values, medians over repeats), ``ratio`` = a / b, the
+    repeats behind each side (``a_runs``, ``b_runs``) and their log values (``a_logs``,
+    ``b_logs``) for :func:`effect`.
     ``on`` defaults to the configuration columns that apply to both sides; a column that applies
     to one side only (``synthetic_kind`` when comparing synthetic with real data) is not paired
     on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
@@ -149,15 +149,17 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     else:
         on, only_a, only_b = list(on), [], []
 
-    bounds = [c for c in (f"{metric}_low", f"{metric}_high") if c in df]
-    values = [metric, *bounds]
+    values = [metric]
 
     def side(value: object, extra: list[str]) -> pd.DataFrame:
-        rows = df[df[factor] == value]
+        rows = df[df[factor] == value].copy()
+        rows["_log"] = np.log(pd.to_numeric(rows[metric], errors="coerce").where(lambda v: v > 0))
         keys = [*on, *extra]
-        if not keys:
-            return rows[values].median().to_frame().T if len(rows) else rows[values]
-        return rows.groupby(keys, dropna=False, sort=False)[values].median().reset_index()
+        grouped = rows.groupby(keys, dropna=False, sort=False) if keys else rows.groupby(
+            lambda _: 0)
+        table = grouped[values].median()
+        table["logs"] = grouped["_log"].agg(lambda v: [float(x) for x in v if np.isfinite(x)])
+        return table.reset_index(drop=not keys)
 
     left, right = side(a, only_a), side(b, only_b)
     if on:
@@ -169,11 +171,12 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     result["a"] = pairs[f"{metric}_a"].to_numpy()
     result["b"] = pairs[f"{metric}_b"].to_numpy()
     result["ratio"] = result["a"] / result["b"]
+    result["a_runs"] = [len(v) for v in pairs["logs_a"]]
+    result["b_runs"] = [len(v) for v in pairs["logs_b"]]
+    result["a_logs"] = pairs["logs_a"].to_numpy()
+    result["b_logs"] = pairs["logs_b"].to_numpy()
     if "flags" in df:
         result["flags"] = _pair_flags(df, factor, a, b, on, only_a, only_b, result)
-    for column, name in zip(bounds, ("low", "high"), strict=False):
-        result[f"a_{name}"] = pairs[f"{column}_a"].to_numpy()
-        result[f"b_{name}"] = pairs[f"{column}_b"].to_numpy()
     return result.dropna(subset=["ratio"]).reset_index(drop=True)
 
 
@@ -200,8 +203,9 @@ def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[st
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
     """The effect of a factor over :func:`compare`'s pairs: ``median``, ``low``, ``high``,
-    ``pairs``, ``significant`` (the interval excludes 1.0), ``known`` (see
-    :func:`benchlib.analysis.intervals.effect`)."""
+    ``pairs``, ``significant`` (the interval excludes 1.0), ``known``, ``method`` (what the
+    interval is made from) and ``unreliable`` (why, when a pair's runs were contended or
+    throttled): see :func:`benchlib.analysis.intervals.effect`."""
     return intervals.effect(pairs, level)
 
 

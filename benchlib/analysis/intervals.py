@@ -1,14 +1,19 @@
-"""Uncertainty: a 95 % interval for each run's throughput, and for the effect of a factor.
+"""Uncertainty: what a speed is known to within, and what decides that two speeds differ.
 
-Both are percentile bootstraps with a fixed seed (the same data give the same interval):
+Two different intervals, never mixed up:
 
-- **A run**: the mean iteration time resampled over the run's timed iterations;
-  ``throughput_low`` / ``throughput_high`` scale the throughput by mean / each bound.
-- **An effect** (:func:`effect`, over the pairs of :func:`benchlib.analysis.comparisons.compare`): pairs are
-  resampled, and each pair's log ratio is drawn within its runs' own intervals (normal in log
-  space, the 95 % interval's half-width over 1.96), so that one pair of noisy runs gets a wide
-  interval and many consistent pairs a narrow one. The effect is ``significant`` when its
-  interval excludes 1.0.
+- **Within-run** (``throughput_low`` / ``throughput_high`` of a record, :func:`throughput_interval`):
+  a percentile bootstrap of the mean iteration time over one run's own iterations. Those
+  iterations drift together and say nothing about the next run in another process, so this
+  interval is shown as "within-run" and never decides a verdict.
+- **Between runs** (:func:`repeats_effect`, :func:`effect`): the ratio of two speeds with a
+  95 % Welch t interval of the difference of mean log speeds, made from the *repeats* of each
+  configuration (separate processes: ``repeats:`` in the params file). It assumes the repeats
+  of one side are independent draws of a log-normal speed (multiplicative noise), and it
+  allows the two sides different spreads. With fewer than two runs on a side nothing is known
+  (``known`` False: "one run each: set repeats: 3 to know"); a factor's effect over several
+  pairs of configurations is a one-sample t interval of their log ratios (the pairs' own
+  spread is the uncertainty). See docs/measuring.md for the method and its A/A calibration.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from benchlib.records import flags
+
 if TYPE_CHECKING:
     from benchlib.workloads.result import RunResult
 
 RESAMPLES = 2000
 SEED = 20261122
-Z95 = 1.959964
 #: An interval whose high end is more than this multiple of its low end tells nothing either way.
 INCONCLUSIVE_WIDTH = 1.5
 
@@ -56,44 +62,100 @@ def throughput_interval(result: RunResult, level: float = 0.95) -> dict[str, flo
             "throughput_high": result.throughput * mean / low_s}
 
 
-def _log_sd(low: object, high: object) -> float:
-    """Standard deviation in log space implied by a 95 % interval (0 when unknown)."""
-    try:
-        low_f, high_f = float(low), float(high)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return 0.0
-    if not (low_f > 0 and high_f >= low_f):
-        return 0.0
-    return (math.log(high_f) - math.log(low_f)) / (2 * Z95)
+#: Runs a side needs before a between-runs interval exists.
+MIN_RUNS = 2
+#: What to do when a side has too few runs.
+REPEAT_ADVICE = "set repeats: 3 in the params file to know"
 
 
-def effect(pairs: pd.DataFrame, level: float = 0.95,
-           resamples: int = RESAMPLES) -> dict[str, object]:
-    """The median ratio a / b over ``pairs`` (from :func:`benchlib.analysis.comparisons.compare`) with its
-    interval: ``median``, ``low``, ``high``, ``pairs`` (count), ``significant`` (the interval
-    excludes 1.0), ``known`` (False when the interval could not be estimated: a single pair
-    without run intervals)."""
+def _t_quantile(level: float, df: float) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + level / 2, df))
+
+
+def _logs(values: object) -> np.ndarray:
+    logs = np.log(np.asarray(values, dtype=float))
+    return logs[np.isfinite(logs)]
+
+
+def _unknown(median: float, why: str, pairs: int = 0, runs: tuple[int, int] = (0, 0)) -> dict[str, object]:
+    return {"median": median, "low": float("nan"), "high": float("nan"), "pairs": pairs,
+            "significant": False, "known": False, "runs_a": runs[0], "runs_b": runs[1],
+            "method": why}
+
+
+def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, object]:
+    """The speed ratio of side ``a`` over side ``b`` from each side's repeats (one value per
+    run): ``median`` (the ratio of geometric means), ``low`` / ``high`` (Welch t interval of the
+    log ratio), ``significant`` (the interval excludes 1.0), ``known`` (both sides have at least
+    :data:`MIN_RUNS` runs), ``runs_a`` / ``runs_b``, ``pairs`` (1) and ``method`` (in words)."""
+    la, lb = _logs(a), _logs(b)
+    runs = (int(la.size), int(lb.size))
+    if not la.size or not lb.size:
+        return _unknown(float("nan"), "nothing to compare", 0, runs)
+    median = float(np.exp(la.mean() - lb.mean()))
+    if min(runs) < MIN_RUNS:
+        what = "one run each" if runs == (1, 1) else f"{runs[0]} run(s) against {runs[1]}"
+        return _unknown(median, f"{what}: {REPEAT_ADVICE}", 1, runs)
+    va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
+    se = math.sqrt(va + vb)
+    if se == 0:
+        low = high = median
+    else:
+        df = (va + vb) ** 2 / (va ** 2 / (la.size - 1) + vb ** 2 / (lb.size - 1))
+        half = _t_quantile(level, df) * se
+        low, high = median * math.exp(-half), median * math.exp(half)
+    return {"median": median, "low": low, "high": high, "pairs": 1,
+            "significant": bool(low > 1.0 or high < 1.0), "known": True,
+            "runs_a": runs[0], "runs_b": runs[1],
+            "method": f"Welch t interval over {runs[0]} + {runs[1]} runs"}
+
+
+def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
+    """The ratio a / b over ``pairs`` (from :func:`benchlib.analysis.comparisons.compare`), with
+    an interval made from repeats: ``median`` (the geometric mean ratio), ``low``, ``high``,
+    ``pairs``, ``significant`` (the interval excludes 1.0), ``known``, ``method``.
+
+    One pair: a Welch t interval from each side's repeats (``a_logs`` / ``b_logs``: the log
+    speeds of its runs), unknown with fewer than two runs a side. Several pairs: a one-sample t
+    interval of the pairs' log ratios.
+
+    A pair with a ``contended`` or ``throttled`` run (its ``flags``) makes the effect
+    ``unreliable`` (the reason in words): never significant, whatever the numbers."""
+    found = _effect(pairs, level)
+    if pairs is not None and len(pairs) and "flags" in pairs:
+        hit = [flags.disturbed([text]) for text in pairs["flags"]]
+        bad = flags.disturbed(pairs["flags"])
+        if bad:
+            count = sum(1 for names in hit if names)
+            found = {**found, "significant": False,
+                     "unreliable": f"{count} of {len(pairs)} pairs had {' or '.join(bad)} runs; "
+                                   f"{flags.RERUN_ADVICE}"}
+    return found
+
+
+def _effect(pairs: pd.DataFrame, level: float) -> dict[str, object]:
     if pairs is None or len(pairs) == 0:
-        nan = float("nan")
-        return {"median": nan, "low": nan, "high": nan, "pairs": 0, "significant": False,
-                "known": False}
-    ratios = pairs["ratio"].to_numpy(dtype=float)
-    logs = np.log(ratios)
-    sds = np.zeros_like(logs)
-    if {"a_low", "a_high", "b_low", "b_high"} <= set(pairs.columns):
-        sds = np.array([math.hypot(_log_sd(r.a_low, r.a_high), _log_sd(r.b_low, r.b_high))
-                        for r in pairs.itertuples()])
-    median = float(np.exp(np.median(logs)))
-    if len(logs) == 1 and sds[0] == 0:
-        return {"median": median, "low": float("nan"), "high": float("nan"), "pairs": 1,
-                "significant": False, "known": False}
-    rng = np.random.default_rng(SEED)
-    picks = rng.integers(0, len(logs), size=(resamples, len(logs)))
-    draws = logs[picks] + rng.standard_normal(picks.shape) * sds[picks]
-    tail = (1 - level) / 2 * 100
-    low, high = np.exp(np.percentile(np.median(draws, axis=1), [tail, 100 - tail]))
-    return {"median": median, "low": float(low), "high": float(high), "pairs": len(logs),
-            "significant": bool(low > 1.0 or high < 1.0), "known": True}
+        return _unknown(float("nan"), "nothing paired")
+    if len(pairs) == 1:
+        row = pairs.iloc[0]
+        a_logs, b_logs = row.get("a_logs"), row.get("b_logs")
+        if isinstance(a_logs, list | tuple | np.ndarray) and isinstance(b_logs, list | tuple | np.ndarray):
+            return repeats_effect(np.exp(np.asarray(a_logs, dtype=float)),
+                                  np.exp(np.asarray(b_logs, dtype=float)), level)
+        return _unknown(float(row["ratio"]), f"one run each: {REPEAT_ADVICE}", 1, (1, 1))
+    logs = _logs(pairs["ratio"])
+    median = float(np.exp(logs.mean()))
+    if logs.size < 2:
+        return _unknown(median, f"one pair: {REPEAT_ADVICE}", int(logs.size))
+    sd = logs.std(ddof=1)
+    half = _t_quantile(level, logs.size - 1) * sd / math.sqrt(logs.size)
+    low, high = median * math.exp(-half), median * math.exp(half)
+    return {"median": median, "low": low, "high": high, "pairs": int(logs.size),
+            "significant": bool(low > 1.0 or high < 1.0), "known": True,
+            "runs_a": int(logs.size), "runs_b": int(logs.size),
+            "method": f"t interval over {logs.size} pairs of configurations"}
 
 
 def describe_effect(found: dict[str, object]) -> str:
@@ -102,12 +164,17 @@ def describe_effect(found: dict[str, object]) -> str:
     median = found["median"]
     if not found["pairs"]:
         return "nothing paired"
+    if found.get("unreliable"):
+        known = (f" ({found['low']:.2f}-{found['high']:.2f}; {found['method']})"
+                 if found["known"] else "")
+        return f"{median:.2f}x{known}, unreliable: {found['unreliable']}"
     if not found["known"]:
-        return f"{median:.2f}x (one pair, no interval: repeat the runs to know)"
+        return f"{median:.2f}x, unknown ({found.get('method') or REPEAT_ADVICE})"
     if found["significant"]:
         verdict = "significant"
     elif found["high"] / found["low"] > INCONCLUSIVE_WIDTH:
         verdict = "inconclusive (the interval is too wide to tell: repeat on a quiet node)"
     else:
         verdict = "no significant effect"
-    return f"{median:.2f}x ({found['low']:.2f}-{found['high']:.2f}), {verdict}"
+    made = f"; {found['method']}" if found.get("method") else ""
+    return f"{median:.2f}x ({found['low']:.2f}-{found['high']:.2f}{made}), {verdict}"

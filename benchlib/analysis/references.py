@@ -48,6 +48,7 @@ from benchlib.analysis.tables import labels
 from benchlib.errors import InputError
 from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.yaml_input import load_yaml
+from benchlib.records import flags
 from benchlib.records.flags import number
 
 #: The shipped references file (published figures with sources), in ``benchlib/reference/``.
@@ -268,8 +269,9 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
     """One row per run and applying reference (per metric the most specific; see the module
     docstring): ``run``, ``configuration``, ``metric``, ``measured``, ``reference`` (its label),
     ``reference_index`` (1-based, in ``refs``), ``expected``, ``low``, ``high``, ``unit``,
-    ``ratio`` (measured / expected), ``verdict`` (pass / fail / no measurement / no reference /
-    run failed), ``message``, ``note``, ``flags`` (the run's) and ``reference_source``.
+    ``ratio`` (measured / expected), ``verdict`` (pass / fail / unreliable / no measurement /
+    no reference / run failed; ``unreliable``: the run was contended or throttled, so its
+    number decides nothing), ``message``, ``note``, ``flags`` (the run's) and ``reference_source``.
 
     A run no reference applies to gets one ``no reference`` row; a failed run one ``run failed``
     row (its error in ``message``)."""
@@ -290,6 +292,11 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
         for index, ref, ties in chosen:
             measured = number(row.get(ref.metric))
             verdict, message = _verdict(ref, measured)
+            bad = flags.disturbed([base["flags"]])
+            if bad and verdict in ("pass", "fail"):  # no verdict from a disturbed run
+                verdict, message = "unreliable", (f"the run was {' and '.join(bad)}, so its "
+                                                  f"{verdict} says nothing ({message}); "
+                                                  f"{flags.RERUN_ADVICE}")
             low, high = ref.bounds()
             note = ("also matched, equally specific: "
                     + "; ".join(refs[i].label for i in ties) if ties else "")
@@ -308,6 +315,14 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
 def failed(checked: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`check` that make the check fail."""
     return checked[checked["verdict"].isin(FAILING)]
+
+
+def exit_code(checked: pd.DataFrame) -> int:
+    """1 when a run fails a reference (or failed to run), else 3 when a run could not be
+    judged (``unreliable``: contended or throttled), else 0."""
+    if len(failed(checked)):
+        return 1
+    return 3 if (checked["verdict"] == "unreliable").any() else 0
 
 
 def junit_cases(checked: pd.DataFrame) -> list:

@@ -7,18 +7,26 @@ same one (a new GPU model, say): that difference is what is being compared, and 
 names it. Repeats of a configuration are pooled.
 
 Per configuration the speed of NEW relative to BASE (NEW / BASE for throughputs, BASE / NEW for
-``time_*`` columns, so above 1 is always faster) comes with a 95 % interval from
-:func:`benchlib.analysis.intervals.effect`: runs are paired in repeat order (the shorter side's runs used
-again in turn), the bootstrap resamples those pairs, and each run's own interval
-(``<metric>_low`` / ``_high``) widens it, so even one run per side gets an interval.
+``time_*`` columns, so above 1 is always faster) is the ratio of the two sides' geometric means,
+with a 95 % Welch t interval made from the *repeats* of each side (separate runs:
+:func:`benchlib.analysis.intervals.repeats_effect`). A run's within-run interval never enters.
 
-Verdicts, with ``threshold`` t (default 0.05):
+Verdicts, with ``threshold`` t (default 0.05), in this order:
 
-- ``regression``: the whole interval is below 1.0 (significant) and the median below 1 - t;
-- ``improvement``: the whole interval is above 1.0 and the median above 1 + t;
-- ``no change``: anything else (no significant change, or one within the threshold);
-- ``unknown``: one run per side without run intervals (repeat the runs to know);
+- ``unreliable``: a run of either side was ``contended`` or ``throttled`` (the reason says
+  which): no verdict is given from disturbed runs;
+- ``unknown``: fewer than two runs on a side ("one run each: set repeats: 3 to know");
+- ``regression``: the whole interval is below 1 - t: the slowdown is known to be more than t;
+- ``improvement``: the whole interval is above 1 + t;
+- ``no change``: anything else (the change may be within the threshold).
+
+The interval must clear the threshold, not only 1.0: in an A/A test on the project's 2-core
+machine (docs/measurements.md), the same campaign run twice gave 1.18x (1.005-1.39) for one
+configuration, beyond 1.0 from the machine's drift between campaigns but not beyond 1.05.
 - ``only in base`` / ``only in new``: nothing to pair with.
+
+:func:`exit_code` turns the verdicts into the commands' exit status: 1 when a reliable
+configuration regressed, else 3 when some could not be judged (unknown or unreliable), else 0.
 """
 
 from __future__ import annotations
@@ -90,42 +98,44 @@ def pairing_columns(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], l
     return keys, differing
 
 
-def _ordered(runs: pd.DataFrame) -> pd.DataFrame:
-    order = [c for c in ("repeat", "source") if c in runs]
-    return runs.sort_values(order, kind="stable") if order else runs
+def _speeds(runs: pd.DataFrame, metric: str) -> np.ndarray:
+    """One speed per run (higher is faster: ``time_*`` values inverted)."""
+    values = pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return values if higher_is_better(metric) else 1.0 / values
 
 
-def pairs(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Runs of one configuration paired in repeat order (the shorter side's runs reused in
-    turn): ``ratio`` (speed of new / base) and the run intervals as ``a_*`` (faster side of the
-    ratio's numerator) and ``b_*``, ready for :func:`benchlib.analysis.intervals.effect`."""
-    base_runs, new_runs = _ordered(base_runs), _ordered(new_runs)
-    count = max(len(base_runs), len(new_runs))
-    if not len(base_runs) or not len(new_runs):
-        return pd.DataFrame(columns=["ratio"])
-    take = {"base": base_runs.iloc[[i % len(base_runs) for i in range(count)]],
-            "new": new_runs.iloc[[i % len(new_runs) for i in range(count)]]}
-    top, bottom = ("new", "base") if higher_is_better(metric) else ("base", "new")
-    out = pd.DataFrame({"a": take[top][metric].to_numpy(dtype=float),
-                        "b": take[bottom][metric].to_numpy(dtype=float)})
-    out["ratio"] = out["a"] / out["b"]
-    for side, name in ((top, "a"), (bottom, "b")):
-        for bound in ("low", "high"):
-            column = f"{metric}_{bound}"
-            values = take[side][column] if column in take[side] else pd.Series(np.nan, index=take[side].index)
-            out[f"{name}_{bound}"] = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-    return out[np.isfinite(out["ratio"]) & (out["ratio"] > 0)].reset_index(drop=True)
+def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
+          threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str, object], str, str]:
+    """The effect of NEW against BASE for one configuration (speed ratio new / base from the
+    repeats), its verdict, and the reason when it is ``unknown`` or ``unreliable``."""
+    found = intervals.repeats_effect(_speeds(new_runs, metric), _speeds(base_runs, metric))
+    bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
+           for side, runs in (("base", base_runs), ("new", new_runs))}
+    if bad["base"] or bad["new"]:
+        said = "; ".join(f"{side}: {' and '.join(names)} "
+                         f"({_count_flagged(runs, names)} of {len(runs)} runs)"
+                         for (side, names), runs in zip(bad.items(), (base_runs, new_runs),
+                                                        strict=True) if names)
+        return found, "unreliable", f"{said}; {flags.RERUN_ADVICE}"
+    judged = verdict(found, threshold)
+    return found, judged, str(found["method"]) if judged == "unknown" else ""
+
+
+def _count_flagged(runs: pd.DataFrame, names: list[str]) -> int:
+    return sum(1 for text in runs.get("flags", pd.Series(dtype=object))
+               if set(flags.split(text)) & set(names))
 
 
 def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> str:
-    """``regression`` / ``improvement`` / ``no change`` / ``unknown`` for an effect (see the
-    module docstring)."""
+    """``regression`` / ``improvement`` / ``no change`` / ``unknown`` for an effect of
+    reliable runs (see the module docstring; ``unreliable`` is :func:`judge`'s)."""
     if not found["pairs"] or not found["known"]:
         return "unknown"
-    median, low, high = float(found["median"]), float(found["low"]), float(found["high"])
-    if high < 1.0 and median < 1 - threshold:
+    low, high = float(found["low"]), float(found["high"])
+    if high < 1 - threshold:
         return "regression"
-    if low > 1.0 and median > 1 + threshold:
+    if low > 1 + threshold:
         return "improvement"
     return "no change"
 
@@ -149,7 +159,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
             threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per configuration: the pairing columns, ``configuration`` (a label of those that
     vary), ``base`` and ``new`` (median ``metric``), ``ratio`` (speed new / base) with ``low`` /
-    ``high``, ``pairs``, ``base_runs``, ``new_runs``, ``verdict``, ``effect`` (in words),
+    ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
+    ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
     ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
     the campaigns incomparable and the columns paired across (see the module docstring)."""
     base, new = ok(base), ok(new)
@@ -167,17 +178,19 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     for key, group in grouped:
         key = key if isinstance(key, tuple) else (key,)
         a, b = group[group["side"] == "base"], group[group["side"] == "new"]
-        found = intervals.effect(pairs(a, b, metric))
+        found, judged, reason = judge(a, b, metric, threshold)
         if not len(a) or not len(b):
-            judged = "only in new" if not len(a) else "only in base"
-        else:
-            judged = verdict(found, threshold)
+            judged, reason = ("only in new" if not len(a) else "only in base"), ""
+        described = intervals.describe_effect(found)
+        if judged == "unreliable":
+            described = f"{found['median']:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
                      "base": a[metric].median() if len(a) else np.nan,
                      "new": b[metric].median() if len(b) else np.nan,
                      "ratio": found["median"], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
-                     "verdict": judged, "effect": intervals.describe_effect(found),
+                     "verdict": judged, "reason": reason, "interval": found["method"],
+                     "effect": described,
                      "base_flags": _flags(a), "new_flags": _flags(b),
                      "flags": flags.join([*flags.split(_flags(a)), *flags.split(_flags(b))])})
     table = pd.DataFrame(rows)
@@ -196,18 +209,40 @@ def regressions(compared: pd.DataFrame) -> pd.DataFrame:
     return compared[compared["verdict"] == "regression"]
 
 
+#: Verdicts that leave a configuration unjudged: the comparison cannot certify it.
+UNJUDGED = ("unknown", "unreliable")
+
+
+def exit_code(verdicts: pd.Series) -> int:
+    """1 when a configuration regressed (reliably), else 3 when some could not be judged
+    (``unknown`` or ``unreliable``), else 0."""
+    if (verdicts == "regression").any():
+        return 1
+    return 3 if verdicts.isin(UNJUDGED).any() else 0
+
+
 def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
-    """Counts per verdict, then one line per regression with its size and interval."""
+    """Counts per verdict, one line per regression with its size and interval, then what could
+    not be judged, why, and how to re-run."""
     if compared.empty:
         return ["nothing to compare"]
     counts = compared["verdict"].value_counts()
     lines = [", ".join(f"{n} {v}" for v, n in counts.items())]
     for row in regressions(compared).itertuples():
         lines.append(f"REGRESSION {row.configuration}: new runs at {row.ratio:.2f}x the base "
-                     f"speed ({row.low:.2f}-{row.high:.2f}, 95 %), {1 - row.ratio:.0%} slower"
-                     + (f"; flags: {row.flags}" if row.flags else ""))
+                     f"speed ({row.low:.2f}-{row.high:.2f}, 95 %, {row.interval}), "
+                     f"{1 - row.ratio:.0%} slower")
+    unjudged = compared[compared["verdict"].isin(UNJUDGED)]
+    for (judged, reason), rows in unjudged.groupby(["verdict", "reason"], sort=False):
+        count = len(rows)
+        lines.append(f"CANNOT CERTIFY {count} configuration{'' if count == 1 else 's'} "
+                     f"({judged}): {reason}")
+        lines += [f"  - {name}" for name in rows["configuration"]]
     if not len(regressions(compared)):
-        lines.append(f"no significant regression beyond {threshold:.0%}")
+        judged = len(compared) - len(unjudged) - int(compared["verdict"].str.startswith("only").sum())
+        lines.append(f"no significant regression beyond {threshold:.0%} among the {judged} "
+                     f"configuration{'' if judged == 1 else 's'} judged"
+                     + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else ""))
     return lines
 
 
@@ -273,8 +308,8 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
         previous = None
         for campaign, when in campaigns.items():
             runs = group[group["campaign"] == campaign] if "campaign" in group else group
-            found = intervals.effect(pairs(previous, runs, metric)) if previous is not None else None
-            judged = verdict(found, threshold) if found else ""
+            found, judged, _ = (judge(previous, runs, metric, threshold) if previous is not None
+                                else (None, "", ""))
             rows.append({**dict(zip(by, key, strict=True)), "campaign": campaign, "time": when,
                          metric: runs[metric].median(), "runs": len(runs),
                          "ratio": found["median"] if found else np.nan,

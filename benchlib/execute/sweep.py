@@ -111,10 +111,11 @@ def run_sweep(
 
 def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """The columns every record of ``point`` gets besides its parameters: the notebook's fixed
-    values (``benchmark``), point id, notebook, repeat, and ``context`` (e.g. SLURM job ids)."""
+    values (``benchmark``), point id, notebook, repeat, its place in the run order
+    (``sweep_order``), and ``context`` (e.g. SLURM job ids)."""
     fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
     return {**(context or {}), **fixed, "point_id": point.point_id, "notebook": point.notebook,
-            "repeat": point.repeat}
+            "repeat": point.repeat, "sweep_order": point.order}
 
 
 def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_dir: Path,

@@ -16,7 +16,7 @@ import keyword
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
@@ -41,6 +41,9 @@ class SweepFile(BaseModel):
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     repeats: PositiveInt = 1
+    #: ``interleaved``: every point once, then every point again (ABCABC), so that slow drift of
+    #: the machine spreads over all configurations; ``grouped``: a point's repeats back to back.
+    repeat_order: Literal["interleaved", "grouped"] = "interleaved"
     executor: LocalExecutor | SlurmExecutor = Field(default_factory=LocalExecutor, discriminator="kind")
 
     @field_validator("campaign")
@@ -90,6 +93,7 @@ class Point:
     parameters: dict[str, Any]
     repeat: int
     label: str
+    order: int = 0  #: position in the sweep's run order (recorded as ``sweep_order``)
 
     @property
     def point_id(self) -> str:
@@ -130,14 +134,15 @@ def notebook_parameters(name: str, notebook_dir: Path = NOTEBOOK_DIR) -> dict[st
 
 
 def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list[Point]:
-    """Every notebook x grid combination x repeat, base parameters under each.
+    """Every notebook x grid combination x repeat, base parameters under each, in run order
+    (``repeat_order``: interleaved ABCABC by default, or grouped AAABBBCCC).
 
     With ``accepted`` (parameter names per notebook), each notebook gets only the parameters it
     takes, so one file can drive notebooks with different parameters; points that become equal
     are kept once.
     """
     axes = list(spec.grid)
-    points: dict[str, Point] = {}
+    configurations = []
     for notebook in spec.notebooks:
         for values in itertools.product(*(spec.grid[a] for a in axes)):
             chosen = {**spec.base, **spec.overrides.get(notebook, {}),
@@ -145,10 +150,15 @@ def expand(spec: SweepFile, accepted: dict[str, set[str]] | None = None) -> list
             if accepted is not None and notebook in accepted:
                 chosen = {k: v for k, v in chosen.items() if k in accepted[notebook]}
             label = "-".join([notebook, *(_slug(chosen[a]) for a in axes if a in chosen)])
-            for repeat in range(spec.repeats):
-                point = Point(notebook, chosen, repeat,
-                              f"{label}-r{repeat}" if spec.repeats > 1 else label)
-                points.setdefault(point.name, point)
+            configurations.append((notebook, chosen, label))
+    runs = [(c, r) for r in range(spec.repeats) for c in configurations] \
+        if spec.repeat_order == "interleaved" else \
+        [(c, r) for c in configurations for r in range(spec.repeats)]
+    points: dict[str, Point] = {}
+    for (notebook, chosen, label), repeat in runs:
+        point = Point(notebook, chosen, repeat,
+                      f"{label}-r{repeat}" if spec.repeats > 1 else label, len(points))
+        points.setdefault(point.name, point)
     return list(points.values())
 
 

@@ -21,7 +21,7 @@ from benchlib.publish import present
 from benchlib.publish.summary import md_text
 
 #: Verdicts of a check row with a reference that applied.
-CHECKED = ("pass", "fail", "no measurement")
+CHECKED = ("pass", "fail", "unreliable", "no measurement")
 
 
 def short_source(source: object) -> str:
@@ -51,7 +51,7 @@ def _run_verdicts(checked: pd.DataFrame) -> pd.Series:
     """Per run: fail (any row failed), pass (every row passed), run failed, or no reference."""
     def one(verdicts: pd.Series) -> str:
         found = set(verdicts)
-        for verdict in ("run failed", "fail", "no measurement"):
+        for verdict in ("run failed", "fail", "no measurement", "unreliable"):
             if verdict in found:
                 return verdict
         return "pass" if found == {"pass"} else "no reference"
@@ -110,6 +110,10 @@ def headline(checked: pd.DataFrame, df: pd.DataFrame, given: bool = False) -> st
     broken = int((per_run == "run failed").sum())
     if broken:
         parts.append(f"{broken} run{'s' if broken != 1 else ''} failed to run")
+    unsure = int((per_run == "unreliable").sum())
+    if unsure:
+        parts.append(f"**{unsure} cannot be certified** (contended or throttled: no verdict "
+                     f"from {'it' if unsure == 1 else 'them'}; re-run on an idle node)")
     return "; ".join(parts) + "."
 
 
@@ -135,7 +139,7 @@ def check_display(checked: pd.DataFrame) -> present.Table:
                           rows["reference"], strict=True)],
         "bounds": [_bounds(lo, hi) for lo, hi in zip(rows["low"], rows["high"], strict=True)],
         "measured / expected": rows["ratio"].map(formatting.formatter("ratio")),
-        "verdict": rows["verdict"].map(lambda v: "⚠ fail" if v == "fail" else v),
+        "verdict": rows["verdict"].map(lambda v: f"⚠ {v}" if v in ("fail", "unreliable") else v),
         "flags": rows["flags"].fillna("").astype(str),
     })
     if not cells["flags"].str.strip().any():

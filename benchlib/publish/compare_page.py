@@ -11,12 +11,18 @@ from benchlib.publish import present
 from benchlib.publish.summary import md_text
 
 VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7",
-                   "unknown": "#bab0ac"}
+                   "unknown": "#bab0ac", "unreliable": "#f28e2b"}
 
 
 #: What a compare verdict without a direction means, said once where it appears.
-UNKNOWN = ("unknown: one run on each side and no run intervals, so no interval: repeat the runs "
-           "(repeats: N in the params file) to know")
+UNKNOWN = ("unknown: fewer than two runs on a side, and one run says nothing about the next "
+           "one: set repeats: 3 in the params file (separate runs) to know")
+#: What an unreliable verdict means, said once where it appears.
+UNRELIABLE = ("unreliable: a run of the configuration was contended or throttled, so no verdict "
+              "is given from it; re-run both sides on an idle node with repeats: 3")
+#: What the intervals of the compare page are made from.
+INTERVAL_NOTE = ("95 % interval: a Welch t interval of the speed ratio over each side's repeats "
+                 "(separate runs), never one run's own iterations")
 
 
 def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
@@ -53,12 +59,14 @@ def compare_headline(compared: pd.DataFrame, base: str) -> str:
     for index, row in compared[compared["verdict"] == "regression"].iterrows():
         lines.append(f"- **regression** {md_text(labels[index])}: "
                      f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
-                     f"{row['high']:.2f}), {1 - row['ratio']:.0%} slower"
-                     + (f"; flags: {md_text(row['flags'])}" if row["flags"] else ""))
+                     f"{row['high']:.2f} from {row['base_runs']} + {row['new_runs']} runs), "
+                     f"{1 - row['ratio']:.0%} slower")
     if "regression" not in counts:
-        lines.append(f"No significant regression beyond {threshold:.0%}.")
-    if "unknown" in counts:
-        lines.append(f"\n{md_text(UNKNOWN)}.")
+        lines.append(f"No significant regression beyond {threshold:.0%} among the "
+                     "configurations judged.")
+    for verdict, said in (("unreliable", UNRELIABLE), ("unknown", UNKNOWN)):
+        if verdict in counts:
+            lines.append(f"\n**{counts[verdict]} cannot be certified**: {md_text(said)}.")
     return "\n".join(lines)
 
 
@@ -86,7 +94,8 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
         "new / base": compared["ratio"].map(formatting.formatter("ratio")),
         "95 % interval": [interval(lo, hi) for lo, hi in
                           zip(compared["low"], compared["high"], strict=True)],
-        "verdict": compared["verdict"].map(lambda v: f"⚠ {v}" if v == "regression" else v),
+        "verdict": compared["verdict"].map(
+            lambda v: f"⚠ {v}" if v in ("regression", "unreliable") else v),
         "runs (base / new)": [f"{a} / {b}" for a, b in
                               zip(compared["base_runs"], compared["new_runs"], strict=True)],
         "flags": compared["flags"].fillna("").astype(str),
@@ -95,8 +104,9 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
         cells = cells.drop(columns="flags")
     threshold = float(compared.attrs.get("threshold", 0.05))
     caption = (f"Median {compared.attrs.get('metric', 'throughput')} per configuration; new / "
-               "base above 1 is faster. regression: the whole 95 % interval below 1 and the "
-               f"median more than {threshold:.0%} below; {formatting.DASH} = nothing to pair.")
+               f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "
+               f"than {threshold:.0%} below 1; {formatting.DASH} = no "
+               "interval (fewer than two runs a side) or nothing to pair.")
     return present.Table(cells.reset_index(drop=True), caption,
                          {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval"})
 
@@ -123,7 +133,7 @@ def compare_plot(compared: pd.DataFrame, base: str):
         if (rows["verdict"] == verdict).any():
             ax.plot([], [], "o", color=colour, label=verdict)
     ax.legend(fontsize=8, loc="lower right")
-    ax.set(xlabel="new / base speed (x), 95 % interval", ylabel="",
+    ax.set(xlabel="new / base speed (x), 95 % interval over the repeats", ylabel="",
            title=plain(f"Each configuration against {base}"))
     tidy(fig)
     return fig

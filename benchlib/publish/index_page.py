@@ -60,15 +60,38 @@ def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c in rows and rows[c].astype(str).nunique() > 1]
 
 
-def _interval(row: pd.Series) -> str:
+def _interval(row: pd.Series, repeats: pd.Series) -> str:
+    """Between-run spread when the configuration has repeats, else the within-run interval,
+    named as such."""
+    values = pd.to_numeric(repeats, errors="coerce").dropna()
+    if len(values) >= 2:
+        return (f" (runs of this configuration: {formatting.number(float(values.min()))}–"
+                f"{formatting.number(float(values.max()))}, {len(values)} repeats)")
     low, high = row.get("throughput_low"), row.get("throughput_high")
     if formatting.missing(low) or formatting.missing(high):
         return ""
-    return f" (95 % interval {formatting.number(float(low))}–{formatting.number(float(high))})"
+    return (f" (one run; within-run 95 %: {formatting.number(float(low))}–"
+            f"{formatting.number(float(high))})")
 
 
-def _runs(count: int) -> str:
-    return "the only run" if count == 1 else f"best of {count} runs"
+def _runs(rows: pd.DataFrame, repeats: pd.Series) -> str:
+    configurations = len(rows) // max(len(repeats), 1)
+    if len(rows) == 1:
+        return "the only run"
+    what = "median of its repeats; " if len(repeats) > 1 else ""
+    return f"{what}best of {configurations} configurations" if configurations > 1 else \
+        f"{len(repeats)} runs"
+
+
+def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The configuration with the highest median throughput over its repeats: its run nearest
+    that median, and the throughputs of its repeats."""
+    keys = [c for c in analysis.config_columns(rows) if rows[c].notna().any()]
+    groups = rows.groupby(keys, dropna=False, sort=False) if keys else [((), rows)]
+    medians = [(float(g["throughput"].astype(float).median()), g) for _, g in groups]
+    median, group = max(medians, key=lambda item: item[0])
+    values = group["throughput"].astype(float)
+    return group.loc[(values - median).abs().idxmin()], values
 
 
 def _stem(row: pd.Series) -> str:
@@ -82,7 +105,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     keys = [c for c in ("benchmark", "model", "unit") if c in work]
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
-        best = rows.loc[rows["throughput"].astype(float).idxmax()]
+        best, repeats = _best_configuration(rows)
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         stem = _stem(best)
@@ -91,8 +114,9 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
                    if flags.split(best.get("flags")) else "")
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
-                     f"<b>{_e(formatting.number(float(best['throughput'])))} {_e(unit)}</b>"
-                     f" {_e(_interval(best).strip())}{where} ({_runs(len(rows))}){flagged}{run}</li>")
+                     f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
+                     f" {_e(_interval(best, repeats).strip())}{where} "
+                     f"({_runs(rows, repeats)}){flagged}{run}</li>")
     return lines
 
 
@@ -129,7 +153,8 @@ def factors(done: pd.DataFrame) -> list[str]:
     lines = []
     for comparison in found:
         effect = comparison.effect
-        css = ' class="significant"' if effect["significant"] else ""
+        css = (' class="flag"' if effect.get("unreliable")
+               else ' class="significant"' if effect["significant"] else "")
         lines.append(f"<li{css}>{_e(comparison.factor.replace('_', ' '))} {_e(comparison.a)} vs "
                      f"{_e(comparison.b)}: {_e(summary.describe_effect(effect))} "
                      f"({effect['pairs']} pairs)</li>")
@@ -192,10 +217,13 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
                  f"(configurations)</li>"]
         labels = compare_page.compare_labels(compared)
         items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
-                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f})</li>"
+                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f} over the repeats)</li>"
                   for i, row in regression.regressions(compared).iterrows()]
-        if "unknown" in counts:
-            items.append(f"<li>{_e(compare_page.UNKNOWN)}</li>")
+        for verdict, said in (("unreliable", compare_page.UNRELIABLE),
+                              ("unknown", compare_page.UNKNOWN)):
+            if verdict in counts:
+                items.append(f'<li class="flag">{counts[verdict]} cannot be certified: '
+                             f"{_e(said)}</li>")
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, "summary_compare", "compare page"))
 

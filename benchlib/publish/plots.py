@@ -209,8 +209,9 @@ def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
 def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None,
                xlabel: str = "ratio a / b (x)") -> plt.Figure:
     """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
-    bookkeeping = ("a", "b", "ratio", "flags", "a_low", "a_high", "b_low", "b_high")
-    label_columns = label_columns or [c for c in pairs.columns if c not in bookkeeping
+    label_columns = label_columns or [c for c in pairs.columns
+                                      if c not in ("a", "b", "ratio", "flags")
+                                      and not c.startswith(("a_", "b_"))
                                       and pairs[c].nunique(dropna=False) > 1]
     labels = text_labels(pairs, label_columns)
     if "flags" in pairs:

@@ -153,16 +153,19 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
 
 
 def headlines(found: list[Comparison]) -> pd.DataFrame:
-    """One row per comparison: what, median ratio, its 95 % interval, whether it is
-    significant, pairs, and the flags of the runs behind it."""
+    """One row per comparison: what, median ratio, its 95 % interval and what it is made from,
+    whether it is significant (``unreliable`` when contended or throttled runs are behind it),
+    pairs, and the flags of the runs behind it."""
     rows = []
     for c in found:
         effect = c.effect
         interval = f"{effect['low']:.2f}-{effect['high']:.2f}" if effect["known"] else "unknown"
         names = {n for text in c.pairs.get("flags", []) for n in flags.split(text)}
+        significant = ("unreliable" if effect.get("unreliable")
+                       else "yes" if effect["significant"] else "no")
         rows.append({"comparison": c.title, "median ratio": c.headline,
-                     "95 % interval": interval,
-                     "significant": "yes" if effect["significant"] else "no",
+                     "95 % interval": interval, "interval from": effect.get("method", ""),
+                     "significant": significant,
                      "pairs": len(c.pairs), "flags": flags.join(names)})
     return pd.DataFrame(rows)
 
@@ -172,8 +175,13 @@ def factors_that_matter(found: list[Comparison]) -> str:
     if not found:
         return "No factor has two values that pair: nothing to compare."
     significant = [md_text(c.sentence) for c in found if c.effect["significant"]]
-    others = [md_text(c.sentence) for c in found if not c.effect["significant"]]
+    unreliable = [md_text(c.sentence) for c in found if c.effect.get("unreliable")]
+    others = [md_text(c.sentence) for c in found
+              if not c.effect["significant"] and not c.effect.get("unreliable")]
     parts = []
+    if unreliable:
+        parts.append("**Unreliable** (contended or throttled runs behind them: no verdict):\n"
+                     + "\n".join(f"- {line}" for line in unreliable))
     if significant:
         parts.append("**Significant** (the 95 % interval excludes 1.0):\n"
                      + "\n".join(f"- {line}" for line in significant))

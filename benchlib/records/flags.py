@@ -44,6 +44,19 @@ FLAGS: dict[str, str] = {
 }
 
 
+#: Flags that make a run's number unfit to decide a comparison: the verdict is ``unreliable``.
+DISTURBED = ("contended", "throttled")
+#: What to do about a disturbed comparison.
+RERUN_ADVICE = ("re-run both sides on an idle node (an exclusive allocation; nothing else "
+                "running), with repeats: 3")
+
+
+def disturbed(texts: Iterable[object]) -> list[str]:
+    """The :data:`DISTURBED` flags among ``texts`` (flag strings), once each, in order."""
+    found = [name for text in texts for name in split(text) if name in DISTURBED]
+    return list(dict.fromkeys(found))
+
+
 def number(value: object) -> float | None:
     """``value`` as a float; None for missing, NaN or non-numeric values."""
     try:

@@ -117,6 +117,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("point_id", B, "text", "", "hash of notebook, parameters and repeat"),
     Column("notebook", B, "text", "", "benchmark notebook that ran"),
     Column("repeat", B, "count", "", "repeat index of the point"),
+    Column("sweep_order", B, "count", "", "the point's place in its sweep's run order (repeats "
+           "interleaved ABCABC unless repeat_order: grouped)"),
     Column("source", B, "text", "", "the executed notebook the record was loaded from"),
     Column("slurm_state", B, "text", "", "the job's final Slurm state (failed points)"),
     Column("dist_backend", B, "text", "", "nccl or gloo (several ranks)"),
@@ -140,8 +142,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "
            "or iteration)"),
     Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds"),
-    Column("throughput_low", M, "float", "unit", "95 % interval of throughput, low end"),
-    Column("throughput_high", M, "float", "unit", "95 % interval of throughput, high end"),
+    Column("throughput_low", M, "float", "unit", "within-run 95 % interval of throughput (a "
+           "bootstrap over this run's iterations; never decides a comparison), low end"),
+    Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end"),
     Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
            "classified per second"),
     Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "

@@ -30,9 +30,10 @@ def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> No
 PAGE = Page(
     "Compared with the baseline campaign",
     "Runs of this campaign paired with the baseline's by configuration (repeats pooled): the new "
-    "speed over the base speed with its 95 % interval, and a verdict per configuration: "
-    "**regression** (the whole interval below 1 and the median more than `threshold` below), "
-    "**improvement** (the mirror image) or **no change**. Built by `benchlib report DIR "
+    "speed over the base speed with its 95 % interval over the repeats, and a verdict per "
+    "configuration: **regression** (the whole interval more than `threshold` below 1), "
+    "**improvement** (the mirror image), **no change**, **unknown** (fewer than two runs a "
+    "side) or **unreliable** (contended or throttled runs). Built by `benchlib report DIR "
     "--baseline BASE_DIR`.",
     (
         "## Verdict per configuration",

@@ -33,8 +33,10 @@ def every(found: list[Comparison]) -> None:
 PAGE = Page(
     "Comparisons: synthetic vs real data, batch sizes, GPUs, models, precisions, clusters",
     "Each comparison pairs runs equal in every other setting; the ratio is a / b of throughput "
-    "and its median is the headline, with a 95 % interval (pairs resampled, each pair drawn "
-    "within its runs' own intervals). An effect is significant when the interval excludes 1.0.",
+    "and its median is the headline, with a 95 % interval made from repeats (one pair: a Welch "
+    "t interval over each side's runs; several pairs: a t interval over the pairs' ratios), "
+    "never from one run's own iterations. An effect is significant when the interval excludes "
+    "1.0; one run each is unknown, and pairs with contended or throttled runs are unreliable.",
     (
         "## Which factors matter",
         Call(which_matter, "done", "found"),
