@@ -159,6 +159,31 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _junit_target(path: str | None) -> None:
+    """A ``--junit`` file must go into an existing folder: checked before any work."""
+    from benchlib.errors import InputError
+
+    if path and not Path(path).expanduser().absolute().parent.is_dir():
+        raise InputError(f"--junit {path}: its folder does not exist (create it, or give a "
+                         "path in an existing folder)")
+
+
+def _numeric_metric(metric: str, frames: dict[str, object]) -> None:
+    """``--metric`` must be a numeric column of both campaigns' records."""
+    import pandas as pd
+
+    from benchlib.errors import InputError
+
+    for name, frame in frames.items():
+        if metric not in frame:  # type: ignore[operator]
+            raise InputError(f"--metric {metric}: the records under {name} have no such column "
+                             "(e.g. throughput, time_iteration_s; docs/record.md lists them)")
+        values = pd.to_numeric(frame[metric], errors="coerce")  # type: ignore[index]
+        if values.notna().sum() == 0:
+            raise InputError(f"--metric {metric}: not a numeric column in {name} (give a "
+                             "measurement such as throughput or time_iteration_s)")
+
+
 def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -166,6 +191,7 @@ def _check(args: argparse.Namespace) -> int:
     from benchlib.errors import InputError
     from benchlib.records.results import load
 
+    _junit_target(args.junit)
     frame = load(args.results)
     if frame.empty:
         raise InputError(f"no result records under {args.results}")
@@ -197,10 +223,12 @@ def _compare(args: argparse.Namespace) -> int:
 
     if not 0 <= args.threshold < 1:
         raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
+    _junit_target(args.junit)
     base, new = load(args.base), load(args.new)
     for name, frame in ((args.base, base), (args.new, new)):
         if frame.empty:
             raise InputError(f"no result records under {name}")
+    _numeric_metric(args.metric, {args.base: base, args.new: new})
     compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
     for warning in compared.attrs["warnings"]:
         print(f"warning: {warning}")
@@ -346,8 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail(args, "interrupted", 130)
     except Exception as error:  # a bug: one line, the traceback with --debug
-        return _fail(args, f"unexpected {type(error).__name__}: {error} (run again with "
-                     "--debug for the traceback, and report it)", EXIT_FAILURE)
+        return _fail(args, f"unexpected {type(error).__name__}: {error} (run again as "
+                     "`benchlib --debug ...` for the traceback, and report it)", EXIT_FAILURE)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

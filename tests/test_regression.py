@@ -124,6 +124,14 @@ def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.Capture
     assert main(["compare", str(quiet), str(slow), "--threshold", "0.5"]) == 0
     assert main(["compare", str(quiet), str(busy), "--threshold", "5"]) == 2
     assert main(["compare", str(quiet), str(tmp_path / "none")]) == 2
+    # bad input is exit 2 before any work, never an "unexpected" exit 1
+    capsys.readouterr()
+    assert main(["compare", str(quiet), str(slow), "--metric", "nosuchcolumn"]) == 2
+    assert main(["compare", str(quiet), str(slow), "--metric", "model"]) == 2
+    assert main(["compare", str(quiet), str(slow), "--junit", str(tmp_path / "no" / "x.xml")]) == 2
+    err = capsys.readouterr().err
+    assert "--metric nosuchcolumn: the records under" in err and "unexpected" not in err
+    assert "--junit" in err and "folder does not exist" in err
 
 
 def test_history_marks_the_campaign_that_dropped() -> None:

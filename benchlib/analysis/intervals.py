@@ -130,7 +130,8 @@ def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
         if bad:
             count = sum(1 for names in hit if names)
             found = {**found, "significant": False,
-                     "unreliable": f"{count} of {len(pairs)} pairs had {' or '.join(bad)} runs; "
+                     "unreliable": f"{count} of {len(pairs)} pair{'' if len(pairs) == 1 else 's'} "
+                                   f"had {' or '.join(bad)} runs; "
                                    f"{flags.RERUN_ADVICE}"}
     return found
 

@@ -157,7 +157,7 @@ def factors(done: pd.DataFrame) -> list[str]:
                else ' class="significant"' if effect["significant"] else "")
         lines.append(f"<li{css}>{_e(comparison.factor.replace('_', ' '))} {_e(comparison.a)} vs "
                      f"{_e(comparison.b)}: {_e(summary.describe_effect(effect))} "
-                     f"({effect['pairs']} pairs)</li>")
+                     f"({effect['pairs']} pair{'' if effect['pairs'] == 1 else 's'})</li>")
     return lines
 
 

@@ -38,7 +38,8 @@ FLAGS: dict[str, str] = {
     "noisy": (f"iteration times spread more than {NOISY_SPREAD:.0%} (IQR / median): compare with "
               "care, or run more iterations (iterations: auto)"),
     "short": (f"the timed loop ran under {SHORT_SECONDS:g} s or fewer than {SHORT_ITERATIONS} "
-              "iterations: too short to trust; raise iterations (or iterations: auto)"),
+              "iterations: too short to trust; raise iterations (with iterations: auto, raise "
+              "max_time_s)"),
     "mfu_over_100": ("model FLOPs utilization above 100 % of the probe's matmul peak: the probe "
                      "did not reach the device's ceiling; re-run the node probe at full size"),
 }

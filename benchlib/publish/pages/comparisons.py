@@ -24,7 +24,8 @@ def every(found: list[Comparison]) -> None:
     for comparison in found:
         title = summary.md_text(comparison.title)
         effect = summary.md_text(describe_effect(comparison.effect))
-        note(f"### {title}\n**{effect}** over {len(comparison.pairs)} pairs")
+        count = len(comparison.pairs)
+        note(f"### {title}\n**{effect}** over {count} pair{'' if count == 1 else 's'}")
         show(summary.pairs_table(comparison))
         plots.show(plots.ratio_plot(comparison.pairs, comparison.title,
                                     xlabel=f"{comparison.a} / {comparison.b} (x)"))
