@@ -182,7 +182,7 @@ def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, 
     parser_args = ["results", str(tmp_path)]
     assert main(parser_args) == 1
     err = capsys.readouterr().err
-    assert err == ("error: unexpected KeyError: 'boom' (run again with --debug for the "
+    assert err == ("error: unexpected KeyError: 'boom' (run again as `benchlib --debug ...` for the "
                    "traceback, and report it)\n")
     assert main(["--debug", *parser_args]) == 1
     assert "Traceback (most recent call last)" in capsys.readouterr().err

@@ -108,8 +108,8 @@ def test_fleet_and_baseline_pages(tmp_path):
     assert f"{SLOW_NODE} ⚠" in acceptance_page
     assert "No reference matches these runs" in acceptance_page
     compare_page = _text(folder / "summary_compare.html")
-    assert "regression train, resnet50: 0.80x the base speed (95 % interval 0.80–0.80), 20% slower" \
-        in compare_page
+    assert ("regression train, resnet50: 0.80x the base speed (95 % interval 0.69–0.92 from 14 + 14 "
+            "runs), 20% slower") in compare_page
     assert "⚠ regression" in compare_page and "probe_node" not in compare_page.split("Verdict")[1]
     front = _text(index)
     assert "Compared with base compare page → 1 regression (configurations)" in front
