@@ -122,6 +122,13 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
     return found, judged, str(found["method"]) if judged == "unknown" else ""
 
 
+def _geometric_mean(values: pd.Series) -> float:
+    """The typical value of a side's repeats, as the ratio sees it (NaN when none)."""
+    found = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    found = found[np.isfinite(found) & (found > 0)]
+    return float(np.exp(np.log(found).mean())) if found.size else float("nan")
+
+
 def _count_flagged(runs: pd.DataFrame, names: list[str]) -> int:
     return sum(1 for text in runs.get("flags", pd.Series(dtype=object))
                if set(flags.split(text)) & set(names))
@@ -158,7 +165,8 @@ def _flags(runs: pd.DataFrame) -> str:
 def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
             threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per configuration: the pairing columns, ``configuration`` (a label of those that
-    vary), ``base`` and ``new`` (median ``metric``), ``ratio`` (speed new / base) with ``low`` /
+    vary), ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the values
+    the ratio is made of), ``ratio`` (speed new / base) with ``low`` /
     ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
     ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
@@ -185,8 +193,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
         if judged == "unreliable":
             described = f"{found['median']:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
-                     "base": a[metric].median() if len(a) else np.nan,
-                     "new": b[metric].median() if len(b) else np.nan,
+                     "base": _geometric_mean(a[metric]), "new": _geometric_mean(b[metric]),
                      "ratio": found["median"], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
                      "verdict": judged, "reason": reason, "interval": found["method"],

@@ -103,7 +103,8 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
     threshold = float(compared.attrs.get("threshold", 0.05))
-    caption = (f"Median {compared.attrs.get('metric', 'throughput')} per configuration; new / "
+    caption = (f"Geometric mean {compared.attrs.get('metric', 'throughput')} of each side's runs "
+               "per configuration; new / "
                f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "
                f"than {threshold:.0%} below 1; {formatting.DASH} = no "
                "interval (fewer than two runs a side) or nothing to pair.")
