@@ -107,6 +107,11 @@ def normalised(df: pd.DataFrame, columns: Sequence[str] | None = None,
     return relative.loc[relative.min(axis=1).sort_values(kind="stable").index]
 
 
+def _literal(text: str) -> str:
+    """``text`` shown as written by matplotlib (a ``$`` would start mathtext)."""
+    return text.replace("$", r"\$")
+
+
 def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | None = None,
             outlier_rows: Sequence[str] = ()):
     """A seaborn heat map of :func:`normalised` (nodes down, probes across), diverging around
@@ -121,7 +126,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
         z = relative.apply(robust_z)
         outlier_rows = list(relative.index[(z.abs() > OUTLIER_Z).any(axis=1)])
     flagged = set(outlier_rows)
-    names = [f"{n} ⚠" if n in flagged else str(n) for n in relative.index]
+    names = [_literal(f"{n} ⚠" if n in flagged else str(n)) for n in relative.index]
     count = len(relative)
     height = min(max(3.0, 0.28 * count + 1.5), 24.0)
     figure, axes = plt.subplots(figsize=(max(8.0, 2 + 1.1 * len(relative.columns)), height))
@@ -131,7 +136,8 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
                 vmin=1 - spread, vmax=1 + spread, annot=count <= 30 and len(relative.columns) <= 10,
                 fmt=".2f", yticklabels=True if count <= 60 else "auto",
                 cbar_kws={"label": "node / fleet median"})
-    axes.set_xticklabels([c.replace("_", " ") for c in relative.columns], rotation=30, ha="right")
+    axes.set_xticklabels([_literal(c.replace("_", " ")) for c in relative.columns], rotation=30,
+                         ha="right")
     axes.set_ylabel("node" if node == "env_slurm_job_nodelist" else node)
     axes.set_xlabel("probe")
     axes.set_title(f"{count} nodes relative to the fleet median (1.0 = median node)\n"

@@ -6,10 +6,17 @@ It never changes the working directory of the process: papermill's ``cwd`` optio
 the same time. Instead the paths given to papermill are absolute and the *kernel* is started in
 ``kernel_dir`` (nbclient's ``resources['metadata']['path']``), so the notebook sees the folder
 it should and the calling process keeps its own.
+
+Papermill's local file handler also ``os.chdir``s around every read and write, into a folder it
+keeps in one process-wide attribute that concurrent runs overwrite and restore out of order (a
+report's summaries run in threads): a thread could move the whole process into another test's
+or user's folder. :class:`AbsoluteLocalHandler` reads and writes without ``chdir``; it is
+registered for papermill's ``local`` scheme once, when this module is imported.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -17,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
+from papermill.iorw import LocalHandler, papermill_io
 
 
 class LocalKernelManager(AsyncKernelManager):
@@ -27,6 +35,50 @@ class LocalKernelManager(AsyncKernelManager):
         super().__init__(**kwargs)
         self.transport = "ipc"
         self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
+
+
+class AbsoluteLocalHandler(LocalHandler):
+    """Papermill's local file handler without ``os.chdir``: paths are taken as given (relative
+    ones from the working directory, which nothing changes), and ``cwd`` is ignored."""
+
+    def read(self, path: str) -> str:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+        except OSError as error:
+            import json
+
+            try:  # papermill also accepts a notebook's JSON text in place of a path
+                json.loads(path)
+            except ValueError:
+                raise error from None
+            return path
+
+    def listdir(self, path: str) -> list[str]:
+        return [os.path.join(path, name) for name in os.listdir(path)]
+
+    def write(self, buf: str, path: str) -> None:
+        folder = os.path.dirname(path)
+        if folder and not os.path.exists(folder):
+            raise FileNotFoundError(f"output folder {folder} doesn't exist.")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(buf)
+
+    def cwd(self, new_path: str | None) -> None:
+        return None
+
+
+def _use_absolute_local_handler() -> None:
+    """Make :class:`AbsoluteLocalHandler` papermill's one ``local`` handler. Papermill picks the
+    last ``local`` entry of its handler list for plain paths but the first for the ``cwd``
+    bookkeeping, so the stock entry is replaced in place rather than shadowed."""
+    handlers = getattr(papermill_io, "_handlers", None)
+    if isinstance(handlers, list):
+        handlers[:] = [(scheme, found) for scheme, found in handlers if scheme != "local"]
+    papermill_io.register("local", AbsoluteLocalHandler())
+
+
+_use_absolute_local_handler()
 
 
 def execute_notebook(source: Path, target: Path, parameters: Mapping[str, object],

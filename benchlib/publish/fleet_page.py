@@ -139,7 +139,10 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
     for gpu, rows in groups:
         if rows[fleet.node_column(rows)].nunique() < 2:
             continue
-        figure = fleet.heatmap(rows, columns)
+        shown = [c for c in columns if c in rows and rows[c].notna().any()]
+        if not shown:
+            continue
+        figure = fleet.heatmap(rows, shown)
         figure.axes[0].set_xlabel("probe or workload")
         title = figure.axes[0].get_title().split("\n")
         if not formatting.missing(gpu):
@@ -147,7 +150,7 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
         marked = [t.get_text() for t in figure.axes[0].get_yticklabels() if "⚠" in t.get_text()]
         alt = (f"Heat map of {rows[fleet.node_column(rows)].nunique()} nodes"
                + (f" with GPU {gpu}" if not formatting.missing(gpu) else "")
-               + f" by {len(columns)} probes and workloads, each relative to the fleet median "
+               + f" by {len(shown)} probes and workloads, each relative to the fleet median "
                f"(1.0); outliers marked: {', '.join(marked) if marked else 'none'}")
         out.append((figure, alt))
     return out

@@ -75,12 +75,12 @@ def _interval(row: pd.Series, repeats: pd.Series) -> str:
 
 
 def _runs(rows: pd.DataFrame, repeats: pd.Series) -> str:
+    """Where the figure comes from, in parentheses ('' when the interval text says it)."""
     configurations = len(rows) // max(len(repeats), 1)
-    if len(rows) == 1:
-        return "the only run"
+    if configurations <= 1:
+        return ""  # one run, or one configuration's repeats: the interval text says so
     what = "median of its repeats; " if len(repeats) > 1 else ""
-    return f"{what}best of {configurations} configurations" if configurations > 1 else \
-        f"{len(repeats)} runs"
+    return f"({what}best of {configurations} configurations)"
 
 
 def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -115,8 +115,8 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
-                     f" {_e(_interval(best, repeats).strip())}{where} "
-                     f"({_runs(rows, repeats)}){flagged}{run}</li>")
+                     f" {_e(_interval(best, repeats).strip())}{where}"
+                     f"{' ' + _e(came) if (came := _runs(rows, repeats)) else ''}{flagged}{run}</li>")
     return lines
 
 
