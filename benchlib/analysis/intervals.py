@@ -79,6 +79,13 @@ def _logs(values: object) -> np.ndarray:
     return logs[np.isfinite(logs)]
 
 
+def geometric_mean(values: object) -> float:
+    """The geometric mean of the positive, finite ``values`` (NaN when none): the typical speed
+    of a side's repeats, as the ratios here see it."""
+    logs = _logs(values)
+    return float(np.exp(logs.mean())) if logs.size else float("nan")
+
+
 def _unknown(median: float, why: str, pairs: int = 0, runs: tuple[int, int] = (0, 0)) -> dict[str, object]:
     return {"median": median, "low": float("nan"), "high": float("nan"), "pairs": pairs,
             "significant": False, "known": False, "runs_a": runs[0], "runs_b": runs[1],
@@ -125,10 +132,9 @@ def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
     ``unreliable`` (the reason in words): never significant, whatever the numbers."""
     found = _effect(pairs, level)
     if pairs is not None and len(pairs) and "flags" in pairs:
-        hit = [flags.disturbed([text]) for text in pairs["flags"]]
         bad = flags.disturbed(pairs["flags"])
         if bad:
-            count = sum(1 for names in hit if names)
+            count = flags.count_disturbed(pairs["flags"])
             found = {**found, "significant": False,
                      "unreliable": f"{count} of {len(pairs)} pair{'' if len(pairs) == 1 else 's'} "
                                    f"had {' or '.join(bad)} runs; "

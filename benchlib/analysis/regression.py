@@ -114,24 +114,12 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
            for side, runs in (("base", base_runs), ("new", new_runs))}
     if bad["base"] or bad["new"]:
         said = "; ".join(f"{side}: {' and '.join(names)} "
-                         f"({_count_flagged(runs, names)} of {len(runs)} runs)"
+                         f"({flags.count_disturbed(runs['flags'])} of {len(runs)} runs)"
                          for (side, names), runs in zip(bad.items(), (base_runs, new_runs),
                                                         strict=True) if names)
         return found, "unreliable", f"{said}; {flags.RERUN_ADVICE}"
     judged = verdict(found, threshold)
     return found, judged, str(found["method"]) if judged == "unknown" else ""
-
-
-def _geometric_mean(values: pd.Series) -> float:
-    """The typical value of a side's repeats, as the ratio sees it (NaN when none)."""
-    found = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-    found = found[np.isfinite(found) & (found > 0)]
-    return float(np.exp(np.log(found).mean())) if found.size else float("nan")
-
-
-def _count_flagged(runs: pd.DataFrame, names: list[str]) -> int:
-    return sum(1 for text in runs.get("flags", pd.Series(dtype=object))
-               if set(flags.split(text)) & set(names))
 
 
 def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> str:
@@ -193,7 +181,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
         if judged == "unreliable":
             described = f"{found['median']:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
-                     "base": _geometric_mean(a[metric]), "new": _geometric_mean(b[metric]),
+                     "base": intervals.geometric_mean(pd.to_numeric(a[metric], errors="coerce")),
+                     "new": intervals.geometric_mean(pd.to_numeric(b[metric], errors="coerce")),
                      "ratio": found["median"], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
                      "verdict": judged, "reason": reason, "interval": found["method"],

@@ -58,6 +58,11 @@ def disturbed(texts: Iterable[object]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def count_disturbed(texts: Iterable[object]) -> int:
+    """How many of ``texts`` (one flag string per run or pair) hold a :data:`DISTURBED` flag."""
+    return sum(1 for text in texts if disturbed([text]))
+
+
 def number(value: object) -> float | None:
     """``value`` as a float; None for missing, NaN or non-numeric values."""
     try:
