@@ -74,24 +74,23 @@ def _interval(row: pd.Series, repeats: pd.Series) -> str:
             f"{formatting.number(float(high))})")
 
 
-def _runs(rows: pd.DataFrame, repeats: pd.Series) -> str:
+def _runs(configurations: int, repeats: pd.Series) -> str:
     """Where the figure comes from, in parentheses ('' when the interval text says it)."""
-    configurations = len(rows) // max(len(repeats), 1)
     if configurations <= 1:
         return ""  # one run, or one configuration's repeats: the interval text says so
     what = "median of its repeats; " if len(repeats) > 1 else ""
     return f"({what}best of {configurations} configurations)"
 
 
-def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, int]:
     """The configuration with the highest median throughput over its repeats: its run nearest
-    that median, and the throughputs of its repeats."""
+    that median, the throughputs of its repeats, and how many configurations there were."""
     keys = [c for c in analysis.config_columns(rows) if rows[c].notna().any()]
     groups = rows.groupby(keys, dropna=False, sort=False) if keys else [((), rows)]
     medians = [(float(g["throughput"].astype(float).median()), g) for _, g in groups]
     median, group = max(medians, key=lambda item: item[0])
     values = group["throughput"].astype(float)
-    return group.loc[(values - median).abs().idxmin()], values
+    return group.loc[(values - median).abs().idxmin()], values, len(medians)
 
 
 def _stem(row: pd.Series) -> str:
@@ -105,7 +104,8 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     keys = [c for c in ("benchmark", "model", "unit") if c in work]
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
-        best, repeats = _best_configuration(rows)
+        best, repeats, configurations = _best_configuration(rows)
+        came = _runs(configurations, repeats)
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         stem = _stem(best)
@@ -116,7 +116,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
                      f" {_e(_interval(best, repeats).strip())}{where}"
-                     f"{' ' + _e(came) if (came := _runs(rows, repeats)) else ''}{flagged}{run}</li>")
+                     f"{' ' + _e(came) if came else ''}{flagged}{run}</li>")
     return lines
 
 
