@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 from benchlib.workloads.loop import progress
 
 

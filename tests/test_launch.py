@@ -15,12 +15,13 @@ import torch
 from benchlib.analysis.comparisons import allreduce_curves, distributed_runs, scaling_table
 from benchlib.data.em_volume import write_em_volume
 from benchlib.data.imagefolder import image_folder_loader
+from benchlib.data.shard import Rank
 from benchlib.data.volumes import open_volume
 from benchlib.inputs.config import ClassificationConfig, describe_validation_error
 from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.records.build import make_record
-from benchlib.run import distributed, launch
+from benchlib.run import launch
 from benchlib.run.merge import merge
 from benchlib.workloads import collectives, unet3d
 from benchlib.workloads.result import RunResult
@@ -88,7 +89,7 @@ def test_image_shards_are_disjoint_and_complete(image_dir):
     seen = {}
     for train in (False, True):
         for rank in range(2):
-            shard = distributed.Rank(rank=rank, world_size=2)
+            shard = Rank(rank=rank, world_size=2)
             loader = image_folder_loader(image_dir, 32, 4, 0, train=train, pin_memory=False,
                                          shard=shard)
             indices = list(loader.sampler) if train else loader.dataset.indices

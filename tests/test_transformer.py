@@ -111,3 +111,48 @@ def test_synthetic_batch_is_reproducible_and_in_vocabulary():
     b = synthetic_batch(2, 8, 50, "cpu", seed=3)
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert int(a[0].max()) < 50 and torch.equal(a[0][:, 1:], a[1][:, :-1])
+
+
+# --- the workload (not yet a registered benchmark) -----------------------------------------
+
+from benchlib.inputs.lm_config import LanguageModelConfig  # noqa: E402
+from benchlib.workloads import language_model  # noqa: E402
+
+TINY = dict(size="tiny", sequence_length=32, batch_size=2, iterations=3, warmup=1, device="cpu",
+            telemetry_interval_s=0.0)
+
+
+@pytest.mark.parametrize("benchmark", ["lm_train", "lm_inference"])
+def test_workload_counts_tokens(benchmark):
+    result = language_model.run(LanguageModelConfig(benchmark=benchmark, **TINY))
+    assert result.unit == "tokens/s"
+    assert result.iterations == 3
+    assert result.samples == 3 * 2 * 32
+    assert result.throughput > 0
+    phases = set(result.per_iteration.columns)
+    assert {"data", "h2d", "forward"} <= phases
+    assert ("backward" in phases) == (benchmark == "lm_train")
+
+
+def test_workload_reads_a_token_file(tmp_path):
+    path = write_tokens(tmp_path / "train.bin", 10_000, vocab_size=512)
+    config = LanguageModelConfig(dataset="tokens", token_file=str(path), **TINY)
+    result = language_model.run(config)
+    assert result.samples == 3 * 2 * 32
+    assert result.extras["final_loss"] == pytest.approx(np.log(512), rel=0.2)
+
+
+def test_config_names_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match="size 'custom' needs layers, heads and width"):
+        LanguageModelConfig(size="custom", layers=2)
+    with pytest.raises(ValueError, match="apply to size 'custom' only"):
+        LanguageModelConfig(size="gpt2", layers=2)
+    with pytest.raises(ValueError, match="token_file is empty"):
+        LanguageModelConfig(dataset="tokens")
+    with pytest.raises(ValueError, match="is not a file"):
+        LanguageModelConfig(dataset="tokens", token_file=str(tmp_path / "missing.bin"))
+    custom = LanguageModelConfig(size="custom", layers=1, heads=2, width=32, vocab_size=100,
+                                 sequence_length=2048)
+    shape = language_model.model_shape(custom)
+    assert (shape.layers, shape.heads, shape.width, shape.vocab_size, shape.max_sequence) == (
+        1, 2, 32, 100, 2048)

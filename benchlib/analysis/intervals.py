@@ -2,7 +2,8 @@
 
 Two different intervals, never mixed up:
 
-- **Within-run** (``throughput_low`` / ``throughput_high`` of a record, :func:`throughput_interval`):
+- **Within-run** (``throughput_low`` / ``throughput_high`` of a record, made by
+  :func:`benchlib.records.run_interval.throughput_interval`):
   a percentile bootstrap of the mean iteration time over one run's own iterations. Those
   iterations drift together and say nothing about the next run in another process, so this
   interval is shown as "within-run" and never decides a verdict.
@@ -19,47 +20,14 @@ Two different intervals, never mixed up:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from benchlib.records import flags
 
-if TYPE_CHECKING:
-    from benchlib.workloads.result import RunResult
-
-RESAMPLES = 2000
-SEED = 20261122
 #: An interval whose high end is more than this multiple of its low end tells nothing either way.
 INCONCLUSIVE_WIDTH = 1.5
-
-
-def mean_interval(values: np.ndarray, level: float = 0.95,
-                  resamples: int = RESAMPLES) -> tuple[float, float]:
-    """Percentile-bootstrap interval of the mean of ``values`` (NaN, NaN for fewer than 2)."""
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if values.size < 2:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(SEED)
-    means = rng.choice(values, size=(resamples, values.size), replace=True).mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def throughput_interval(result: RunResult, level: float = 0.95) -> dict[str, float | None]:
-    """``throughput_low`` / ``throughput_high``: the run's throughput at the bounds of the mean
-    iteration time's interval (None with fewer than 2 timed iterations)."""
-    seconds = result.per_iteration["iteration"].to_numpy(dtype=float) \
-        if "iteration" in result.per_iteration else np.array([])
-    low_s, high_s = mean_interval(seconds, level)
-    mean = float(np.nanmean(seconds)) if seconds.size else float("nan")
-    if math.isnan(low_s) or low_s <= 0 or math.isnan(result.throughput):
-        return {"throughput_low": None, "throughput_high": None}
-    return {"throughput_low": result.throughput * mean / high_s,
-            "throughput_high": result.throughput * mean / low_s}
 
 
 #: Runs a side needs before a between-runs interval exists.

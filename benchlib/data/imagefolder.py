@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader, DistributedSampler, Subset
 from torchvision import datasets, transforms
 
-from benchlib.run.distributed import Rank
+from benchlib.data.shard import Rank
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

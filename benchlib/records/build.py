@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from benchlib import SCHEMA_VERSION
-from benchlib.analysis.intervals import throughput_interval
 from benchlib.inputs.config import ClassificationConfig, RunConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.measure.timing import PHASES, is_noisy
 from benchlib.models.geometry import shape_text
 from benchlib.records.flags import join, record_flags
+from benchlib.records.run_interval import throughput_interval
 from benchlib.records.store import (
     ITERATIONS_KEY,
     RECORD_MIME,

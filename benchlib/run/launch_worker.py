@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     heartbeat = Heartbeat(out / f"heartbeat-{rank}.json", rank)
     heartbeat.beat()
     heartbeat.start()
-    from benchlib.run import distributed
+    from benchlib.workloads import distributed
 
     try:
         from benchlib.run.launch import load_config, resolve_target

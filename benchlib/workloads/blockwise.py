@@ -24,7 +24,7 @@ import torch
 from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig
 from benchlib.models.geometry import Shape
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 
 OUTPUT_DTYPES = {"uint8": np.uint8, "float16": np.float16, "float32": np.float32}
 

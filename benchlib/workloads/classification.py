@@ -11,10 +11,11 @@ from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
 from benchlib.data.imagefolder import image_folder_loader, normalize
+from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.measure.timing import PhaseTimer
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 from benchlib.workloads.loop import (
     NoTimer,
     TimeBudget,
@@ -56,7 +57,8 @@ def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
     epoch = config.iterations == "epoch"
     seed = rank.seed(config.seed)
     if config.dataset == "real":
-        loader = image_folder_loader(
+        make = memory_folder_loader if config.data_source == "memory" else image_folder_loader
+        loader = make(
             config.data_dir, size, batch, config.num_workers, train=config.benchmark == "train",
             pin_memory=pin, shard=rank, seed=config.seed,
         )

@@ -16,7 +16,7 @@ import torch
 
 from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.measure.environment import run_identity
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 

@@ -9,7 +9,7 @@ import sys
 import torch
 
 from benchlib.inputs.config import Precision, RunConfig
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 
 AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
 

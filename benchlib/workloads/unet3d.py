@@ -23,7 +23,7 @@ from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNe
 from benchlib.measure.timing import PhaseTimer
 from benchlib.models.geometry import shape_text
 from benchlib.models.unet3d import UNet3D
-from benchlib.run import distributed
+from benchlib.workloads import distributed
 from benchlib.workloads.blockwise import (
     OUTPUT_DTYPES,
     BlockReader,
