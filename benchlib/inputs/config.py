@@ -133,7 +133,9 @@ class ClassificationConfig(RunConfig):
     """One train / inference / smooth-inference run of a torchvision classification model.
 
     ``dataset`` is ``synthetic`` (``synthetic_kind`` says whether the tensors are made once on
-    the device or by a CPU loader) or ``real`` (an ImageNet-layout JPEG folder in ``data_dir``).
+    the device or by a CPU loader) or ``real`` (an ImageNet-layout JPEG folder in ``data_dir``,
+    read from the file system as it goes, or with ``data_source: memory`` read once into memory
+    before timing, so that the loader only decodes).
     ``iterations`` counts timed iterations after ``warmup``, or ``"epoch"`` for one pass over the
     data (warm-up iterations then come out of that pass).
     """
@@ -144,6 +146,7 @@ class ClassificationConfig(RunConfig):
     dataset: Literal["synthetic", "real"] = "synthetic"
     synthetic_kind: Literal["device", "loader"] = "device"
     data_dir: str = ""
+    data_source: Literal["disk", "memory"] = "disk"
     num_classes: PositiveInt = 1000
     synthetic_samples: PositiveInt = 1024
     channels_last: bool = False
@@ -171,6 +174,9 @@ class ClassificationConfig(RunConfig):
                                  "image folder")
             if not Path(self.data_dir).is_dir():
                 raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+        elif self.data_source == "memory":
+            raise ValueError("data_source 'memory' reads data_dir's files into memory: it needs "
+                             "dataset 'real' (allowed with synthetic data: 'disk')")
         size = self.resolved_image_size
         if self.model == "inception_v3":
             smallest = 299 if self.benchmark == "train" else 75  # the aux head needs 299 px

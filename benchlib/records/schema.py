@@ -86,6 +86,8 @@ COLUMNS: tuple[Column, ...] = (
     # configuration beyond the core
     Column("scaling", C, "text", "", "weak or strong"),
     Column("synthetic_kind", C, "text", "", "device (tensors made once) or loader (CPU workers)"),
+    Column("data_source", C, "text", "", "real data: disk (read as it goes) or memory (files "
+           "read once before timing: decode only)"),
     Column("image_size", C, "count", "px", "image side"),
     Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image"),
     Column("sigma", B, "float", "", "smooth inference: noise standard deviation"),

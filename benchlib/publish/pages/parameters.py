@@ -12,6 +12,7 @@ COMMENTS = {
     "dataset": "synthetic | real",
     "synthetic_kind": "device: tensors made once on the device; loader: made by CPU workers",
     "data_dir": "ImageNet-layout JPEG folder (dataset: real)",
+    "data_source": "disk: read as it goes | memory: read once before timing (decode only)",
     "image_size": "None: the model's default (224, inception_v3 299)",
     "device": "auto | cuda | cpu",
     "precision": "fp32 | tf32 | amp_fp16 | amp_bf16",
