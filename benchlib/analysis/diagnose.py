@@ -1,0 +1,316 @@
+"""Why this node is slower than it should be for a model: the waterfall of a diagnose campaign.
+
+The rungs of the ladder (:mod:`benchlib.inputs.diagnose_plan`) are picked out of the records by
+their columns. The waterfall runs from the model's best speed on this node (synthetic data on
+the device, the fastest precision and memory format) down to the user's setting, one step per
+rung, each at the user's worker count:
+
+    best ─ precision ─► user's precision ─ host copy ─► synthetic on the host
+         ─ decode ─► real data from memory ─ filesystem ─► real data from disk (the user's)
+
+Each step's loss is the speed before it less the speed after it, in samples/s and as a share of
+the speed before it. Its 95 % interval is the interval of the step's ratio of speeds from the
+repeats (:func:`benchlib.analysis.intervals.repeats_effect`: Welch t over each rung's runs);
+in samples/s it is that interval times the speed before the step. A step with a contended or
+throttled run is ``unreliable`` (:func:`benchlib.records.flags.disturbed`) and gets no verdict.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from benchlib.analysis import intervals
+from benchlib.analysis.tables import ok
+from benchlib.analysis.verdict import judge, probes
+from benchlib.inputs.diagnose_plan import Plan, Rung
+from benchlib.records import flags
+
+#: What each kind of step is, for people.
+STEP_NAMES = {"device": "precision", "host": "host copy", "memory": "decode", "disk": "filesystem"}
+STEP_COLUMNS = ["step", "upper", "lower", "label", "upper_speed", "lower_speed", "loss",
+                "loss_low", "loss_high", "share", "share_low", "share_high", "ratio", "low",
+                "high", "known", "verdict", "unreliable", "runs_upper", "runs_lower"]
+
+
+def _equal(column: pd.Series, value: object) -> pd.Series:
+    """Where ``column`` holds ``value`` (booleans, counts and text compared as such)."""
+    if isinstance(value, bool):
+        return column.map(lambda v: isinstance(v, bool | np.bool_) and bool(v) == value)
+    if isinstance(value, int):
+        return pd.to_numeric(column, errors="coerce") == value
+    return column.fillna("").astype(str) == str(value)
+
+
+def rung_runs(df: pd.DataFrame, plan: Plan, rung: Rung) -> pd.DataFrame:
+    """The finished runs of ``rung`` in ``df`` (the plan's model and benchmark, or the probe)."""
+    done = ok(df)
+    if rung.kind != "probe":
+        match = {"benchmark": plan.benchmark, "model": plan.model, **rung.match}
+    else:
+        match = rung.match
+    mask = pd.Series(True, index=done.index)
+    for column, value in match.items():
+        if column not in done:
+            return done.iloc[0:0]
+        mask &= _equal(done[column], value)
+    return done[mask]
+
+
+@dataclass(frozen=True)
+class RungSpeed:
+    """The runs of one rung: their speeds, flags and typical (geometric-mean) speed."""
+
+    rung: Rung
+    speeds: np.ndarray
+    flags: tuple[str, ...]
+
+    @property
+    def speed(self) -> float:
+        return intervals.geometric_mean(self.speeds)
+
+    @property
+    def disturbed(self) -> list[str]:
+        return flags.disturbed(self.flags)
+
+
+def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
+    """Each benchmark rung with at least one finished run, by name."""
+    found = {}
+    for rung in plan.rungs:
+        if rung.kind == "probe":
+            continue
+        runs = rung_runs(df, plan, rung)
+        values = pd.to_numeric(runs.get("throughput"), errors="coerce").dropna()
+        if len(values):
+            texts = runs["flags"].fillna("").astype(str) if "flags" in runs else []
+            found[rung.name] = RungSpeed(rung, values.to_numpy(dtype=float), tuple(texts))
+    return found
+
+
+def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """One row per rung: its label, finished runs, speed (geometric mean) and the range of its
+    runs, and its disturbed flags."""
+    found = speeds(df, plan)
+    rows = []
+    for rung in plan.rungs[1:]:
+        speed = found.get(rung.name)
+        rows.append({"rung": rung.name, "kind": rung.kind, "label": rung.label,
+                     "runs": len(speed.speeds) if speed else 0,
+                     "speed": speed.speed if speed else None,
+                     "slowest": float(speed.speeds.min()) if speed else None,
+                     "fastest": float(speed.speeds.max()) if speed else None,
+                     "disturbed": ", ".join(speed.disturbed) if speed else ""})
+    return pd.DataFrame(rows)
+
+
+def chain(plan: Plan, found: dict[str, RungSpeed]) -> list[RungSpeed]:
+    """The rungs the waterfall walks, best first, the user's setting last (rungs without a
+    finished run left out)."""
+    devices = [s for s in found.values() if s.rung.kind == "device"]
+    names = [max(devices, key=lambda s: s.speed).rung.name] if devices else []
+    names.append(f"device-{plan.precision}" + ("-cl" if plan.channels_last else ""))
+    names.append(f"host-w{plan.num_workers}")
+    if plan.data_dir:
+        names += [f"memory-w{plan.num_workers}", f"disk-w{plan.num_workers}"]
+    return [found[name] for name in dict.fromkeys(names) if name in found]
+
+
+def step(upper: RungSpeed, lower: RungSpeed, best: float) -> dict[str, object]:
+    """The loss from ``upper`` to ``lower``, its interval from the repeats and its verdict."""
+    found = intervals.repeats_effect(upper.speeds, lower.speeds)
+    ratio, low, high = (float(found[k]) for k in ("median", "low", "high"))
+    before, after = upper.speed, lower.speed
+    bad = flags.disturbed([*upper.flags, *lower.flags])
+    if bad:
+        verdict = "unreliable"
+    elif not found["known"]:
+        verdict = "unknown"
+    elif low > 1:
+        verdict = "loss"
+    elif high < 1:
+        verdict = "gain"
+    else:
+        verdict = "no significant change"
+
+    def share(r: float) -> float:
+        return 1 - 1 / r if r and not np.isnan(r) else float("nan")
+
+    return {"step": STEP_NAMES[lower.rung.kind], "upper": upper.rung.name,
+            "lower": lower.rung.name, "label": lower.rung.label, "upper_speed": before,
+            "lower_speed": after, "loss": before - after, "loss_low": before * share(low),
+            "loss_high": before * share(high), "share": share(ratio), "share_low": share(low),
+            "share_high": share(high), "of_best": (before - after) / best, "ratio": ratio,
+            "low": low, "high": high, "known": bool(found["known"]), "verdict": verdict,
+            "unreliable": (f"{' and '.join(bad)} runs: {flags.RERUN_ADVICE}" if bad else ""),
+            "runs_upper": len(upper.speeds), "runs_lower": len(lower.speeds)}
+
+
+def waterfall(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """One row per step from the best speed down to the user's setting (see the module
+    docstring); empty when fewer than two rungs finished."""
+    walked = chain(plan, speeds(df, plan))
+    if len(walked) < 2:
+        return pd.DataFrame(columns=[*STEP_COLUMNS, "of_best"])
+    best = walked[0].speed
+    return pd.DataFrame([step(a, b, best) for a, b in itertools.pairwise(walked)])
+
+
+def workers(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """The user's last rung (disk, or host without data) at every worker count: speed, runs,
+    and the speed against the user's count with its interval (``ratio``, ``low``, ``high``,
+    ``verdict``)."""
+    found = speeds(df, plan)
+    kind = "disk" if plan.data_dir else "host"
+    user = found.get(f"{kind}-w{plan.num_workers}")
+    rows = []
+    for count in plan.worker_counts:
+        speed = found.get(f"{kind}-w{count}")
+        if speed is None:
+            continue
+        row: dict[str, object] = {"workers": count, "speed": speed.speed,
+                                  "runs": len(speed.speeds), "ratio": None, "low": None,
+                                  "high": None, "verdict": "yours" if count == plan.num_workers
+                                  else ""}
+        if user is not None and count != plan.num_workers:
+            against = step(speed, user, speed.speed)
+            row.update(ratio=against["ratio"], low=against["low"], high=against["high"],
+                       verdict={"loss": "faster", "gain": "slower"}.get(
+                           str(against["verdict"]), str(against["verdict"])))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["workers", "speed", "runs", "ratio", "low", "high",
+                                       "verdict"])
+
+
+@dataclass
+class Diagnosis:
+    """What a diagnose campaign found: the waterfall, the worker counts, the user's verdict."""
+
+    plan: Plan
+    steps: pd.DataFrame
+    workers: pd.DataFrame
+    best: RungSpeed | None
+    user: RungSpeed | None
+    verdict: str = ""
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def biggest(self) -> pd.Series | None:
+        """The largest reliable, significant loss (None when there is none)."""
+        losses = self.steps[self.steps["verdict"] == "loss"] if len(self.steps) else self.steps
+        return losses.loc[losses["loss"].idxmax()] if len(losses) else None
+
+
+def user_verdict(df: pd.DataFrame, plan: Plan, user: RungSpeed | None) -> tuple[str, str]:
+    """The bottleneck verdict (:func:`benchlib.analysis.verdict.judge`) most of the user's runs
+    got, and the reason of the first of them."""
+    if user is None:
+        return "", ""
+    probe_runs = probes(df)
+    probe = probe_runs.iloc[-1] if len(probe_runs) else None
+    judged = [judge(run, probe) for _, run in rung_runs(df, plan, user.rung).iterrows()]
+    if not judged:
+        return "", ""
+    common = Counter(j["verdict"] for j in judged).most_common(1)[0][0]
+    return str(common), str(next(j["reason"] for j in judged if j["verdict"] == common))
+
+
+def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
+    """The waterfall, the worker counts and the verdict of ``df`` (the campaign's records)."""
+    found = speeds(df, plan)
+    walked = chain(plan, found)
+    verdict, reason = user_verdict(df, plan, walked[-1] if walked else None)
+    missing = [r.label for r in plan.rungs[1:] if r.name not in found]
+    notes = [f"no finished run of: {', '.join(missing)} (see the failed runs)"] if missing else []
+    return Diagnosis(plan, waterfall(df, plan), workers(df, plan),
+                     walked[0] if walked else None, walked[-1] if walked else None,
+                     verdict, reason, notes)
+
+
+#: What each step's loss is, in words.
+WHAT = {"precision": "the precision", "host copy": "the host copy (batches made by the loader "
+        "workers, collated and copied to the device)", "decode": "JPEG decode (with crop and "
+        "flip) in the loader workers", "filesystem": "reading the files from the file system"}
+#: What to change for each loss when more workers did not help.
+CHANGE = {
+    "decode": ("decoding limits the speed at every worker count tried: decode on the GPU (NVIDIA "
+               "DALI), store smaller or pre-resized images, or use a node with more cores per "
+               "device"),
+    "host copy": ("making and copying batches on the host limits the speed: more cores per "
+                  "device, or batches made on the device"),
+    "filesystem": ("read from faster storage: node-local disk or memory (/dev/shm), or pack the "
+                   "files into larger ones (WebDataset, FFCV)"),
+}
+
+
+def _x(row: pd.Series | dict) -> str:
+    """``1.93x (1.85-2.01)``, or ``1.93x`` without an interval."""
+    if row.get("low") is None or np.isnan(float(row["low"])):
+        return f"{float(row['ratio']):.2f}x"
+    return f"{float(row['ratio']):.2f}x ({float(row['low']):.2f}-{float(row['high']):.2f})"
+
+
+def faster_workers(found: Diagnosis) -> pd.Series | None:
+    """The worker count that was significantly faster than the user's by the most (or None)."""
+    table = found.workers
+    faster = table[table["verdict"] == "faster"] if len(table) else table
+    return faster.loc[faster["ratio"].astype(float).idxmax()] if len(faster) else None
+
+
+def _change(found: Diagnosis, biggest: pd.Series) -> str:
+    """What to change for the biggest loss, with what that change measured here."""
+    plan, kind = found.plan, str(biggest["step"])
+    if kind == "precision":
+        return (f"What to change: {found.best.rung.label.split(', ', 1)[1]} instead of "
+                f"{plan.precision}{', channels_last' if plan.channels_last else ''}: on data "
+                f"already on the device it measured {_x(biggest)}.")
+    more = faster_workers(found)
+    text = ""
+    if more is not None:
+        text = (f"What to change: too few loader workers: with {int(more['workers'])} workers "
+                f"instead of {plan.num_workers} this node measured {_x(more)}.")
+    if kind == "filesystem":
+        text += (f" {'Also' if text else 'What to change:'} {CHANGE['filesystem']}; the same "
+                 f"images from memory measured {_x(biggest)}.")
+    elif more is None:
+        tried = ", ".join(map(str, plan.worker_counts))
+        text = f"What to change: {CHANGE[kind]} (worker counts tried: {tried})."
+    return text.strip()
+
+
+def recommendation(found: Diagnosis) -> str:
+    """One paragraph: the user's speed against the best here, the verdict, the biggest loss,
+    what it is, what to change and what that change measured here."""
+    plan = found.plan
+    if found.best is None or found.user is None:
+        return ("No finished run of this model in the campaign: nothing to diagnose (see the "
+                "failed runs).")
+    unit = "images/s"
+    best, user = found.best, found.user
+    parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} with your "
+             f"setting ({user.rung.label}, {plan.precision}"
+             f"{', channels_last' if plan.channels_last else ''}), "
+             f"{user.speed / best.speed:.2f}x its best here ({best.speed:,.1f} {unit}: "
+             f"{best.rung.label})."]
+    if found.verdict:
+        parts.append(f"Your runs are {found.verdict}: {found.reason}.")
+    biggest = found.biggest
+    if biggest is not None:
+        parts.append(f"The biggest loss is {WHAT[str(biggest['step'])]}: "
+                     f"{float(biggest['loss']):,.1f} {unit}, {float(biggest['share']):.0%} "
+                     f"({float(biggest['share_low']):.0%}-{float(biggest['share_high']):.0%}) "
+                     "of the speed before it.")
+        parts.append(_change(found, biggest))
+    elif len(found.steps):
+        parts.append("No step is a significant loss: the setting gets what this node can do "
+                     "for the model, within the intervals of the repeats.")
+    bad = found.steps[found.steps["verdict"] == "unreliable"] if len(found.steps) else found.steps
+    if len(bad):
+        parts.append(f"Unreliable, so not judged: {', '.join(bad['step'])} "
+                     f"({bad['unreliable'].iloc[0]}).")
+    return " ".join(parts)

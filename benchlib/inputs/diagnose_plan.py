@@ -1,0 +1,285 @@
+"""``benchlib diagnose``'s plan: a ladder of runs, from what the node can do for a model down to
+what the user's setting achieves, as the points of one campaign.
+
+The rungs (each run ``repeats`` times, interleaved):
+
+- ``probe``: the node probe (matmul, memory, host link, JPEG decode per worker count, read);
+- ``device``: synthetic data made once on the device, at the user's precision and, on a GPU,
+  at the other precisions and memory formats (``channels_last``);
+- ``host``: synthetic data made on the host by the loader workers (adds the copy and collate);
+- ``memory``: the data folder read once into memory (``data_source: memory``: decode only);
+- ``disk``: the data folder read as the user reads it, at the user's worker count and others.
+
+Without a data folder the ladder ends at ``host``, run at every worker count. Every point's
+parameters are typed values validated by its config class: nothing the user typed is ever
+formatted into YAML or code. The plan is kept in the campaign folder (:data:`PLAN_FILE`) so
+that the analysis and the report know which run is which rung and what the user's setting is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+)
+
+from benchlib.errors import InputError
+from benchlib.inputs.config import (
+    ClassificationConfig,
+    DeviceChoice,
+    Precision,
+    describe_validation_error,
+)
+from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
+from benchlib.inputs.params import Point, Sweep, SweepFile
+from benchlib.inputs.probe_config import NodeProbeConfig
+
+#: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
+PLAN_FILE = Path(".benchlib") / "diagnose.json"
+RungKind = Literal["probe", "device", "host", "memory", "disk"]
+#: Seconds a point costs besides its timed loop (kernel start, imports, model, warm-up, record).
+OVERHEAD_S = {"cpu": 10.0, "cuda": 20.0}
+#: Seconds the time-budgeted node probe takes.
+PROBE_S = {"cpu": 25.0, "cuda": 90.0}
+#: Defaults per target: batch, image side (None: the model's), repeats, budget (s), warm-up,
+#: the probe's seconds per figure.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "cpu": {"batch_size": 8, "image_size": 64, "repeats": 2, "budget_s": 180.0, "warmup": 2,
+            "probe_time_s": 0.5},
+    "cuda": {"batch_size": 64, "image_size": None, "repeats": 3, "budget_s": 600.0, "warmup": 5,
+             "probe_time_s": 2.0},
+}
+#: Precisions and memory formats tried on a GPU besides the user's.
+GPU_VARIANTS = (("tf32", False), ("amp_bf16", False), ("amp_bf16", True), ("amp_fp16", True))
+MAX_WORKER_COUNTS = 3
+
+
+class DiagnoseRequest(BaseModel):
+    """What ``benchlib diagnose`` is asked: the model, the user's data and setting, the budget.
+
+    ``None`` values take the defaults of the target (:data:`DEFAULTS`: CPU or GPU);
+    ``num_workers`` defaults to 4, or the cores available when fewer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model: str = "resnet50"
+    benchmark: Literal["train", "inference"] = "train"
+    data_dir: str = ""
+    num_devices: PositiveInt = 1
+    num_workers: NonNegativeInt | None = None
+    precision: Precision = "fp32"
+    channels_last: bool = False
+    batch_size: PositiveInt | None = None
+    image_size: PositiveInt | None = None
+    budget_s: PositiveFloat | None = None
+    repeats: int | None = Field(None, ge=2, le=20)
+    device: DeviceChoice = "auto"
+    campaign: str = Field("", pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*)?$", max_length=100)
+    cores: PositiveInt | None = None
+
+
+class Rung(BaseModel):
+    """One rung of the ladder: its kind, a label for people, and the record columns that
+    pick its runs out of the campaign (``match``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    kind: RungKind
+    label: str
+    match: dict[str, str | int | bool]
+
+
+class Plan(BaseModel):
+    """The planned ladder: the user's setting, the rungs, and the timing of each run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    campaign: str
+    target: Literal["cpu", "cuda"]
+    model: str
+    benchmark: str
+    data_dir: str
+    num_devices: int
+    batch_size: int
+    image_size: int
+    num_workers: int
+    precision: str
+    channels_last: bool
+    worker_counts: list[int]
+    repeats: int
+    budget_s: float
+    run_time_s: float
+    rungs: list[Rung]
+    parameters: dict[str, dict[str, Any]]  #: rung name -> its point's parameters
+
+    @property
+    def estimate_s(self) -> float:
+        """Seconds the whole ladder is expected to take."""
+        runs = self.repeats * (len(self.rungs) - 1)
+        return PROBE_S[self.target] + runs * (OVERHEAD_S[self.target] + self.run_time_s)
+
+
+def cores_available() -> int:
+    """CPU cores this process may use (its affinity)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def worker_counts(user: int, cores: int, devices: int) -> list[int]:
+    """The user's worker count and powers of two up to the cores each device gets (at most
+    :data:`MAX_WORKER_COUNTS` counts, the largest kept)."""
+    cap = max(1, cores // devices)
+    powers = [2 ** i for i in range(cap.bit_length()) if 2 ** i <= cap]
+    if cap not in powers:
+        powers.append(cap)
+    chosen = sorted({user, *powers[-(MAX_WORKER_COUNTS - 1):]})
+    return chosen
+
+
+def _target(request: DiagnoseRequest, executor: str) -> Literal["cpu", "cuda"]:
+    if request.device != "auto":
+        return request.device  # type: ignore[return-value]
+    if executor == "slurm":
+        return "cuda"  # planned on a login node: the job runs on a GPU node
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _rungs(request: DiagnoseRequest, target: str, workers: int,
+           counts: list[int]) -> list[tuple[Rung, dict[str, Any]]]:
+    """Every rung and its point's parameters beyond the shared ones."""
+    user_format = (request.precision, request.channels_last)
+    formats = [user_format, *(GPU_VARIANTS if target == "cuda" else ())]
+    found: list[tuple[Rung, dict[str, Any]]] = []
+    for precision, channels_last in dict.fromkeys(formats):
+        name = f"device-{precision}" + ("-cl" if channels_last else "")
+        label = f"synthetic on the device, {precision}" + (", channels_last" if channels_last else "")
+        found.append((Rung(name=name, kind="device", label=label, match={
+            "dataset": "synthetic", "synthetic_kind": "device", "precision": precision,
+            "channels_last": channels_last}),
+            {"dataset": "synthetic", "synthetic_kind": "device", "precision": precision,
+             "channels_last": channels_last, "num_workers": 0}))
+    user = {"precision": request.precision, "channels_last": request.channels_last}
+    last: RungKind = "disk" if request.data_dir else "host"
+    for kind in ("host", "memory", "disk"):
+        if kind != "host" and not request.data_dir:
+            continue
+        for count in counts if kind == last else [workers]:
+            values: dict[str, Any] = {"dataset": "synthetic", "synthetic_kind": "loader"} \
+                if kind == "host" else {"dataset": "real", "data_source": kind,
+                                        "data_dir": request.data_dir}
+            what = {"host": "synthetic on the host", "memory": "real data from memory",
+                    "disk": "real data from disk"}[kind]
+            match = {k: v for k, v in values.items() if k != "data_dir"}
+            found.append((Rung(name=f"{kind}-w{count}", kind=kind,
+                               label=f"{what}, {count} worker{'s' if count != 1 else ''}",
+                               match={**match, **user, "num_workers": count}),
+                          {**values, **user, "num_workers": count}))
+    return found
+
+
+def plan(request: DiagnoseRequest, executor: str = "local") -> Plan:
+    """The ladder for ``request`` (InputError naming the option when a value is not allowed)."""
+    target = _target(request, executor)
+    defaults = DEFAULTS[target]
+    cores = request.cores or cores_available()
+    workers = request.num_workers if request.num_workers is not None else min(4, cores)
+    counts = worker_counts(workers, cores, request.num_devices)
+    repeats = request.repeats or defaults["repeats"]
+    budget = request.budget_s or defaults["budget_s"]
+    rungs = _rungs(request, target, workers, counts)
+    runs = repeats * len(rungs)
+    run_time = (budget - PROBE_S[target]) / runs - OVERHEAD_S[target]
+    run_time = round(min(60.0, max(2.0, run_time)), 1)
+    shared = {"model": request.model, "device": target,
+              "num_devices": request.num_devices,
+              "batch_size": request.batch_size or defaults["batch_size"],
+              "image_size": request.image_size or defaults["image_size"],
+              "warmup": defaults["warmup"], "telemetry_interval_s": 0.1 if target == "cuda" else 0.0}
+    shared.update({"iterations": "auto", "min_time_s": round(run_time / 2, 2), "max_time_s": run_time}
+                  if request.num_devices == 1 else {"iterations": 30})
+    config = _validated(ClassificationConfig,
+                        {**shared, **rungs[-1][1], "benchmark": request.benchmark}, "diagnose")
+    campaign = request.campaign or f"diagnose-{request.model}"
+    parameters = {rung.name: {**shared, **values, "campaign": campaign} for rung, values in rungs}
+    parameters["probe"] = _probe_parameters(request, target, counts, config.resolved_image_size,
+                                            campaign, defaults["probe_time_s"])
+    probe = Rung(name="probe", kind="probe", label="the node probe", match={"benchmark": "probe_node"})
+    return Plan(campaign=campaign, target=target, model=request.model,
+                benchmark=request.benchmark, data_dir=request.data_dir,
+                num_devices=request.num_devices, batch_size=config.batch_size,
+                image_size=config.resolved_image_size, num_workers=workers,
+                precision=request.precision, channels_last=request.channels_last,
+                worker_counts=counts, repeats=repeats, budget_s=budget, run_time_s=run_time,
+                rungs=[probe, *(rung for rung, _ in rungs)], parameters=parameters)
+
+
+def _probe_parameters(request: DiagnoseRequest, target: str, counts: list[int],
+                      image_size: int, campaign: str, probe_time_s: float) -> dict[str, Any]:
+    values: dict[str, Any] = {"campaign": campaign, "device": target, "data_dir": request.data_dir,
+                              "decode_workers": counts, "image_size": image_size,
+                              "probe_time_s": probe_time_s}
+    if target == "cpu":
+        values.update(precisions=["fp32"], matmul_size=1024, memory_bytes=64 << 20,
+                      transfer_bytes=16 << 20, read_max_bytes=256 << 20, decode_batch_size=16,
+                      decode_batches=8)
+    _validated(NodeProbeConfig, values, "diagnose (node probe)")
+    return values
+
+
+def _validated(model: type[BaseModel], values: dict[str, Any], where: str) -> Any:
+    """``model(**values)``, or InputError with one line per bad field."""
+    try:
+        return model(**values)
+    except ValidationError as error:
+        lines = describe_validation_error(error, fields=model.model_fields)
+        raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None
+
+
+def request_from(values: dict[str, Any]) -> DiagnoseRequest:
+    """A validated request from keyword values (InputError naming each bad one)."""
+    return _validated(DiagnoseRequest, values, "diagnose")
+
+
+def sweep(plan_: Plan, plan_path: Path,
+          executor: LocalExecutor | SlurmExecutor | None = None) -> Sweep:
+    """The plan as a sweep of the normal machinery: the probe first, then every rung, its
+    repeats interleaved (ABCABC)."""
+    spec = SweepFile(campaign=plan_.campaign, notebook=["node_probe", plan_.benchmark],
+                     repeats=plan_.repeats, executor=executor or LocalExecutor())
+    points: list[Point] = [Point("node_probe", plan_.parameters["probe"], 0, "node_probe", 0)]
+    for repeat in range(plan_.repeats):
+        for rung in plan_.rungs[1:]:
+            points.append(Point(plan_.benchmark, plan_.parameters[rung.name], repeat,
+                                f"{plan_.benchmark}-{rung.name}-r{repeat}", len(points)))
+    return Sweep(plan_path, spec, points)
+
+
+def write_plan(plan_: Plan, campaign_dir: Path) -> Path:
+    """Keep the plan in the campaign folder (written whole: a temp file, then renamed)."""
+    path = campaign_dir / PLAN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(plan_.model_dump(mode="json"), indent=1), encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def read_plan(campaign_dir: str | Path) -> Plan | None:
+    """The plan kept in ``campaign_dir`` (None when the campaign is not a diagnosis)."""
+    path = Path(campaign_dir) / PLAN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return Plan(**json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as error:
+        raise InputError(f"{path}: not a diagnose plan ({error}); run benchlib diagnose "
+                         "again into a new campaign") from None

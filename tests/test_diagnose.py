@@ -1,0 +1,109 @@
+"""benchlib diagnose: the plan, the waterfall on fake campaigns, the page, and the CLI end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchlib.analysis import diagnose as analysis
+from benchlib.errors import InputError
+from benchlib.inputs import diagnose_plan
+from benchlib.records.results import load
+from tests.fakes import write_record_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _plan(tmp_path: Path, data: bool = True, workers: int = 1) -> diagnose_plan.Plan:
+    folder = tmp_path / "jpegs"
+    folder.mkdir(exist_ok=True)
+    request = diagnose_plan.request_from({
+        "model": "resnet18", "data_dir": str(folder) if data else "", "num_workers": workers,
+        "device": "cpu", "cores": 2, "campaign": "dg"})
+    return diagnose_plan.plan(request)
+
+
+def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float],
+              data_share: dict[str, float] | None = None, disturbed: str = "") -> Path:
+    """Fake records: three repeats of every rung of ``plan`` at ``speeds`` (rung name ->
+    images/s, 2 % apart), waiting ``data_share`` of each iteration; ``disturbed`` names a rung
+    whose first run was contended."""
+    root = tmp_path / plan.campaign
+    rng = np.random.default_rng(0)
+    for rung in plan.rungs[1:]:
+        for repeat in range(3):
+            speed = speeds[rung.name] * (1 + 0.02 * rng.standard_normal())
+            iteration = plan.batch_size / speed
+            share = (data_share or {}).get(rung.name, 0.01)
+            record = {"schema_version": 1, "campaign": plan.campaign, "benchmark": plan.benchmark,
+                      "model": plan.model, "num_devices": 1, "batch_size": plan.batch_size,
+                      "image_size": plan.image_size, "unit": "images/s", "status": "ok",
+                      "error": "", "throughput": speed, "time_iteration_s": iteration,
+                      "time_data_s": iteration * share, "synthetic_kind": "", "data_source": "",
+                      "flags": "contended" if rung.name == disturbed and not repeat else "",
+                      **rung.match}
+            write_record_notebook(root / f"{rung.name}-r{repeat}.ipynb", record)
+    diagnose_plan.write_plan(plan, root)
+    return root
+
+
+def _found(root: Path) -> analysis.Diagnosis:
+    return analysis.diagnose(load(root), diagnose_plan.read_plan(root))
+
+
+SLOW_DATA = {"device-fp32": 100.0, "host-w1": 95.0, "memory-w1": 40.0, "disk-w1": 36.0,
+             "disk-w2": 62.0}
+
+
+def test_slow_data_path_is_data_bound_with_decode_the_biggest_loss(tmp_path):
+    plan = _plan(tmp_path)
+    root = _campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6, "disk-w2": 0.3,
+                                                  "memory-w1": 0.55})
+    found = _found(root)
+    assert list(found.steps["step"]) == ["host copy", "decode", "filesystem"]
+    assert found.verdict == "data-bound"
+    assert found.biggest["step"] == "decode"
+    decode = found.steps.set_index("step").loc["decode"]
+    assert decode["loss_low"] < decode["loss"] < decode["loss_high"]
+    assert decode["loss"] == pytest.approx(found.steps.iloc[1]["upper_speed"]
+                                           - found.steps.iloc[1]["lower_speed"])
+    text = analysis.recommendation(found)
+    assert "data-bound" in text and "JPEG decode" in text
+    assert "with 2 workers instead of 1" in text
+
+
+def test_synthetic_only_is_compute_bound(tmp_path):
+    plan = _plan(tmp_path, data=False)
+    assert [r.kind for r in plan.rungs] == ["probe", "device", "host", "host"]
+    root = _campaign(tmp_path, plan, {"device-fp32": 100.0, "host-w1": 99.0, "host-w2": 99.5})
+    found = _found(root)
+    assert found.verdict == "compute-bound"
+    assert found.biggest is None
+    assert "No step is a significant loss" in analysis.recommendation(found)
+
+
+def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):
+    plan = _plan(tmp_path)
+    root = _campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6}, disturbed="memory-w1")
+    found = _found(root)
+    steps = found.steps.set_index("step")
+    assert steps.loc["decode", "verdict"] == "unreliable"
+    assert steps.loc["filesystem", "verdict"] == "unreliable"  # memory is its upper rung
+    assert "contended" in steps.loc["decode", "unreliable"]
+    assert found.biggest is None or found.biggest["step"] not in ("decode", "filesystem")
+    assert "Unreliable, so not judged: decode, filesystem" in analysis.recommendation(found)
+
+
+def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
+    plan = _plan(tmp_path, workers=1)
+    assert plan.worker_counts == [1, 2]
+    assert plan.estimate_s <= 240
+    sweep = diagnose_plan.sweep(plan, tmp_path / "plan.json")
+    assert sweep.points[0].notebook == "node_probe"
+    assert [p.repeat for p in sweep.points[1:]] == [0] * 5 + [1] * 5  # interleaved
+    with pytest.raises(InputError, match="model"):
+        diagnose_plan.plan(diagnose_plan.request_from({"model": "resnet9000", "device": "cpu"}))
+    with pytest.raises(InputError, match="num_workers"):
+        diagnose_plan.request_from({"num_workers": -1})
