@@ -97,6 +97,13 @@ def _stem(row: pd.Series) -> str:
     return Path(str(row.get("source", ""))).stem
 
 
+def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
+    """The page of the run behind ``row``: ``runs`` maps each record's ``source`` (or, for a
+    caller that names runs so, its notebook's stem) to its page."""
+    source = str(row.get("source", ""))
+    return runs.get(source) or runs.get(Path(source).stem)
+
+
 def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     """One line per benchmark and model: the best configuration and its throughput."""
     lines = []
@@ -108,8 +115,8 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         came = _runs(configurations, repeats)
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
-        stem = _stem(best)
-        run = f' <a href="{_e(runs[stem])}">run →</a>' if stem in runs else ""
+        page = run_page(best, runs)
+        run = f' <a href="{_e(page)}">run →</a>' if page else ""
         flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
                    if flags.split(best.get("flags")) else "")
         where = f" with {_e(setting)}" if setting else ""
@@ -275,6 +282,9 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
     """The runs grouped by benchmark: the settings that vary in the group, throughput,
     iteration time, flags and status, each linked to its page."""
     records = flags.with_flags(summary.with_core_columns(records))
+    sources = records["source"].dropna().astype(str) if "source" in records else pd.Series(dtype=str)
+    stems = sources.map(lambda s: Path(s).stem)
+    shared = set(stems.index[stems.duplicated(keep=False)])  # rows whose notebooks share a name
     out = []
     benchmark = records["benchmark"].fillna("(failed before it started)").astype(str)
     for name, rows in records.groupby(benchmark, sort=True):
@@ -289,8 +299,10 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
         numeric = {len(shown) + 1, len(shown) + 2}
         body = []
         for _, row in rows.iterrows():
-            stem = _stem(row)
-            link = (f'<a href="{_e(runs[stem])}">{_e(stem)}</a>' if stem in runs else _e(stem))
+            stem, page = _stem(row), run_page(row, runs)
+            if row.name in shared:  # same-named notebooks in different folders: say which
+                stem = f"{Path(str(row['source'])).parent.name}/{stem}"
+            link = f'<a href="{_e(page)}">{_e(stem)}</a>' if page else _e(stem)
             throughput = formatting.formatter("throughput")(row.get("throughput"))
             if not unit and not formatting.missing(row.get("unit")):
                 throughput += f" {row['unit']}"

@@ -16,7 +16,6 @@ import itertools
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.export import export_html
 from benchlib.publish.index_page import Link, render
 from benchlib.publish.run_pages import export_runs
+from benchlib.publish.scratch import remove_stale, scratch_folder
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
 from benchlib.records.store import current_umask
 
@@ -50,6 +50,10 @@ PAGES: list[Link] = [
          "each run against the published figure it should reach; nodes slower than their peers"),
 ]
 SUMMARIES = tuple(Path(page.href).stem for page in PAGES)
+#: The page of a ``benchlib diagnose`` campaign, first when the folder holds a diagnose plan.
+DIAGNOSE = "summary_diagnose"
+DIAGNOSE_LINK = Link(f"{DIAGNOSE}.html", "Diagnosis", "why this node is slower than it should "
+                     "be: from its best speed down to your setting, and what to change")
 #: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
 COMPARE = "summary_compare"
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
@@ -139,7 +143,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
            runs: dict[str, str], skipped: Sequence[Skipped] = (),
            inputs: ReportInputs | None = None) -> str:
     inputs = inputs or ReportInputs()
-    known = [*PAGES, *([inputs.compare_link()] if inputs.baseline else [])]
+    known = [DIAGNOSE_LINK, *PAGES, *([inputs.compare_link()] if inputs.baseline else [])]
     pages = [p for p in known if Path(p.href).stem in summaries]
     pages += [Link(f"{name}.html", name.removeprefix("summary_").replace("_", " ").title())
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
@@ -150,7 +154,18 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
         compared = compare_runs(load(inputs.baseline), records)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
-                  baseline=inputs.baseline.name if inputs.baseline else "")
+                  baseline=inputs.baseline.name if inputs.baseline else "",
+                  diagnosis=_diagnosis(inputs, summaries))
+
+
+def _diagnosis(inputs: ReportInputs, summaries: Sequence[str]) -> str:
+    """The diagnose campaign's recommendation for the index ('' without the diagnose page)."""
+    if DIAGNOSE not in summaries or inputs.campaign_dir is None:
+        return ""
+    from benchlib.analysis.diagnose import recommendation
+    from benchlib.publish.diagnose import load_diagnosis
+
+    return recommendation(load_diagnosis(inputs.campaign_dir))
 
 
 def _swap_in(built: Path, final: Path) -> None:
@@ -215,7 +230,8 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     checked before anything runs (InputError).
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
-    meet), removed when the build fails; a failed summary notebook is kept under
+    meet), removed when the build fails, and first removes the scratch killed builds left
+    (:mod:`benchlib.publish.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
@@ -225,12 +241,9 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     if found.frame.empty:
         raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
                                 "run a sweep into it first")
-    building = Path(tempfile.mkdtemp(prefix=".report-", dir=campaign_dir))
-    try:
+    remove_stale(campaign_dir)  # what killed builds left
+    with scratch_folder(campaign_dir) as building:
         _build_pages(campaign_dir, building, found, summaries, progress, inputs)
-        os.chmod(building, 0o777 & ~current_umask())  # mkdtemp makes it 0700
+        os.chmod(building, 0o777 & ~current_umask())  # made 0700
         _swap_in(building, campaign_dir / "report")
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
     return campaign_dir / "report" / "index.html"

@@ -3,8 +3,11 @@ previous report while the notebook's fingerprint and the export code are unchang
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import logging
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +23,21 @@ POOL_THRESHOLD = 24
 
 
 CACHE_FILE = ".pages.json"  #: run pages' notebook fingerprints, in ``report/runs/``
+#: A page name kept as it is: a notebook at the campaign's top level with a plain name.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def page_name(relative: Path) -> str:
+    """The file name of the run page of the notebook at ``relative`` (its path in the
+    campaign folder): ``<stem>.html`` for a plainly named notebook at the top level, else its
+    path made safe (``day1_train-x``) with a digest of the path, so that same-named notebooks
+    in different subfolders never share a page."""
+    stem = relative.with_suffix("").as_posix()
+    if PLAIN_NAME.fullmatch(stem):
+        return f"{stem}.html"
+    digest = hashlib.sha256(relative.as_posix().encode()).hexdigest()[:10]
+    return f"{UNSAFE.sub('_', stem).strip('._')[:100]}-{digest}.html"
 
 
 def _export_version() -> str:
@@ -48,10 +66,26 @@ def _cached_runs(campaign_dir: Path) -> dict[str, dict]:
     return found if isinstance(found, dict) else {}
 
 
+def _page_names(campaign_dir: Path, notebooks: Sequence[Path]) -> dict[Path, str]:
+    """Each notebook's page name (:func:`page_name`), made unique should two names meet."""
+    names, used = {}, set()
+    for notebook in notebooks:
+        name = page_name(notebook.relative_to(campaign_dir))
+        stem, count = name.removesuffix(".html"), itertools.count(2)
+        while name.lower() in used:  # lower: case-insensitive file systems too
+            name = f"{stem}-{next(count)}.html"
+        used.add(name.lower())
+        names[notebook] = name
+    return names
+
+
 def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
                  steps: object) -> tuple[dict[str, str], list[Skipped]]:
     """Every run page: reused from the previous report when its notebook's fingerprint and the
-    export code are unchanged, else exported (in a process pool when there are many)."""
+    export code are unchanged, else exported (in a process pool when there are many).
+
+    Returns each shown notebook's page (``runs/<name>.html``) keyed by the notebook's path as
+    the records' ``source`` column names it, and the notebooks that cannot be shown."""
     import json
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -59,16 +93,17 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     version = _export_version()
     cached, fresh = _cached_runs(campaign_dir), {}
     runs, skipped, todo = {}, [], []
-    for notebook in notebooks:
-        target = building / "runs" / f"{notebook.stem}.html"
-        key = {**notebook_fingerprint(notebook), "export": version, "path": str(notebook)}
-        old = campaign_dir / "report" / "runs" / target.name
-        if cached.get(notebook.stem) == key and old.is_file():
+    for notebook, name in _page_names(campaign_dir, notebooks).items():
+        target = building / "runs" / name
+        relative = notebook.relative_to(campaign_dir).as_posix()
+        key = {**notebook_fingerprint(notebook), "export": version, "page": name}
+        old = campaign_dir / "report" / "runs" / name
+        if cached.get(relative) == key and old.is_file():
             try:
                 os.link(old, target)
             except OSError:
                 shutil.copyfile(old, target)
-            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+            runs[str(notebook)], fresh[relative] = f"runs/{name}", key
             steps.update()
         else:
             todo.append((notebook, target, key))
@@ -90,7 +125,8 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
             steps.update()
     for (notebook, target, key), error in zip(todo, outcomes, strict=True):
         if error is None:
-            runs[notebook.stem], fresh[notebook.stem] = f"runs/{target.name}", key
+            relative = notebook.relative_to(campaign_dir).as_posix()
+            runs[str(notebook)], fresh[relative] = f"runs/{target.name}", key
         else:
             log.warning("%s: cannot be shown (%s)", notebook, error)
             skipped.append(Skipped(notebook, f"cannot be shown as a page ({error})"))
