@@ -127,11 +127,29 @@ def _data_volume(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show(text: str) -> None:
+    """Print record text; what the output's encoding cannot hold (a lone surrogate) as ``?``."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"))
+
+
+def _results_path(path: str) -> None:
+    """A results path is a folder or one notebook: any other file is bad input."""
+    from benchlib.errors import InputError
+
+    if Path(path).is_file() and Path(path).suffix != ".ipynb":
+        raise InputError(f"{path}: not a results folder (a file that is not a notebook); give a "
+                         "campaign's folder (outputs/<campaign>) or one executed notebook (.ipynb)")
+
+
 def _results(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from benchlib.records.csv_export import write_csv
     from benchlib.records.results import load
 
+    _results_path(args.path)
+    _output_target("--csv", args.csv)
     frame = load(args.path)
     columns = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "gpu",
                            "throughput", "unit", "time_iteration_s", "status") if c in frame]
@@ -139,9 +157,9 @@ def _results(args: argparse.Namespace) -> int:
         print(f"no result records under {args.path}")
         return 1
     with pd.option_context("display.width", 200, "display.max_rows", 500):
-        print(frame[columns].to_string(index=False))
+        _show(frame[columns].to_string(index=False))
     if args.csv:
-        frame.to_csv(args.csv, index=False)
+        write_csv(args.csv, frame)
         print(f"wrote {len(frame)} records to {args.csv}")
     return 0
 
@@ -159,29 +177,13 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _junit_target(path: str | None) -> None:
-    """A ``--junit`` file must go into an existing folder: checked before any work."""
+def _output_target(option: str, path: str | None) -> None:
+    """A ``--junit`` / ``--csv`` file must go into an existing folder: checked before any work."""
     from benchlib.errors import InputError
 
     if path and not Path(path).expanduser().absolute().parent.is_dir():
-        raise InputError(f"--junit {path}: its folder does not exist (create it, or give a "
+        raise InputError(f"{option} {path}: its folder does not exist (create it, or give a "
                          "path in an existing folder)")
-
-
-def _numeric_metric(metric: str, frames: dict[str, object]) -> None:
-    """``--metric`` must be a numeric column of both campaigns' records."""
-    import pandas as pd
-
-    from benchlib.errors import InputError
-
-    for name, frame in frames.items():
-        if metric not in frame:  # type: ignore[operator]
-            raise InputError(f"--metric {metric}: the records under {name} have no such column "
-                             "(e.g. throughput, time_iteration_s; docs/record.md lists them)")
-        values = pd.to_numeric(frame[metric], errors="coerce")  # type: ignore[index]
-        if values.notna().sum() == 0:
-            raise InputError(f"--metric {metric}: not a numeric column in {name} (give a "
-                             "measurement such as throughput or time_iteration_s)")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -191,24 +193,25 @@ def _check(args: argparse.Namespace) -> int:
     from benchlib.errors import InputError
     from benchlib.records.results import load
 
-    _junit_target(args.junit)
+    _output_target("--junit", args.junit)
+    _results_path(args.results)
+    refs = (references.load_references(args.references) if args.references
+            else references.shipped())
     frame = load(args.results)
     if frame.empty:
         raise InputError(f"no result records under {args.results}")
-    refs = (references.load_references(args.references) if args.references
-            else references.shipped())
     checked = references.check(frame, refs)
     shown = ["run", "configuration", "metric", "measured", "expected", "low", "high", "verdict",
              "reference", "flags"]
     with pd.option_context("display.width", 200, "display.max_rows", 1000,
                            "display.max_colwidth", 60):
-        print(checked[shown].to_string(index=False, na_rep=""))
+        _show(checked[shown].to_string(index=False, na_rep=""))
     counts = checked["verdict"].value_counts()
     print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
     for row in references.failed(checked).itertuples():
-        print(f"FAIL {row.run}: {row.message}")
+        _show(f"FAIL {row.run}: {row.message}")
     for row in checked[checked["verdict"] == "unreliable"].itertuples():
-        print(f"CANNOT CERTIFY {row.run}: {row.message}")
+        _show(f"CANNOT CERTIFY {row.run}: {row.message}")
     if args.junit:
         print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', references.junit_cases(checked))}")
     return references.exit_code(checked)
@@ -218,29 +221,32 @@ def _compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from benchlib.analysis import junit, regression
+    from benchlib.analysis.metrics import check_metric
     from benchlib.errors import InputError
     from benchlib.records.results import load
 
     if not 0 <= args.threshold < 1:
         raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
-    _junit_target(args.junit)
+    _output_target("--junit", args.junit)
+    for path in (args.base, args.new):
+        _results_path(path)
     base, new = load(args.base), load(args.new)
     for name, frame in ((args.base, base), (args.new, new)):
         if frame.empty:
             raise InputError(f"no result records under {name}")
-    _numeric_metric(args.metric, {args.base: base, args.new: new})
+    check_metric(args.metric, {args.base: base, args.new: new})
     compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
     for warning in compared.attrs["warnings"]:
-        print(f"warning: {warning}")
+        _show(f"warning: {warning}")
     shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                          "base_runs", "new_runs", "flags") if c in compared]
     print("NEW / BASE speed per configuration; low-high: 95 % interval from the repeats "
           "(Welch t over each side's runs); a within-run interval never decides")
     with pd.option_context("display.width", 200, "display.max_rows", 1000,
                            "display.max_colwidth", 70):
-        print(compared[shown].to_string(index=False, na_rep=""))
+        _show(compared[shown].to_string(index=False, na_rep=""))
     for line in regression.summary(compared, args.threshold):
-        print(line)
+        _show(line)
     if args.junit:
         cases = regression.junit_cases(compared)
         print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
@@ -302,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     results = sub.add_parser("results", help="print the records under a folder")
     results.add_argument("path")
-    results.add_argument("--csv", help="also write every column to this CSV file")
+    results.add_argument("--csv", help="also write every column to this CSV file (text that "
+                         "starts like a spreadsheet formula gets a leading ')")
     results.set_defaults(func=_results)
     report = sub.add_parser("report", help="run the summary notebooks and export HTML")
     report.add_argument("campaign_dir", help="outputs/<campaign>")
@@ -348,8 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--threshold", type=float, default=0.05,
                          help="smallest slowdown that counts as a regression (default 0.05)")
     compare.add_argument("--metric", default="throughput",
-                         help="record column compared (default throughput; time_* columns "
-                              "count lower as better)")
+                         help="numeric measurement column compared (default throughput; "
+                              "time_* columns count lower as better)")
     compare.add_argument("--junit", help="also write the verdicts as JUnit XML to this file")
     compare.set_defaults(func=_compare)
     return parser

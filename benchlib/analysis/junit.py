@@ -2,19 +2,33 @@
 
 One ``<testsuite>`` in a ``<testsuites>`` root; each case is ``<testcase classname name time>``
 with a ``<failure message>``, ``<error message>`` or ``<skipped message>`` child when it did
-not pass, as the JUnit schema those tools read expects.
+not pass, as the JUnit schema those tools read expects. Record text (errors, names) may hold
+what XML 1.0 forbids (control characters, lone surrogates) and terminal colour escapes: escapes
+are dropped and forbidden characters become U+FFFD, so the file is always well-formed. The file
+is written through a temporary file and a rename, never half-written.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchlib.errors import OutputError, describe_os_error
+from benchlib.errors import OutputError
+from benchlib.records.store import write_bytes_atomic
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
+#: Terminal escape sequences: CSI (``ESC [ ... m``), OSC (``ESC ] ... BEL``) and two-byte ones.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+#: Characters XML 1.0 does not allow (its ``Char`` production), lone surrogates included.
+_NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` without terminal escapes, every character XML 1.0 forbids as U+FFFD."""
+    return _NOT_XML.sub("\ufffd", _ANSI.sub("", text))
 
 
 @dataclass(frozen=True)
@@ -29,7 +43,8 @@ class Case:
 
 
 def to_xml(suite: str, cases: list[Case]) -> ET.ElementTree:
-    """The cases as a JUnit document."""
+    """The cases as a JUnit document (text made XML-safe by :func:`xml_text`)."""
+    suite = xml_text(suite)
     counts = {kind: sum(c.outcome == kind for c in cases) for kind in ("failure", "error", "skipped")}
     root = ET.Element("testsuites", name=suite, tests=str(len(cases)),
                       failures=str(counts["failure"]), errors=str(counts["error"]))
@@ -37,21 +52,23 @@ def to_xml(suite: str, cases: list[Case]) -> ET.ElementTree:
                             failures=str(counts["failure"]), errors=str(counts["error"]),
                             skipped=str(counts["skipped"]))
     for case in cases:
-        node = ET.SubElement(element, "testcase", classname=case.classname, name=case.name,
-                             time="0")
+        node = ET.SubElement(element, "testcase", classname=xml_text(case.classname),
+                             name=xml_text(case.name), time="0")
         if case.outcome != "passed":
-            child = ET.SubElement(node, case.outcome, message=case.message)
-            child.text = case.details or case.message
+            child = ET.SubElement(node, case.outcome, message=xml_text(case.message))
+            child.text = xml_text(case.details or case.message)
     return ET.ElementTree(root)
 
 
 def write(path: str | Path, suite: str, cases: list[Case]) -> Path:
-    """Write the JUnit XML file; OutputError naming the path when it cannot be written."""
+    """Write the JUnit XML file atomically (any previous file stays when it cannot be written
+    whole); OutputError naming the path and the reason."""
     path = Path(path)
     tree = to_xml(suite, cases)
     ET.indent(tree)
+    data = ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True)
     try:
-        tree.write(path, encoding="utf-8", xml_declaration=True)
-    except OSError as error:
-        raise OutputError(f"cannot write JUnit XML: {describe_os_error(error, path)}") from None
+        write_bytes_atomic(path, data)
+    except OutputError as error:
+        raise OutputError(f"cannot write JUnit XML: {error}") from None
     return path

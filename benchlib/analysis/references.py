@@ -174,8 +174,12 @@ def _agrees(expected: object, actual: object) -> bool:
 
 def parse_references(data: object, where: str = "references file") -> list[Reference]:
     """Validate loaded YAML data; InputError naming ``where`` and each bad field."""
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: expected a mapping with a 'references' list")
+    if not isinstance(data, dict) or "references" not in data:
+        keys = (f"its keys: {', '.join(map(str, data))}" if isinstance(data, dict)
+                else "expected a mapping with a 'references' list")
+        raise InputError(f"{where}: not a references file ({keys}); a references file is a "
+                         "'references:' list of entries with name, match, metric, value, lower, "
+                         "upper, unit and source (docs/acceptance.md)")
     try:
         return ReferencesFile(**data).references
     except ValidationError as error:
