@@ -283,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="done / running / pending / failed per point")
     status.add_argument("campaign_dir", help="outputs/<campaign>")
     status.set_defaults(func=_status)
+    from benchlib.publish.diagnose_cli import add_parser  # argparse only: nothing heavy
+    add_parser(sub)
 
     data = sub.add_parser("data", help="write sample data sets").add_subparsers(
         dest="kind", required=True)

@@ -29,6 +29,7 @@ from benchlib.publish.pages import (
     common,
     compare,
     comparisons,
+    diagnose,
     modules,
     node,
     parameters,
@@ -50,6 +51,7 @@ SUMMARIES: dict[str, Page] = {
     "summary_node": node.PAGE,
     "summary_acceptance": acceptance.PAGE,
     "summary_compare": compare.PAGE,
+    "summary_diagnose": diagnose.PAGE,
 }
 PAPERMILL = ("Run it with papermill (`benchlib sweep {params}`, or `papermill notebooks/{name}.ipynb "
              "out.ipynb -p {example}`) or cell by cell in JupyterLab. The parameters cell below "

@@ -50,7 +50,8 @@ def rung_runs(df: pd.DataFrame, plan: Plan, rung: Rung) -> pd.DataFrame:
     """The finished runs of ``rung`` in ``df`` (the plan's model and benchmark, or the probe)."""
     done = ok(df)
     if rung.kind != "probe":
-        match = {"benchmark": plan.benchmark, "model": plan.model, **rung.match}
+        match = {"benchmark": plan.benchmark, "model": plan.model, "batch_size": plan.batch_size,
+                 "image_size": plan.image_size, "num_devices": plan.num_devices, **rung.match}
     else:
         match = rung.match
     mask = pd.Series(True, index=done.index)

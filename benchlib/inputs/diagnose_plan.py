@@ -48,13 +48,13 @@ from benchlib.inputs.probe_config import NodeProbeConfig
 PLAN_FILE = Path(".benchlib") / "diagnose.json"
 RungKind = Literal["probe", "device", "host", "memory", "disk"]
 #: Seconds a point costs besides its timed loop (kernel start, imports, model, warm-up, record).
-OVERHEAD_S = {"cpu": 10.0, "cuda": 20.0}
+OVERHEAD_S = {"cpu": 15.0, "cuda": 20.0}
 #: Seconds the time-budgeted node probe takes.
 PROBE_S = {"cpu": 25.0, "cuda": 90.0}
 #: Defaults per target: batch, image side (None: the model's), repeats, budget (s), warm-up,
 #: the probe's seconds per figure.
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "cpu": {"batch_size": 8, "image_size": 64, "repeats": 2, "budget_s": 180.0, "warmup": 2,
+    "cpu": {"batch_size": 8, "image_size": 32, "repeats": 2, "budget_s": 180.0, "warmup": 2,
             "probe_time_s": 0.5},
     "cuda": {"batch_size": 64, "image_size": None, "repeats": 3, "budget_s": 600.0, "warmup": 5,
              "probe_time_s": 2.0},

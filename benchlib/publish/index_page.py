@@ -326,9 +326,18 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
     return "".join(out)
 
 
+def diagnosis_section(text: str, pages: Mapping[str, Link]) -> str:
+    """A diagnose campaign's recommendation, linked to its page ('' without one)."""
+    if not text:
+        return ""
+    return _section("Why it is slower than it should be", [f"<li>{_e(text)}</li>"], "",
+                    _link(pages, "summary_diagnose", "diagnosis"))
+
+
 def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
-           compared: pd.DataFrame | None = None, baseline: str = "") -> str:
+           compared: pd.DataFrame | None = None, baseline: str = "",
+           diagnosis: str = "") -> str:
     """The whole index page: with ``refs``, each benchmark against its reference; with
     ``compared`` (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
     by_key = {Path(p.href).stem: p for p in pages}
@@ -345,6 +354,7 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
 <h1>benchlib report: {_e(campaign)}</h1>
 <p class="meta">{len(records)} runs: {done} finished, {failed} failed. Built {stamp}.</p>
 <h2>Answers</h2>
+{diagnosis_section(diagnosis, by_key)}
 {answers(records, by_key, runs, refs)}
 {compared_counts(compared, baseline, by_key) if compared is not None else ""}
 <h2>Pages</h2><ul>{items}</ul>

@@ -17,7 +17,7 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +87,7 @@ class ReportInputs:
 
     baseline: Path | None = None
     references: Path | None = None
+    diagnosis: str = ""  #: a diagnose campaign's recommendation, for the index
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
@@ -155,17 +156,22 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",
-                  diagnosis=_diagnosis(inputs, summaries))
+                  diagnosis=inputs.diagnosis)
 
 
-def _diagnosis(inputs: ReportInputs, summaries: Sequence[str]) -> str:
-    """The diagnose campaign's recommendation for the index ('' without the diagnose page)."""
-    if DIAGNOSE not in summaries or inputs.campaign_dir is None:
-        return ""
+def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str],
+                    inputs: ReportInputs) -> tuple[Sequence[str], ReportInputs]:
+    """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
+    recommendation among the index's answers."""
+    from benchlib.inputs.diagnose_plan import PLAN_FILE
+
+    if not (campaign_dir / PLAN_FILE).is_file():
+        return summaries, inputs
     from benchlib.analysis.diagnose import recommendation
     from benchlib.publish.diagnose import load_diagnosis
 
-    return recommendation(load_diagnosis(inputs.campaign_dir))
+    text = recommendation(load_diagnosis(campaign_dir))
+    return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
 
 
 def _swap_in(built: Path, final: Path) -> None:
@@ -235,6 +241,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
+    summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
     if inputs.baseline is not None and COMPARE not in summaries:
         summaries = (*summaries, COMPARE)
     found = scan(campaign_dir)

@@ -1,0 +1,106 @@
+"""The diagnose page (``summary_diagnose``, in the report of a ``benchlib diagnose`` campaign):
+the recommendation on top, the waterfall from the best speed on this node down to the user's
+setting, the worker counts, the node against published figures, and the node's ceilings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.analysis import diagnose as analysis
+from benchlib.analysis import diagnose_others
+from benchlib.inputs.diagnose_plan import read_plan
+from benchlib.publish import diagnose as people
+from benchlib.publish import plots, present
+from benchlib.publish.pages import Call, Page, node, note, show
+
+
+def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:
+    """The recommendation: the user's speed against the best here, the verdict, the biggest
+    loss, what to change and what that change measured here."""
+    plan = read_plan(results_dir)
+    if plan is None:
+        note("Not a `benchlib diagnose` campaign: no plan in this folder.")
+        return None
+    found = analysis.diagnose(df, plan)
+    note(f"**{analysis.recommendation(found)}**")
+    if found.notes:
+        note("\n".join(f"- {n}" for n in found.notes))
+    return found
+
+
+def waterfall(found: analysis.Diagnosis | None) -> None:
+    """The waterfall as a plot and a table."""
+    if found is None or not len(found.steps):
+        note("Fewer than two rungs finished: no waterfall.")
+        return
+    plots.show(people.waterfall_plot(found))
+    show(present.table(people.steps_frame(found), "Each step of the waterfall: the speed before "
+                       f"and after it ({people.UNIT}), the loss with its 95 % interval (Welch t "
+                       "over the repeats of the two rungs), its share of the speed before it, "
+                       "and the verdict (unreliable: a contended or throttled run)",
+                       keep=("verdict",), say_constant=False))
+
+
+def workers(found: analysis.Diagnosis | None) -> None:
+    """The user's data path at every worker count, against the user's count."""
+    if found is None or not len(found.workers):
+        note("No worker counts to compare.")
+        return
+    table = found.workers.assign(
+        against_yours=[f"{r.ratio:.2f}x ({r.low:.2f}-{r.high:.2f})" if pd.notna(r.ratio) else "-"
+                       for r in found.workers.itertuples()]).drop(columns=["ratio", "low", "high"])
+    show(present.table(table, f"Speed ({people.UNIT}) at each loader worker count, and against "
+                       "your count (95 % interval over the repeats)", say_constant=False))
+
+
+def others(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
+    """The node against shipped published figures of the same work on other GPUs."""
+    from benchlib.analysis import references
+
+    if found is None:
+        return
+    refs = references.shipped()
+    compared = diagnose_others.against_references(df, found.plan, refs)
+    if compared.empty:
+        note(diagnose_others.unmatched_text(found.plan, refs))
+        return
+    note("\n".join(f"- **{r.rung}**: {r.text} (source: {r.source})"
+                   for r in compared.itertuples()))
+
+
+def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
+    """Every rung of the ladder: its finished runs, speed and range, and disturbed flags."""
+    if found is None:
+        return
+    show(present.table(analysis.rungs_table(df, found.plan), "The ladder's rungs: finished "
+                       f"runs, speed ({people.UNIT}, geometric mean) and the slowest and "
+                       "fastest run", say_constant=False, missing_reason="no finished run"))
+
+
+PAGE = Page(
+    "Diagnosis: why this node is slower than it should be",
+    "A `benchlib diagnose` campaign: the model run as a ladder, from synthetic data already on "
+    "the device (what the node can do for it) through synthetic data from the host, real data "
+    "from memory (decode only) to real data from disk as you read it, each rung with repeats. "
+    "The waterfall goes from the best speed down to yours; each step's loss has a 95 % interval "
+    "from the repeats (Welch t); a step with a contended or throttled run is unreliable and "
+    "gets no verdict.",
+    (
+        "## What to change",
+        Call(answer, "df, results_dir", "found"),
+        "## From the best speed on this node down to yours",
+        Call(waterfall, "found"),
+        "## Loader workers",
+        Call(workers, "found"),
+        "## Against others\n\nThe same work on other GPUs (shipped published figures), scaled "
+        "by the datasheets.",
+        Call(others, "df, found"),
+        "## The node's ceilings",
+        Call(node.ceilings, "df"),
+        Call(node.loader, "df"),
+        "## The rungs",
+        Call(rungs, "df, found"),
+    ),
+)
