@@ -27,11 +27,14 @@ _SUBMODULES = frozenset({"analysis", "results", "records", "publish", "execute",
 
 #: Functions of the facade, loaded on first use: name -> (module, attribute).
 #: ``load(path)``: every result record under ``path`` (a campaign folder, ``outputs/``, one
-#: notebook) as a pandas DataFrame, one row per run.
+#: notebook) as a pandas DataFrame, one row per run. ``diagnose(model, data_dir, ...)``: the
+#: ``benchlib diagnose`` ladder run and analysed (:mod:`benchlib.publish.diagnose`).
 _FUNCTIONS = {"load": ("benchlib.records.results", "load"),
-              "scan": ("benchlib.records.results", "scan")}
+              "scan": ("benchlib.records.results", "scan"),
+              "diagnose": ("benchlib.publish.diagnose", "diagnose")}
 
-__all__ = ["PROJECT_ROOT", "SCHEMA_VERSION", "__version__", "analysis", "load", "results", "scan"]
+__all__ = ["PROJECT_ROOT", "SCHEMA_VERSION", "__version__", "analysis", "diagnose", "load",
+           "results", "scan"]
 
 def __getattr__(name: str) -> Any:
     if name in _FUNCTIONS:

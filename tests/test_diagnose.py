@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +110,87 @@ def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
         diagnose_plan.plan(diagnose_plan.request_from({"model": "resnet9000", "device": "cpu"}))
     with pytest.raises(InputError, match="num_workers"):
         diagnose_plan.request_from({"num_workers": -1})
+
+
+def test_against_others_scales_a_published_figure_by_the_datasheets(tmp_path):
+    """An A40 running the DeepLearningExamples A100 TF32 configuration: its speed over the
+    published 938 images/s, beside the A40/A100 tf32 datasheet ratio (74.8 / 156)."""
+    from benchlib.analysis import diagnose_others, references
+
+    folder = tmp_path / "jpegs"
+    folder.mkdir()
+    plan = diagnose_plan.plan(diagnose_plan.request_from({
+        "model": "resnet50", "data_dir": str(folder), "num_workers": 8, "precision": "tf32",
+        "batch_size": 256, "image_size": 224, "device": "cuda", "cores": 16}))
+    speeds = {rung.name: 400.0 for rung in plan.rungs[1:]}
+    root = _campaign(tmp_path, plan, speeds)
+    df = load(root).assign(gpu="A40", device_name="NVIDIA A40", channels_last=False)
+    compared = diagnose_others.against_references(df, plan, references.shipped())
+    row = compared[compared["rung"] == "real data from disk, 8 workers"].iloc[0]
+    assert row["published"] == 938
+    assert row["expected"] == pytest.approx(74.8 / 156)
+    assert row["slower"] == pytest.approx((74.8 / 156) / (row["measured"] / 938))
+    assert "expected from the datasheets: 0.48x" in row["text"]
+    assert "DeepLearningExamples" in row["source"]
+    assert "No shipped published figure matches" in diagnose_others.unmatched_text(
+        _plan(tmp_path), references.shipped())
+
+
+def test_waterfall_plot_hatches_unreliable_steps_and_labels_losses(tmp_path):
+    from benchlib.publish import diagnose as people
+
+    plan = _plan(tmp_path)
+    found = _found(_campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6},
+                             disturbed="memory-w1"))
+    fig = people.waterfall_plot(found)
+    ax = fig.axes[0]
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 2  # decode and filesystem
+    texts = [t.get_text() for t in ax.texts]
+    assert sum("unreliable (contended runs)" in t for t in texts) == 2
+    assert any(t.strip().startswith("-") and "images/s" in t for t in texts)  # host copy's loss
+    answer = people.answer_text(found)
+    assert "Waterfall" in answer and "Worker counts: 1:" in answer
+
+
+def test_memory_folder_reads_once_and_caps_the_bytes(tmp_path):
+    from pydantic import ValidationError
+
+    from benchlib.data.generate import write_imagefolder
+    from benchlib.data.memory_folder import memory_folder_loader, read_samples
+    from benchlib.inputs.config import ClassificationConfig
+
+    root = write_imagefolder(tmp_path / "jpegs", classes=2, images_per_class=4, size=48, seed=0)
+    paths = sorted(str(p) for p in Path(root).rglob("*") if p.is_file())
+    one = Path(paths[0]).stat().st_size
+    kept = read_samples([(p, 0) for p in paths], limit_bytes=3 * one)
+    assert 1 <= len(kept) < len(paths)
+    loader = memory_folder_loader(root, 32, 4, 0, train=True, pin_memory=False)
+    for path in paths:
+        os.remove(path)  # read once, before any batch
+    images, _ = next(iter(loader))
+    assert images.shape == (4, 3, 32, 32) and images.dtype.is_floating_point is False
+    with pytest.raises(ValidationError, match="data_source 'memory'"):
+        ClassificationConfig(data_source="memory")
+
+
+@pytest.mark.slow
+def test_diagnose_as_a_user_runs_it(tmp_path):
+    """The command a user types, with relative paths and a tiny budget: progress per point,
+    the answer, and the page in the campaign's report."""
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet18",
+         "--device", "cpu", "--workers", "1", "--budget", "20", "--outputs", "out"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[1/7] node_probe: ok" in done.stdout
+    assert "resnet18 train on this node:" in done.stdout
+    assert "page: out/diagnose-resnet18/report/summary_diagnose.html" in done.stdout
+    page = tmp_path / "out" / "diagnose-resnet18" / "report" / "summary_diagnose.html"
+    assert "From the best speed on this node down to yours" in page.read_text()
+    index = (page.parent / "index.html").read_text()
+    assert "Why it is slower than it should be" in index
+    bad = subprocess.run(
+        [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet9000",
+         "--device", "cpu"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "model" in bad.stderr
