@@ -194,3 +194,25 @@ def test_diagnose_as_a_user_runs_it(tmp_path):
         [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet9000",
          "--device", "cpu"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "model" in bad.stderr
+
+
+def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeypatch):
+    import IPython.display
+
+    from benchlib.publish.pages import diagnose as page
+
+    seen: list[object] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *values, **_: seen.extend(values))
+    plan = _plan(tmp_path)
+    root = _campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6, "memory-w1": 0.55})
+    df = load(root)
+    found = page.answer(df, root)
+    page.waterfall(found)
+    page.workers(found)
+    page.others(df, found)
+    page.rungs(df, found)
+    text = [getattr(v, "data", "") for v in seen]
+    assert text[0].startswith("**resnet18 train on this node") and "JPEG decode" in text[0]
+    assert any(isinstance(v, dict) and "image/png" in v for v in seen)  # the plot
+    assert any("No shipped published figure matches" in str(t) for t in text)
+    assert page.answer(df, tmp_path) is None  # not a diagnose campaign: says so

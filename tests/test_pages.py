@@ -25,6 +25,7 @@ from benchlib.publish.pages import (
     common,
     compare,
     comparisons,
+    diagnose,
     modules,
     node,
     probes,
@@ -39,7 +40,7 @@ from benchlib.workloads.result import RunResult
 from .fakes import campaign, write_record_notebook
 
 PAGES = [scaling.PAGE, comparisons.PAGE, breakdown.PAGE, projection.PAGE, node.PAGE,
-         acceptance.PAGE, compare.PAGE]
+         acceptance.PAGE, compare.PAGE, diagnose.PAGE]
 
 
 class Shown(list):
