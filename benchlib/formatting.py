@@ -202,6 +202,12 @@ def short_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
     return df[list(columns)].apply(one, axis=1).astype(object)
 
 
+def literal(text: object) -> str:
+    """``text`` as matplotlib shows it, literally: every ``$`` escaped, so record text (a
+    cluster named ``$\\frac{1}{$``) never starts mathtext. The one escape for plot labels."""
+    return str(text).replace("$", r"\$")
+
+
 def _label_value(value: object) -> str:
     if isinstance(value, float) and value == int(value):
         return str(int(value))

@@ -32,6 +32,18 @@ def _groups(df: pd.DataFrame, by: Sequence[str]):
     return df.groupby(list(by), dropna=False, sort=False) if by else [((), df)]
 
 
+def hashable(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each list, mapping, set or tuple in its object columns replaced by its text,
+    so grouping and pairing on any column works (a table built by hand may hold one; a loaded
+    one never does: :mod:`benchlib.records.values`)."""
+    df = df.copy()
+    for column in df.columns[df.dtypes.map(pd.api.types.is_object_dtype)]:
+        if pd.api.types.infer_dtype(df[column], skipna=True) == "mixed":
+            df[column] = [str(v) if isinstance(v, (list, dict, set, tuple)) else v
+                          for v in df[column]]
+    return df
+
+
 def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
               metric: str = "throughput") -> pd.DataFrame:
     """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
@@ -39,7 +51,7 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
 
     ``spread`` is IQR / median over the repeats (0 for a single run).
     """
-    df = ok(df)
+    df = hashable(ok(df))
     by = list(by) if by is not None else config_columns(df)
     def _spread(values: pd.Series) -> float:
         q25, q50, q75 = np.nanpercentile(values, [25, 50, 75])
@@ -71,7 +83,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
     "the same configuration" (default: every non-metric column except ``num_devices``).
     """
-    df = ok(df).copy()
+    df = hashable(ok(df))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
     df["speedup"] = np.nan
     df["efficiency"] = np.nan
@@ -141,7 +153,7 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
     (:func:`headline`).
     """
-    df = ok(df)
+    df = hashable(ok(df))
     if factor not in df:
         raise KeyError(f"compare: no column {factor!r} in the results")
     if on is None:
@@ -220,7 +232,7 @@ def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
     Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
     the iteration; the sum of phases when the iteration time is missing). Probes are left out.
     """
-    df = benchmarks(ok(df))
+    df = hashable(benchmarks(ok(df)))
     default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
                "batch_size", "precision")
     by = list(by) if by is not None else [c for c in default if c in df]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis.tables import ok
+from benchlib.formatting import literal
 from benchlib.records import flags
 
 #: |robust_z| above this marks an outlier.
@@ -107,11 +108,6 @@ def normalised(df: pd.DataFrame, columns: Sequence[str] | None = None,
     return relative.loc[relative.min(axis=1).sort_values(kind="stable").index]
 
 
-def _literal(text: str) -> str:
-    """``text`` shown as written by matplotlib (a ``$`` would start mathtext)."""
-    return text.replace("$", r"\$")
-
-
 def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | None = None,
             outlier_rows: Sequence[str] = ()):
     """A seaborn heat map of :func:`normalised` (nodes down, probes across), diverging around
@@ -126,7 +122,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
         z = relative.apply(robust_z)
         outlier_rows = list(relative.index[(z.abs() > OUTLIER_Z).any(axis=1)])
     flagged = set(outlier_rows)
-    names = [_literal(f"{n} ⚠" if n in flagged else str(n)) for n in relative.index]
+    names = [literal(f"{n} ⚠" if n in flagged else str(n)) for n in relative.index]
     count = len(relative)
     height = min(max(3.0, 0.28 * count + 1.5), 24.0)
     figure, axes = plt.subplots(figsize=(max(8.0, 2 + 1.1 * len(relative.columns)), height))
@@ -136,7 +132,7 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
                 vmin=1 - spread, vmax=1 + spread, annot=count <= 30 and len(relative.columns) <= 10,
                 fmt=".2f", yticklabels=True if count <= 60 else "auto",
                 cbar_kws={"label": "node / fleet median"})
-    axes.set_xticklabels([_literal(c.replace("_", " ")) for c in relative.columns], rotation=30,
+    axes.set_xticklabels([literal(c.replace("_", " ")) for c in relative.columns], rotation=30,
                          ha="right")
     axes.set_ylabel("node" if node == "env_slurm_job_nodelist" else node)
     axes.set_xlabel("probe")

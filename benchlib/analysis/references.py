@@ -17,7 +17,8 @@ the datasheet patterns are). A run matches a reference when every ``match`` colu
 For each metric, the most specific matching reference applies (the most non-``'*'`` keys);
 between equally specific ones the first in the file wins and the row's ``note`` names the others.
 
-A measurement passes when ``value * (1 + lower) <= measured <= value * (1 + upper)``.
+A measurement passes when ``value * (1 + lower) <= measured <= value * (1 + upper)``; one that
+is not finite (infinity) fails whatever the bounds.
 """
 
 from __future__ import annotations
@@ -253,15 +254,24 @@ def _run_name(row: dict[str, Any], position: int) -> str:
     return Path(str(source)).stem if isinstance(source, str) and source else f"row {position}"
 
 
+def _slower(ratio: float) -> str:
+    """How a measured / expected ``ratio`` below 1 reads: ``2.00x slower than expected by``."""
+    return f"{1 / ratio:.2f}x slower than expected by" if ratio > 0 else \
+        "none of the speed expected by"
+
+
 def _verdict(ref: Reference, measured: float | None) -> tuple[str, str]:
     low, high = ref.bounds()
     if measured is None:
         return "no measurement", f"the run has no {ref.metric} value"
+    if not math.isfinite(measured):  # no bound passes a broken number, unbounded or not
+        return "fail", (f"{ref.metric} {measured} is not a finite measurement: the run's record "
+                        f"is broken; re-run it ({ref.label!r})")
     ratio = measured / ref.value
     if measured < low:
         return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
-                        f"({ref.value:g} {ref.lower:+.0%}): {1 / ratio:.2f}x slower than "
-                        f"expected by {ref.label!r} ({ref.source})")
+                        f"({ref.value:g} {ref.lower:+.0%}): {_slower(ratio)} "
+                        f"{ref.label!r} ({ref.source})")
     if measured > high:
         return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is above {high:.4g} "
                         f"({ref.value:g} {ref.upper:+.0%}), {ratio:.2f}x the reference "
@@ -307,7 +317,8 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
             rows.append({**base, "metric": ref.metric, "measured": measured,
                          "reference": ref.label, "reference_index": index + 1,
                          "expected": ref.value, "low": low, "high": high, "unit": ref.unit,
-                         "ratio": measured / ref.value if measured is not None else None,
+                         "ratio": (measured / ref.value if measured is not None
+                                   and math.isfinite(measured) else None),
                          "verdict": verdict, "message": message, "note": note,
                          "reference_source": ref.source})
     columns = ["run", "host", "configuration", "metric", "measured", "reference",

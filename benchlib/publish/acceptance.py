@@ -62,7 +62,7 @@ def slower_text(row: pd.Series | dict) -> str:
     """``0.17x the expected speed: 5.8x slower than it should be`` (or ``1.05x the expected
     speed``), plain text."""
     ratio = float(row["ratio"])
-    if ratio < 1:
+    if 0 < ratio < 1:
         return f"{ratio:.2f}x the expected speed: {1 / ratio:.1f}x slower than it should be"
     return f"{ratio:.2f}x the expected speed"
 
@@ -71,6 +71,8 @@ def _failure(row: dict) -> str:
     if row["verdict"] == "no measurement":
         return f"{row['run']} ({row['configuration']}): no {row['metric']} recorded"
     ratio = float(row["ratio"])
+    if not ratio > 0:  # nothing measured (0), or not a finite number: the check's own words
+        return f"{row['run']} ({row['configuration']}): {row['message']}"
     if row["measured"] > row["high"]:
         return (f"{row['run']} ({row['configuration']}): {ratio:.2f}x the expected speed, "
                 f"above the upper bound of {row['reference']} ({row['reference_source']})")

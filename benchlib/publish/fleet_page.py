@@ -146,7 +146,8 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
         figure.axes[0].set_xlabel("probe or workload")
         title = figure.axes[0].get_title().split("\n")
         if not formatting.missing(gpu):
-            figure.axes[0].set_title(f"GPU {gpu}: " + "\n".join(title), fontsize="medium")
+            figure.axes[0].set_title(formatting.literal(f"GPU {gpu}: ") + "\n".join(title),
+                                     fontsize="medium")
         marked = [t.get_text() for t in figure.axes[0].get_yticklabels() if "⚠" in t.get_text()]
         alt = (f"Heat map of {rows[fleet.node_column(rows)].nunique()} nodes"
                + (f" with GPU {gpu}" if not formatting.missing(gpu) else "")

@@ -18,11 +18,9 @@ from benchlib.publish import palette
 from benchlib.records import flags
 from benchlib.workloads.result import RunResult
 
-
-def plain(text: object) -> str:
-    """``text`` shown literally by matplotlib: ``$`` escaped (record text is not mathtext)."""
-    return str(text).replace("$", r"\$")
-
+#: ``text`` shown literally by matplotlib: ``$`` escaped (record text is not mathtext); every
+#: label, title and legend entry that may hold record text goes through it.
+plain = formatting.literal
 
 short_labels = formatting.short_labels
 LABEL_FORMS = formatting.LABEL_FORMS
@@ -86,7 +84,8 @@ def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
     median_ms = result.per_iteration["iteration"].median() * 1e3
     ax.axhline(median_ms, color="black", linestyle="--", linewidth=0.8,
                label=f"median iteration {median_ms:.1f} ms")
-    ax.set(xlabel="timed iteration", ylabel="milliseconds", title=title or "Time per iteration")
+    ax.set(xlabel="timed iteration", ylabel="milliseconds",
+           title=plain(title or "Time per iteration"))
     ax.legend(fontsize=8, loc="upper right")
     tidy(fig)
     return fig
@@ -105,7 +104,7 @@ def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
         left += width
     ax.barh(["iteration"], [table.loc["iteration", "median_s"] * 1e3],
             color=palette.colour("phase", "iteration"))
-    ax.set(xlabel="median milliseconds per iteration", title=title or "Phase breakdown")
+    ax.set(xlabel="median milliseconds per iteration", title=plain(title or "Phase breakdown"))
     ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.45))
     tidy(fig)
     return fig
@@ -222,7 +221,7 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     median = pairs["ratio"].median()
     ax.axvline(median, color=palette.FLAGGED, linestyle="--", linewidth=1,
                label=f"median {median:.2f}x")
-    ax.set(xlabel=xlabel, ylabel="", title=plain(title))
+    ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title))
     ax.legend(fontsize=8)
     tidy(fig)
     return fig
@@ -261,7 +260,7 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
     values = table[value].dropna()
     if len(values) and values.max() / max(values.min(), 1e-12) > 100:
         ax.set_xscale("log")
-    ax.set(xlabel=xlabel or value.replace("_", " "), ylabel="", title=plain(title))
+    ax.set(xlabel=plain(xlabel or value.replace("_", " ")), ylabel="", title=plain(title))
     tidy(fig)
     return fig
 
@@ -285,7 +284,7 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
         if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
             ax.set_xscale("log")
         ax.set(xlabel=value.replace("_", " "), ylabel="", title=name)
-    fig.suptitle(title)
+    fig.suptitle(plain(title))
     tidy(fig)
     return fig
 
@@ -312,7 +311,7 @@ def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the ti
     if throttled.any():
         axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set(xlabel="seconds into the timed loop")
-    axes[0, 0].set(title=title)
+    axes[0, 0].set(title=plain(title))
     tidy(fig)
     return fig
 
@@ -322,8 +321,10 @@ def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") ->
     fig, ax = plt.subplots(figsize=(6, 3))
     hue = "configuration" if "configuration" in decode and decode["configuration"].nunique() > 1 \
         else None
+    if hue:
+        decode = decode.assign(configuration=decode["configuration"].map(plain))
     sns.lineplot(data=decode, x="workers", y="images_per_s", hue=hue, marker="o", ax=ax)
-    ax.set(xlabel="loader workers", ylabel="images/s", title=title)
+    ax.set(xlabel="loader workers", ylabel="images/s", title=plain(title))
     ax.set_xticks(sorted(decode["workers"].unique()))
     tidy(fig)
     return fig
@@ -337,7 +338,7 @@ def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: floa
         sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h",
                     palette=palette.mapping(hue, data[hue].unique()))
     ax.axvline(line_at, color="black", linestyle="--", linewidth=0.8)
-    ax.set(xlabel=xlabel, ylabel="", title=title)
+    ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title))
     tidy(fig)
     return fig
 

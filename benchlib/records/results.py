@@ -20,12 +20,13 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.measure.timing import PHASES
-from benchlib.records import schema
+from benchlib.records import schema, values
 from benchlib.records.build import failed_record
 from benchlib.records.flags import with_flags
 from benchlib.records.store import (
     ITERATIONS_KEY,
     RecordError,
+    encodable,
     find_record,
     read_json_bounded,
     read_sidecar,
@@ -74,7 +75,7 @@ def record_from_notebook(path: Path) -> dict | None:
         if not isinstance(record, dict):
             raise RecordError(f"{path}: its result record is a {type(record).__name__}, "
                               "not a mapping")
-        bad = schema.problems(record)
+        bad = values.problems(record)
         if bad:
             raise RecordError(f"{path}: not a usable record ({'; '.join(bad)})")
         return dict(record)
@@ -118,8 +119,13 @@ def read_record(notebook: Path) -> dict | None:
     record = read_sidecar(notebook)
     if record is not None:
         return record
-    if not notebook.is_file() and sidecar_path(notebook).is_file():
-        raise RecordError(f"{sidecar_path(notebook)}: no usable record and no notebook")
+    sidecar = sidecar_path(notebook)
+    if not notebook.is_file() and sidecar.is_file():
+        data = read_json_bounded(sidecar)
+        why = values.problems(data) if isinstance(data, dict) else [
+            f"a JSON {type(data).__name__}, not a record"]
+        raise RecordError(f"{sidecar}: no usable record and no notebook"
+                          + (f" ({'; '.join(why)})" if why else ""))
     return record_from_notebook(notebook)
 
 
@@ -158,10 +164,12 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Scan:
-    """What :func:`scan` found: the records as a table, and the files it left out."""
+    """What :func:`scan` found: the records as a table, the files it left out, and the records
+    it kept with bad values set missing (``notes``: file, column, value)."""
 
     frame: pd.DataFrame
     skipped: list[Skipped] = field(default_factory=list)
+    notes: list[Skipped] = field(default_factory=list)
 
 
 def _usable_record(notebook: Path) -> dict | None:
@@ -185,14 +193,16 @@ def _usable_record(notebook: Path) -> dict | None:
 def scan(path: str | Path, strict: bool = False) -> Scan:
     """Every record under ``path`` (a folder or one notebook), and the files left out.
 
-    Unreadable or malformed notebooks, unfinished runs and unknown schema versions are left
-    out, each logged as a warning naming the file (raised when ``strict``); the rest loads.
+    Unreadable or malformed notebooks, unfinished runs, unknown schema versions and records
+    with a bad value in an essential column are left out, each logged as a warning naming the
+    file (raised when ``strict``); a bad value elsewhere is set missing, logged and noted
+    (:mod:`benchlib.records.values`, ``docs/record.md``); the rest loads.
     """
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
     notebooks = [root] if root.is_file() else [*iter_notebooks(root), *iter_lone_sidecars(root)]
-    rows, skipped = [], []
+    rows, sources, skipped = [], [], []
     for notebook in notebooks:
         try:
             record = _usable_record(notebook)
@@ -205,10 +215,28 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
         if record is None:
             continue
         record.pop(ITERATIONS_KEY, None)
-        record.setdefault("point_id", notebook.stem)
-        record["source"] = str(notebook)
+        record.setdefault("point_id", encodable(notebook.stem))
+        record["source"] = encodable(str(notebook))
         rows.append(record)
-    return Scan(_frame(rows), skipped)
+        sources.append(notebook)
+    frame, dropped, notes = _checked(rows, sources, strict)
+    return Scan(frame, [*skipped, *dropped], notes)
+
+
+def _checked(rows: list[dict], sources: list[Path], strict: bool
+             ) -> tuple[pd.DataFrame, list[Skipped], list[Skipped]]:
+    """The table of ``rows`` (read from ``sources``) checked against the schema
+    (:func:`values.check_frame`): the rows left out and the values set missing, each logged."""
+    frame, dropped, cleared = values.check_frame(pd.DataFrame(rows))
+    left_out = [Skipped(sources[label], f"{sources[label]}: {'; '.join(why)}; record left out")
+                for label, why in dropped.items()]
+    notes = [Skipped(sources[label], f"{sources[label]}: {'; '.join(why)}; set missing, the "
+                     "rest of the record kept") for label, why in cleared.items()]
+    if strict and left_out:
+        raise RecordError(left_out[0].reason)
+    for found in (*left_out, *notes):
+        log.warning("%s", found.reason)
+    return _frame(frame.reset_index(drop=True)), left_out, notes
 
 
 def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
@@ -217,8 +245,7 @@ def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
     return scan(path, strict).frame
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows)
+def _frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
     frame = with_flags(frame)  # records written before flags existed get theirs too

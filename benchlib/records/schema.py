@@ -15,6 +15,7 @@ entry each with a ``{...}`` placeholder in the name.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ class Column:
     unit: str
     description: str
     core: bool = False  #: shown first, in this order, in every table
+    #: smallest valid value of a number (None: the default, :attr:`low`; -inf: none)
+    minimum: float | None = None
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -41,26 +44,62 @@ class Column:
         return re.compile("^" + re.sub(r"\\\{\w+\\\}", r"[A-Za-z0-9_.]+", re.escape(self.name))
                           + "$")
 
+    @property
+    def essential(self) -> bool:
+        """Whether a bad value leaves the whole record out (else the value is set missing): what
+        was run (the core configuration) and its throughput, status and schema version."""
+        return self.core and (self.role == "configuration" or self.name in ESSENTIAL_OTHERS)
+
+    @property
+    def low(self) -> float | None:
+        """The smallest valid value of a number: :attr:`minimum`, else 0 for counts and
+        measurements (None: no bound)."""
+        if self.minimum is not None:
+            return None if self.minimum == -math.inf else self.minimum
+        return 0 if self.dtype == "count" or self.role == "measurement" else None
+
+    @property
+    def valid(self) -> str:
+        """The values this column accepts, in words (missing is always accepted)."""
+        low = self.low
+        if self.dtype in ("count", "int"):
+            bound = f">= {low:g}, < 2^53" if low is not None else "magnitude < 2^53"
+            return f"a number (whole, {bound})"
+        if self.dtype == "float":
+            return "a number (finite" + (f", >= {low:g})" if low is not None else ")")
+        if self.dtype == "bool":
+            return "true or false"
+        return "text" if self.dtype == "shape" or self.name in STRICT_TEXT else "text or a number"
+
 
 C, M, B, E = "configuration", "measurement", "bookkeeping", "environment"
+#: Columns besides the core configuration whose bad value leaves the record out.
+ESSENTIAL_OTHERS = ("schema_version", "throughput", "status")
+#: Text columns whose values must be text (the rest of a record's text may be numbers too).
+STRICT_TEXT = ("campaign", "cluster", "gpu", "benchmark", "model", "dataset", "precision", "unit",
+               "error", "flags", "status")
+#: Integers are valid below this magnitude (exact in a float64, as pandas holds them).
+MAX_INTEGER = 2**53
 
 #: Every column, in the order tables show them (core columns first).
 COLUMNS: tuple[Column, ...] = (
-    Column("schema_version", B, "int", "", "version of this schema the record follows", True),
+    Column("schema_version", B, "int", "", "version of this schema the record follows", True,
+           minimum=1),
     Column("campaign", C, "text", "", "the params file's campaign", True),
     Column("cluster", C, "text", "", "cluster name (parameter, SLURM's, $BENCHLIB_CLUSTER or host)",
            True),
     Column("host", B, "text", "", "host the run's first process ran on", True),
     Column("gpu", C, "text", "", "short device name (H100, A100, ..., cpu)", True),
     Column("device_name", B, "text", "", "full device name (GPU name or CPU model)", True),
-    Column("num_devices", C, "count", "devices", "devices over all nodes, one process each", True),
-    Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True),
+    Column("num_devices", C, "count", "devices", "devices over all nodes, one process each", True,
+           minimum=1),
+    Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True, minimum=1),
     Column("benchmark", C, "text", "", "train, inference, smooth_inference, unet3d_train, "
            "unet3d_predict, probe_allreduce, probe_node", True),
     Column("model", C, "text", "", "torchvision model, unet3d, allreduce or node", True),
     Column("dataset", C, "text", "", "synthetic or real", True),
     Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "
-           "scaling, the global batch in strong scaling", True),
+           "scaling, the global batch in strong scaling", True, minimum=1),
     Column("precision", C, "text", "", "fp32, tf32, amp_fp16, amp_bf16 (dtype for all-reduce)",
            True),
     Column("num_workers", C, "count", "processes", "data loader worker processes per rank", True),
@@ -76,7 +115,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("iterations", B, "count", "iterations", "timed iterations that ran", True),
     Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
     Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
-    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True),
+    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True,
+           minimum=0),
     Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
            "peak resident set)", True),
     Column("status", B, "text", "", "ok or failed", True),
@@ -88,12 +128,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("synthetic_kind", C, "text", "", "device (tensors made once) or loader (CPU workers)"),
     Column("data_source", C, "text", "", "real data: disk (read as it goes) or memory (files "
            "read once before timing: decode only)"),
-    Column("image_size", C, "count", "px", "image side"),
-    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image"),
-    Column("sigma", B, "float", "", "smooth inference: noise standard deviation"),
+    Column("image_size", C, "count", "px", "image side", minimum=1),
+    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image",
+           minimum=1),
+    Column("sigma", B, "float", "", "smooth inference: noise standard deviation", minimum=0),
     Column("breakdown", B, "bool", "", "per-phase timers on"),
-    Column("device_batch_size", B, "int", "samples", "batch per device per iteration"),
-    Column("global_batch_size", B, "int", "samples", "batch over all devices per iteration"),
+    Column("device_batch_size", B, "int", "samples", "batch per device per iteration",
+           minimum=1),
+    Column("global_batch_size", B, "int", "samples", "batch over all devices per iteration",
+           minimum=1),
     Column("device", B, "text", "", "torch device type (cuda, cpu)"),
     Column("seed", B, "int", "", "random seed"),
     Column("target", C, "text", "", "3D U-Net: affinities or boundaries"),
@@ -174,7 +217,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("energy_j", M, "float", "J", "energy over the timed loop"),
     Column("joules_per_sample", M, "float", "J/sample", "energy / samples"),
     Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)"),
-    Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop"),
+    Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop",
+           minimum=-math.inf),
     Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time"),
     Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
            "reason, parameters, voxels written, ...)"),
@@ -237,38 +281,41 @@ def core_columns(phases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-#: Text columns whose values must be text (the rest of a record's text may be numbers too).
-STRICT_TEXT = ("campaign", "cluster", "gpu", "benchmark", "model", "dataset", "precision", "unit",
-               "error", "flags")
 STATUSES = ("ok", "failed")
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def problems(record: dict) -> list[str]:
-    """Why ``record`` is not a usable record: an unknown ``status``, a numeric column
-    holding text or a list, a text column holding a list (empty when it is usable)."""
-    found = []
-    if record.get("status") not in (*STATUSES, None):  # no status: analysis counts it as ok
-        found.append(f"status {record.get('status')!r} is not one of {', '.join(STATUSES)}")
-    for name, value in record.items():
-        if value is None:
-            continue
-        entry = column(name)
-        if entry is None:
-            continue
-        if entry.dtype in ("float", "int", "count") and not _is_number(value):
-            found.append(f"{name} {value!r:.40} is not a number")
-        elif name in STRICT_TEXT and not isinstance(value, str):
-            found.append(f"{name} {value!r:.40} is not text")
-    return found
+@cache
+def essential() -> tuple[Column, ...]:
+    """The columns whose bad value leaves the record out (:attr:`Column.essential`)."""
+    return tuple(c for c in COLUMNS if c.essential)
 
 
 def undocumented(record_columns: object) -> list[str]:
     """Columns of a record (or table) that the schema does not describe."""
     return sorted(str(c) for c in record_columns if column(str(c)) is None)
+
+
+#: What loading does with a value that breaks its column's rule (``docs/record.md``).
+VALUES_RULE = (
+    "## Values checked on load", "",
+    "`benchlib.records.results.scan` / `load` check every value against its column's type and "
+    "valid values (the tables below; a missing value, `null` or NaN, is always valid), one "
+    "column at a time (`benchlib.records.values`):", "",
+    "- a bad value in an **essential** column (the core configuration: what was run; and "
+    "`throughput`, `status`, `schema_version`) leaves the whole record out: `scan()` lists it "
+    "in `skipped` with the file, the column and the value (shortened and escaped), `benchlib` "
+    "commands warn, and the report's index names it; a sidecar with such a value is passed over "
+    "for its notebook's own record;",
+    "- a bad value in any other column is set missing and the record kept: `scan()` lists it in "
+    "`notes` (file, column, value) and `benchlib` commands warn;",
+    "- a column the schema does not describe keeps any single value; a list or mapping there "
+    "is set missing (noted);",
+    "- text that cannot be encoded (a lone surrogate such as `\\ud800`, which JSON allows) has "
+    "those characters replaced by U+FFFD (�), so every table, CSV, JUnit file and page can be "
+    "written.", "",
+    "Whole numbers are below 2^53 in magnitude (exact in a float64); numbers are finite "
+    "(infinity is bad; NaN is missing); `true` / `false` are the only booleans (not 0 / 1).",
+)
 
 
 def markdown() -> str:
@@ -277,12 +324,15 @@ def markdown() -> str:
              "Generated from `benchlib/records/schema.py` "
              "(`python -m benchlib.records.schema > docs/record.md`); "
              "do not edit by hand.", "",
-             "A record is one flat row per run. `{x}` stands for a family of columns.", ""]
+             "A record is one flat row per run. `{x}` stands for a family of columns.", "",
+             *VALUES_RULE, ""]
     for title, wanted in (("Configuration", C), ("Measurement", M), ("Bookkeeping", B),
                           ("Environment", E)):
-        lines += [f"## {title}", "", "| column | type | unit | meaning |", "| --- | --- | --- | --- |"]
-        lines += [f"| `{c.name}` | {c.dtype} | {c.unit} | {c.description}"
-                  f"{' (core)' if c.core else ''} |" for c in COLUMNS if c.role == wanted]
+        lines += [f"## {title}", "", "| column | type | valid values | unit | meaning |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| `{c.name}` | {c.dtype} | {c.valid} | {c.unit} | {c.description}"
+                  f"{' (core, essential)' if c.essential else ' (core)' if c.core else ''} |"
+                  for c in COLUMNS if c.role == wanted]
         lines.append("")
     return "\n".join(lines)
 

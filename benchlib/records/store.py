@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.errors import InputError, OutputError, describe_os_error
-from benchlib.records import schema
+from benchlib.records import values
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +112,35 @@ def sidecar_path(notebook: Path) -> Path:
 MAX_READ_BYTES = 256 << 20
 
 
+#: A ``\\uD800``-``\\uDFFF`` escape in JSON text: the file may hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What a character that cannot be encoded (a lone surrogate) is replaced with.
+REPLACEMENT = "\ufffd"
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which JSON and file names allow, but no UTF-8 output
+    can hold) replaced by U+FFFD."""
+    return text if text.isascii() else _SURROGATE.sub(REPLACEMENT, text)
+
+
+def _encodable_json(data: object) -> object:
+    """``data`` (parsed JSON) with every string, keys included, made :func:`encodable`."""
+    if isinstance(data, str):
+        return encodable(data)
+    if isinstance(data, list):
+        return [_encodable_json(item) for item in data]
+    if isinstance(data, dict):
+        return {encodable(key): _encodable_json(value) for key, value in data.items()}
+    return data
+
+
 def read_json_bounded(path: Path, what: str = "sidecar") -> object:
     """JSON from a regular file of at most MAX_READ_BYTES; RecordError naming ``path`` for
     anything else (a device, pipe, unreadable bytes, numbers beyond Python's limits, nesting
-    too deep). FileNotFoundError passes through."""
+    too deep). FileNotFoundError passes through. Lone surrogates (``"\\ud800"``, valid JSON)
+    come back as U+FFFD (:func:`encodable`), so any output of the data can be written."""
     mode = path.stat().st_mode  # FileNotFoundError for a missing or dangling path
     if not stat.S_ISREG(mode):
         raise RecordError(f"{path}: not a regular file; not a readable {what}")
@@ -123,7 +149,8 @@ def read_json_bounded(path: Path, what: str = "sidecar") -> object:
             data = handle.read(MAX_READ_BYTES + 1)
         if len(data) > MAX_READ_BYTES:
             raise RecordError(f"{path}: larger than {MAX_READ_BYTES >> 20} MiB; not a {what}")
-        return json.loads(data)
+        parsed = json.loads(data)
+        return _encodable_json(parsed) if _SURROGATE_ESCAPE.search(data) else parsed
     except (OSError, ValueError, RecursionError) as error:
         raise RecordError(f"{path}: not a readable {what} ({type(error).__name__}: "
                           f"{str(error)[:120]})") from None
@@ -190,7 +217,7 @@ def read_sidecar(notebook: Path) -> dict | None:
                     "null" if data is None else f"a JSON {type(data).__name__}")
         return None
     source = data.pop(SIDECAR_SOURCE_KEY, None)
-    bad = schema.problems(data)
+    bad = values.problems(data)
     if bad:
         log.warning("%s: not a usable record (%s); reading the notebook", sidecar, "; ".join(bad))
         return None

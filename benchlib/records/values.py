@@ -1,0 +1,161 @@
+"""Record values checked against :mod:`benchlib.records.schema` when records are loaded.
+
+A bad value in an essential column (:attr:`~benchlib.records.schema.Column.essential`) leaves its
+record out; a bad value elsewhere is set missing and noted (``docs/record.md``, "Values checked
+on load"). :func:`problems` checks one record's essential columns (a sidecar with such a value is
+passed over for its notebook); :func:`check_frame` checks a whole table, one column at a time
+(vectorised: a column of the types it should hold costs a few numpy operations, only a column
+holding other types is looked at value by value).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+
+import numpy as np
+import pandas as pd
+
+from benchlib.records import schema
+from benchlib.records.schema import Column
+
+#: Longest value shown in a message (its ``repr``, cut).
+SHOWN_CHARS = 60
+_NUMERIC = ("count", "int", "float")
+_TEXT = ("text", "shape")
+
+
+def shown(value: object) -> str:
+    """``value`` for a message: its ``repr`` (quotes, control characters and lone surrogates
+    escaped), cut to :data:`SHOWN_CHARS`."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
+
+
+def is_missing(value: object) -> bool:
+    """None, NaN and pandas' NA: a missing value, valid in every column."""
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def _out_of_range(entry: Column, numbers: np.ndarray) -> np.ndarray:
+    """Where float ``numbers`` break ``entry``'s range (NaN never does)."""
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(numbers)
+        low = entry.low
+        if low is not None:
+            bad |= numbers < low
+        if entry.dtype in ("count", "int"):
+            bad |= (numbers % 1 != 0) | (np.abs(numbers) >= schema.MAX_INTEGER)
+    return bad & ~np.isnan(numbers)
+
+
+def _number_bad(entry: Column, number: float) -> bool:
+    """:func:`_out_of_range` of one number (without numpy: one record's checks stay cheap)."""
+    if math.isnan(number):
+        return False
+    low = entry.low
+    if math.isinf(number) or (low is not None and number < low):
+        return True
+    return entry.dtype != "float" and (number % 1 != 0 or abs(number) >= schema.MAX_INTEGER)
+
+
+def is_bad(entry: Column | None, value: object) -> bool:
+    """Whether one value breaks the rule of its column (``entry`` None: a column the schema does
+    not describe, which takes any single value but no list or mapping)."""
+    if is_missing(value):
+        return False
+    if entry is None:
+        return isinstance(value, (dict, list, tuple, set))
+    if entry.dtype in _NUMERIC:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            return True
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond a float's range
+            return True
+        return _number_bad(entry, number)
+    if entry.dtype == "bool":
+        return not isinstance(value, (bool, np.bool_))
+    if isinstance(value, str):
+        return False
+    if entry.dtype == "shape" or entry.name in schema.STRICT_TEXT:
+        return True
+    return not isinstance(value, (int, float, np.number, np.bool_))  # free text takes numbers
+
+
+#: What :func:`pandas.api.types.infer_dtype` calls a column of one kind of scalar.
+_SCALARS = ("string", "boolean", "integer", "floating", "mixed-integer-float")
+
+
+def _clean_kind(entry: Column | None, values: pd.Series) -> bool:
+    """Whether the kind of the column's values alone shows every one is valid (the fast
+    path: pandas infers the kind without a Python call per value)."""
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred == "empty":
+        return True
+    if entry is None:
+        return inferred in _SCALARS
+    if entry.dtype == "bool":
+        return inferred == "boolean"
+    if entry.dtype in _TEXT:
+        free = entry.dtype == "text" and entry.name not in schema.STRICT_TEXT
+        return inferred == "string" or (free and inferred in _SCALARS)
+    return False
+
+
+def bad_cells(entry: Column | None, values: pd.Series) -> pd.Series:
+    """Where one column's ``values`` break its rule (:func:`is_bad`), as a boolean Series."""
+    if entry is not None and entry.dtype in _NUMERIC and pd.api.types.is_numeric_dtype(values) \
+            and not pd.api.types.is_bool_dtype(values):
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+        return pd.Series(_out_of_range(entry, numbers), index=values.index)
+    if _clean_kind(entry, values):
+        return pd.Series(False, index=values.index)
+    return values.map(lambda value: is_bad(entry, value)).astype(bool)
+
+
+def problems(record: dict) -> list[str]:
+    """Why ``record`` cannot be used: an unknown ``status``, or a bad value in an essential
+    column (each named with its value and what is valid); empty when it can."""
+    found = []
+    status = record.get("status")
+    if not is_missing(status) and (not isinstance(status, str) or status not in schema.STATUSES):
+        found.append(f"status {shown(status)} is not one of {', '.join(schema.STATUSES)}")
+    for entry in schema.essential():
+        value = record.get(entry.name)
+        if entry.name != "status" and is_bad(entry, value):
+            found.append(f"{entry.name} {shown(value)} is not {entry.valid}")
+    return found
+
+
+def check_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[Hashable, list[str]],
+                                               dict[Hashable, list[str]]]:
+    """``frame`` with bad values of non-essential columns set missing and rows with a bad
+    essential value dropped; and, by row label, why each row was dropped and which of a kept
+    row's values were set missing (``column value is not what-is-valid``)."""
+    dropped: dict[Hashable, list[str]] = {}
+    cleared: dict[Hashable, list[str]] = {}
+    repaired = {}
+    for name in frame.columns:
+        entry = schema.column(str(name))
+        values = frame[name]
+        bad = bad_cells(entry, values)
+        if not bad.any():
+            continue
+        valid = entry.valid if entry else "a single value (not a list or mapping)"
+        essential = entry is not None and entry.essential
+        for label, value in values[bad].items():
+            (dropped if essential else cleared).setdefault(label, []).append(
+                f"{name} {shown(value)} is not {valid}")
+        if not essential:
+            repaired[name] = values.where(~bad)
+    if repaired:
+        frame = frame.copy()
+        for name, kept in repaired.items():
+            frame[name] = kept
+    if dropped:
+        frame = frame.drop(index=list(dropped))
+        cleared = {label: why for label, why in cleared.items() if label not in dropped}
+    return frame, dropped, cleared
