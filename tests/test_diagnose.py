@@ -84,7 +84,7 @@ def test_synthetic_only_is_compute_bound(tmp_path):
     found = _found(root)
     assert found.verdict == "compute-bound"
     assert found.biggest is None
-    assert "No step is a significant loss" in analysis.recommendation(found)
+    assert "No step that could be judged is a significant loss" in analysis.recommendation(found)
 
 
 def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):

@@ -307,9 +307,11 @@ def recommendation(found: Diagnosis) -> str:
                      f"({float(biggest['share_low']):.0%}-{float(biggest['share_high']):.0%}) "
                      "of the speed before it.")
         parts.append(_change(found, biggest))
+    elif (found.steps["verdict"].isin(["gain", "no significant change"])).any():
+        parts.append("No step that could be judged is a significant loss: the setting gets "
+                     "what this node can do for the model, within the intervals of the repeats.")
     elif len(found.steps):
-        parts.append("No step is a significant loss: the setting gets what this node can do "
-                     "for the model, within the intervals of the repeats.")
+        parts.append("No step could be judged (see below): nothing to name yet.")
     bad = found.steps[found.steps["verdict"] == "unreliable"] if len(found.steps) else found.steps
     if len(bad):
         parts.append(f"Unreliable, so not judged: {', '.join(bad['step'])} "
