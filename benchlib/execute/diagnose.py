@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from benchlib import formatting
 from benchlib.execute.sweep import PointOutcome, run_sweep
 from benchlib.inputs.diagnose_plan import Plan, sweep, write_plan
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
@@ -26,7 +27,8 @@ def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
     except RecordError:
         record = {}
     speed = record.get("throughput")
-    shown = f" {speed:,.1f} {record.get('unit', '')}" if isinstance(speed, int | float) else ""
+    shown = (f" {formatting.number(float(speed))} {record.get('unit', '')}"
+             if isinstance(speed, int | float) else "")
     return f"ok{shown} ({outcome.seconds:.0f} s)"
 
 

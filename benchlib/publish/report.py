@@ -163,14 +163,13 @@ def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str],
                     inputs: ReportInputs) -> tuple[Sequence[str], ReportInputs]:
     """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
     recommendation among the index's answers."""
-    from benchlib.inputs.diagnose_plan import PLAN_FILE
+    from benchlib.analysis.diagnose import diagnose, recommendation
+    from benchlib.inputs.diagnose_plan import read_plan
 
-    if not (campaign_dir / PLAN_FILE).is_file():
+    plan = read_plan(campaign_dir)
+    if plan is None:
         return summaries, inputs
-    from benchlib.analysis.diagnose import recommendation
-    from benchlib.publish.diagnose import load_diagnosis
-
-    text = recommendation(load_diagnosis(campaign_dir))
+    text = recommendation(diagnose(load(campaign_dir), plan))
     return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
 
 
