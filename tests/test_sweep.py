@@ -65,7 +65,7 @@ BAD = [
     ({"base": {**GOOD["base"], "dataset": "real", "data_dir": "no/such/dir"}},
      ["base.data_dir: data_dir '", "no/such/dir' is not a directory"]),
     ({"notebook": "trian"},
-     ["notebook: 'trian' not found", "available: allreduce, inference, node_probe, smooth_inference"]),
+     ["notebook: bad value 'trian': not a benchmark notebook; allowed: allreduce, inference"]),
     ({"grid": {"batch_size": []}}, ["grid: bad value", "at least one value: batch_size"]),
     ({"campaign": "../escape"}, ["campaign: bad value '../escape'"]),
     ({"repeats": 0}, ["repeats: bad value 0"]),

@@ -4,10 +4,17 @@ Loader workers decode, crop and flip, and hand over uint8 tensors; the conversio
 the ImageNet normalisation run on the device (:func:`normalize`, the ``preprocess`` phase), as
 fast ImageNet pipelines do: a quarter of the bytes cross process and host-to-device boundaries
 and the CPU workers do less per image.
+
+The folder is listed by :func:`list_samples`, not by torchvision's own walk: it follows symbolic
+links as torchvision does, but enters each real directory once per class, so links that loop
+(``a/x -> ../b``, ``b/y -> ../a``, a link to an ancestor) cannot make the listing endless, and
+it stops with an error past :data:`MAX_ENTRIES` entries.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -15,9 +22,79 @@ from torch.utils.data import DataLoader, DistributedSampler, Subset
 from torchvision import datasets, transforms
 
 from benchlib.data.shard import Rank
+from benchlib.errors import InputError
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+#: Files and folders a listing of ``data_dir`` may meet (ImageNet-21k has 14 million images).
+MAX_ENTRIES = 50_000_000
+
+
+def _walk_class(folder: str, max_entries: int, seen: list[int]) -> list[tuple[str, list[str]]]:
+    """(folder, file names) of ``folder`` and every folder under it, links followed, each real
+    directory once; ``seen`` counts entries over all classes (InputError past ``max_entries``)."""
+    info = os.stat(folder)
+    visited = {(info.st_dev, info.st_ino)}
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        kept = []
+        for name in dirs:
+            try:
+                info = os.stat(os.path.join(root, name))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) not in visited:
+                visited.add((info.st_dev, info.st_ino))
+                kept.append(name)
+        dirs[:] = kept
+        seen[0] += len(dirs) + len(files)
+        if seen[0] > max_entries:
+            raise InputError(f"data_dir: more than {max_entries:,} files and folders under the "
+                             f"class folders of {os.path.dirname(folder)!r}; is it the "
+                             "ImageNet-layout folder (<class>/<image>.jpg)?")
+        found.append((root, files))
+    return found
+
+
+def list_samples(directory: str | Path, class_to_idx: dict[str, int],
+                 extensions: str | tuple[str, ...] | None = None,
+                 is_valid_file: Callable[[str], bool] | None = None, allow_empty: bool = False,
+                 max_entries: int = MAX_ENTRIES) -> list[tuple[str, int]]:
+    """(path, class index) of every image in torchvision's order (the contract of
+    ``DatasetFolder.make_dataset``), listed by the bounded walk of :func:`_walk_class`."""
+    def valid(path: str) -> bool:
+        if is_valid_file is not None:
+            return is_valid_file(path)
+        return datasets.folder.has_file_allowed_extension(path, extensions or ())
+
+    samples, seen, found = [], [0], set()
+    for name in sorted(class_to_idx):
+        folder = os.path.join(os.path.expanduser(directory), name)
+        if not os.path.isdir(folder):
+            continue
+        for root, files in sorted(_walk_class(folder, max_entries, seen)):
+            for file in sorted(files):
+                path = os.path.join(root, file)
+                if valid(path):
+                    samples.append((path, class_to_idx[name]))
+                    found.add(name)
+    empty = sorted(set(class_to_idx) - found)
+    if empty and not allow_empty:
+        supported = f"; supported extensions: {', '.join(extensions)}" if extensions else ""
+        raise FileNotFoundError(f"Found no valid file for the classes {', '.join(empty)}{supported}")
+    return samples
+
+
+class ImageFolder(datasets.ImageFolder):
+    """torchvision's ImageFolder, listed by :func:`list_samples` (links that loop end)."""
+
+    @staticmethod
+    def make_dataset(directory: str | Path, class_to_idx: dict[str, int],
+                     extensions: str | tuple[str, ...] | None = None,
+                     is_valid_file: Callable[[str], bool] | None = None,
+                     allow_empty: bool = False) -> list[tuple[str, int]]:
+        """The samples of ``directory`` (:func:`list_samples`)."""
+        return list_samples(directory, class_to_idx, extensions, is_valid_file, allow_empty)
 
 
 def train_transform(image_size: int) -> transforms.Compose:
@@ -45,14 +122,14 @@ def normalize(images: torch.Tensor) -> torch.Tensor:
     return images.float().div_(255).sub_(mean).div_(std)
 
 
-def image_folder(data_dir: str | Path, image_size: int, train: bool) -> datasets.ImageFolder:
+def image_folder(data_dir: str | Path, image_size: int, train: bool) -> ImageFolder:
     """The folder as a dataset with the train or eval transform; fails clearly when empty."""
     root = Path(data_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"data_dir {str(root)!r} is not a directory")
     transform = train_transform(image_size) if train else eval_transform(image_size)
     try:
-        return datasets.ImageFolder(root, transform=transform)
+        return ImageFolder(root, transform=transform)
     except FileNotFoundError as error:
         raise FileNotFoundError(
             f"data_dir {str(root)!r} is not an ImageNet-layout folder (<class>/<image>.jpg): {error}"

@@ -16,7 +16,9 @@ registered for papermill's ``local`` scheme once, when this module is imported.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -29,12 +31,35 @@ from papermill.iorw import LocalHandler, papermill_io
 
 class LocalKernelManager(AsyncKernelManager):
     """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
-    warning from ipykernel, nothing left in the working directory."""
+    warning from ipykernel, nothing left in the working directory.
+
+    A kernel is shut down without the SIGINT that jupyter_client sends first: papermill's last
+    request (``kernel_info``) returns before the kernel leaves its handler, so the signal often
+    landed there and ipykernel printed ``KeyboardInterrupt caught in kernel.`` to the sweep's
+    stderr after a normal run. A kernel still busy (a cell that timed out) gets the shutdown
+    request, then SIGTERM and SIGKILL to its process group (``shutdown_wait_time``); whatever a
+    kernel that exited left running in its process group gets SIGTERM.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.transport = "ipc"
         self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
+
+    async def _async_interrupt_kernel(self) -> None:
+        """Interrupt, except as the first step of a shutdown (``interrupt_kernel``, which
+        nbclient and users call, is jupyter_client's own and unaffected)."""
+        if not self.shutting_down:
+            await super()._async_interrupt_kernel()
+
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+        """jupyter_client's shutdown (without its SIGINT), then SIGTERM to the processes the
+        kernel left in its process group."""
+        pgid = getattr(self.provisioner, "pgid", None)
+        await super()._async_shutdown_kernel(now=now, restart=restart)
+        if pgid and not restart:
+            with contextlib.suppress(OSError):  # nothing left: the group is gone
+                os.killpg(pgid, signal.SIGTERM)
 
 
 class AbsoluteLocalHandler(LocalHandler):

@@ -5,6 +5,8 @@ A re-run finds the points already done by their ids and skips them. Each point w
 in the point's own scratch folder under ``outputs/<campaign>/.partial/`` and moved into place
 only when complete, and the sidecar comes last, so a point is done exactly when its sidecar
 exists. A sweep holds the campaign's lock, each point its own (:mod:`benchlib.execute.locks`).
+Every cell of a local point has a time limit (:func:`cell_timeout_for`), so a hung cell fails
+its point instead of holding the sweep for ever.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_pa
 from benchlib.registry import NOTEBOOK_CONFIGS
 
 log = logging.getLogger(__name__)
+#: Seconds a cell of a local point may run when ``executor.cell_timeout_s`` is not set.
+DEFAULT_CELL_TIMEOUT_S = 7200
 
 
 @dataclass
@@ -65,6 +69,19 @@ def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
     return "" if retry_failed else "failed (use --retry-failed)"
 
 
+def cell_timeout_for(point: Point, configured: int | None) -> int:
+    """The time limit of each cell of ``point`` in a local sweep: ``executor.cell_timeout_s``
+    when set, else :data:`DEFAULT_CELL_TIMEOUT_S` (2 hours), or twice the point's time budget
+    (``max_time_s`` with ``iterations: auto``) when that is longer."""
+    if configured:
+        return configured
+    budget = point.parameters.get("max_time_s") if point.parameters.get("iterations") == "auto" \
+        else None
+    if isinstance(budget, int | float) and not isinstance(budget, bool):
+        return max(DEFAULT_CELL_TIMEOUT_S, int(2 * budget))
+    return DEFAULT_CELL_TIMEOUT_S
+
+
 def run_sweep(
     sweep: Sweep, outputs: Path = Path("outputs"), force: bool = False,
     retry_failed: bool = False, base_dir: Path | None = None, progress: bool = True,
@@ -92,8 +109,9 @@ def run_sweep(
                     outcome = PointOutcome(point, "skipped")
                 else:
                     bar.set_postfix_str(point.label, refresh=True)
-                    outcome = execute_point(point, target, sweep.spec.executor.cell_timeout_s,
-                                            base_dir, sweep.notebook_dir)
+                    timeout_s = cell_timeout_for(point, sweep.spec.executor.cell_timeout_s)
+                    outcome = execute_point(point, target, timeout_s, base_dir,
+                                            sweep.notebook_dir)
                 counts[outcome.status] += 1
                 bar.set_postfix(counts, refresh=False)
                 outcomes.append(outcome)
@@ -151,12 +169,16 @@ def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base
                    notebook_dir: Path) -> str:
     """Execute the point's notebook into ``partial``; '' or the error text."""
     import papermill
+    from nbclient.exceptions import CellTimeoutError
 
     try:
         execute_notebook(notebook_dir / f"{point.notebook}.ipynb", partial,
                          papermill_parameters(point, base_dir), base_dir, cell_timeout_s)
     except papermill.PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+    except CellTimeoutError:
+        return (f"CellTimeoutError: a cell ran longer than {cell_timeout_s} s and was stopped "
+                f"(the cell time limit: executor.cell_timeout_s in the params file)")
     except OSError as exc:
         return describe_os_error(exc, exc.filename or partial)
     except Exception as exc:  # kernel death, timeout, bad parameters: the point fails

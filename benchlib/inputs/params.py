@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from benchlib import PROJECT_ROOT
 from benchlib.errors import InputError
@@ -30,6 +38,29 @@ from benchlib.registry import NOTEBOOK_CONFIGS
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
 PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
+#: A notebook of a test's own ``notebook_dir``: a plain name, never a path.
+NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_]+")
+#: The longest point file stem. Files named after a point add at most 42 bytes to it (the
+#: atomic-write temporary of a kept failure: ``.<stem>-<22-character stamp>.json.<8>.tmp``),
+#: and file systems allow 255 bytes per name; longer stems are shortened (:attr:`Point.name`).
+MAX_STEM_BYTES = 200
+
+
+def allowed_notebooks(notebook_dir: Path | None = None) -> tuple[str, ...]:
+    """The notebooks a params file may name: the registry's benchmarks (``notebooks/``), or,
+    for another ``notebook_dir`` (tests), the plain names of the notebooks in it."""
+    if notebook_dir is None or Path(notebook_dir).resolve() == NOTEBOOK_DIR.resolve():
+        return tuple(sorted(NOTEBOOK_CONFIGS))
+    return tuple(sorted(p.stem for p in Path(notebook_dir).glob("*.ipynb")
+                        if NOTEBOOK_NAME.fullmatch(p.stem)))
+
+
+def _listed(names: list[str], value: object) -> str:
+    """``'a' is `` / ``'a', 'b' are `` in front of a message about names of a list ``value``
+    ('' for one name: the message already shows it as the bad value)."""
+    if isinstance(value, str):
+        return ""
+    return f"{', '.join(map(repr, names))} {'is' if len(names) == 1 else 'are'} "
 
 
 class SweepFile(BaseModel):
@@ -70,6 +101,26 @@ class SweepFile(BaseModel):
                                  "{name: {parameter: value}}; got keys " + ", ".join(item))
         return value
 
+    @field_validator("notebook")
+    @classmethod
+    def _registered_names(cls, value: str | list, info: ValidationInfo) -> str | list:
+        """A notebook is a name from the registry (or, with a test's own ``notebook_dir``, a
+        plain name), never a path: params are data and cannot run a file elsewhere."""
+        items = [value] if isinstance(value, str) else value
+        names = [name for item in items for name in ([item] if isinstance(item, str) else item)]
+        notebook_dir = (info.context or {}).get("notebook_dir")
+        if notebook_dir is None or Path(notebook_dir).resolve() == NOTEBOOK_DIR.resolve():
+            bad = [name for name in names if name not in NOTEBOOK_CONFIGS]
+            if bad:
+                raise ValueError(f"{_listed(bad, value)}not a benchmark notebook; allowed: "
+                                 f"{', '.join(allowed_notebooks())}")
+            return value
+        bad = [name for name in names if not NOTEBOOK_NAME.fullmatch(name)]
+        if bad:
+            raise ValueError(f"{_listed(bad, value)}not a notebook name (letters, digits and _); "
+                             f"allowed: {', '.join(allowed_notebooks(notebook_dir))}")
+        return value
+
     @property
     def notebooks(self) -> list[str]:
         """The notebook names as a list."""
@@ -103,8 +154,16 @@ class Point:
 
     @property
     def name(self) -> str:
-        """File stem: notebook, the grid values that vary, repeat, id."""
-        return f"{self.label}-{self.point_id}"
+        """File stem: notebook, the grid values that vary, repeat, id. A stem over
+        :data:`MAX_STEM_BYTES` keeps the id and as much of the label as fits, followed by a hash
+        of the whole label (labels that differ only in their tail stay apart)."""
+        name = f"{self.label}-{self.point_id}"
+        if len(name.encode()) <= MAX_STEM_BYTES:
+            return name
+        digest = hashlib.sha1(self.label.encode()).hexdigest()[:8]
+        room = MAX_STEM_BYTES - len(f"--{digest}-{self.point_id}")
+        head = self.label.encode()[:room].decode(errors="ignore")
+        return f"{head}--{digest}-{self.point_id}"
 
 
 @dataclass(frozen=True)
@@ -199,11 +258,16 @@ def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set
 def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:
     errors: list[str] = []
     for point in points:
+        try:
+            resolved = resolve_paths(point.parameters, base_dir)
+        except ConfigError as error:
+            field = str(error).split(":", 1)[0]
+            errors.append(f"{_origin(spec, field, point.notebook)}{str(error)[len(field):]}")
+            continue
         if point.notebook not in NOTEBOOK_CONFIGS:
             continue
         config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
-        values = {k: v for k, v in resolve_paths(point.parameters, base_dir).items()
-                  if k in config_class.model_fields}
+        values = {k: v for k, v in resolved.items() if k in config_class.model_fields}
         try:
             config_class(**{**values, **fixed})
         except ValidationError as error:
@@ -215,11 +279,16 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
 
 
 def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    """Path parameters made absolute against ``base_dir`` (where the sweep was started)."""
+    """Path parameters made absolute against ``base_dir`` (where the sweep was started);
+    ConfigError naming the parameter for a path whose symbolic links loop (``ln -s a a``)."""
     resolved = dict(parameters)
     for key in PATH_PARAMETERS:
         if resolved.get(key):
-            resolved[key] = str((base_dir / str(resolved[key])).resolve())
+            try:
+                resolved[key] = str((base_dir / str(resolved[key])).resolve())
+            except (RuntimeError, OSError) as error:  # RuntimeError: pathlib's symlink loop
+                raise ConfigError(f"{key}: bad value {resolved[key]!r}: its symbolic links "
+                                  f"loop ({error}); give the folder itself") from None
     return resolved
 
 
@@ -260,7 +329,7 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with campaign, notebook, base, grid")
     try:
-        spec = SweepFile(**raw)
+        spec = SweepFile.model_validate(raw, context={"notebook_dir": notebook_dir})
     except ValidationError as error:
         lines = [_explain_key_error(line) for line in describe_validation_error(error)]
         raise ConfigError("\n".join(f"{path}: {line}" for line in lines)) from None
