@@ -25,12 +25,19 @@ def _percent(value: object) -> str:
     return f"{float(value):.0%}" if pd.notna(value) else "?"
 
 
+def _change(value: float) -> str:
+    """A relative change as ``-57%``; beyond +999 % as ``>+999%`` (an interval that wide says
+    only that the repeats disagree)."""
+    return ">+999%" if value > 9.99 else f"{value:+.0%}"
+
+
 def loss_text(row: pd.Series) -> str:
     """``-54.5 images/s, -57% (-59% to -55%)``: a step's change of speed and of the speed
     before it, with the 95 % interval; what it is when not a clear loss."""
-    text = f"{-float(row['loss']):+,.1f} {UNIT}, {1 / float(row['ratio']) - 1:+.0%}"
+    text = f"{-float(row['loss']):+,.1f} {UNIT}, {_change(1 / float(row['ratio']) - 1)}"
     if row["known"]:
-        text += f" ({1 / float(row['high']) - 1:+.0%} to {1 / float(row['low']) - 1:+.0%})"
+        text += (f" ({_change(1 / float(row['high']) - 1)} to "
+                 f"{_change(1 / float(row['low']) - 1)})")
     if row["verdict"] == "unreliable":
         return f"unreliable ({row['unreliable'].split(':')[0]}): {text}"
     if row["verdict"] in ("unknown", "no significant change"):
@@ -72,7 +79,8 @@ def waterfall_plot(found: analysis.Diagnosis) -> plt.Figure:
     labels.append(plain(f"yours\n{found.user.rung.label if found.user else ''}"))
     ax.set_yticks(range(rows), labels, fontsize=9)
     ax.invert_yaxis()
-    ax.set_xlim(0, top * 1.6)
+    speeds = [top, user, *steps["upper_speed"], *steps["lower_speed"]]
+    ax.set_xlim(0, max(speeds) * 1.7)  # room for the labels right of the bars
     ax.set_xlabel(f"speed ({UNIT})")
     ax.set_title(plain(f"{found.plan.model} {found.plan.benchmark}: from the best speed on this "
                        "node down to your setting"))
@@ -102,8 +110,8 @@ def answer_text(found: analysis.Diagnosis) -> str:
     """What ``benchlib diagnose`` prints at the end: the paragraph and the waterfall table."""
     lines = [analysis.recommendation(found), ""]
     if found.best is not None:
-        lines.append(f"Waterfall ({UNIT}; share: of the speed before the step; intervals: 95 %, "
-                     "Welch t over the repeats):")
+        lines.append(f"Waterfall ({UNIT}; each step's change, and in % of the speed before it "
+                     "with its 95 % interval, Welch t over the repeats):")
         lines.append(f"  best here: {found.best.speed:,.1f} ({found.best.rung.label})")
         for _, row in found.steps.iterrows():
             lines.append(f"  {row['step']:>10}: {loss_text(row)} -> {row['lower_speed']:,.1f} "
