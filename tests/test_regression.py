@@ -157,3 +157,14 @@ def test_history_orders_by_sidecar_time_without_a_time_column(tmp_path: Path) ->
     assert list(hist["campaign"]) == ["b-first", "a-second"]
     assert list(hist["regression"]) == [False, True]
     assert hist["time"].iloc[0] == pd.Timestamp(86400, unit="s", tz="UTC")
+
+
+def test_history_plot_shows_record_text_literally() -> None:
+    nights = [("n1", "2024-05-01", [1000, 1005]), ("n2", "2024-05-02", [800, 805])]
+    frame = pd.concat([_campaign(name, {32: runs}).assign(timestamp=f"{day}T02:00:00Z",
+                                                         model=r"$\frac{1}{$")
+                       for name, day, runs in nights], ignore_index=True)
+    figure = regression.history_plot(analysis.history(frame))
+    figure.canvas.draw()  # a mathtext label that does not parse raises here
+    labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert labels and all(r"\$" in label for label in labels)

@@ -40,6 +40,7 @@ import pandas as pd
 
 from benchlib.analysis import intervals
 from benchlib.analysis.tables import config_columns, ok
+from benchlib.formatting import literal
 from benchlib.records import flags
 
 #: Columns taken as the time a run was made, first found first (records written by benchlib
@@ -326,13 +327,13 @@ def history_plot(hist: pd.DataFrame, metric: str = "throughput"):
 
     figure, axes = plt.subplots(figsize=(9, 4.5))
     for name, series in hist.groupby("configuration", sort=False):
-        axes.plot(series["time"], series[metric], marker="o", label=str(name))
+        axes.plot(series["time"], series[metric], marker="o", label=literal(name))
         marked = series[series["regression"]]
         axes.scatter(marked["time"], marked[metric], marker="x", s=120, color="red", zorder=3)
     axes.set_xlabel("time of the campaign (UTC)")
-    axes.set_ylabel(metric)
+    axes.set_ylabel(literal(metric))
     count = int(hist["regression"].sum()) if len(hist) else 0
-    axes.set_title(f"{metric} per configuration over campaigns ({count} regression"
+    axes.set_title(f"{literal(metric)} per configuration over campaigns ({count} regression"
                    f"{'' if count == 1 else 's'} marked x)")
     if hist["configuration"].nunique() <= 12:
         axes.legend(fontsize="small")
