@@ -215,7 +215,7 @@ def test_allreduce_probe_on_two_ranks():
     assert table["size"].tolist() == ["1KiB", "2KiB", "4KiB", "8KiB", "16KiB", "32KiB", "64KiB"]
     np.testing.assert_allclose(table["algbw_GBps"], table["size_bytes"] / table["time_us"] / 1e3)
     np.testing.assert_allclose(table["busbw_GBps"], table["algbw_GBps"])  # 2(n-1)/n = 1 for n=2
-    record = collectives.make_record(config, result)
+    record = make_record(config, result)
     assert record["throughput"] == table["busbw_GBps"].max() and record["num_devices"] == 2
     curves = allreduce_curves(pd.DataFrame([record]))
     assert curves["size_bytes"].tolist() == table["size_bytes"].tolist()

@@ -14,7 +14,7 @@ PACKAGE = ROOT / "benchlib"
 MAX_LINES = 400
 #: Low to high: a module may import its own layer and the layers before it.
 LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "records", "run",
-          "execute", "reference", "analysis", "publish", "cli"]
+          "execute", "reference", "analysis", "publish", "kinds", "cli"]
 #: Modules at the package's top level and the layer each belongs to.
 TOP_LEVEL = {"errors": "benchlib", "formatting": "benchlib", "registry": "inputs", "results": "records",
              "cli": "cli"}

@@ -359,14 +359,12 @@ def test_probe_loader_without_decode_says_so(capsys, shown):
 
 
 def test_allreduce_bandwidth_plot(monkeypatch, shown):
-    from benchlib.workloads import collectives
-
     class Result:
         num_devices = 2
         table = pd.DataFrame({"size_bytes": [1024, 2048], "size": ["1KiB", "2KiB"],
                               "busbw_GBps": [1.0, 2.0], "algbw_GBps": [1.0, 2.0]})
 
-    monkeypatch.setattr(collectives, "make_record", lambda config, result: {"gpu": "cpu"})
+    monkeypatch.setattr(probes.build, "make_record", lambda config, result: {"gpu": "cpu"})
     assert probes.bandwidth(AllReduceConfig(), Result()) == {"gpu": "cpu"}
     assert len(shown.images()) == 1
 
@@ -392,7 +390,7 @@ def test_every_call_uses_names_defined_before_it(page):
 
 
 def test_benchmark_cells_use_names_the_notebook_defines():
-    for cells in (run.CLASSIFICATION, run.unet_cells("unet3d_predict"), probes.ALLREDUCE,
+    for cells in (run.CLASSIFICATION, run.unet_cells(run.PREDICT_PHASES), probes.ALLREDUCE,
                   probes.NODE):
         defined = {"config"}
         for call in (c for c in cells if isinstance(c, Call)):

@@ -12,10 +12,12 @@ from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_cap
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.inputs.unet3d_config import UNet3DTrainConfig
-from benchlib.records.flops import classification_flops_per_sample, count_flops, unet3d_flops_per_voxel
+from benchlib.kinds.classification import flops_per_sample as classification_flops_per_sample
+from benchlib.kinds.unet3d import UNET3D_TRAIN
+from benchlib.records.build import make_record
+from benchlib.records.flops import count_flops
 from benchlib.reference import datasheet_for, datasheets
 from benchlib.run import probe_runs
-from benchlib.workloads import node_probe
 
 
 def test_flop_counts_match_the_architecture() -> None:
@@ -36,7 +38,7 @@ def test_flop_counts_match_the_architecture() -> None:
 def test_unet_flops_are_per_output_voxel() -> None:
     config = UNet3DTrainConfig(dataset="synthetic", depth=1, base_features=2, growth=2,
                                pooling=[1, 2, 2], patch_shape=[13, 28, 28])
-    per_voxel = unet3d_flops_per_voxel(config)
+    per_voxel = UNET3D_TRAIN.flops_per_sample(config)
     from benchlib.workloads.unet3d import build_model
 
     forward = count_flops(lambda: build_model(config), (1, 1, 13, 28, 28), False)
@@ -70,7 +72,7 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
     assert table.loc[("transfer", "h2d pinned"), "note"].startswith("no device")
     assert list(result.decode["workers"]) == [0, 1] and (result.decode["images_per_s"] > 0).all()
     assert "18 files" in table.loc[("read", "data_dir MB/s"), "note"]
-    record = node_probe.make_record(config, result)
+    record = make_record(config, result)
     assert record["benchmark"] == "probe_node" and record["unit"] == "TFLOP/s (matmul peak)"
     assert record["throughput"] == max(record["matmul_tflops_fp32"], record["matmul_tflops_bf16"])
     assert record["decode_best_workers"] in (0, 1) and record["read_MBps"] > 0
@@ -219,12 +221,11 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
 
 @pytest.mark.gpu
 def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
-    from benchlib.records.build import make_record
     from benchlib.run import launch
 
     probe = launch.run(NodeProbeConfig(device="cuda", matmul_size=1024, memory_bytes=64 << 20,
                                        transfer_bytes=16 << 20, iterations=5, allreduce_devices=1))
-    record = node_probe.make_record(NodeProbeConfig(device="cuda"), probe)
+    record = make_record(NodeProbeConfig(device="cuda"), probe)
     for column in ("matmul_tflops_fp32", "matmul_tflops_tf32", "matmul_tflops_bf16", "memory_GBps",
                    "h2d_pinned_GBps", "h2d_pageable_GBps", "d2h_pinned_GBps", "d2h_pageable_GBps"):
         assert record[column] > 0, column

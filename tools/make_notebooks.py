@@ -18,8 +18,6 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
-from benchlib.inputs.config import ClassificationConfig, CommonConfig
-from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.publish.pages import (
     Call,
     Cell,
@@ -33,16 +31,12 @@ from benchlib.publish.pages import (
     modules,
     node,
     parameters,
-    probes,
     projection,
     run,
     scaling,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOOTH_ONLY = ("noise_samples", "sigma")
-#: Config fields the node probe's notebook does not take (it runs on one node, its own way).
-NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
 SUMMARIES: dict[str, Page] = {
     "summary_scaling": scaling.PAGE,
     "summary_comparisons": comparisons.PAGE,
@@ -53,9 +47,6 @@ SUMMARIES: dict[str, Page] = {
     "summary_compare": compare.PAGE,
     "summary_diagnose": diagnose.PAGE,
 }
-PAPERMILL = ("Run it with papermill (`benchlib sweep {params}`, or `papermill notebooks/{name}.ipynb "
-             "out.ipynb -p {example}`) or cell by cell in JupyterLab. The parameters cell below "
-             "holds every parameter and its default.")
 
 
 def _code(cell: Call | tuple[Call, ...]) -> nbformat.NotebookNode:
@@ -94,12 +85,10 @@ def _finish(cells: list, kind: dict) -> nbformat.NotebookNode:
 
 
 def parameter_names(benchmark: str) -> list[str]:
-    """The parameters ``notebooks/<benchmark>.ipynb`` takes: its config class's fields."""
+    """The parameters ``notebooks/<benchmark>.ipynb`` takes (its kind says which of its config
+    class's fields)."""
     entry = registry.by_notebook(benchmark)
-    names = [n for n in entry.config.model_fields if n != "benchmark"]
-    if entry.config is ClassificationConfig and benchmark != "smooth_inference":
-        names = [n for n in names if n not in SMOOTH_ONLY]
-    return [n for n in names if n not in NODE_FIXED] if benchmark == "node_probe" else names
+    return entry.kind.parameter_names(entry)
 
 
 def _fixed(entry: registry.Benchmark) -> dict[str, object]:
@@ -108,42 +97,20 @@ def _fixed(entry: registry.Benchmark) -> dict[str, object]:
     return entry.fixed if shared else {}
 
 
-def _defaults(entry: registry.Benchmark) -> CommonConfig:
-    if issubclass(entry.config, UNet3DConfig):  # required fields (volume) have no default
-        return entry.config.model_construct(**_fixed(entry))
-    return entry.config(**_fixed(entry))
-
-
-def _introduction(entry: registry.Benchmark) -> tuple[str, str, tuple]:
-    """The first Markdown cell, the heading over the configuration and the cells after it."""
-    name = entry.notebook
-    if entry.config is ClassificationConfig:
-        how = PAPERMILL.format(params="params/X.yaml", name=name, example="model resnet50")
-        return f"# {entry.title}\n\n{entry.description}\n\n{how}", "## Configuration", run.CLASSIFICATION
-    if issubclass(entry.config, UNet3DConfig):
-        how = PAPERMILL.format(params="params/unet3d.yaml", name=name, example="volume data/em.h5")
-        return (f"# {entry.title}\n\n{entry.description}\n\n{how}", "## Configuration and network",
-                run.unet_cells(name))
-    if name == "allreduce":
-        return probes.ALLREDUCE_ABOUT, "## Configuration", probes.ALLREDUCE
-    if name == "node_probe":
-        return probes.NODE_ABOUT, "## Configuration", probes.NODE
-    raise KeyError(f"{name}: no cells for this notebook (give them in _introduction)")
-
-
 def build(benchmark: str) -> nbformat.NotebookNode:
     """A benchmark notebook: parameters, configuration, then its page's sections."""
     entry = registry.by_notebook(benchmark)
-    intro, heading, after = _introduction(entry)
+    intro, heading, after = entry.kind.cells(entry)
     names = parameter_names(benchmark)
-    defaults = _defaults(entry)
+    defaults = entry.kind.defaults(entry, _fixed(entry))
+    comments = {**parameters.comments(benchmark), **entry.kind.comments}
     arguments = [f"    {k}={v!r}," for k, v in _fixed(entry).items()]
     arguments += [f"    {n}={n}," for n in names]
     show = Call(run.configuration, "config")
     class_name = entry.config.__name__
     cells = [
         new_markdown_cell(intro),
-        _values_cell({n: getattr(defaults, n) for n in names}, parameters.comments(benchmark)),
+        _values_cell({n: getattr(defaults, n) for n in names}, comments),
         new_code_cell(_imports([show, *after], class_name)),
         new_markdown_cell(heading),
         new_code_cell("\n".join([f"config = {class_name}(", *arguments, ")", show.source()])),

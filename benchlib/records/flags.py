@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+from benchlib import registry
 from benchlib.measure.contention import CONTENDED_CPU_SHARE
 from benchlib.measure.timing import NOISY_SPREAD
 
@@ -85,7 +86,8 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     if record.get("noisy") is True:
         found.append("noisy")
     seconds, iterations = number(record.get("wall_time_s")), number(record.get("iterations"))
-    timed_loop = record.get("benchmark") not in ("probe_node", "probe_allreduce")
+    kind = registry.kind_named(record.get("benchmark"))
+    timed_loop = kind is None or kind.timed_loop
     if timed_loop and ((seconds is not None and seconds < SHORT_SECONDS)
                        or (iterations is not None and iterations < SHORT_ITERATIONS)):
         found.append("short")

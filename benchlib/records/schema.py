@@ -95,9 +95,11 @@ COLUMNS: tuple[Column, ...] = (
            minimum=1),
     Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True, minimum=1),
     Column("benchmark", C, "text", "", "train, inference, smooth_inference, unet3d_train, "
-           "unet3d_predict, probe_allreduce, probe_node", True),
-    Column("model", C, "text", "", "torchvision model, unet3d, allreduce or node", True),
-    Column("dataset", C, "text", "", "synthetic or real", True),
+           "unet3d_predict, lm_train, lm_inference, probe_allreduce, probe_node", True),
+    Column("model", C, "text", "", "torchvision model, unet3d, transformer, allreduce or node",
+           True),
+    Column("dataset", C, "text", "", "synthetic or real (language models: synthetic or tokens)",
+           True),
     Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "
            "scaling, the global batch in strong scaling", True, minimum=1),
     Column("precision", C, "text", "", "fp32, tf32, amp_fp16, amp_bf16 (dtype for all-reduce)",
@@ -107,7 +109,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("compile", C, "text", "", "torch.compile mode (none: eager)", True),
     Column("throughput", M, "float", "unit", "samples / wall time of the timed loop (the "
            "probes: their headline figure)", True),
-    Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, GB/s (bus), ...)",
+    Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, tokens/s, GB/s (bus), ...)",
            True),
     Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True),
     Column("time_{phase}_s", M, "float", "s", "median seconds per iteration in a phase (data, "
@@ -146,6 +148,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)"),
     Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)"),
     Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
+    Column("lm_size", C, "text", "", "language model: named size (tiny, mini, gpt2, ..., custom)"),
+    Column("lm_layers", C, "count", "blocks", "language model: transformer blocks", minimum=1),
+    Column("lm_heads", C, "count", "heads", "language model: attention heads", minimum=1),
+    Column("lm_width", C, "count", "", "language model: embedding width", minimum=1),
+    Column("lm_vocab", C, "count", "tokens", "language model: vocabulary size", minimum=1),
+    Column("sequence_length", C, "count", "tokens", "language model: tokens per sequence (a "
+           "sample of batch_size is a sequence, of throughput a token)", minimum=1),
+    Column("parameters", B, "int", "parameters", "language model: trainable parameters",
+           minimum=1),
     Column("output_shape", B, "shape", "voxels", "3D U-Net: network output for the patch"),
     Column("input_shape", B, "shape", "voxels", "3D U-Net prediction: input block with halo"),
     Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block"),

@@ -11,8 +11,8 @@ def allreduce_for_node(config: NodeProbeConfig, visible_gpus: int | None = None)
     result and record, or (None, None) when fewer than two devices take part."""
     import torch
 
+    from benchlib.records.build import make_record
     from benchlib.run import launch
-    from benchlib.workloads import collectives
 
     visible = torch.cuda.device_count() if visible_gpus is None else visible_gpus
     devices = config.allreduce_count(visible)
@@ -22,4 +22,4 @@ def allreduce_for_node(config: NodeProbeConfig, visible_gpus: int | None = None)
                                 device=config.device, num_devices=devices, seed=config.seed,
                                 hang_timeout_s=config.hang_timeout_s)
     result = launch.run(allreduce)
-    return result, collectives.make_record(allreduce, result)
+    return result, make_record(allreduce, result)

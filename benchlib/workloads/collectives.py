@@ -15,7 +15,6 @@ import pandas as pd
 import torch
 
 from benchlib.inputs.probe_config import AllReduceConfig
-from benchlib.measure.environment import run_identity
 from benchlib.workloads import distributed
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
@@ -85,21 +84,3 @@ def run(config: AllReduceConfig) -> AllReduceResult:
         del buffer
     return AllReduceResult(device=device, world_size=rank.world_size, table=pd.DataFrame(rows))
 
-
-def make_record(config: AllReduceConfig, result: AllReduceResult) -> dict[str, object]:
-    """The flat record: peak bus bandwidth as throughput, one ``busbw_<size>`` column per size."""
-    table = result.table
-    best = table.loc[table["busbw_GBps"].idxmax()]
-    record: dict[str, object] = {
-        **run_identity(config, result), "benchmark": config.benchmark, "model": "allreduce",
-        "dataset": "synthetic", "precision": config.dtype, "throughput": float(best["busbw_GBps"]),
-        "unit": "GB/s (bus)", "iterations": config.iterations, "warmup": config.warmup,
-        "samples": len(table), "busbw_peak_size": best["size"],
-        "algbw_peak_GBps": float(table["algbw_GBps"].max()),
-        "time_smallest_us": float(table["time_us"].iloc[0]), "device": result.device.type,
-        "node_launcher": config.node_launcher, "seed": config.seed, "status": "ok", "error": "",
-    }
-    for row in table.itertuples():
-        record[f"busbw_{row.size}"] = row.busbw_GBps
-    record.update(result.env)
-    return record

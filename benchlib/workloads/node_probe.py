@@ -26,7 +26,6 @@ import pandas as pd
 import torch
 
 from benchlib.inputs.probe_config import NodeProbeConfig
-from benchlib.measure.environment import run_identity
 from benchlib.measure.timing import WallClock
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
@@ -253,36 +252,3 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
     return NodeProbeResult(device=device, table=pd.DataFrame(rows),
                            decode=pd.DataFrame(decode, columns=["workers", "images_per_s"]))
 
-
-def make_record(config: NodeProbeConfig, result: NodeProbeResult,
-                allreduce: dict[str, object] | None = None) -> dict[str, object]:
-    """The flat record: the best matmul TFLOP/s as throughput, one column per figure
-    (``matmul_tflops_<precision>``, ``memory_GBps``, ``h2d_pinned_GBps``, ...,
-    ``decode_images_per_s_<n>w``, ``read_MBps``); ``allreduce`` (that probe's record) adds
-    its peak bus bandwidth."""
-    matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
-    measured = [v for v in matmul.values() if v is not None]
-    record: dict[str, object] = {
-        **run_identity(config, result), "benchmark": config.benchmark, "model": "node",
-        "dataset": "real" if config.data_dir else "synthetic", "precision": "",
-        "throughput": max(measured) if measured else None, "unit": "TFLOP/s (matmul peak)",
-        "iterations": config.iterations, "warmup": config.warmup, "samples": len(result.table),
-        "device": result.device.type, "seed": config.seed, "status": "ok", "error": "",
-        **matmul, "memory_GBps": result.value("memory", "device copy"),
-    }
-    for direction in ("h2d", "d2h"):
-        for kind in ("pinned", "pageable"):
-            record[f"{direction}_{kind}_GBps"] = result.value("transfer", f"{direction} {kind}")
-    for row in result.decode.itertuples():
-        record[f"decode_images_per_s_{row.workers}w"] = row.images_per_s
-    if len(result.decode):
-        best = result.decode.loc[result.decode["images_per_s"].idxmax()]
-        record.update(decode_best_images_per_s=float(best["images_per_s"]),
-                      decode_best_workers=int(best["workers"]), data_dir=config.data_dir)
-    record["read_MBps"] = result.value("read", "data_dir MB/s")
-    record["read_files_per_s"] = result.value("read", "data_dir files/s")
-    if allreduce:
-        record.update(allreduce_busbw_GBps=allreduce.get("throughput"),
-                      allreduce_devices=allreduce.get("num_devices"))
-    record.update(result.env)
-    return record

@@ -7,6 +7,7 @@ from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.publish import plots
 from benchlib.publish.pages import Call, show
 from benchlib.publish.pages.run import ENVIRONMENT, environment, publish
+from benchlib.records import build
 
 ALLREDUCE_ABOUT = (
     "# All-reduce probe: bus bandwidth over message sizes\n\nThe collective that data-parallel "
@@ -34,9 +35,7 @@ def launch(config: AllReduceConfig | NodeProbeConfig) -> object:
 
 def bandwidth(config: AllReduceConfig, result: object) -> dict[str, object]:
     """The all-reduce probe's record (not yet published); its bus bandwidth curve shown."""
-    from benchlib.workloads import collectives
-
-    made = collectives.make_record(config, result)
+    made = build.make_record(config, result)
     configuration = f"{made['gpu']} x {result.num_devices}"
     plots.show(plots.busbw_plot(result.table.assign(configuration=configuration)))
     return made
@@ -67,9 +66,7 @@ def node_allreduce(config: NodeProbeConfig) -> dict[str, object] | None:
 def node_record(config: NodeProbeConfig, result: object,
                 allreduce: dict[str, object] | None) -> dict[str, object]:
     """The node probe's record, with the all-reduce figures, published in the notebook."""
-    from benchlib.workloads import node_probe
-
-    made = node_probe.make_record(config, result, allreduce)
+    made = build.make_record(config, result, allreduce=allreduce)
     publish(made)
     return made
 

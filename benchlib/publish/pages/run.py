@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from benchlib import registry
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.publish import plots, present
@@ -22,6 +23,9 @@ PHASES = ("## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of second
 PREDICT_PHASES = (" `read` and `write` are the time the loop waited for the reader threads and "
                   "the writer thread; their own busy time is in the record (`result_read_busy_s`, "
                   "`result_write_busy_s`).")
+PAPERMILL = ("Run it with papermill (`benchlib sweep {params}`, or `papermill notebooks/{name}.ipynb "
+             "out.ipynb -p {example}`) or cell by cell in JupyterLab. The parameters cell below "
+             "holds every parameter and its default.")
 RECORD = ("The machine-readable record (`application/vnd.benchlib.result+json`) that summaries "
           "load.")
 
@@ -32,13 +36,8 @@ def configuration(config: object) -> None:
 
 
 def headline(config: CommonConfig, result: RunResult) -> str:
-    """One line on what the run achieved."""
-    if isinstance(config, UNet3DConfig):
-        from benchlib.workloads import unet3d
-
-        return unet3d.headline(result)
-    return (f"{result.throughput:.2f} {result.unit} over {result.iterations} timed iterations "
-            f"({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")
+    """One line on what the run achieved (its kind's headline)."""
+    return registry.kind_of(config).headline(config, result)
 
 
 def launch(config: CommonConfig) -> RunResult:
@@ -70,10 +69,8 @@ def telemetry(result: RunResult) -> None:
 
 
 def title(config: CommonConfig) -> str:
-    """What ran, for the title of its plots."""
-    if isinstance(config, UNet3DConfig):
-        return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
-    return f"{config.model} {config.benchmark}, batch {config.batch_size}, {config.dataset} data"
+    """What ran, for the title of its plots (its kind's title)."""
+    return registry.kind_of(config).title(config)
 
 
 def timeline(config: CommonConfig, result: RunResult) -> None:
@@ -144,14 +141,15 @@ CLASSIFICATION = (
 )
 
 
-def unet_cells(benchmark: str) -> tuple:
-    """A 3D U-Net notebook's cells after its configuration cell."""
+def unet_cells(phases_note: str = "") -> tuple:
+    """A 3D U-Net notebook's cells after its configuration cell (``phases_note`` appended to
+    the phase breakdown's explanation)."""
     return (
         Call(network, "config"),
         RUN,
         Call(launch, "config", "result"),
         *SHARED,
-        PHASES + ("" if benchmark == "unet3d_train" else PREDICT_PHASES),
+        PHASES + phases_note,
         Call(phases, "result"),
         f"## Lab units and result record\n\n{RECORD}",
         Call(lab_units, "config, result", "record"),

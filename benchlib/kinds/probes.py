@@ -1,0 +1,109 @@
+"""The probe kinds: the all-reduce probe (``probe_allreduce``) and the node probe
+(``probe_node``). Neither is a timed loop of iterations: each figure is a mean over
+back-to-back repetitions, so ``short`` does not apply and there is no within-run interval."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from benchlib.kinds import Cells, Kind
+
+if TYPE_CHECKING:
+    from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+    from benchlib.registry import Benchmark
+    from benchlib.workloads.collectives import AllReduceResult
+    from benchlib.workloads.node_probe import NodeProbeResult
+
+#: Config fields the node probe's notebook does not take (it runs on one node, its own way).
+NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
+
+
+class Probe(Kind):
+    """What both probes share: no timed loop, no within-run interval."""
+
+    timed_loop = False
+
+    def interval(self, result: object) -> dict[str, float | None]:
+        """Empty bounds: a probe keeps no per-iteration times to resample."""
+        return {"throughput_low": None, "throughput_high": None}
+
+
+class AllReduce(Probe):
+    """Bus bandwidth of an all-reduce over message sizes (nccl-tests' formulas)."""
+
+    run = "benchlib.workloads.collectives:run"
+
+    def record_fields(self, config: AllReduceConfig, result: AllReduceResult,
+                      **context: object) -> dict[str, object]:
+        """Peak bus bandwidth as throughput, one ``busbw_<size>`` column per size."""
+        table = result.table
+        best = table.loc[table["busbw_GBps"].idxmax()]
+        record: dict[str, object] = {
+            "benchmark": config.benchmark, "model": "allreduce", "dataset": "synthetic",
+            "precision": config.dtype, "throughput": float(best["busbw_GBps"]),
+            "unit": "GB/s (bus)", "iterations": config.iterations, "warmup": config.warmup,
+            "samples": len(table), "busbw_peak_size": best["size"],
+            "algbw_peak_GBps": float(table["algbw_GBps"].max()),
+            "time_smallest_us": float(table["time_us"].iloc[0]), "device": result.device.type,
+            "node_launcher": config.node_launcher, "seed": config.seed,
+        }
+        for row in table.itertuples():
+            record[f"busbw_{row.size}"] = row.busbw_GBps
+        return record
+
+    def cells(self, entry: Benchmark) -> Cells:
+        from benchlib.publish.pages import probes
+
+        return probes.ALLREDUCE_ABOUT, "## Configuration", probes.ALLREDUCE
+
+
+class NodeProbe(Probe):
+    """The node's ceilings: matmul, memory, links, decode, reads."""
+
+    run = "benchlib.workloads.node_probe:run"
+
+    def record_fields(self, config: NodeProbeConfig, result: NodeProbeResult,
+                      allreduce: dict[str, object] | None = None,
+                      **context: object) -> dict[str, object]:
+        """The best matmul TFLOP/s as throughput, one column per figure
+        (``matmul_tflops_<precision>``, ``memory_GBps``, ``h2d_pinned_GBps``, ...,
+        ``decode_images_per_s_<n>w``, ``read_MBps``); ``allreduce`` (that probe's record)
+        adds its peak bus bandwidth."""
+        matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
+        measured = [v for v in matmul.values() if v is not None]
+        record: dict[str, object] = {
+            "benchmark": config.benchmark, "model": "node",
+            "dataset": "real" if config.data_dir else "synthetic", "precision": "",
+            "throughput": max(measured) if measured else None, "unit": "TFLOP/s (matmul peak)",
+            "iterations": config.iterations, "warmup": config.warmup,
+            "samples": len(result.table), "device": result.device.type, "seed": config.seed,
+            **matmul, "memory_GBps": result.value("memory", "device copy"),
+        }
+        for direction in ("h2d", "d2h"):
+            for memory in ("pinned", "pageable"):
+                record[f"{direction}_{memory}_GBps"] = result.value("transfer",
+                                                                    f"{direction} {memory}")
+        for row in result.decode.itertuples():
+            record[f"decode_images_per_s_{row.workers}w"] = row.images_per_s
+        if len(result.decode):
+            best = result.decode.loc[result.decode["images_per_s"].idxmax()]
+            record.update(decode_best_images_per_s=float(best["images_per_s"]),
+                          decode_best_workers=int(best["workers"]), data_dir=config.data_dir)
+        record["read_MBps"] = result.value("read", "data_dir MB/s")
+        record["read_files_per_s"] = result.value("read", "data_dir files/s")
+        if allreduce:
+            record.update(allreduce_busbw_GBps=allreduce.get("throughput"),
+                          allreduce_devices=allreduce.get("num_devices"))
+        return record
+
+    def parameter_names(self, entry: Benchmark) -> list[str]:
+        return [n for n in super().parameter_names(entry) if n not in NODE_FIXED]
+
+    def cells(self, entry: Benchmark) -> Cells:
+        from benchlib.publish.pages import probes
+
+        return probes.NODE_ABOUT, "## Configuration", probes.NODE
+
+
+ALLREDUCE = AllReduce()
+NODE_PROBE = NodeProbe()

@@ -1,0 +1,125 @@
+"""The 3D U-Net kinds: training on patches of an EM volume (``unet3d_train``) and blockwise
+prediction of a whole volume (``unet3d_predict``), counted in output voxels."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from benchlib.kinds import Cells, Kind
+
+if TYPE_CHECKING:
+    from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
+    from benchlib.registry import Benchmark
+    from benchlib.workloads.result import RunResult
+
+
+def flops_per_voxel(config: UNet3DConfig, input_shape: tuple[int, ...], voxels: int,
+                    train: bool) -> float:
+    """FLOPs per output voxel of one pass over an input of ``input_shape`` giving ``voxels``
+    output voxels (a training step when ``train``)."""
+    from benchlib.records.flops import COUNT_BATCH, count_flops
+    from benchlib.workloads.unet3d import build_model
+
+    flops = count_flops(lambda: build_model(config), (COUNT_BATCH, 1, *input_shape), train)
+    return flops / COUNT_BATCH / voxels
+
+
+class UNet3D(Kind):
+    """What both U-Net kinds share: the network's columns, headline, title and cells."""
+
+    #: Appended to the phase breakdown's explanation.
+    phases_note = ""
+
+    def columns(self, config: UNet3DConfig, result: RunResult) -> dict[str, object]:
+        from benchlib.models.geometry import shape_text
+
+        return {
+            "benchmark": config.benchmark, "model": "unet3d", "compile": config.compile,
+            "channels_last": False, "unet_depth": config.depth,
+            "unet_base_features": config.base_features, "unet_growth": config.growth,
+            "unet_padding": config.padding, "unet_norm": config.norm,
+            "unet_pooling": " ".join(shape_text(p) for p in config.pooling_levels),
+            "target": config.target, "volume": config.volume, "raw_key": config.raw_key,
+            **self.shape_columns(config),
+            "downsampling": shape_text(config.geometry.downsampling),
+        }
+
+    def shape_columns(self, config: UNet3DConfig) -> dict[str, object]:
+        """The shapes this U-Net kind reads and writes."""
+        return {}
+
+    def headline(self, config: UNet3DConfig, result: RunResult) -> str:
+        from benchlib.workloads import unet3d
+
+        return unet3d.headline(result)
+
+    def title(self, config: UNet3DConfig) -> str:
+        return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
+
+    def defaults(self, entry: Benchmark, fixed: dict[str, object]) -> UNet3DConfig:
+        return entry.config.model_construct(**fixed)  # required fields (volume) have no default
+
+    def cells(self, entry: Benchmark) -> Cells:
+        from benchlib.publish.pages import run
+
+        how = run.PAPERMILL.format(params="params/unet3d.yaml", name=entry.notebook,
+                                   example="volume data/em.h5")
+        return (f"# {entry.title}\n\n{entry.description}\n\n{how}",
+                "## Configuration and network", run.unet_cells(self.phases_note))
+
+
+class UNet3DTrain(UNet3D):
+    """Adam steps on random patches; a sample is an output voxel of a patch."""
+
+    run = "benchlib.workloads.unet3d:train"
+
+    def shape_columns(self, config: UNet3DTrainConfig) -> dict[str, object]:
+        from benchlib.models.geometry import shape_text
+
+        columns: dict[str, object] = {
+            "dataset": config.dataset, "patch_shape": shape_text(config.patch_shape),
+            "output_shape": shape_text(config.output_shape), "augment": config.augment,
+            "label_key": config.label_key}
+        if config.dataset == "synthetic":
+            columns.update(volume="", synthetic_kind="device")
+        return columns
+
+    def flops_per_sample(self, config: UNet3DTrainConfig) -> float:
+        """FLOPs of one training step on a patch, per valid output voxel."""
+        return flops_per_voxel(config, tuple(config.patch_shape), math.prod(config.output_shape),
+                               train=True)
+
+
+class UNet3DPredict(UNet3D):
+    """Blockwise prediction of a whole volume; a sample is a voxel written."""
+
+    run = "benchlib.workloads.unet3d:predict"
+
+    @property
+    def phases_note(self) -> str:  # type: ignore[override]
+        from benchlib.publish.pages.run import PREDICT_PHASES
+
+        return PREDICT_PHASES
+
+    def shape_columns(self, config: UNet3DPredictConfig) -> dict[str, object]:
+        from benchlib.models.geometry import shape_text
+        from benchlib.workloads.blockwise import prediction_layout
+
+        layout = prediction_layout(config)
+        return {"dataset": "real", "block_shape": shape_text(config.block_shape),
+                "halo": shape_text(config.resolved_halo),
+                "input_shape": shape_text(layout["input_shape"]),
+                "output_dtype": config.output_dtype, "output": config.output}
+
+    def flops_per_sample(self, config: UNet3DPredictConfig) -> float:
+        """FLOPs of one forward pass of a block's input, per voxel of the block."""
+        from benchlib.workloads.blockwise import prediction_layout
+
+        layout = prediction_layout(config)
+        return flops_per_voxel(config, tuple(layout["input_shape"]),
+                               math.prod(layout["block_shape"]), train=False)
+
+
+UNET3D_TRAIN = UNet3DTrain()
+UNET3D_PREDICT = UNet3DPredict()
