@@ -16,6 +16,7 @@ from benchlib.errors import (
 )
 from benchlib.inputs.config import ConfigError
 from benchlib.inputs.yaml_input import MAX_POINTS
+from benchlib.vocabulary import CheckVerdict, PointState
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -46,10 +47,10 @@ def _sweep(args: argparse.Namespace) -> int:
                          progress=not args.quiet)
     print(summarize_outcomes(outcomes))
     for outcome in outcomes:
-        if outcome.status == "failed":
+        if outcome.status == PointState.FAILED:
             print(f"  failed {outcome.point.name}: {outcome.error}")
     print(f"executed notebooks and records in {outputs / sweep.campaign}")
-    return 1 if args.strict and any(o.status == "failed" for o in outcomes) else 0
+    return 1 if args.strict and any(o.status == PointState.FAILED for o in outcomes) else 0
 
 
 def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
@@ -83,7 +84,7 @@ def _submit(sweep, executor, outputs: Path, args: argparse.Namespace) -> int:
     table = wait(campaign_dir, [p.name for p in submission.points], poll_s=executor.poll_s,
                  progress=not args.quiet)
     print(format_status(campaign_dir, table))
-    return 1 if args.strict and any(p.status == "failed" for p in table) else 0
+    return 1 if args.strict and any(p.status == PointState.FAILED for p in table) else 0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -210,7 +211,7 @@ def _check(args: argparse.Namespace) -> int:
     print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
     for row in references.failed(checked).itertuples():
         _show(f"FAIL {row.run}: {row.message}")
-    for row in checked[checked["verdict"] == "unreliable"].itertuples():
+    for row in checked[checked["verdict"] == CheckVerdict.UNRELIABLE].itertuples():
         _show(f"CANNOT CERTIFY {row.run}: {row.message}")
     if args.junit:
         print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', references.junit_cases(checked))}")

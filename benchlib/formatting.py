@@ -2,7 +2,9 @@
 ``12.3 ms``; columns named in words with their unit; short labels such as ``batch 16, 2 dev``.
 
 Pure functions of values, used wherever a sentence or a table shows a figure (analysis's
-verdicts and effects, the report's tables and plots).
+verdicts and effects, the report's tables and plots). A record column's words and unit come from
+its entry in :mod:`benchlib.records.schema` (so this module sits at the records layer); the
+columns analysis adds are named here (:data:`NAMES`).
 """
 
 from __future__ import annotations
@@ -14,39 +16,27 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from benchlib.records import schema
+
 DASH = "–"
-#: Columns named in words (units added by :func:`column_label` from the column's kind).
+#: Columns of tables that are not record columns (analysis's and the report's), named in words;
+#: a record column's words and unit come from its schema entry (:func:`column_label`).
 NAMES: dict[str, str] = {
-    "campaign": "campaign", "cluster": "cluster", "host": "host", "gpu": "GPU",
-    "device_name": "device", "benchmark": "benchmark", "model": "model", "dataset": "data",
-    "synthetic_kind": "synthetic data made", "batch_size": "batch size", "precision": "precision",
-    "num_devices": "devices", "num_nodes": "nodes", "num_workers": "loader workers",
-    "channels_last": "channels last", "compile": "compile", "image_size": "image size (px)",
-    "noise_samples": "noise samples", "scaling": "scaling", "unit": "unit", "status": "status",
-    "error": "error", "flags": "flags", "count": "runs", "spread": "spread between repeats",
-    "speedup": "speedup", "efficiency": "efficiency", "ratio": "ratio a / b",
-    "bottleneck": "bottleneck phase", "data_share": "waiting for data",
-    "straggler_spread": "slowest / fastest rank", "launch_overhead_s": "launch overhead",
-    "dist_backend": "backend", "node_launcher": "launcher", "verdict": "verdict",
-    "data_wait_share": "waiting for data", "mfu": "MFU", "throttled_share": "clocks held down",
-    "achieved_tflops_per_device": "achieved per device", "achieved_tflops": "achieved",
-    "peak_tflops": "matmul peak", "demand_per_device": "model takes per device",
-    "loader_capacity_per_device": "loader gives per device", "telemetry": "telemetry",
-    "gpu_util_mean": "GPU utilization", "power_mean_w": "mean power",
-    "sm_clock_mean_mhz": "mean SM clock", "temperature_max_c": "max temperature",
-    "energy_j": "energy", "joules_per_sample": "energy per sample", "hours": "hours",
+    "count": "runs", "spread": "spread between repeats", "speedup": "speedup",
+    "efficiency": "efficiency", "ratio": "ratio a / b", "bottleneck": "bottleneck phase",
+    "data_share": "waiting for data", "verdict": "verdict", "data_wait_share": "waiting for data",
+    "mfu": "MFU", "achieved_tflops_per_device": "achieved per device", "peak_tflops": "matmul peak",
+    "demand_per_device": "model takes per device",
+    "loader_capacity_per_device": "loader gives per device", "hours": "hours",
     "iterations_per_minute": "iterations per minute", "days_to_100k": "days to 100k iterations",
     "megavoxels_per_s": "megavoxels/s", "hours_per_teravoxel": "hours per teravoxel",
-    "source": "source", "figure": "figure", "measured": "measured", "datasheet": "datasheet",
+    "figure": "figure", "measured": "measured", "datasheet": "datasheet",
     "of_datasheet": "measured / datasheet", "variant": "datasheet variant",
-    "peak_memory_bytes": "peak memory", "flops_per_sample": "work per sample",
-    "wall_time_s": "timed loop", "iterations": "timed iterations", "samples": "samples",
-    "patch_shape": "patch (z x y x x)", "block_shape": "block (z x y x x)",
     "speed_ratio": "measured speed ratio", "expected": "expected ratio",
     "slowdown": "times slower than expected", "pairs": "pairs", "significant": "significant",
     "median ratio": "median ratio", "configuration": "configuration", "workers": "workers",
     "images_per_s": "images/s", "busbw_GBps": "bus bandwidth (GB/s)", "size": "message size",
-    "result_parameters": "network parameters", "a": "a", "b": "b",
+    "a": "a", "b": "b",
 }
 #: How each kind of column is shown: a formatter of one number.
 RATIO_COLUMNS = ("speedup", "ratio", "median ratio", "speed_ratio", "expected", "slowdown",
@@ -55,11 +45,12 @@ PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "thrott
                    "spread", "share", "contention_cpu_share")
 PERCENT_POINTS = ("gpu_util_mean", "gpu_mem_util_mean")  #: already 0-100
 TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops")
-#: Units by column (the unit goes into the column's name, numbers stay bare).
-UNITS = {"power_mean_w": "W", "power_max_w": "W", "sm_clock_mean_mhz": "MHz",
-         "temperature_max_c": "°C", "energy_j": "J", "joules_per_sample": "J",
-         "demand_per_device": "images/s", "loader_capacity_per_device": "images/s",
-         "launch_overhead_s": "s", "wall_time_s": "s", "hours": "h", "days_to_100k": "days"}
+#: Units of the columns in :data:`NAMES` that have one (the unit goes into the column's name,
+#: numbers stay bare; a record column's unit is its schema entry's).
+UNITS = {"demand_per_device": "images/s", "loader_capacity_per_device": "images/s", "hours": "h",
+         "days_to_100k": "days"}
+#: A unit at the end of a record column's name, dropped where the unit is shown beside it.
+UNIT_SUFFIX = re.compile(r" (per s|GBps|MBps|s|us|w|mhz|c|j)$")
 SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 #: Integer settings shown as they are written (no thousands separator, not right-aligned).
 IDENTIFIERS = ("batch_size", "num_devices", "num_nodes", "num_workers", "image_size",
@@ -151,13 +142,24 @@ def column_label(column: str, unit: str | None = None) -> str:
         return "data wait (ms)"
     if match := re.fullmatch(r"time_(\w+)_s", column):
         return f"{match.group(1)} (ms)"
-    name = NAMES.get(column, column.replace("_", " "))
+    entry = None if column in NAMES else schema.column(column)
+    name = NAMES.get(column) or schema.label(column)
     if column in ("throughput", "throughput_low", "throughput_high", "a", "b") and unit:
         prefix = {"throughput_low": "within-run 95 % low", "throughput_high": "within-run 95 % high"}
         return f"{prefix.get(column, name)} ({unit})"
-    if column in UNITS:
-        return f"{name} ({UNITS[column]})"
-    return name
+    shown = UNITS.get(column) or (entry.unit if entry and _unit_in_label(column, entry) else "")
+    if shown and column not in NAMES and column not in schema.LABELS:
+        name = UNIT_SUFFIX.sub("", name)  # memory_GBps: "memory (GB/s)"
+    return f"{name} ({shown})" if shown else name
+
+
+def _unit_in_label(column: str, entry: schema.Column) -> bool:
+    """Whether a record column's name carries its schema unit: measured quantities shown as bare
+    numbers (and pixel sizes); counts are named by what they count, and percentages, times,
+    bytes and FLOPs carry their unit in each value."""
+    if entry.unit in ("", "unit") or kind(column) != "plain":
+        return False
+    return entry.dtype == "float" or entry.unit == "px"
 
 
 def formatter(column: str) -> Callable[[object], str]:

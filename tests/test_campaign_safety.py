@@ -98,7 +98,7 @@ def test_a_point_running_elsewhere_is_skipped_not_run_twice(tmp_path, notebook_d
 def test_a_failure_never_replaces_an_ok_result(tmp_path, notebook_dir, caplog):
     sweep = load_sweep(_params(tmp_path, [3]), notebook_dir)
     outputs = tmp_path / "out"
-    assert [o.status for o in run_sweep(sweep, outputs, progress=False)] == ["ok"]
+    assert [o.status for o in run_sweep(sweep, outputs, progress=False)] == ["done"]
     point = sweep.points[0]
     target = outputs / "safe" / f"{point.name}.ipynb"
     before = sidecar_path(target).read_bytes()
@@ -123,7 +123,7 @@ def test_disk_full_keeps_the_good_result_and_stops_with_one_message(tmp_path, no
         params = _params(tmp_path, [3, 4], "full")
         sweep = load_sweep(params, notebook_dir)
         first = run_sweep(sweep, disk, progress=False)
-        assert [o.status for o in first] == ["ok", "ok"]
+        assert [o.status for o in first] == ["done", "done"]
         good = {p: p.read_bytes() for p in (disk / "full").glob("*.*") if p.is_file()}
         with contextlib.suppress(OSError), (disk / "filler").open("wb") as handle:
             while True:

@@ -51,7 +51,7 @@ def test_scaling_flags_superlinear_and_explains_the_contended_baseline():
 
 def test_join_orders_and_deduplicates_and_marks_labels():
     assert flags.join(["short", "contended", "short", "custom"]) == "contended,short,custom"
-    assert flags.split("") == [] and flags.split(None) == []
+    assert flags.of("") == [] and flags.of(None) == []
     assert flags.marked("1 device", "contended") == "1 device ⚠"
     assert flags.marked("1 device", "") == "1 device"
 

@@ -16,8 +16,8 @@ MAX_LINES = 400
 LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "records", "run",
           "execute", "reference", "analysis", "publish", "kinds", "cli"]
 #: Modules at the package's top level and the layer each belongs to.
-TOP_LEVEL = {"errors": "benchlib", "formatting": "benchlib", "registry": "inputs", "results": "records",
-             "cli": "cli"}
+TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "benchlib",
+             "registry": "inputs", "results": "records", "cli": "cli"}
 #: Upward imports kept on purpose, each with its reason (importer -> imported module). None is
 #: left: the rank lives in ``data.shard`` (below the loaders and workloads that read it), the
 #: process group in ``workloads.distributed``, a run's own interval in ``records.run_interval``,

@@ -118,7 +118,7 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys, mo
     sweep = load_sweep(_write(tmp_path, spec))
     outputs = tmp_path / "outputs"
     outcomes = run_sweep(sweep, outputs, progress=False)
-    assert [o.status for o in outcomes] == ["ok", "failed"]
+    assert [o.status for o in outcomes] == ["done", "failed"]
     assert "not an ImageNet-layout folder" in outcomes[1].error
     campaign = outputs / "resume"
     assert sorted(p.suffix for p in campaign.iterdir() if not p.name.startswith(".")) == [
@@ -153,6 +153,6 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys, mo
     assert [o.status for o in retried] == ["skipped", "failed"] and ran == [failed_id]
     assert "not an ImageNet-layout folder" in retried[1].error
     forced = run_sweep(sweep, outputs, force=True, progress=False)
-    assert [o.status for o in forced] == ["ok", "failed"] and ran == [failed_id, ok_id, failed_id]
+    assert [o.status for o in forced] == ["done", "failed"] and ran == [failed_id, ok_id, failed_id]
     assert len(load(campaign)) == 2
     assert sorted(load(campaign)["status"]) == ["failed", "ok"]

@@ -25,7 +25,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with a real (tiny) demo campaign swept into ``outputs/demo``."""
     root = make_project(tmp_path_factory.mktemp("checkout") / "benchlib")
     out = checked(root, "sweep", "params/tiny-demo.yaml")
-    assert "4 points: 4 ok" in out, out
+    assert "4 points: 4 done" in out, out
     return root
 
 

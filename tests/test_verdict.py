@@ -205,7 +205,7 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
     """))
     outputs = tmp_path / "outputs"
     for spec in (probe, train):
-        assert [o.status for o in run_sweep(load_sweep(spec), outputs, progress=False)] == ["ok"]
+        assert [o.status for o in run_sweep(load_sweep(spec), outputs, progress=False)] == ["done"]
     frame = load(outputs / "node-test").set_index("benchmark")
     assert frame.loc["train", "flops_per_sample"] > 0 and frame.loc["train", "achieved_tflops"] > 0
     assert frame.loc["train", "telemetry"].startswith("unavailable: no CUDA device")

@@ -62,13 +62,13 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
         table = pd.DataFrame({metric: [df[metric].median()], "spread": [_spread(df[metric])],
                               "count": [len(df)]})
         if "flags" in df:
-            table["flags"] = flags.join(n for f in df["flags"] for n in flags.split(f))
+            table["flags"] = flags.join(n for f in df["flags"] for n in flags.of(f))
         return table
     table = grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
         .rename(columns={"median": metric}).reset_index()
     if "flags" in df:
         joined = df.groupby(by, dropna=False, sort=False)["flags"].agg(
-            lambda values: flags.join(n for f in values for n in flags.split(f)))
+            lambda values: flags.join(n for f in values for n in flags.of(f)))
         table["flags"] = joined.to_numpy()
     return table
 
@@ -120,7 +120,7 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
     value = value or metric
     varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
     names = labels(scaled, varying)
-    flagged = set(names[[bool(flags.split(f)) for f in scaled["flags"]]]) if mark else set()
+    flagged = set(names[[bool(flags.of(f)) for f in scaled["flags"]]]) if mark else set()
     names = names.map(lambda name: flags.marked(name, "flagged" if name in flagged else ""))
     table = scaled.assign(configuration=names).pivot_table(
         index="num_devices", columns="configuration", values=value, aggfunc="median")
@@ -201,7 +201,7 @@ def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[st
         found: dict[tuple, list[str]] = {}
         for _, row in rows.iterrows():
             key = tuple(str(row[k]) for k in keys)
-            found.setdefault(key, []).extend(flags.split(row["flags"]))
+            found.setdefault(key, []).extend(flags.of(row["flags"]))
         return found
 
     left, right = side_flags(a, only_a), side_flags(b, only_b)

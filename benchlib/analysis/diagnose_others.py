@@ -16,10 +16,10 @@ import pandas as pd
 
 from benchlib.analysis.diagnose import rung_runs
 from benchlib.analysis.references import Reference, RegexMatch
-from benchlib.analysis.verdict import PEAK_PRECISION
 from benchlib.inputs.diagnose_plan import Plan
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
+from benchlib.vocabulary import matmul_precision
 
 GPU_KEYS = ("gpu", "device_name")
 COLUMNS = ["rung", "reference", "measured", "published", "ratio", "expected", "slower", "text",
@@ -38,7 +38,7 @@ def reference_sheet(ref: Reference) -> dict[str, object] | None:
 def _expected(node_device: str, ref: Reference, precision: str) -> float | None:
     """The node GPU's datasheet peak over the reference GPU's, in ``precision`` (None where
     either is not listed)."""
-    column = f"{PEAK_PRECISION.get(precision, '')}_tflops"
+    column = f"{matmul_precision(precision) or ''}_tflops"
     mine, theirs = datasheet_for(node_device), reference_sheet(ref)
     peaks = [flags.number(sheet.get(column)) if sheet else None for sheet in (mine, theirs)]
     return peaks[0] / peaks[1] if peaks[0] and peaks[1] else None

@@ -84,7 +84,7 @@ def node_table(df: pd.DataFrame, metric: str = "throughput", node: str | None = 
     table = grouped[metric].median().reset_index()
     table["runs"] = grouped.size().to_numpy()
     table["flags"] = grouped["flags"].agg(
-        lambda texts: flags.join(n for t in texts for n in flags.split(t))).to_numpy() \
+        lambda texts: flags.join(n for t in texts for n in flags.of(t))).to_numpy() \
         if "flags" in runs else ""
     table = outliers(table, metric, by)
     medians = table.groupby(by, dropna=False, sort=False)[metric].transform("median") if by \

@@ -51,6 +51,7 @@ from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.yaml_input import load_yaml
 from benchlib.records import flags
 from benchlib.records.flags import number
+from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
 
 #: The shipped references file (published figures with sources), in ``benchlib/reference/``.
 SHIPPED_FILE = "expectations.yaml"
@@ -60,9 +61,9 @@ SHIPPED_FILE = "expectations.yaml"
 #: while catching a GPU that runs at a fraction of its speed.
 DATASHEET_LOWER = -0.5
 #: Datasheet column -> node probe column.
-DATASHEET_METRICS = {f"{p}_tflops": f"matmul_tflops_{p}" for p in ("fp32", "tf32", "fp16", "bf16")}
+DATASHEET_METRICS = {f"{p}_tflops": f"matmul_tflops_{p}" for p in MatmulPrecision}
 #: Verdicts of a check row; ``fail`` and ``run failed`` make ``benchlib check`` exit 1.
-FAILING = ("fail", "run failed")
+FAILING = (CheckVerdict.FAIL, CheckVerdict.RUN_FAILED)
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 
@@ -260,23 +261,23 @@ def _slower(ratio: float) -> str:
         "none of the speed expected by"
 
 
-def _verdict(ref: Reference, measured: float | None) -> tuple[str, str]:
+def _verdict(ref: Reference, measured: float | None) -> tuple[CheckVerdict, str]:
     low, high = ref.bounds()
     if measured is None:
-        return "no measurement", f"the run has no {ref.metric} value"
+        return CheckVerdict.NO_MEASUREMENT, f"the run has no {ref.metric} value"
     if not math.isfinite(measured):  # no bound passes a broken number, unbounded or not
-        return "fail", (f"{ref.metric} {measured} is not a finite measurement: the run's record "
+        return CheckVerdict.FAIL, (f"{ref.metric} {measured} is not a finite measurement: the run's record "
                         f"is broken; re-run it ({ref.label!r})")
     ratio = measured / ref.value
     if measured < low:
-        return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
+        return CheckVerdict.FAIL, (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
                         f"({ref.value:g} {ref.lower:+.0%}): {_slower(ratio)} "
                         f"{ref.label!r} ({ref.source})")
     if measured > high:
-        return "fail", (f"{ref.metric} {measured:.4g} {ref.unit} is above {high:.4g} "
+        return CheckVerdict.FAIL, (f"{ref.metric} {measured:.4g} {ref.unit} is above {high:.4g} "
                         f"({ref.value:g} {ref.upper:+.0%}), {ratio:.2f}x the reference "
                         f"{ref.label!r} ({ref.source})")
-    return "pass", f"{ratio:.2f}x {ref.label!r}"
+    return CheckVerdict.PASS, f"{ratio:.2f}x {ref.label!r}"
 
 
 def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
@@ -296,21 +297,22 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
     for position, (row, configuration) in enumerate(zip(df.to_dict("records"), names, strict=True)):
         base = {"run": _run_name(row, position), "host": row.get("host", ""),
                 "configuration": configuration, "flags": row.get("flags", "") or ""}
-        if str(row.get("status", "ok") or "ok") != "ok":
-            rows.append({**base, "verdict": "run failed", "message": str(row.get("error", ""))})
+        if str(row.get("status") or RecordStatus.OK) != RecordStatus.OK:
+            rows.append({**base, "verdict": CheckVerdict.RUN_FAILED.value,
+                         "message": str(row.get("error", ""))})
             continue
         chosen = _chosen(refs, row)
         if not chosen:
-            rows.append({**base, "verdict": "no reference",
+            rows.append({**base, "verdict": CheckVerdict.NO_REFERENCE.value,
                          "message": "no reference matches this run"})
         for index, ref, ties in chosen:
             measured = number(row.get(ref.metric))
             verdict, message = _verdict(ref, measured)
             bad = flags.disturbed([base["flags"]])
-            if bad and verdict in ("pass", "fail"):  # no verdict from a disturbed run
-                verdict, message = "unreliable", (f"the run was {' and '.join(bad)}, so its "
-                                                  f"{verdict} says nothing ({message}); "
-                                                  f"{flags.RERUN_ADVICE}")
+            if bad and verdict in (CheckVerdict.PASS, CheckVerdict.FAIL):  # none from a disturbed run
+                verdict, message = CheckVerdict.UNRELIABLE, (
+                    f"the run was {' and '.join(bad)}, so its {verdict} says nothing "
+                    f"({message}); {flags.RERUN_ADVICE}")
             low, high = ref.bounds()
             note = ("also matched, equally specific: "
                     + "; ".join(refs[i].label for i in ties) if ties else "")
@@ -319,7 +321,7 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
                          "expected": ref.value, "low": low, "high": high, "unit": ref.unit,
                          "ratio": (measured / ref.value if measured is not None
                                    and math.isfinite(measured) else None),
-                         "verdict": verdict, "message": message, "note": note,
+                         "verdict": verdict.value, "message": message, "note": note,
                          "reference_source": ref.source})
     columns = ["run", "host", "configuration", "metric", "measured", "reference",
                "reference_index", "expected", "low", "high", "unit", "ratio", "verdict",
@@ -337,7 +339,7 @@ def exit_code(checked: pd.DataFrame) -> int:
     judged (``unreliable``: contended or throttled), else 0."""
     if len(failed(checked)):
         return 1
-    return 3 if (checked["verdict"] == "unreliable").any() else 0
+    return 3 if (checked["verdict"] == CheckVerdict.UNRELIABLE).any() else 0
 
 
 def junit_cases(checked: pd.DataFrame) -> list:
@@ -346,7 +348,8 @@ def junit_cases(checked: pd.DataFrame) -> list:
     measurement -> skipped."""
     from benchlib.analysis.junit import Case
 
-    outcomes = {"pass": "passed", "fail": "failure", "run failed": "error"}
+    outcomes = {CheckVerdict.PASS: "passed", CheckVerdict.FAIL: "failure",
+                CheckVerdict.RUN_FAILED: "error"}
     cases = []
     for row in checked.to_dict("records"):
         metric = row["metric"] if isinstance(row["metric"], str) else ""

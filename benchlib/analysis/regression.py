@@ -42,6 +42,7 @@ from benchlib.analysis import intervals
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.formatting import literal
 from benchlib.records import flags
+from benchlib.vocabulary import CompareVerdict
 
 #: Columns taken as the time a run was made, first found first (records written by benchlib
 #: hold none; then the sidecar's, else the notebook's, modification time is used).
@@ -118,22 +119,22 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
                          f"({flags.count_disturbed(runs['flags'])} of {len(runs)} runs)"
                          for (side, names), runs in zip(bad.items(), (base_runs, new_runs),
                                                         strict=True) if names)
-        return found, "unreliable", f"{said}; {flags.RERUN_ADVICE}"
+        return found, CompareVerdict.UNRELIABLE.value, f"{said}; {flags.RERUN_ADVICE}"
     judged = verdict(found, threshold)
-    return found, judged, str(found["method"]) if judged == "unknown" else ""
+    return found, judged, str(found["method"]) if judged == CompareVerdict.UNKNOWN else ""
 
 
 def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> str:
     """``regression`` / ``improvement`` / ``no change`` / ``unknown`` for an effect of
     reliable runs (see the module docstring; ``unreliable`` is :func:`judge`'s)."""
     if not found["pairs"] or not found["known"]:
-        return "unknown"
+        return CompareVerdict.UNKNOWN.value
     low, high = float(found["low"]), float(found["high"])
     if high < 1 - threshold:
-        return "regression"
+        return CompareVerdict.REGRESSION.value
     if low > 1 + threshold:
-        return "improvement"
-    return "no change"
+        return CompareVerdict.IMPROVEMENT.value
+    return CompareVerdict.NO_CHANGE.value
 
 
 def _label(table: pd.DataFrame, keys: list[str]) -> pd.Series:
@@ -148,7 +149,7 @@ def _label(table: pd.DataFrame, keys: list[str]) -> pd.Series:
 
 def _flags(runs: pd.DataFrame) -> str:
     return flags.join(name for text in runs.get("flags", pd.Series(dtype=object))
-                      for name in flags.split(text))
+                      for name in flags.of(text))
 
 
 def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
@@ -177,9 +178,10 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
         a, b = group[group["side"] == "base"], group[group["side"] == "new"]
         found, judged, reason = judge(a, b, metric, threshold)
         if not len(a) or not len(b):
-            judged, reason = ("only in new" if not len(a) else "only in base"), ""
+            judged = CompareVerdict.ONLY_IN_NEW if not len(a) else CompareVerdict.ONLY_IN_BASE
+            judged, reason = judged.value, ""
         described = intervals.describe_effect(found)
-        if judged == "unreliable":
+        if judged == CompareVerdict.UNRELIABLE:
             described = f"{found['median']:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
                      "base": intervals.geometric_mean(pd.to_numeric(a[metric], errors="coerce")),
@@ -189,7 +191,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "verdict": judged, "reason": reason, "interval": found["method"],
                      "effect": described,
                      "base_flags": _flags(a), "new_flags": _flags(b),
-                     "flags": flags.join([*flags.split(_flags(a)), *flags.split(_flags(b))])})
+                     "flags": flags.join([*flags.of(_flags(a)), *flags.of(_flags(b))])})
     table = pd.DataFrame(rows)
     if len(table):
         table.insert(0, "configuration", _label(table, keys))
@@ -203,17 +205,19 @@ def regressions(compared: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`compare` judged ``regression``."""
     if compared.empty:
         return compared
-    return compared[compared["verdict"] == "regression"]
+    return compared[compared["verdict"] == CompareVerdict.REGRESSION]
 
 
 #: Verdicts that leave a configuration unjudged: the comparison cannot certify it.
-UNJUDGED = ("unknown", "unreliable")
+UNJUDGED = (CompareVerdict.UNKNOWN, CompareVerdict.UNRELIABLE)
+#: Verdicts of a configuration that only one campaign ran.
+ONLY_ONE_SIDE = (CompareVerdict.ONLY_IN_NEW, CompareVerdict.ONLY_IN_BASE)
 
 
 def exit_code(verdicts: pd.Series) -> int:
     """1 when a configuration regressed (reliably), else 3 when some could not be judged
     (``unknown`` or ``unreliable``), else 0."""
-    if (verdicts == "regression").any():
+    if (verdicts == CompareVerdict.REGRESSION).any():
         return 1
     return 3 if verdicts.isin(UNJUDGED).any() else 0
 
@@ -236,7 +240,7 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
                      f"({judged}): {reason}")
         lines += [f"  - {name}" for name in rows["configuration"]]
     if not len(regressions(compared)):
-        judged = len(compared) - len(unjudged) - int(compared["verdict"].str.startswith("only").sum())
+        judged = len(compared) - len(unjudged) - int(compared["verdict"].isin(ONLY_ONE_SIDE).sum())
         lines.append(f"no significant regression beyond {threshold:.0%} among the {judged} "
                      f"configuration{'' if judged == 1 else 's'} judged"
                      + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else ""))
@@ -249,8 +253,8 @@ def junit_cases(compared: pd.DataFrame) -> list:
 
     cases = []
     for row in compared.to_dict("records"):
-        outcome = {"regression": "failure", "no change": "passed",
-                   "improvement": "passed"}.get(row["verdict"], "skipped")
+        outcome = {CompareVerdict.REGRESSION: "failure", CompareVerdict.NO_CHANGE: "passed",
+                   CompareVerdict.IMPROVEMENT: "passed"}.get(row["verdict"], "skipped")
         message = f"{row['verdict']}: {row['effect']}"
         cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,  # type: ignore[arg-type]
                           message, f"{message}\nflags: {row['flags'] or '-'}"))
@@ -312,7 +316,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
                          "ratio": found["median"] if found else np.nan,
                          "low": found["low"] if found else np.nan,
                          "high": found["high"] if found else np.nan,
-                         "verdict": judged, "regression": judged == "regression",
+                         "verdict": judged, "regression": judged == CompareVerdict.REGRESSION,
                          "flags": _flags(runs)})
             previous = runs
     table = pd.DataFrame(rows)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from benchlib.records import schema
+from benchlib.vocabulary import RecordStatus
 
 #: Columns that describe a configuration (:mod:`benchlib.records.schema`), in table order.
 CONFIG_COLUMNS = schema.names(role="configuration")
@@ -49,13 +50,13 @@ def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
 
 def ok(df: pd.DataFrame) -> pd.DataFrame:
     """Rows of finished runs (all rows when there is no ``status`` column)."""
-    return df[df["status"].fillna("ok") == "ok"] if "status" in df else df
+    return df[df["status"].fillna(RecordStatus.OK) == RecordStatus.OK] if "status" in df else df
 
 
 def failed(df: pd.DataFrame) -> pd.DataFrame:
     """Failed runs with their configuration and error, for listing beside the tables."""
     if "status" not in df:
         return df.iloc[0:0]
-    rows = df[df["status"].fillna("ok") != "ok"]
+    rows = df[df["status"].fillna(RecordStatus.OK) != RecordStatus.OK]
     keep = [c for c in (*CONFIG_COLUMNS, "error", "source") if c in rows]
     return rows[keep].reset_index(drop=True)

@@ -23,10 +23,10 @@ from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
+from benchlib.vocabulary import matmul_precision
 
 DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a run data-bound
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
-PEAK_PRECISION = {"fp32": "fp32", "tf32": "tf32", "amp_fp16": "fp16", "amp_bf16": "bf16"}
 #: Probe figures compared with datasheet columns: (record column, datasheet column, label, unit).
 CEILINGS = (
     ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32", "TFLOP/s"),
@@ -119,7 +119,7 @@ def loader_capacity(probe: pd.Series | None, workers: int,
 
 
 def _peak(run: pd.Series, probe: pd.Series | None) -> tuple[float | None, str]:
-    precision = PEAK_PRECISION.get(str(run.get("precision")))
+    precision = matmul_precision(run.get("precision"))
     if precision is None:
         return None, ""
     if probe is not None:

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 from benchlib.errors import InputError
 from benchlib.execute import slurm, slurm_pending
@@ -25,10 +24,12 @@ from benchlib.execute.locks import ledger_lock, point_holder
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
 from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
+from benchlib.vocabulary import PointState, RecordStatus
 
 LEDGER = ".benchlib"
 log = logging.getLogger(__name__)
-Status = Literal["done", "failed", "running", "pending"]
+#: Where a point stands in the ledger (a sweep's ``skipped`` never appears there).
+LEDGER_STATES = (PointState.DONE, PointState.FAILED, PointState.RUNNING, PointState.PENDING)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class PointStatus:
 
     name: str
     notebook: str
-    status: Status
+    status: PointState
     job_id: str = ""
     detail: str = ""
     blocked: str = ""  # queued, but Slurm will never start the job: why
@@ -133,17 +134,20 @@ def _finished(notebook: Path) -> PointStatus | None:
     try:
         record = read_record(notebook)
     except (ValueError, OSError) as error:
-        return PointStatus(notebook.stem, "", "failed", detail=f"unreadable record: {error}")
+        return PointStatus(notebook.stem, "", PointState.FAILED,
+                           detail=f"unreadable record: {error}")
     if not isinstance(record, dict):
-        return PointStatus(notebook.stem, "", "failed", detail="unreadable record: not a record")
+        return PointStatus(notebook.stem, "", PointState.FAILED,
+                           detail="unreadable record: not a record")
     job = record.get("env_slurm_job_id", "")
     if record.get("env_slurm_array_task_id"):
         job = f"{record.get('env_slurm_array_job_id')}_{record['env_slurm_array_task_id']}"
     host = record.get("env_slurm_job_nodelist") or record.get("host", "")
-    if record.get("status") == "ok":
+    if record.get("status") == RecordStatus.OK:
         detail = f"{record.get('throughput', 0):.4g} {record.get('unit', '')} on {host}".strip()
-        return PointStatus(notebook.stem, str(record.get("notebook", "")), "done", str(job), detail)
-    return PointStatus(notebook.stem, str(record.get("notebook", "")), "failed", str(job),
+        return PointStatus(notebook.stem, str(record.get("notebook", "")), PointState.DONE, str(job),
+                           detail)
+    return PointStatus(notebook.stem, str(record.get("notebook", "")), PointState.FAILED, str(job),
                        str(record.get("error", "")))
 
 
@@ -188,12 +192,12 @@ def fail_blocked(campaign_dir: Path, point: PointStatus) -> PointStatus:
     complaint = slurm.cancel_pending(point.job_id)
     now = slurm.query_states([point.job_id]).get(point.job_id)
     if now is not None and now.phase == "running":
-        return replace(point, status="running", detail=now.describe(), blocked="")
+        return replace(point, status=PointState.RUNNING, detail=now.describe(), blocked="")
     error = (f"job {point.job_id} {point.detail}; benchlib cancelled it "
              + (f"(scancel failed: {complaint})" if complaint else "(scancel)"))
     state = slurm.JobState(point.job_id, "ended", "CANCELLED")
     _write_failed(Path(campaign_dir), point.name, read_points(Path(campaign_dir)), state, error)
-    return replace(point, status="failed", detail=error, blocked="")
+    return replace(point, status=PointState.FAILED, detail=error, blocked="")
 
 
 def campaign_status(campaign_dir: Path, names: list[str] | None = None,
@@ -234,25 +238,27 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
             continue
         if name not in open_jobs:
             holder = point_holder(campaign_dir, name)
-            table.append(PointStatus(name, notebook_name, "running", "", f"running: {holder}")
-                         if holder else PointStatus(name, notebook_name, "pending", "",
+            table.append(PointStatus(name, notebook_name, PointState.RUNNING, "",
+                                     f"running: {holder}")
+                         if holder else PointStatus(name, notebook_name, PointState.PENDING, "",
                                                     "not started"))
             continue
         state = states[open_jobs[name]["job_id"]]
         if state.phase in ("pending", "running"):
-            table.append(PointStatus(name, notebook_name, state.phase, state.job_id,
+            table.append(PointStatus(name, notebook_name, PointState(state.phase), state.job_id,
                                      state.describe(), state.blocked))
         elif record_ended:
             error = _record_ended_job(campaign_dir, name, open_jobs[name], points, state)
-            table.append(PointStatus(name, notebook_name, "failed", state.job_id, error))
+            table.append(PointStatus(name, notebook_name, PointState.FAILED, state.job_id, error))
         else:
-            table.append(PointStatus(name, notebook_name, "failed", state.job_id, state.describe()))
+            table.append(PointStatus(name, notebook_name, PointState.FAILED, state.job_id,
+                                     state.describe()))
     return table
 
 
 def format_status(campaign_dir: Path, table: list[PointStatus]) -> str:
     """The status table as text: a count line, then one line per point."""
-    counts = {s: sum(p.status == s for p in table) for s in ("done", "failed", "running", "pending")}
+    counts = {s: sum(p.status == s for p in table) for s in LEDGER_STATES}
     lines = [f"{campaign_dir}: {len(table)} points: "
              + ", ".join(f"{n} {s}" for s, n in counts.items())]
     width = max((len(p.name) for p in table), default=0)
@@ -295,10 +301,10 @@ def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: b
     while True:
         table = campaign_status(campaign_dir, names)
         table = fail_blocked_points(campaign_dir, table, blocked_since, blocked_grace_s)
-        finished = [p for p in table if p.status in ("done", "failed")]
+        finished = [p for p in table if p.status in (PointState.DONE, PointState.FAILED)]
         bar.n = len(finished)
         bar.set_postfix({s: sum(p.status == s for p in table)
-                         for s in ("done", "failed", "running", "pending")}, refresh=True)
+                         for s in LEDGER_STATES}, refresh=True)
         if len(finished) == len(table):
             bar.close()
             return table

@@ -14,13 +14,14 @@ from benchlib.inputs.diagnose_plan import Plan, sweep, write_plan
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.records.results import read_record
 from benchlib.records.store import RecordError
+from benchlib.vocabulary import PointState
 
 
 def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
     """``ok 35.2 images/s (8.1 s)``, ``failed: <error>`` or ``skipped (done before)``."""
-    if outcome.status == "skipped":
+    if outcome.status == PointState.SKIPPED:
         return f"skipped ({outcome.error or 'done before'})"
-    if outcome.status == "failed":
+    if outcome.status == PointState.FAILED:
         return f"failed: {outcome.error.splitlines()[0] if outcome.error else 'no record'}"
     try:
         record = read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}

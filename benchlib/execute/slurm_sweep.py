@@ -32,6 +32,7 @@ from benchlib.inputs.params import Point
 from benchlib.measure.environment import job_ids_from_env
 from benchlib.records.build import failed_record
 from benchlib.records.store import sidecar_path, write_json_atomic
+from benchlib.vocabulary import PointState
 
 
 class SubmissionError(InputError):
@@ -112,10 +113,10 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
         record = failed_record(point.parameters, warned[0],
                                **point_context(point, job_ids_from_env()))
         write_json_atomic(sidecar_path(target), record)
-        return "failed"
-    if warned and outcome.status == "failed" and warned[0] not in outcome.error:
+        return PointState.FAILED
+    if warned and outcome.status == PointState.FAILED and warned[0] not in outcome.error:
         _prefix_error(target, warned[0])
-    if terminated and outcome.status == "failed":
+    if terminated and outcome.status == PointState.FAILED:
         paths = submitit.JobEnvironment().paths
         state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"
         _prefix_error(target, f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM)",
@@ -160,8 +161,8 @@ def select_points(sweep, campaign_dir: Path, force: bool, retry_failed: bool) ->
     chosen, skipped = [], {}
     for point in sweep.points:
         state = table[point.name]
-        reason = skip_reason("ok" if state.status == "done" else state.status, force, retry_failed)
-        if state.status in ("running", "pending") and state.job_id:
+        reason = skip_reason(state.status, force, retry_failed)
+        if state.status in (PointState.RUNNING, PointState.PENDING) and state.job_id:
             reason = f"{state.status} as job {state.job_id}"
         if reason:
             skipped[point.name] = reason

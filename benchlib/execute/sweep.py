@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from benchlib.errors import OutputError, describe_os_error
 from benchlib.execute.campaign import remember_points
@@ -30,6 +30,7 @@ from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
 from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_path, write_sidecar
 from benchlib.registry import NOTEBOOK_CONFIGS
+from benchlib.vocabulary import PointState, RecordStatus
 
 log = logging.getLogger(__name__)
 #: Seconds a cell of a local point may run when ``executor.cell_timeout_s`` is not set.
@@ -41,30 +42,30 @@ class PointOutcome:
     """What happened to one point in a sweep run."""
 
     point: Point
-    status: Literal["ok", "failed", "skipped"]
+    status: PointState  #: done, failed or skipped
     seconds: float = 0.0
     error: str = ""
 
 
-def point_status(notebook: Path) -> str:
-    """``ok`` / ``failed`` from the point's sidecar, ``pending`` when there is none (a sidecar
+def point_status(notebook: Path) -> PointState:
+    """``done`` / ``failed`` from the point's sidecar, ``pending`` when there is none (a sidecar
     that no longer reads as a record counts as ``failed``, so the point is not run blindly)."""
     if not sidecar_path(notebook).is_file():
-        return "pending"
+        return PointState.PENDING
     try:
         record = read_record(notebook)
     except RecordError:
-        return "failed"
-    return str((record or {}).get("status", "failed"))
+        return PointState.FAILED
+    return PointState.of_record((record or {}).get("status", RecordStatus.FAILED))
 
 
 def skip_reason(status: str, force: bool, retry_failed: bool) -> str:
-    """Why a point with this sidecar status (``ok`` / ``failed`` / ``pending``) is not run
-    again, or '' when it runs: done points unless ``force``, failed ones unless
-    ``retry_failed`` (or ``force``)."""
-    if force or status not in ("ok", "failed"):
+    """Why a point in this state (:class:`~benchlib.vocabulary.PointState`) is not run again,
+    or '' when it runs: done points unless ``force``, failed ones unless ``retry_failed`` (or
+    ``force``)."""
+    if force or status not in (PointState.DONE, PointState.FAILED):
         return ""
-    if status == "ok":
+    if status == PointState.DONE:
         return "done"
     return "" if retry_failed else "failed (use --retry-failed)"
 
@@ -100,13 +101,13 @@ def run_sweep(
     outcomes: list[PointOutcome] = []
     with campaign_lock(campaign_dir):
         bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
-        counts = {"ok": 0, "failed": 0, "skipped": 0}
+        counts = {s.value: 0 for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
         try:
             remember_points(campaign_dir, sweep.points)
             for point in bar:
                 target = campaign_dir / f"{point.name}.ipynb"
                 if skip_reason(point_status(target), force, retry_failed):
-                    outcome = PointOutcome(point, "skipped")
+                    outcome = PointOutcome(point, PointState.SKIPPED)
                 else:
                     bar.set_postfix_str(point.label, refresh=True)
                     timeout_s = cell_timeout_for(point, sweep.spec.executor.cell_timeout_s)
@@ -149,7 +150,7 @@ def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_d
     """
     with point_lock(target.parent, target.stem) as mine:
         if not mine:
-            return PointOutcome(point, "skipped", error="running in another process")
+            return PointOutcome(point, PointState.SKIPPED, error="running in another process")
         scratch_root = target.parent / ".partial"
         try:
             scratch_root.mkdir(exist_ok=True)
@@ -212,15 +213,15 @@ def commit_result(point: Point, target: Path, notebook: Path | None, record: dic
     """Move ``notebook`` (complete, or None) into ``target`` and write the sidecar, unless the
     record failed and ``target`` already holds an ``ok`` result: then the earlier result stays
     and the failure is kept under ``.benchlib/rejected/``."""
-    status = str(record.get("status", "failed"))
-    kept = keep_ok_result(target, record) if status != "ok" else None
+    status = PointState.of_record(record.get("status", RecordStatus.FAILED))
+    kept = keep_ok_result(target, record) if status != PointState.DONE else None
     if kept is not None:
         if notebook is not None:
             with contextlib.suppress(OSError):
                 notebook.replace(kept.with_suffix(".ipynb"))
         error = (f"{record.get('error', '')} (the earlier ok result was kept; this failure is "
                  f"in {kept})")
-        return PointOutcome(point, "failed", seconds, error)
+        return PointOutcome(point, PointState.FAILED, seconds, error)
     fingerprint = None
     if notebook is not None:
         fingerprint = notebook_fingerprint(notebook)
@@ -235,6 +236,7 @@ def commit_result(point: Point, target: Path, notebook: Path | None, record: dic
 def summarize_outcomes(outcomes: Iterable[PointOutcome]) -> str:
     """One line: how many points ran, failed, were skipped."""
     outcomes = list(outcomes)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "failed", "skipped")}
-    return (f"{len(outcomes)} points: {counts['ok']} ok, {counts['failed']} failed, "
+    counts = {s: sum(o.status == s for o in outcomes)
+              for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
+    return (f"{len(outcomes)} points: {counts['done']} done, {counts['failed']} failed, "
             f"{counts['skipped']} skipped (done before)")

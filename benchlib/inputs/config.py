@@ -19,9 +19,10 @@ from pydantic import (
     model_validator,
 )
 
+from benchlib import vocabulary
 from benchlib.errors import InputError
 
-Precision = Literal["fp32", "tf32", "amp_fp16", "amp_bf16"]
+Precision = vocabulary.literal(vocabulary.Precision)
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
 DeviceChoice = Literal["auto", "cuda", "cpu"]
 ClassificationBenchmark = Literal["train", "inference", "smooth_inference"]

@@ -43,6 +43,7 @@ from benchlib.inputs.config import (
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.vocabulary import Precision as Precisions
 
 #: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
 PLAN_FILE = Path(".benchlib") / "diagnose.json"
@@ -60,7 +61,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "probe_time_s": 2.0},
 }
 #: Precisions and memory formats tried on a GPU besides the user's.
-GPU_VARIANTS = (("tf32", False), ("amp_bf16", False), ("amp_bf16", True), ("amp_fp16", True))
+GPU_VARIANTS = ((Precisions.TF32, False), (Precisions.AMP_BF16, False), (Precisions.AMP_BF16, True),
+                (Precisions.AMP_FP16, True))
 MAX_WORKER_COUNTS = 3
 
 

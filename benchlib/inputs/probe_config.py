@@ -12,7 +12,10 @@ from pydantic import (
     model_validator,
 )
 
+from benchlib import vocabulary
 from benchlib.inputs.config import CommonConfig
+
+MatmulPrecision = vocabulary.literal(vocabulary.MatmulPrecision)
 
 
 class AllReduceConfig(CommonConfig):
@@ -64,7 +67,7 @@ class NodeProbeConfig(CommonConfig):
     """
 
     benchmark: Literal["probe_node"] = "probe_node"
-    precisions: list[Literal["fp32", "tf32", "fp16", "bf16"]] = ["fp32", "tf32", "fp16", "bf16"]
+    precisions: list[MatmulPrecision] = list(vocabulary.values(vocabulary.MatmulPrecision))
     matmul_size: PositiveInt = 8192
     memory_bytes: PositiveInt = 1 << 30
     transfer_bytes: PositiveInt = 256 << 20
@@ -85,7 +88,8 @@ class NodeProbeConfig(CommonConfig):
             raise ValueError(f"num_devices {self.num_devices}: the node probe runs in one process "
                              "on one node; allreduce_devices sets the all-reduce part")
         if not self.precisions:
-            raise ValueError("precisions: name at least one of fp32, tf32, fp16, bf16")
+            raise ValueError("precisions: name at least one of "
+                             + ", ".join(vocabulary.MatmulPrecision))
         if not self.decode_workers:
             raise ValueError("decode_workers: name at least one worker count (0: the main process)")
         if self.data_dir and not Path(self.data_dir).is_dir():

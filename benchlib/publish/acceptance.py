@@ -19,9 +19,10 @@ from benchlib import formatting, reference
 from benchlib.analysis import references
 from benchlib.publish import present
 from benchlib.publish.summary import md_text
+from benchlib.vocabulary import CheckVerdict, MatmulPrecision
 
 #: Verdicts of a check row with a reference that applied.
-CHECKED = ("pass", "fail", "unreliable", "no measurement")
+CHECKED = (CheckVerdict.PASS, CheckVerdict.FAIL, CheckVerdict.UNRELIABLE, CheckVerdict.NO_MEASUREMENT)
 
 
 def short_source(source: object) -> str:
@@ -51,10 +52,11 @@ def _run_verdicts(checked: pd.DataFrame) -> pd.Series:
     """Per run: fail (any row failed), pass (every row passed), run failed, or no reference."""
     def one(verdicts: pd.Series) -> str:
         found = set(verdicts)
-        for verdict in ("run failed", "fail", "no measurement", "unreliable"):
+        for verdict in (CheckVerdict.RUN_FAILED, CheckVerdict.FAIL, CheckVerdict.NO_MEASUREMENT,
+                        CheckVerdict.UNRELIABLE):
             if verdict in found:
-                return verdict
-        return "pass" if found == {"pass"} else "no reference"
+                return verdict.value
+        return (CheckVerdict.PASS if found == {CheckVerdict.PASS} else CheckVerdict.NO_REFERENCE).value
     return checked.groupby("run", sort=False)["verdict"].agg(one)
 
 
@@ -68,7 +70,7 @@ def slower_text(row: pd.Series | dict) -> str:
 
 
 def _failure(row: dict) -> str:
-    if row["verdict"] == "no measurement":
+    if row["verdict"] == CheckVerdict.NO_MEASUREMENT:
         return f"{row['run']} ({row['configuration']}): no {row['metric']} recorded"
     ratio = float(row["ratio"])
     if not ratio > 0:  # nothing measured (0), or not a finite number: the check's own words
@@ -97,22 +99,22 @@ def headline(checked: pd.DataFrame, df: pd.DataFrame, given: bool = False) -> st
         return (f"**No reference matches these runs** ({md_text(nothing_matches(df))}); see "
                 f"{where} below.")
     per_run = _run_verdicts(checked)
-    judged = per_run[per_run.isin(("pass", "fail", "no measurement"))]
-    failing = (per_run == "fail") | (per_run == "no measurement")
+    judged = per_run[per_run.isin((CheckVerdict.PASS, CheckVerdict.FAIL, CheckVerdict.NO_MEASUREMENT))]
+    failing = (per_run == CheckVerdict.FAIL) | (per_run == CheckVerdict.NO_MEASUREMENT)
     parts = [f"**{int((judged == 'pass').sum())} of {len(judged)} runs pass**"]
     if failing.any():
-        rows = checked[checked["verdict"].isin(("fail", "no measurement"))]
+        rows = checked[checked["verdict"].isin((CheckVerdict.FAIL, CheckVerdict.NO_MEASUREMENT))]
         shown = [md_text(_failure(r)) for r in rows.head(3).to_dict("records")]
         more = f"; and {len(rows) - 3} more (table below)" if len(rows) > 3 else ""
         parts.append(f"**{int(failing.sum())} fail{'s' if failing.sum() == 1 else ''}**: "
                      + "; ".join(shown) + more)
-    unmatched = int((per_run == "no reference").sum())
+    unmatched = int((per_run == CheckVerdict.NO_REFERENCE).sum())
     if unmatched:
         parts.append(f"{unmatched} run{'s' if unmatched != 1 else ''} matched no reference")
-    broken = int((per_run == "run failed").sum())
+    broken = int((per_run == CheckVerdict.RUN_FAILED).sum())
     if broken:
         parts.append(f"{broken} run{'s' if broken != 1 else ''} failed to run")
-    unsure = int((per_run == "unreliable").sum())
+    unsure = int((per_run == CheckVerdict.UNRELIABLE).sum())
     if unsure:
         parts.append(f"**{unsure} cannot be certified** (contended or throttled: no verdict "
                      f"from {'it' if unsure == 1 else 'them'}; re-run on an idle node)")
@@ -141,7 +143,8 @@ def check_display(checked: pd.DataFrame) -> present.Table:
                           rows["reference"], strict=True)],
         "bounds": [_bounds(lo, hi) for lo, hi in zip(rows["low"], rows["high"], strict=True)],
         "measured / expected": rows["ratio"].map(formatting.formatter("ratio")),
-        "verdict": rows["verdict"].map(lambda v: f"⚠ {v}" if v in ("fail", "unreliable") else v),
+        "verdict": rows["verdict"].map(
+            lambda v: f"⚠ {v}" if v in (CheckVerdict.FAIL, CheckVerdict.UNRELIABLE) else v),
         "flags": rows["flags"].fillna("").astype(str),
     })
     if not cells["flags"].str.strip().any():
@@ -165,7 +168,7 @@ def check_plot(checked: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(9, 0.4 * max(len(rows), 1) + 1.8))
     labels = [plain(f"{r} [{int(i)}]") for r, i in
               zip(rows["run"], rows["reference_index"], strict=True)]
-    colours = ["#59a14f" if v == "pass" else "#e15759" for v in rows["verdict"]]
+    colours = ["#59a14f" if v == CheckVerdict.PASS else "#e15759" for v in rows["verdict"]]
     ax.barh(range(len(rows)), rows["ratio"].astype(float), color=colours)
     for position, row in enumerate(rows.to_dict("records")):
         low = max(row["low"] / row["expected"], 0.0)
@@ -175,8 +178,8 @@ def check_plot(checked: pd.DataFrame):
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.plot([], [], "s", color="#59a14f", label="pass")
-    ax.plot([], [], "s", color="#e15759", label="fail")
+    ax.plot([], [], "s", color="#59a14f", label=CheckVerdict.PASS.value)
+    ax.plot([], [], "s", color="#e15759", label=CheckVerdict.FAIL.value)
     ax.plot([], [], "|", color="black", markersize=12, label="lower bound")
     ax.legend(fontsize=8, loc="lower right")
     ax.set(xlabel="measured / expected (x); 1.0 = the published figure", ylabel="",
@@ -195,7 +198,7 @@ def sources_used(checked: pd.DataFrame) -> str:
 
 def unmatched_note(checked: pd.DataFrame) -> str:
     """Markdown: the configurations of the runs no reference matched (counted), or ''."""
-    rows = checked[checked["verdict"] == "no reference"]
+    rows = checked[checked["verdict"] == CheckVerdict.NO_REFERENCE]
     if rows.empty:
         return ""
     counts = rows["configuration"].value_counts(sort=False)
@@ -232,8 +235,8 @@ def _ceilings(table: pd.DataFrame) -> present.Table:
         f"{formatting.number(v)} [{i}]" for v, i in zip(table["value"], table["index"], strict=True)])
     wide = cells.pivot_table(index="variant", columns="precision", values="cell",
                              aggfunc="first", sort=False).reset_index()
-    wide = wide.reindex(columns=["variant", *[p for p in ("fp32", "tf32", "fp16", "bf16")
-                                              if p in wide]]).fillna(formatting.DASH)
+    precisions = [p.value for p in MatmulPrecision if p in wide]
+    wide = wide.reindex(columns=["variant", *precisions]).fillna(formatting.DASH)
     wide.columns = ["GPU variant", *(f"{p} (TFLOP/s)" for p in wide.columns[1:])]
     return present.Table(wide, f"Datasheet dense matmul peaks, references [n] of the node probe's "
                          f"matmul columns on that variant: a probe under half the peak fails "
@@ -271,7 +274,7 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
             continue
         for label, rows in matched.groupby("reference", sort=False):
             measured = rows.dropna(subset=["ratio"])
-            passing = int((rows["verdict"] == "pass").sum())
+            passing = int((rows["verdict"] == CheckVerdict.PASS).sum())
             counted = f"{passing} of {len(rows)} runs pass"
             source = short_source(rows["reference_source"].iloc[0])
             if measured.empty:

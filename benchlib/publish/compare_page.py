@@ -9,9 +9,11 @@ from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
 from benchlib.publish import present
 from benchlib.publish.summary import md_text
+from benchlib.vocabulary import CompareVerdict
 
-VERDICT_COLOURS = {"regression": "#e15759", "improvement": "#59a14f", "no change": "#4e79a7",
-                   "unknown": "#bab0ac", "unreliable": "#f28e2b"}
+VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
+                   CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNKNOWN: "#bab0ac",
+                   CompareVerdict.UNRELIABLE: "#f28e2b"}
 
 
 #: What a compare verdict without a direction means, said once where it appears.
@@ -56,15 +58,15 @@ def compare_headline(compared: pd.DataFrame, base: str) -> str:
         f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
     threshold = float(compared.attrs.get("threshold", 0.05))
     labels = compare_labels(compared)
-    for index, row in compared[compared["verdict"] == "regression"].iterrows():
+    for index, row in compared[compared["verdict"] == CompareVerdict.REGRESSION].iterrows():
         lines.append(f"- **regression** {md_text(labels[index])}: "
                      f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
                      f"{row['high']:.2f} from {row['base_runs']} + {row['new_runs']} runs), "
                      f"{1 - row['ratio']:.0%} slower")
-    if "regression" not in counts:
+    if CompareVerdict.REGRESSION not in counts:
         lines.append(f"No significant regression beyond {threshold:.0%} among the "
                      "configurations judged.")
-    for verdict, said in (("unreliable", UNRELIABLE), ("unknown", UNKNOWN)):
+    for verdict, said in ((CompareVerdict.UNRELIABLE, UNRELIABLE), (CompareVerdict.UNKNOWN, UNKNOWN)):
         if verdict in counts:
             lines.append(f"\n**{counts[verdict]} cannot be certified**: {md_text(said)}.")
     return "\n".join(lines)
@@ -95,7 +97,7 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
         "95 % interval": [interval(lo, hi) for lo, hi in
                           zip(compared["low"], compared["high"], strict=True)],
         "verdict": compared["verdict"].map(
-            lambda v: f"⚠ {v}" if v in ("regression", "unreliable") else v),
+            lambda v: f"⚠ {v}" if v in (CompareVerdict.REGRESSION, CompareVerdict.UNRELIABLE) else v),
         "runs (base / new)": [f"{a} / {b}" for a, b in
                               zip(compared["base_runs"], compared["new_runs"], strict=True)],
         "flags": compared["flags"].fillna("").astype(str),

@@ -7,6 +7,8 @@ import argparse
 import time
 from pathlib import Path
 
+from benchlib.vocabulary import Precision
+
 DESCRIPTION = (
     "Why this node is slower than it should be for a model, answered by an experiment: the "
     "node probe, then the model on synthetic data on the device (what the node can do for it), "
@@ -26,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--benchmark", choices=["train", "inference"], default="train")
     parser.add_argument("--workers", type=int, help="your loader worker count (default: 4, or "
                         "the cores available when fewer)")
-    parser.add_argument("--precision", choices=["fp32", "tf32", "amp_fp16", "amp_bf16"],
+    parser.add_argument("--precision", choices=list(Precision),
                         default="fp32", help="your precision (default fp32)")
     parser.add_argument("--channels-last", action="store_true", help="your runs use channels_last")
     parser.add_argument("--devices", type=int, default=1, help="devices (default 1)")

@@ -103,7 +103,7 @@ def outlier_text(table: pd.DataFrame) -> str:
     items = [f"- **{md_text(r[node])} ⚠** "
              f"({md_text(' '.join(str(r[c]) for c in fleet_groups(table)))}): "
              f"{formatting.percent(r['relative'])} of the median, robust z {r['robust_z']:+.1f}"
-             + (f"; flags: {md_text(r['flags'])}" if flags.split(r.get("flags")) else "")
+             + (f"; flags: {md_text(r['flags'])}" if flags.of(r.get("flags")) else "")
              for r in found.head(20).to_dict("records")]
     more = f"\n- and {len(found) - 20} more (table below)" if len(found) > 20 else ""
     return (f"{rule}\n\n**{len(found)} outlier node{'s' if len(found) != 1 else ''}** among "

@@ -21,6 +21,7 @@ from benchlib import formatting
 from benchlib.analysis import comparisons as analysis
 from benchlib.publish import compare_page, summary
 from benchlib.records import flags
+from benchlib.vocabulary import CompareVerdict, RecordStatus
 
 #: Settings that describe a configuration on the front page (those that vary are shown).
 DESCRIBE = ("cluster", "gpu", "num_nodes", "num_devices", "dataset", "synthetic_kind",
@@ -118,7 +119,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         page = run_page(best, runs)
         run = f' <a href="{_e(page)}">run →</a>' if page else ""
         flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
-                   if flags.split(best.get("flags")) else "")
+                   if flags.of(best.get("flags")) else "")
         where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
@@ -226,8 +227,8 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
         items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
                   f"base speed (95 % interval {row.low:.2f}–{row.high:.2f} over the repeats)</li>"
                   for i, row in regression.regressions(compared).iterrows()]
-        for verdict, said in (("unreliable", compare_page.UNRELIABLE),
-                              ("unknown", compare_page.UNKNOWN)):
+        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_page.UNRELIABLE),
+                              (CompareVerdict.UNKNOWN, compare_page.UNKNOWN)):
             if verdict in counts:
                 items.append(f'<li class="flag">{counts[verdict]} cannot be certified: '
                              f"{_e(said)}</li>")
@@ -306,8 +307,8 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
             throughput = formatting.formatter("throughput")(row.get("throughput"))
             if not unit and not formatting.missing(row.get("unit")):
                 throughput += f" {row['unit']}"
-            status = str(row.get("status") or "ok")
-            if status != "ok":
+            status = str(row.get("status") or RecordStatus.OK)
+            if status != RecordStatus.OK:
                 status += f": {str(row.get('error') or '')[:120]}"
             cells = [link, *(_e(formatting.formatter(c)(row.get(c))) for c in shown),
                      _e(throughput), _e(formatting.formatter("time_iteration_s")(
@@ -341,7 +342,7 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
     """The whole index page: with ``refs``, each benchmark against its reference; with
     ``compared`` (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
     by_key = {Path(p.href).stem: p for p in pages}
-    done = int((records["status"].fillna("ok") == "ok").sum()) if "status" in records \
+    done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \
         else len(records)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     items = "".join(f'<li><a href="{_e(p.href)}">{_e(p.title)}</a>'

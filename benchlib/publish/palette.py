@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from benchlib.vocabulary import MatmulPrecision, Precision
+
 #: Tableau-like colours (colour-blind friendly order), used for values without a fixed colour.
 BASE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
         "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6", "#d37295", "#fabfd2", "#8cd17d")
@@ -16,8 +18,9 @@ FIXED: dict[str, dict[str, str]] = {
     "phase": {"data": "#e15759", "read": "#ff9da7", "h2d": "#f28e2b", "preprocess": "#edc948",
               "forward": "#4e79a7", "backward": "#76b7b2", "optimizer": "#59a14f",
               "d2h": "#b07aa1", "write": "#9c755f", "iteration": "#555555", "other": "#bab0ac"},
-    "precision": {"fp32": "#4e79a7", "tf32": "#76b7b2", "amp_fp16": "#f28e2b",
-                  "amp_bf16": "#e15759", "fp16": "#f28e2b", "bf16": "#e15759"},
+    "precision": {Precision.FP32: "#4e79a7", Precision.TF32: "#76b7b2", Precision.AMP_FP16: "#f28e2b",
+                  Precision.AMP_BF16: "#e15759", MatmulPrecision.FP16: "#f28e2b",
+                  MatmulPrecision.BF16: "#e15759"},
     "dataset": {"synthetic": "#4e79a7", "real": "#f28e2b"},
     "verdict": {"compute-bound": "#59a14f", "data-bound": "#e15759", "throttled": "#b07aa1"},
     "source": {"this campaign": "#e15759", "reference": "#4e79a7"},

@@ -199,7 +199,7 @@ def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
     """Red crosses on the points of flagged runs (:mod:`benchlib.records.flags`), one legend entry."""
     if "flags" not in table:
         return
-    flagged = table[[bool(flags.split(f)) for f in table["flags"]]]
+    flagged = table[[bool(flags.of(f)) for f in table["flags"]]]
     if len(flagged):
         ax.scatter(flagged["num_devices"], flagged[column], marker="X", s=70, color="crimson",
                    zorder=5, label="flagged ⚠ (see the list above)")

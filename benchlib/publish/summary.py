@@ -160,7 +160,7 @@ def headlines(found: list[Comparison]) -> pd.DataFrame:
     for c in found:
         effect = c.effect
         interval = f"{effect['low']:.2f}-{effect['high']:.2f}" if effect["known"] else "unknown"
-        names = {n for text in c.pairs.get("flags", []) for n in flags.split(text)}
+        names = {n for text in c.pairs.get("flags", []) for n in flags.of(text)}
         significant = ("unreliable" if effect.get("unreliable")
                        else "yes" if effect["significant"] else "no")
         rows.append({"comparison": c.title, "median ratio": c.headline,

@@ -3,7 +3,9 @@ as sentences a user can act on.
 
 A record's flags come from its own columns (:func:`record_flags`); analysis adds the ones that
 need several runs (``superlinear`` in :func:`benchlib.analysis.comparisons.scaling`, ``mfu_over_100`` in the
-verdict). ``flags`` is a comma-separated list of names, '' when none.
+verdict). In Python a run's flags are a list of names (:func:`of` reads them from a record, a
+row or a stored value); files (sidecar, CSV) and tables hold them comma-separated
+(:func:`join`), '' when none.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 from benchlib import registry
 from benchlib.measure.contention import CONTENDED_CPU_SHARE
 from benchlib.measure.timing import NOISY_SPREAD
+from benchlib.vocabulary import RecordStatus
 
 #: A timed loop shorter than this (seconds) or with fewer iterations is ``short``.
 SHORT_SECONDS = 1.0
@@ -55,7 +58,7 @@ RERUN_ADVICE = ("re-run both sides on an idle node (an exclusive allocation; not
 
 def disturbed(texts: Iterable[object]) -> list[str]:
     """The :data:`DISTURBED` flags among ``texts`` (flag strings), once each, in order."""
-    found = [name for text in texts for name in split(text) if name in DISTURBED]
+    found = [name for text in texts for name in of(text) if name in DISTURBED]
     return list(dict.fromkeys(found))
 
 
@@ -75,7 +78,7 @@ def number(value: object) -> float | None:
 
 def record_flags(record: Mapping[str, object]) -> list[str]:
     """The flags one finished run's own columns call for (none for failed runs)."""
-    if record.get("status", "ok") != "ok":
+    if record.get("status", RecordStatus.OK) != RecordStatus.OK:
         return []
     found = []
     if record.get("contended") is True:
@@ -94,11 +97,20 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     return found
 
 
-def split(text: object) -> list[str]:
-    """``"a,b"`` -> ``["a", "b"]`` ('' / NaN / None -> [])."""
-    if not isinstance(text, str) or not text:
+def of(value: object) -> list[str]:
+    """The flags of ``value`` as a list of names: a record or row (its ``flags``), the stored
+    comma string (``"a,b"`` -> ``["a", "b"]``) or a list of names; '' / NaN / None -> []."""
+    if isinstance(value, Mapping | pd.Series):
+        value = value.get("flags")
+    if isinstance(value, list | tuple):
+        return [str(name) for name in value if name]
+    if not isinstance(value, str) or not value:
         return []
-    return [name for name in text.split(",") if name]
+    return [name for name in value.split(",") if name]
+
+
+#: The former name of :func:`of` (stored values only).
+split = of
 
 
 def join(names: Iterable[str]) -> str:
@@ -116,7 +128,7 @@ def with_flags(df: pd.DataFrame) -> pd.DataFrame:
         out["flags"] = pd.Series(dtype=object)
         return out
     carried = out["flags"] if "flags" in out else pd.Series("", index=out.index)
-    out["flags"] = [join([*split(old), *record_flags(row)])
+    out["flags"] = [join([*of(old), *record_flags(row)])
                     for old, row in zip(carried, out.to_dict("records"), strict=True)]
     return out
 
@@ -126,20 +138,20 @@ def add_flag(df: pd.DataFrame, mask: pd.Series, name: str) -> pd.DataFrame:
     out = df.copy()
     if "flags" not in out:
         out["flags"] = ""
-    out.loc[mask, "flags"] = [join([*split(old), name]) for old in out.loc[mask, "flags"]]
+    out.loc[mask, "flags"] = [join([*of(old), name]) for old in out.loc[mask, "flags"]]
     return out
 
 
 def marked(label: object, flags: object) -> str:
     """A table or plot label with a visible marker when the row is flagged: ``label ⚠``."""
-    return f"{label} ⚠" if split(flags) else str(label)
+    return f"{label} ⚠" if of(flags) else str(label)
 
 
 def flag_counts(df: pd.DataFrame) -> dict[str, int]:
     """How many rows carry each flag, in :data:`FLAGS` order."""
     counts: dict[str, int] = {}
     for text in df.get("flags", pd.Series(dtype=object)):
-        for name in split(text):
+        for name in of(text):
             counts[name] = counts.get(name, 0) + 1
     return {n: counts[n] for n in [*FLAGS, *sorted(set(counts) - set(FLAGS))] if n in counts}
 
@@ -166,7 +178,7 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
     lines = []
     if "flags" not in scaled or "baseline_devices" not in scaled:
         return lines
-    for _, row in scaled[[("superlinear" in split(f)) for f in scaled["flags"]]].iterrows():
+    for _, row in scaled[[("superlinear" in of(f)) for f in scaled["flags"]]].iterrows():
         base_n = int(row["baseline_devices"])
         base = scaled[(scaled["baseline_key"] == row["baseline_key"])
                       & (scaled["num_devices"] == base_n)]
@@ -174,7 +186,7 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
                 f"(efficiency {row['efficiency']:.0%})")
         reasons = []
         for _, b in base.iterrows():
-            names = split(b.get("flags", ""))
+            names = of(b)
             if "contended" in names:
                 reasons.append(f"the {base_n}-device run shared the CPU with other processes "
                                f"({_percent(b.get('contention_cpu_share'))} of its CPU time)")
@@ -186,7 +198,7 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
         else:
             lines.append(f"{head}: the baseline shows no contention or noise; check that the "
                          "runs did the same work per sample, then re-run the baseline.")
-        if "contended" in split(row.get("flags", "")):
+        if "contended" in of(row):
             lines[-1] += (f" The {int(row['num_devices'])}-device run was contended too "
                           f"({_percent(row.get('contention_cpu_share'))}).")
     return lines

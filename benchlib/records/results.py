@@ -34,6 +34,7 @@ from benchlib.records.store import (
     write_json_atomic,
     write_sidecar,
 )
+from benchlib.vocabulary import RecordStatus
 
 KNOWN_SCHEMA_VERSIONS = {1}
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def keep_ok_result(target: Path, failure: Mapping[str, object]) -> Path | None:
         current = read_record(target) if target.exists() or sidecar_path(target).exists() else None
     except RecordError:
         return None
-    if not current or current.get("status") != "ok":
+    if not current or current.get("status") != RecordStatus.OK:
         return None
     if read_sidecar(target) is None:
         write_sidecar(target, current)

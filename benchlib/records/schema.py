@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from benchlib.vocabulary import RecordStatus, values
+
 Role = Literal["configuration", "measurement", "bookkeeping", "environment"]
 
 
@@ -254,6 +256,30 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+#: Record columns named for people where the name itself does not read well (the others read as
+#: their name with spaces); a table adds the entry's unit where it shows one
+#: (:func:`benchlib.formatting.column_label`).
+LABELS: dict[str, str] = {
+    "gpu": "GPU", "device_name": "device", "dataset": "data",
+    "synthetic_kind": "synthetic data made", "num_devices": "devices", "num_nodes": "nodes",
+    "num_workers": "loader workers", "straggler_spread": "slowest / fastest rank",
+    "launch_overhead_s": "launch overhead", "dist_backend": "backend",
+    "node_launcher": "launcher", "throttled_share": "clocks held down",
+    "achieved_tflops": "achieved", "gpu_util_mean": "GPU utilization",
+    "power_mean_w": "mean power", "power_max_w": "max power", "sm_clock_mean_mhz": "mean SM clock",
+    "temperature_max_c": "max temperature", "energy_j": "energy",
+    "joules_per_sample": "energy per sample", "peak_memory_bytes": "peak memory",
+    "flops_per_sample": "work per sample", "wall_time_s": "timed loop",
+    "iterations": "timed iterations", "patch_shape": "patch (z x y x x)",
+    "block_shape": "block (z x y x x)", "result_parameters": "network parameters",
+}
+
+
+def label(name: str) -> str:
+    """A column's name for people (no unit): :data:`LABELS`, else the name with spaces."""
+    return LABELS.get(name, name.replace("_", " "))
+
+
 @cache
 def _exact() -> dict[str, Column]:
     return {c.name: c for c in COLUMNS if "{" not in c.name}
@@ -292,7 +318,7 @@ def core_columns(phases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-STATUSES = ("ok", "failed")
+STATUSES = values(RecordStatus)
 
 
 @cache

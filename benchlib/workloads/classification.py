@@ -15,6 +15,7 @@ from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.measure.timing import PhaseTimer
+from benchlib.vocabulary import Precision
 from benchlib.workloads import distributed
 from benchlib.workloads.loop import (
     NoTimer,
@@ -145,7 +146,7 @@ class TrainStep:
         self.model, self.config, self.device = model.train(), config, device
         self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
                                          weight_decay=1e-4)
-        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == "amp_fp16")
+        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == Precision.AMP_FP16)
         self.loss: torch.Tensor | None = None
 
     def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:

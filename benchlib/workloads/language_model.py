@@ -13,6 +13,7 @@ from benchlib.data.tokens import file_batch, open_tokens, synthetic_batch
 from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.measure.timing import PhaseTimer
 from benchlib.models.transformer import SIZES, TransformerLM, TransformerShape, language_model_loss
+from benchlib.vocabulary import Precision
 from benchlib.workloads import distributed
 from benchlib.workloads.loop import NoTimer, TimeBudget, backward_and_step, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
@@ -89,7 +90,7 @@ class TrainStep:
         self.model, self.config, self.device = model.train(), config, device
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate,
                                            weight_decay=0.1, betas=(0.9, 0.95))
-        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == "amp_fp16")
+        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == Precision.AMP_FP16)
         self.loss: torch.Tensor | None = None
 
     def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:

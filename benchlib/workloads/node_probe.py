@@ -27,11 +27,12 @@ import torch
 
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.measure.timing import WallClock
+from benchlib.vocabulary import MatmulPrecision
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 
-DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-          "bf16": torch.bfloat16}
+DTYPES = {MatmulPrecision.FP32: torch.float32, MatmulPrecision.TF32: torch.float32,
+          MatmulPrecision.FP16: torch.float16, MatmulPrecision.BF16: torch.bfloat16}
 READ_CHUNK = 4 << 20
 
 
@@ -109,7 +110,7 @@ def matmul_tflops(device: torch.device, precision: str, size: int, iterations: i
     """TFLOP/s of ``size x size`` matrix products in ``precision`` (tf32: fp32 inputs with
     TF32 tensor cores allowed; fp32: TF32 off)."""
     saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = precision == MatmulPrecision.TF32
     try:
         seconds = seconds_per_call(_product(device, precision, size), device, iterations, warmup,
                                    budget_s)
@@ -213,7 +214,7 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
 
     it, warm, budget = config.iterations, config.warmup, config.probe_time_s
     for precision in config.precisions:
-        if precision == "tf32" and not cuda:
+        if precision == MatmulPrecision.TF32 and not cuda:
             add("matmul", precision, None, "TFLOP/s", "TF32 is a CUDA tensor-core mode")
             continue
         n = matmul_size_within(device, precision, config.matmul_size, budget)

@@ -9,9 +9,10 @@ import sys
 import torch
 
 from benchlib.inputs.config import Precision, RunConfig
+from benchlib.vocabulary import Precision as Precisions
 from benchlib.workloads import distributed
 
-AMP_DTYPES = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}
+AMP_DTYPES = {Precisions.AMP_FP16: torch.float16, Precisions.AMP_BF16: torch.bfloat16}
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -31,7 +32,7 @@ def resolve_device(choice: str) -> torch.device:
 
 def configure_precision(precision: Precision, device: torch.device) -> None:
     """TF32 on for ``tf32`` only, so ``fp32`` means true fp32 matmuls and convolutions."""
-    tf32 = precision == "tf32"
+    tf32 = precision == Precisions.TF32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.set_float32_matmul_precision("high" if tf32 else "highest")

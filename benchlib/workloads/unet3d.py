@@ -23,6 +23,7 @@ from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNe
 from benchlib.measure.timing import PhaseTimer
 from benchlib.models.geometry import shape_text
 from benchlib.models.unet3d import UNet3D
+from benchlib.vocabulary import Precision
 from benchlib.workloads import distributed
 from benchlib.workloads.blockwise import (
     OUTPUT_DTYPES,
@@ -81,7 +82,7 @@ class UNetTrainStep:
     def __init__(self, model: nn.Module, config: UNet3DTrainConfig, device: torch.device) -> None:
         self.model, self.config, self.device = model.train(), config, device
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == "amp_fp16")
+        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == Precision.AMP_FP16)
         self.voxels = math.prod(config.output_shape)
         self.loss: torch.Tensor | None = None
 

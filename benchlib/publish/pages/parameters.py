@@ -3,6 +3,8 @@ the names come from the config classes, :mod:`benchlib.inputs.config`)."""
 
 from __future__ import annotations
 
+from benchlib.vocabulary import Precision
+
 #: Comments on the parameters of every benchmark notebook.
 COMMENTS = {
     "iterations": 'timed iterations after warm-up, "epoch" (one pass over the data) or "auto"',
@@ -15,7 +17,7 @@ COMMENTS = {
     "data_source": "disk: read as it goes | memory: read once before timing (decode only)",
     "image_size": "None: the model's default (224, inception_v3 299)",
     "device": "auto | cuda | cpu",
-    "precision": "fp32 | tf32 | amp_fp16 | amp_bf16",
+    "precision": " | ".join(Precision),
     "compile": "none | default | reduce-overhead | max-autotune",
     "breakdown": "per-phase timers (False: whole iterations only)",
     "cluster": "empty: SLURM cluster name, $BENCHLIB_CLUSTER or host name",

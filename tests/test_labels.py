@@ -1,0 +1,47 @@
+"""Column names and units for people come from one place: a record column's from its schema
+entry (records.schema: LABELS and the entry's unit), only the columns analysis adds from
+formatting.NAMES / UNITS."""
+
+from __future__ import annotations
+
+from benchlib import formatting
+from benchlib.records import schema
+
+
+def _exact_columns() -> set[str]:
+    return {c.name for c in schema.COLUMNS if "{" not in c.name}
+
+
+def test_formatting_names_only_columns_the_schema_does_not_describe():
+    assert set(formatting.NAMES) & _exact_columns() == set()
+    assert set(formatting.UNITS) & _exact_columns() == set()
+    assert set(formatting.UNITS) <= set(formatting.NAMES)
+
+
+def test_every_label_names_a_record_column():
+    assert [name for name in schema.LABELS if schema.column(name) is None] == []
+
+
+def test_measured_columns_show_the_schema_unit():
+    shown = {c.name: formatting.column_label(c.name) for c in schema.COLUMNS
+             if "{" not in c.name and c.dtype == "float" and c.unit not in ("", "unit")
+             and formatting.kind(c.name) == "plain"}
+    assert shown, "no measured column with a unit: the check looks at nothing"
+    wrong = {name: label for name, label in shown.items()
+             if not label.endswith(f"({schema.column(name).unit})")}
+    assert wrong == {}
+
+
+def test_labels_read_as_words():
+    assert formatting.column_label("power_mean_w") == "mean power (W)"
+    assert formatting.column_label("joules_per_sample") == "energy per sample (J/sample)"
+    assert formatting.column_label("memory_GBps") == "memory (GB/s)"
+    assert formatting.column_label("h2d_pinned_GBps") == "h2d pinned (GB/s)"
+    assert formatting.column_label("image_size") == "image size (px)"
+    assert formatting.column_label("num_devices") == "devices"  # a count: no unit
+    assert formatting.column_label("gpu_util_mean") == "GPU utilization"  # values carry %
+    assert formatting.column_label("time_data_s") == "data wait (ms)"
+    assert formatting.column_label("throughput", "images/s") == "throughput (images/s)"
+    assert formatting.column_label("demand_per_device") == "model takes per device (images/s)"
+    assert formatting.column_label("result_parameters") == "network parameters"
+    assert formatting.column_label("not_a_column") == "not a column"

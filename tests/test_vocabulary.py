@@ -1,0 +1,128 @@
+"""One vocabulary per concept (benchlib.vocabulary): the values are plain strings, the mapping
+from a run's precision to the probe's matmul precision is the only one, and no module outside
+the vocabulary spells a precision or writes a record status of its own."""
+
+from __future__ import annotations
+
+import ast
+import json
+import typing
+
+import pandas as pd
+import pytest
+
+from benchlib import vocabulary
+from benchlib.analysis import references, regression
+from benchlib.execute.campaign import LEDGER_STATES, PointStatus
+from benchlib.execute.sweep import skip_reason
+from benchlib.inputs.config import ClassificationConfig, Precision
+from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.records import flags, schema
+from benchlib.vocabulary import (
+    CheckVerdict,
+    CompareVerdict,
+    MatmulPrecision,
+    PointState,
+    RecordStatus,
+    matmul_precision,
+)
+
+from .conftest import ROOT
+
+PACKAGE = ROOT / "benchlib"
+#: Values only the vocabulary may spell as a string constant (shared words such as "ok",
+#: "failed", "fp32" appear in prose and other vocabularies, so they are checked by use below).
+OWNED = {"amp_fp16", "amp_bf16", "tf32", "fp16", "bf16", "no change", "only in new",
+         "only in base", "no measurement", "no reference", "run failed"}
+
+
+def _constants(tree: ast.AST) -> list[ast.Constant]:
+    """String constants of a module that are not docstrings."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                                | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_values_are_plain_strings_in_files_and_frames():
+    assert RecordStatus.OK == "ok" and json.dumps({"status": RecordStatus.OK}) == '{"status": "ok"}'
+    assert f"{PointState.DONE}" == "done" and str(CompareVerdict.NO_CHANGE) == "no change"
+    frame = pd.DataFrame({"status": ["ok", "failed"]})
+    assert list(frame["status"] == RecordStatus.OK) == [True, False]
+    assert schema.STATUSES == ("ok", "failed")
+
+
+def test_config_literals_come_from_the_vocabulary():
+    assert typing.get_args(Precision) == tuple(vocabulary.Precision)
+    assert NodeProbeConfig().precisions == list(MatmulPrecision)
+    assert type(ClassificationConfig(precision="amp_bf16").precision) is str
+    with pytest.raises(ValueError, match="'fp32', 'tf32', 'amp_fp16' or 'amp_bf16'"):
+        ClassificationConfig(precision="fp8")
+
+
+def test_one_mapping_from_run_precision_to_matmul_precision():
+    assert set(vocabulary.MATMUL_PRECISION) == set(vocabulary.Precision)
+    assert matmul_precision("amp_fp16") == "fp16" and matmul_precision("tf32") == "tf32"
+    assert matmul_precision("int8") is None and matmul_precision(None) is None
+
+
+def test_no_module_outside_the_vocabulary_spells_its_owned_values():
+    spelled = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "vocabulary.py":
+            continue
+        found = {c.value for c in _constants(ast.parse(path.read_text())) if c.value in OWNED}
+        if found:
+            spelled[str(path.relative_to(ROOT))] = sorted(found)
+    assert spelled == {}
+
+
+def test_every_status_written_into_a_record_is_a_vocabulary_member():
+    """``"status": <literal>`` in a dict and ``status=<literal>`` in a call, anywhere in the
+    package, hold a RecordStatus (records) or a PointState (ledger, sweep) value."""
+    allowed = set(RecordStatus) | set(PointState)
+    written = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Dict):
+                written += [(path.name, v.value) for k, v in zip(node.keys, node.values, strict=True)
+                            if isinstance(k, ast.Constant) and k.value == "status"
+                            and isinstance(v, ast.Constant)]
+            elif isinstance(node, ast.Call):
+                written += [(path.name, kw.value.value) for kw in node.keywords
+                            if kw.arg == "status" and isinstance(kw.value, ast.Constant)]
+    assert written, "the scan found no status at all: it no longer looks where records are made"
+    assert [(name, value) for name, value in written if value not in allowed] == []
+
+
+def test_one_point_state_for_sweep_and_ledger():
+    assert skip_reason(PointState.DONE, force=False, retry_failed=False) == "done"
+    assert skip_reason(PointState.FAILED, force=False, retry_failed=True) == ""
+    assert skip_reason(PointState.PENDING, force=False, retry_failed=False) == ""
+    assert PointState.of_record("ok") == "done" and PointState.of_record("failed") == "failed"
+    assert set(LEDGER_STATES) == set(PointState) - {PointState.SKIPPED}
+    assert PointStatus("p", "train", PointState("running")).status == "running"
+
+
+def test_verdict_tables_hold_vocabulary_values():
+    ref = references.Reference(metric="throughput", value=100.0, unit="images/s", name="r",
+                               source="s", match={})
+    rows = pd.DataFrame([{"status": "ok", "throughput": 100.0, "flags": ""},
+                         {"status": "failed", "error": "boom", "flags": ""}])
+    checked = references.check(rows, [ref])
+    assert set(checked["verdict"]) <= set(CheckVerdict)
+    assert all(type(v) is str for v in checked["verdict"])
+    found = {"pairs": 3, "known": True, "low": 0.5, "high": 0.6}
+    assert regression.verdict(found) == CompareVerdict.REGRESSION
+    assert type(regression.verdict(found)) is str
+
+
+def test_flags_are_a_list_in_python():
+    assert flags.of("contended,short") == ["contended", "short"]
+    assert flags.of(["noisy"]) == ["noisy"] and flags.of(float("nan")) == []
+    assert flags.of({"flags": "throttled"}) == ["throttled"]
+    assert flags.of(pd.Series({"flags": "short,noisy"})) == ["short", "noisy"]
+    assert flags.join(flags.of("short,contended")) == "contended,short"
