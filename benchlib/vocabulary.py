@@ -10,7 +10,8 @@ Each is an :class:`enum.StrEnum`, so a member *is* its plain string (``RecordSta
 - :class:`Precision` (a run's ``precision``) and :class:`MatmulPrecision` (the node probe's
   matmul precisions), with :data:`MATMUL_PRECISION`, the one mapping between them;
 - :class:`CheckVerdict` (``benchlib check``, :mod:`benchlib.analysis.references`) and
-  :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.analysis.regression`).
+  :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.analysis.regression`), and the
+  :class:`JUnitOutcome` each becomes in a JUnit file.
 """
 
 from __future__ import annotations
@@ -99,6 +100,15 @@ class CompareVerdict(StrEnum):
     UNRELIABLE = "unreliable"
     ONLY_IN_NEW = "only in new"
     ONLY_IN_BASE = "only in base"
+
+
+class JUnitOutcome(StrEnum):
+    """A JUnit test case's outcome (``benchlib check`` / ``compare --junit``)."""
+
+    PASSED = "passed"
+    FAILURE = "failure"
+    ERROR = "error"
+    SKIPPED = "skipped"
 
 
 def literal(vocabulary: type[StrEnum]) -> Any:

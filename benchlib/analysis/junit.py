@@ -14,12 +14,12 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from benchlib.errors import OutputError
 from benchlib.records.store import write_bytes_atomic
+from benchlib.vocabulary import JUnitOutcome
 
-Outcome = Literal["passed", "failure", "error", "skipped"]
+Outcome = JUnitOutcome  #: the former name
 #: Terminal escape sequences: CSI (``ESC [ ... m``), OSC (``ESC ] ... BEL``) and two-byte ones.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 #: Characters XML 1.0 does not allow (its ``Char`` production), lone surrogates included.
@@ -37,7 +37,7 @@ class Case:
 
     classname: str
     name: str
-    outcome: Outcome
+    outcome: JUnitOutcome
     message: str = ""
     details: str = ""
 
@@ -45,7 +45,8 @@ class Case:
 def to_xml(suite: str, cases: list[Case]) -> ET.ElementTree:
     """The cases as a JUnit document (text made XML-safe by :func:`xml_text`)."""
     suite = xml_text(suite)
-    counts = {kind: sum(c.outcome == kind for c in cases) for kind in ("failure", "error", "skipped")}
+    counts = {kind.value: sum(c.outcome == kind for c in cases)
+              for kind in (JUnitOutcome.FAILURE, JUnitOutcome.ERROR, JUnitOutcome.SKIPPED)}
     root = ET.Element("testsuites", name=suite, tests=str(len(cases)),
                       failures=str(counts["failure"]), errors=str(counts["error"]))
     element = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)),
@@ -54,8 +55,8 @@ def to_xml(suite: str, cases: list[Case]) -> ET.ElementTree:
     for case in cases:
         node = ET.SubElement(element, "testcase", classname=xml_text(case.classname),
                              name=xml_text(case.name), time="0")
-        if case.outcome != "passed":
-            child = ET.SubElement(node, case.outcome, message=xml_text(case.message))
+        if case.outcome != JUnitOutcome.PASSED:
+            child = ET.SubElement(node, str(case.outcome), message=xml_text(case.message))
             child.text = xml_text(case.details or case.message)
     return ET.ElementTree(root)
 

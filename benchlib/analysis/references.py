@@ -51,7 +51,7 @@ from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.yaml_input import load_yaml
 from benchlib.records import flags
 from benchlib.records.flags import number
-from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
+from benchlib.vocabulary import CheckVerdict, JUnitOutcome, MatmulPrecision, RecordStatus
 
 #: The shipped references file (published figures with sources), in ``benchlib/reference/``.
 SHIPPED_FILE = "expectations.yaml"
@@ -348,14 +348,14 @@ def junit_cases(checked: pd.DataFrame) -> list:
     measurement -> skipped."""
     from benchlib.analysis.junit import Case
 
-    outcomes = {CheckVerdict.PASS: "passed", CheckVerdict.FAIL: "failure",
-                CheckVerdict.RUN_FAILED: "error"}
+    outcomes = {CheckVerdict.PASS: JUnitOutcome.PASSED, CheckVerdict.FAIL: JUnitOutcome.FAILURE,
+                CheckVerdict.RUN_FAILED: JUnitOutcome.ERROR}
     cases = []
     for row in checked.to_dict("records"):
         metric = row["metric"] if isinstance(row["metric"], str) else ""
         name = f"{row['run']}: {metric}" if metric else str(row["run"])
         classname = row["reference"] if isinstance(row["reference"], str) else row["verdict"]
         cases.append(Case(f"benchlib.check.{classname}", name,
-                          outcomes.get(row["verdict"], "skipped"),  # type: ignore[arg-type]
+                          outcomes.get(row["verdict"], JUnitOutcome.SKIPPED),
                           str(row["message"]), f"{row['message']}\nflags: {row['flags'] or '-'}"))
     return cases

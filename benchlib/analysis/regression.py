@@ -42,7 +42,7 @@ from benchlib.analysis import intervals
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.formatting import literal
 from benchlib.records import flags
-from benchlib.vocabulary import CompareVerdict
+from benchlib.vocabulary import CompareVerdict, JUnitOutcome
 
 #: Columns taken as the time a run was made, first found first (records written by benchlib
 #: hold none; then the sidecar's, else the notebook's, modification time is used).
@@ -253,10 +253,12 @@ def junit_cases(compared: pd.DataFrame) -> list:
 
     cases = []
     for row in compared.to_dict("records"):
-        outcome = {CompareVerdict.REGRESSION: "failure", CompareVerdict.NO_CHANGE: "passed",
-                   CompareVerdict.IMPROVEMENT: "passed"}.get(row["verdict"], "skipped")
+        outcome = {CompareVerdict.REGRESSION: JUnitOutcome.FAILURE,
+                   CompareVerdict.NO_CHANGE: JUnitOutcome.PASSED,
+                   CompareVerdict.IMPROVEMENT: JUnitOutcome.PASSED}.get(row["verdict"],
+                                                                        JUnitOutcome.SKIPPED)
         message = f"{row['verdict']}: {row['effect']}"
-        cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,  # type: ignore[arg-type]
+        cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,
                           message, f"{message}\nflags: {row['flags'] or '-'}"))
     return cases
 

@@ -18,6 +18,7 @@ from benchlib.records.store import (
     ITERATIONS_KEY,
     RECORD_MIME,
 )
+from benchlib.vocabulary import RecordStatus
 
 if TYPE_CHECKING:
     from benchlib.inputs.config import CommonConfig, RunConfig
@@ -43,7 +44,7 @@ def make_record(config: CommonConfig, result: object, env: Mapping[str, object] 
     kind = registry.kind_of(config)
     record: dict[str, object] = {**run_identity(config, result),
                                  **kind.record_fields(config, result, **context),
-                                 "status": "ok", "error": ""}
+                                 "status": RecordStatus.OK.value, "error": ""}
     record.update(flops_columns(lambda: kind.flops_per_sample(config), record.get("throughput")))
     record.update(kind.interval(result))
     record.update(result.env if env is None else env)  # type: ignore[attr-defined]
@@ -105,7 +106,7 @@ def per_iteration_lists(frame: pd.DataFrame) -> dict[str, list[float | None]]:
 def failed_record(parameters: Mapping[str, object], error: str, **context: object) -> dict:
     """The record of a run that did not finish: its parameters, ``status = failed``, the error."""
     record = {"schema_version": SCHEMA_VERSION, **parameters, **context,
-              "status": "failed", "error": error}
+              "status": RecordStatus.FAILED.value, "error": error}
     record.setdefault("host", socket.gethostname())
     return record
 

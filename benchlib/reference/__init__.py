@@ -14,6 +14,7 @@ from importlib import resources
 import pandas as pd
 
 from benchlib.measure.timing import PHASES
+from benchlib.vocabulary import RecordStatus
 
 BREAKDOWN_CSV = "cluster_breakdown_resnet50_fp32.csv"
 UNET3D_CSV = "unet3d_cremi_pytorch040.csv"
@@ -46,7 +47,7 @@ def breakdown_records() -> pd.DataFrame:
     raw = _csv(BREAKDOWN_CSV)
     frame = raw.rename(columns={"dataset": "dataset_label"}).assign(
         dataset=raw["dataset"].map(DATASETS), benchmark=raw["benchmark"].map(BENCHMARKS),
-        model="resnet50", precision="fp32", num_nodes=1, status="ok", campaign="reference",
+        model="resnet50", precision="fp32", num_nodes=1, status=RecordStatus.OK.value, campaign="reference",
         provenance=f"reference: {BREAKDOWN_CSV}", schema_version=1,
     )
     phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in frame]
@@ -57,8 +58,8 @@ def breakdown_records() -> pd.DataFrame:
 def unet3d_records() -> pd.DataFrame:
     """3D U-Net CREMI training (1001 iterations) and ~1.9 gigavoxel prediction, as records."""
     raw = _csv(UNET3D_CSV)
-    common = {"model": "unet3d", "status": "ok", "campaign": "reference", "schema_version": 1,
-              "provenance": f"reference: {UNET3D_CSV}", "num_nodes": 1}
+    common = {"model": "unet3d", "status": RecordStatus.OK.value, "campaign": "reference",
+              "schema_version": 1, "provenance": f"reference: {UNET3D_CSV}", "num_nodes": 1}
     train = raw.assign(benchmark="unet3d_train", cluster=raw["system"],
                        iterations=raw["train_iterations"], wall_time_s=raw["train_time_s"],
                        time_iteration_s=raw["train_time_s"] / raw["train_iterations"],
