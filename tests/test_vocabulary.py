@@ -32,9 +32,9 @@ from benchlib.vocabulary import (
 from .conftest import ROOT
 
 PACKAGE = ROOT / "benchlib"
-#: Values only the vocabulary may spell as a string constant (shared words such as "ok",
-#: "failed", "fp32" appear in prose and other vocabularies, so they are checked by use below).
-OWNED = {"amp_fp16", "amp_bf16", "tf32", "fp16", "bf16", "no change", "only in new",
+#: Values only the vocabulary may spell as a string constant (shared words such as "ok" and
+#: "failed" appear in prose and other vocabularies, so they are checked by use below).
+OWNED = {"fp32", "amp_fp16", "amp_bf16", "tf32", "fp16", "bf16", "no change", "only in new",
          "only in base", "no measurement", "no reference", "run failed"}
 
 

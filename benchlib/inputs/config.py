@@ -89,7 +89,7 @@ class RunConfig(CommonConfig):
     at different counts).
     """
 
-    precision: Precision = "fp32"
+    precision: Precision = vocabulary.Precision.FP32.value
     iterations: PositiveInt | Literal["epoch", "auto"] = 50
     min_time_s: PositiveFloat = 2.0
     max_time_s: PositiveFloat = 60.0

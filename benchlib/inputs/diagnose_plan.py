@@ -43,6 +43,7 @@ from benchlib.inputs.config import (
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.vocabulary import MatmulPrecision
 from benchlib.vocabulary import Precision as Precisions
 
 #: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
@@ -78,7 +79,7 @@ class DiagnoseRequest(BaseModel):
     data_dir: str = ""
     num_devices: PositiveInt = 1
     num_workers: NonNegativeInt | None = None
-    precision: Precision = "fp32"
+    precision: Precision = Precisions.FP32.value
     channels_last: bool = False
     batch_size: PositiveInt | None = None
     image_size: PositiveInt | None = None
@@ -230,7 +231,7 @@ def _probe_parameters(request: DiagnoseRequest, target: str, counts: list[int],
                               "decode_workers": counts, "image_size": image_size,
                               "probe_time_s": probe_time_s}
     if target == "cpu":
-        values.update(precisions=["fp32"], matmul_size=1024, memory_bytes=64 << 20,
+        values.update(precisions=[MatmulPrecision.FP32.value], matmul_size=1024, memory_bytes=64 << 20,
                       transfer_bytes=16 << 20, read_max_bytes=256 << 20, decode_batch_size=16,
                       decode_batches=8)
     _validated(NodeProbeConfig, values, "diagnose (node probe)")

@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, help="your loader worker count (default: 4, or "
                         "the cores available when fewer)")
     parser.add_argument("--precision", choices=list(Precision),
-                        default="fp32", help="your precision (default fp32)")
+                        default=Precision.FP32.value, help="your precision (default fp32)")
     parser.add_argument("--channels-last", action="store_true", help="your runs use channels_last")
     parser.add_argument("--devices", type=int, default=1, help="devices (default 1)")
     parser.add_argument("--batch-size", type=int, help="per device (default: 8 on a CPU, 64 on "

@@ -16,6 +16,7 @@ from benchlib.analysis import comparisons as analysis
 from benchlib.analysis.intervals import describe_effect
 from benchlib.records import flags
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
+from benchlib.vocabulary import Precision
 
 #: Factors compared when the data has more than one value, with how to order the pair.
 FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
@@ -27,8 +28,8 @@ TEXT_COLUMNS = ("campaign", "cluster", "host", "gpu", "device_name", "benchmark"
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
 #: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
 LIST_MARKER = re.compile(r"^(\d*)([-+.])(?=\s|$)")
-PREFERRED_B = {"dataset": "real", "precision": "fp32", "channels_last": False, "compile": "none",
-               "synthetic_kind": "loader"}
+PREFERRED_B = {"dataset": "real", "precision": Precision.FP32.value, "channels_last": False,
+               "compile": "none", "synthetic_kind": "loader"}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from importlib import resources
 import pandas as pd
 
 from benchlib.measure.timing import PHASES
-from benchlib.vocabulary import RecordStatus
+from benchlib.vocabulary import Precision, RecordStatus
 
 BREAKDOWN_CSV = "cluster_breakdown_resnet50_fp32.csv"
 UNET3D_CSV = "unet3d_cremi_pytorch040.csv"
@@ -47,7 +47,8 @@ def breakdown_records() -> pd.DataFrame:
     raw = _csv(BREAKDOWN_CSV)
     frame = raw.rename(columns={"dataset": "dataset_label"}).assign(
         dataset=raw["dataset"].map(DATASETS), benchmark=raw["benchmark"].map(BENCHMARKS),
-        model="resnet50", precision="fp32", num_nodes=1, status=RecordStatus.OK.value, campaign="reference",
+        model="resnet50", precision=Precision.FP32.value, num_nodes=1,
+        status=RecordStatus.OK.value, campaign="reference",
         provenance=f"reference: {BREAKDOWN_CSV}", schema_version=1,
     )
     phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in frame]
