@@ -6,7 +6,7 @@ Each is an :class:`enum.StrEnum`, so a member *is* its plain string (``RecordSta
 
 - :class:`RecordStatus`: a result record's ``status``;
 - :class:`PointState`: where a point of a campaign stands (the sweep's outcome, the ledger and
-  ``benchlib status``);
+  ``benchlib status``), and :class:`JobPhase`, where the scheduler has its job;
 - :class:`Precision` (a run's ``precision``) and :class:`MatmulPrecision` (the node probe's
   matmul precisions), with :data:`MATMUL_PRECISION`, the one mapping between them;
 - :class:`CheckVerdict` (``benchlib check``, :mod:`benchlib.analysis.references`) and
@@ -42,6 +42,16 @@ class PointState(StrEnum):
         """The state of a point whose sidecar record has ``status`` (``ok`` -> done, anything
         else -> failed)."""
         return cls.DONE if status == RecordStatus.OK else cls.FAILED
+
+
+class JobPhase(StrEnum):
+    """Where the scheduler has a job (Slurm's many states in four words); a queued or running
+    job's point is in the :class:`PointState` of the same name."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    ENDED = "ended"
+    UNKNOWN = "unknown"
 
 
 class Precision(StrEnum):

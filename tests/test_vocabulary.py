@@ -22,6 +22,7 @@ from benchlib.records import flags, schema
 from benchlib.vocabulary import (
     CheckVerdict,
     CompareVerdict,
+    JobPhase,
     JUnitOutcome,
     MatmulPrecision,
     PointState,
@@ -130,3 +131,11 @@ def test_flags_are_a_list_in_python():
     assert flags.of({"flags": "throttled"}) == ["throttled"]
     assert flags.of(pd.Series({"flags": "short,noisy"})) == ["short", "noisy"]
     assert flags.join(flags.of("short,contended")) == "contended,short"
+
+
+def test_a_queued_or_running_job_gives_its_point_state():
+    from benchlib.execute import slurm
+
+    assert set(slurm.ACTIVE_STATES.values()) == {JobPhase.PENDING, JobPhase.RUNNING}
+    assert all(PointState(phase) == phase for phase in slurm.ACTIVE_STATES.values())
+    assert slurm.parse_scontrol("5", "JobId=5 JobState=TIMEOUT Reason=TimeLimit").phase == "ended"

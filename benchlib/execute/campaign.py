@@ -24,7 +24,7 @@ from benchlib.execute.locks import ledger_lock, point_holder
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
 from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
-from benchlib.vocabulary import PointState, RecordStatus
+from benchlib.vocabulary import JobPhase, PointState, RecordStatus
 
 LEDGER = ".benchlib"
 log = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ def _record_ended_job(campaign_dir: Path, name: str, entry: dict, points: dict[s
     """Write the failed sidecar of a job that ended without one; return its error text."""
     log = entry.get("stderr", "")
     error = f"job {state.job_id} {state.describe()}"
-    if state.phase == "unknown":
+    if state.phase == JobPhase.UNKNOWN:
         error = f"job {state.job_id} left the queue without a result"
     error += f"; log: {log}" if log else ""
     _write_failed(campaign_dir, name, points, state, error)
@@ -191,11 +191,11 @@ def fail_blocked(campaign_dir: Path, point: PointStatus) -> PointStatus:
     record the point failed with the reason; a job that started meanwhile is left to run."""
     complaint = slurm.cancel_pending(point.job_id)
     now = slurm.query_states([point.job_id]).get(point.job_id)
-    if now is not None and now.phase == "running":
+    if now is not None and now.phase == JobPhase.RUNNING:
         return replace(point, status=PointState.RUNNING, detail=now.describe(), blocked="")
     error = (f"job {point.job_id} {point.detail}; benchlib cancelled it "
              + (f"(scancel failed: {complaint})" if complaint else "(scancel)"))
-    state = slurm.JobState(point.job_id, "ended", "CANCELLED")
+    state = slurm.JobState(point.job_id, JobPhase.ENDED, "CANCELLED")
     _write_failed(Path(campaign_dir), point.name, read_points(Path(campaign_dir)), state, error)
     return replace(point, status=PointState.FAILED, detail=error, blocked="")
 
@@ -244,7 +244,7 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
                                                     "not started"))
             continue
         state = states[open_jobs[name]["job_id"]]
-        if state.phase in ("pending", "running"):
+        if state.phase in (JobPhase.PENDING, JobPhase.RUNNING):
             table.append(PointStatus(name, notebook_name, PointState(state.phase), state.job_id,
                                      state.describe(), state.blocked))
         elif record_ended:

@@ -14,16 +14,17 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from benchlib.errors import InputError
 from benchlib.inputs.executors import SlurmExecutor
+from benchlib.vocabulary import JobPhase
 
 #: squeue / sacct states of a job that has not finished.
-ACTIVE_STATES = {"PENDING": "pending", "CONFIGURING": "running", "RUNNING": "running",
-                 "COMPLETING": "running", "SUSPENDED": "running", "REQUEUED": "pending",
-                 "REQUEUE_HOLD": "pending", "REQUEUE_FED": "pending", "RESIZING": "running",
-                 "SIGNALING": "running", "STAGE_OUT": "running", "STOPPED": "running"}
+_P, _R = JobPhase.PENDING, JobPhase.RUNNING
+ACTIVE_STATES = {"PENDING": _P, "CONFIGURING": _R, "RUNNING": _R, "COMPLETING": _R,
+                 "SUSPENDED": _R, "REQUEUED": _P, "REQUEUE_HOLD": _P, "REQUEUE_FED": _P,
+                 "RESIZING": _R, "SIGNALING": _R, "STAGE_OUT": _R, "STOPPED": _R}
 
 #: Final states and how a status table words them.
 FINAL_REASONS = {
@@ -53,7 +54,7 @@ class JobState:
     """What the scheduler says about one job: ``pending`` / ``running`` / ``ended``."""
 
     job_id: str
-    phase: Literal["pending", "running", "ended", "unknown"]
+    phase: JobPhase
     state: str = ""
     reason: str = ""
     nodes: str = ""
@@ -61,12 +62,12 @@ class JobState:
 
     def describe(self) -> str:
         """A short explanation for a status table."""
-        if self.phase == "pending":
+        if self.phase == JobPhase.PENDING:
             text = f"queued ({self.reason})" if self.reason and self.reason != "None" else "queued"
             return f"{text}: Slurm will never start it: {self.blocked}" if self.blocked else text
-        if self.phase == "running":
+        if self.phase == JobPhase.RUNNING:
             return f"on {self.nodes}" if self.nodes else "running"
-        if self.phase == "ended":
+        if self.phase == JobPhase.ENDED:
             text = FINAL_REASONS.get(self.state, self.state.lower() or "ended")
             return f"{self.state}: {text}" if self.state else text
         return "not known to the scheduler"
@@ -109,8 +110,8 @@ def parse_squeue(text: str) -> dict[str, JobState]:
         if len(parts) < 4:
             continue
         job_id, state, reason, nodes = parts[:4]
-        phase = ACTIVE_STATES.get(state, "running")
-        states[job_id] = JobState(job_id, phase, state, reason, nodes)  # type: ignore[arg-type]
+        phase = ACTIVE_STATES.get(state, JobPhase.RUNNING)
+        states[job_id] = JobState(job_id, phase, state, reason, nodes)
     return states
 
 
@@ -123,7 +124,7 @@ def parse_sacct(text: str) -> dict[str, JobState]:
             continue
         job_id, state, nodes = parts[0], parts[1].split()[0] if parts[1] else "", parts[2]
         phase = ACTIVE_STATES.get(state)
-        states[job_id] = JobState(job_id, phase or "ended", state, "", nodes)  # type: ignore[arg-type]
+        states[job_id] = JobState(job_id, phase or JobPhase.ENDED, state, "", nodes)
     return states
 
 
@@ -139,8 +140,8 @@ def parse_scontrol(job_id: str, text: str) -> JobState | None:
         if ident != job_id:
             continue
         state = fields.get("JobState", "")
-        phase = ACTIVE_STATES.get(state) or "ended"
-        return JobState(job_id, phase, state, fields.get("Reason", ""),  # type: ignore[arg-type]
+        phase = ACTIVE_STATES.get(state) or JobPhase.ENDED
+        return JobState(job_id, phase, state, fields.get("Reason", ""),
                         fields.get("NodeList", ""))
     return None
 
@@ -179,10 +180,11 @@ def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = No
         out = _run(["scontrol", "show", "job", job_id])
         found = parse_scontrol(job_id, out.stdout) if out is not None and out.returncode == 0 else None
         logged = reason_from_log((logs or {}).get(job_id, []))
-        if found is not None and found.phase == "ended" and logged and found.state != logged:
-            found = JobState(job_id, "ended", logged, found.reason, found.nodes)
+        if found is not None and found.phase == JobPhase.ENDED and logged and found.state != logged:
+            found = JobState(job_id, JobPhase.ENDED, logged, found.reason, found.nodes)
         if found is None:
-            found = JobState(job_id, "ended", logged) if logged else JobState(job_id, "unknown")
+            found = (JobState(job_id, JobPhase.ENDED, logged) if logged
+                     else JobState(job_id, JobPhase.UNKNOWN))
         states[job_id] = found
     return states
 

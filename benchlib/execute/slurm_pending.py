@@ -33,6 +33,7 @@ from benchlib.execute.slurm_limits import (
     records,
     shortfalls,
 )
+from benchlib.vocabulary import JobPhase
 
 #: Pending reasons that mean the job never starts as it is: what they mean and what to change.
 NEVER_STARTS = {
@@ -131,7 +132,7 @@ def explain_pending(states: dict[str, slurm.JobState]) -> dict[str, str]:
     explained: dict[str, str] = {}
     partitions: dict[str, Partition | None] = {}
     for job_id, state in states.items():
-        if state.phase != "pending" or not state.reason or state.reason == "None":
+        if state.phase != JobPhase.PENDING or not state.reason or state.reason == "None":
             continue
         base = state.reason.split(",")[0].strip()
         if not (base in NEVER_STARTS or NEVER_STARTS_PATTERN.match(base)
