@@ -30,7 +30,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sweep_results_and_report_take_relative_paths(project: Path):
-    assert checked(project, "sweep", "params/tiny-demo.yaml", "--dry-run").count(" ok ") == 4
+    assert checked(project, "sweep", "params/tiny-demo.yaml", "--dry-run").count(" done ") == 4
     table = checked(project, "results", "outputs/demo")
     assert "train" in table and "inference" in table
     checked(project, "results", "outputs/demo", "--csv", "demo.csv")
