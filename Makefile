@@ -26,6 +26,7 @@ $(DEMO_VOLUME): | $(STAMP)
 demo: setup $(DEMO_DATA) $(DEMO_VOLUME)
 	$(BENCHLIB) sweep params/demo.yaml
 	$(BENCHLIB) sweep params/demo-unet3d.yaml
+	$(BENCHLIB) sweep params/demo-lm.yaml
 	$(BENCHLIB) sweep params/demo-scaling.yaml
 	$(BENCHLIB) sweep params/demo-node.yaml
 	$(BENCHLIB) results outputs/demo
