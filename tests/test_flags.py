@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.analysis.intervals import describe_effect, effect
 from benchlib.records import flags
 
@@ -35,7 +35,7 @@ def test_record_flags_from_the_runs_own_columns():
 
 
 def test_scaling_flags_superlinear_and_explains_the_contended_baseline():
-    scaled = analysis.scaling(_campaign())
+    scaled = comparisons.scaling(_campaign())
     by_key = scaled.set_index(["batch_size", "num_devices"])
     assert by_key.loc[(8, 2), "speedup"] == 14.0
     assert by_key.loc[(8, 2), "flags"] == "superlinear"
@@ -83,12 +83,12 @@ def test_compare_carries_each_sides_repeats_into_the_pairs():
         *({**BASE, "dataset": "real", "throughput": v, "repeat": i}
           for i, v in enumerate([50.0, 51.0, 49.0])),
     ])
-    pairs = analysis.compare(df, "dataset", "synthetic", "real")
+    pairs = comparisons.compare(df, "dataset", "synthetic", "real")
     assert pairs[["a_runs", "b_runs"]].iloc[0].tolist() == [3, 3]
-    found = analysis.effect(pairs)
+    found = comparisons.effect(pairs)
     assert found["significant"] and found["method"] == "Welch t interval over 3 + 3 runs"
-    flagged = analysis.compare(df.assign(flags="contended"), "dataset", "synthetic", "real")
-    unreliable = analysis.effect(flagged)
+    flagged = comparisons.compare(df.assign(flags="contended"), "dataset", "synthetic", "real")
+    unreliable = comparisons.effect(flagged)
     assert not unreliable["significant"] and "contended" in unreliable["unreliable"]
     assert "unreliable" in describe_effect(unreliable)
 

@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons as analysis
-from benchlib.analysis import fleet
+from benchlib.analysis import comparisons, fleet
 from benchlib.cli import main
 from benchlib.errors import InputError
 from benchlib.execute import slurm
@@ -50,11 +49,11 @@ def _fleet(count: int = 500) -> pd.DataFrame:
 def test_robust_z_and_outliers_find_the_planted_nodes() -> None:
     frame = _fleet()
     train = frame[frame["benchmark"] == "train"]
-    marked = analysis.outliers(train, "throughput", by=["gpu"])
+    marked = comparisons.outliers(train, "throughput", by=["gpu"])
     assert set(marked.loc[marked["outlier"], "host"]) == set(SLOW)
     assert (marked.loc[marked["outlier"], "robust_z"] < -3.5).all()
     # one group for both GPU models: every A100 would be 'slow', and the planted ones hidden
-    pooled = analysis.outliers(train, "throughput", by=None)
+    pooled = comparisons.outliers(train, "throughput", by=None)
     assert set(pooled.loc[pooled["outlier"], "host"]) != set(SLOW)
 
 

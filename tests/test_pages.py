@@ -80,9 +80,9 @@ def fake(fake_dir):
 
 
 def _done(df: pd.DataFrame) -> pd.DataFrame:
-    from benchlib.analysis import comparisons as analysis
+    from benchlib.analysis.comparisons import ok
 
-    return analysis.ok(df)
+    return ok(df)
 
 
 def _numbers(column: pd.Series) -> pd.Series:

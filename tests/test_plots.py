@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
@@ -29,14 +29,14 @@ def seven_batch_sizes() -> pd.DataFrame:
 
 def test_seven_nullable_batch_sizes_through_every_plot():
     df = seven_batch_sizes()
-    figure = plots.scaling_plot(analysis.scaling(df))
+    figure = plots.scaling_plot(comparisons.scaling(df))
     labels = {t.get_text() for t in figure.axes[2].get_legend().get_texts()}  # one legend, right
     assert {f"batch {b}" for b in BATCHES} <= labels  # one legend entry per batch size, not a range
     for comparison in summary.comparisons(df):
         plots.ratio_plot(comparison.pairs, comparison.title).canvas.draw()
-    table = analysis.breakdown(df)
+    table = comparisons.breakdown(df)
     plots.breakdown_plot(table, summary.varying(table)).canvas.draw()
-    projected = analysis.derived_units(analysis.extrapolate(df, iterations=1000))
+    projected = comparisons.derived_units(comparisons.extrapolate(df, iterations=1000))
     plots.hours_plot(projected, summary.varying(projected)).canvas.draw()
     figure.canvas.draw()
 
@@ -44,6 +44,6 @@ def test_seven_nullable_batch_sizes_through_every_plot():
 def test_a_unit_that_looks_like_mathtext_is_drawn_literally():
     # found by test_summary_properties: the scaling plot's y label carried the unit unescaped
     df = seven_batch_sizes().assign(unit="$\\frac{1}{$")
-    figure = plots.scaling_plot(analysis.scaling(df))
+    figure = plots.scaling_plot(comparisons.scaling(df))
     figure.canvas.draw()
     assert figure.axes[0].get_ylabel() == "throughput (\\$\\frac{1}{\\$)"

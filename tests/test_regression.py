@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons as analysis
-from benchlib.analysis import regression
+from benchlib.analysis import comparisons, regression
 from benchlib.cli import main
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook
@@ -139,7 +138,7 @@ def test_history_marks_the_campaign_that_dropped() -> None:
               ("n3", "2024-05-03", [800, 805, 795]), ("n4", "2024-05-04", [801, 799, 800])]
     frame = pd.concat([_campaign(name, {32: runs}).assign(timestamp=f"{day}T02:00:00Z")
                        for name, day, runs in nights], ignore_index=True)
-    hist = analysis.history(frame)
+    hist = comparisons.history(frame)
     assert list(hist["campaign"]) == ["n1", "n2", "n3", "n4"]
     assert list(hist["regression"]) == [False, False, True, False]
     assert hist.loc[2, "ratio"] == pytest.approx(0.8, abs=0.02)
@@ -164,7 +163,7 @@ def test_history_plot_shows_record_text_literally() -> None:
     frame = pd.concat([_campaign(name, {32: runs}).assign(timestamp=f"{day}T02:00:00Z",
                                                          model=r"$\frac{1}{$")
                        for name, day, runs in nights], ignore_index=True)
-    figure = regression.history_plot(analysis.history(frame))
+    figure = regression.history_plot(comparisons.history(frame))
     figure.canvas.draw()  # a mathtext label that does not parse raises here
     labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
     assert labels and all(r"\$" in label for label in labels)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.records import build, results, schema, store
 
 from .conftest import ROOT
@@ -40,7 +40,7 @@ def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
                           "contention_cpu_share": [0.3], "env_torch": ["2"], "flags": [""],
                           "my_custom_setting": ["x"], "megavoxels_per_s": [1.0]})
     # measurements, provenance and bookkeeping never make a configuration; unknown columns do
-    assert analysis.config_columns(table) == ["model", "my_custom_setting"]
+    assert comparisons.config_columns(table) == ["model", "my_custom_setting"]
 
 
 def test_every_column_of_a_real_record_is_documented(tmp_path: Path):

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import summary
 
 from .fakes import campaign
@@ -14,8 +14,8 @@ def fake(tmp_path_factory):
 
 def test_loading_a_campaign_keeps_failed_runs_apart(fake):
     assert len(fake) == 13
-    assert len(analysis.ok(fake)) == 12
-    failed = analysis.failed(fake)
+    assert len(comparisons.ok(fake)) == 12
+    failed = comparisons.failed(fake)
     assert len(failed) == 1 and "CUDA out of memory" in failed["error"].iloc[0]
 
 
@@ -41,6 +41,6 @@ def test_comparisons_found_in_the_data(fake):
 
 
 def test_scaling_of_the_fake_campaign(fake):
-    table = analysis.scaling_table(analysis.ok(fake), value="efficiency")
+    table = comparisons.scaling_table(comparisons.ok(fake), value="efficiency")
     assert table.loc[4, "median"] == pytest.approx(0.95 ** 3)
     assert table.loc[1].tolist() == [1.0] * 5

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.cli import main
 from benchlib.data.em_volume import write_em_volume
 from benchlib.data.patches import affinities, augment, boundaries
@@ -208,7 +208,7 @@ def test_training_counts_iterations_voxels_and_phases(volume, dataset):
     record = make_record(config, result, {})
     assert (record["benchmark"], record["model"], record["patch_shape"]) == (
         "unet3d_train", "unet3d", "21x48x48")
-    units = analysis.lab_units(record)
+    units = comparisons.lab_units(record)
     assert units["days_to_100k"] == pytest.approx(1e5 * record["time_iteration_s"] / 86400)
 
 
@@ -217,7 +217,7 @@ def test_predict_record_and_lab_units(volume, tmp_path):
     record = make_record(config, unet3d.predict(config), {})
     assert (record["block_shape"], record["halo"], record["dataset"]) == ("10x20x20", "10x20x20",
                                                                           "real")
-    units = analysis.lab_units(record)
+    units = comparisons.lab_units(record)
     assert units["hours_per_teravoxel"] == pytest.approx(1e12 / record["throughput"] / 3600)
     summary = unet3d.network_summary(config)
     assert summary["input_block"] == "30x60x60" and summary["compute_efficiency"] == 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import present
 from benchlib.publish.summary import md_text
 from benchlib.vocabulary import CompareVerdict
@@ -33,7 +33,7 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
     figures are not throughputs)."""
     from benchlib.analysis import regression
 
-    return regression.compare(analysis.benchmarks(base), analysis.benchmarks(new),
+    return regression.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),
                               threshold=threshold)
 
 

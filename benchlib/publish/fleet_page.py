@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons as analysis
-from benchlib.analysis import fleet
+from benchlib.analysis import comparisons, fleet
 from benchlib.publish import present
 from benchlib.publish.summary import md_text
 from benchlib.records import flags
@@ -26,7 +25,7 @@ SLOWEST = 10  #: slowest nodes per group shown in a long node table
 
 def node_count(df: pd.DataFrame) -> int:
     """How many nodes the finished runs come from (:func:`fleet.node_column`)."""
-    done = analysis.ok(df)
+    done = comparisons.ok(df)
     if done.empty:
         return 0
     column = fleet.node_column(done)
@@ -41,7 +40,7 @@ def fleet_groups(runs: pd.DataFrame) -> list[str]:
 def node_table(df: pd.DataFrame) -> pd.DataFrame:
     """:func:`fleet.node_table` of the workload runs' throughput within each GPU, benchmark and
     model, sorted by speed relative to the group's median (slowest first)."""
-    runs = analysis.benchmarks(analysis.ok(df)).dropna(subset=["throughput"])
+    runs = comparisons.benchmarks(comparisons.ok(df)).dropna(subset=["throughput"])
     if runs.empty:
         return pd.DataFrame()
     groups = fleet_groups(runs)
@@ -113,9 +112,9 @@ def outlier_text(table: pd.DataFrame) -> str:
 def heat_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The finished runs with one column per workload (``train resnet50``: its throughput)
     beside the probe columns, and the columns the heat map shows."""
-    done = analysis.ok(df)
+    done = comparisons.ok(df)
     probes = [c for c in fleet.PROBE_COLUMNS if c in done and done[c].notna().any()]
-    runs = analysis.benchmarks(done).dropna(subset=["throughput"])
+    runs = comparisons.benchmarks(done).dropna(subset=["throughput"])
     keys = [c for c in ("benchmark", "model") if c in runs]
     label = pd.Series([" ".join(str(v) for v in row if not formatting.missing(v)) or "throughput"
                        for row in runs[keys].itertuples(index=False)] if keys

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import compare_page, summary
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, RecordStatus
@@ -86,7 +86,7 @@ def _runs(configurations: int, repeats: pd.Series) -> str:
 def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, int]:
     """The configuration with the highest median throughput over its repeats: its run nearest
     that median, the throughputs of its repeats, and how many configurations there were."""
-    keys = [c for c in analysis.config_columns(rows) if rows[c].notna().any()]
+    keys = [c for c in comparisons.config_columns(rows) if rows[c].notna().any()]
     groups = rows.groupby(keys, dropna=False, sort=False) if keys else [((), rows)]
     medians = [(float(g["throughput"].astype(float).median()), g) for _, g in groups]
     median, group = max(medians, key=lambda item: item[0])
@@ -108,7 +108,7 @@ def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
 def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     """One line per benchmark and model: the best configuration and its throughput."""
     lines = []
-    work = analysis.benchmarks(done).dropna(subset=["throughput"])
+    work = comparisons.benchmarks(done).dropna(subset=["throughput"])
     keys = [c for c in ("benchmark", "model", "unit") if c in work]
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
@@ -131,10 +131,10 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
 def scaling(done: pd.DataFrame) -> list[str]:
     """Per benchmark, model and unit with several device counts: efficiency at the most
     devices (median over configurations, with their range)."""
-    runs = summary.scalable(analysis.benchmarks(done))
+    runs = summary.scalable(comparisons.benchmarks(done))
     if runs.empty or runs["num_devices"].nunique() < 2:
         return []
-    scaled = analysis.scaling(runs)
+    scaled = comparisons.scaling(runs)
     lines = []
     keys = [c for c in ("benchmark", "model", "unit") if c in scaled]
     for key, rows in scaled.groupby(keys, dropna=False, sort=True):
@@ -248,7 +248,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
     parts = []
     campaigns = records["campaign"].fillna("").astype(str)
     for campaign in sorted(campaigns.unique()):
-        done = analysis.ok(records[campaigns == campaign])
+        done = comparisons.ok(records[campaigns == campaign])
         if len(campaigns.unique()) > 1:
             parts.append(f"<h2>Campaign {_e(campaign or '(unnamed)')}</h2>")
         if done.empty:

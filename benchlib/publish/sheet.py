@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import summary
 from benchlib.publish.plots import short_labels
 
@@ -44,7 +44,7 @@ def _value(kind: str, value: object) -> str:
 
 def _configurations(runs: pd.DataFrame) -> pd.DataFrame:
     """``runs`` with a short ``configuration`` label built from the settings that vary."""
-    by = analysis.config_columns(runs, exclude=("num_devices", "num_nodes"))
+    by = comparisons.config_columns(runs, exclude=("num_devices", "num_nodes"))
     varying = [c for c in by if runs[c].astype(str).nunique() > 1]
     return runs.assign(configuration=short_labels(runs, varying) if varying else "all runs")
 
@@ -57,7 +57,7 @@ def blocks(runs: pd.DataFrame) -> list[Block]:
     names = {"throughput": unit, "speedup": "speedup", "efficiency": "efficiency"}
     kinds = {"throughput": "throughput", "speedup": "ratio", "efficiency": "percent"}
     for value in ("throughput", "speedup", "efficiency"):
-        table = analysis.scaling_table(runs, value=value)
+        table = comparisons.scaling_table(runs, value=value)
         table = table.rename(columns=lambda c: _shorten(runs, c))
         found.append(Block(names[value], table, kinds[value]))
     for comparison in summary.comparisons(runs):
@@ -144,7 +144,7 @@ class Sheet:
 
     def __init__(self, runs: pd.DataFrame) -> None:
         self.sections: list[tuple[str, list[Block]]] = []
-        runs = summary.scalable(analysis.benchmarks(analysis.ok(runs)))
+        runs = summary.scalable(comparisons.benchmarks(comparisons.ok(runs)))
         keys = [c for c in ("benchmark", "unit") if c in runs]
         for key, rows in runs.groupby(keys, dropna=False, sort=True) if len(runs) else []:
             if rows["num_devices"].nunique() < 2:

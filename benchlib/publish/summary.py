@@ -12,7 +12,17 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib import PROJECT_ROOT, formatting
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis.comparisons import (
+    UNET3D_BENCHMARKS,
+    aggregate,
+    benchmarks,
+    compare,
+    config_columns,
+    effect,
+    headline,
+    ok,
+    scaling,
+)
 from benchlib.analysis.intervals import describe_effect
 from benchlib.records import flags
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
@@ -49,12 +59,12 @@ class Comparison:
 
     @property
     def headline(self) -> float:
-        return analysis.headline(self.pairs)
+        return headline(self.pairs)
 
     @property
     def effect(self) -> dict[str, object]:
         """The median ratio with its 95 % interval (:func:`benchlib.analysis.comparisons.effect`)."""
-        return analysis.effect(self.pairs)
+        return effect(self.pairs)
 
     @property
     def sentence(self) -> str:
@@ -104,7 +114,7 @@ def overview(df: pd.DataFrame) -> pd.DataFrame:
 def missing(df: pd.DataFrame) -> list[str]:
     """Plain sentences naming what this campaign's data cannot show (record values in them
     verbatim: show them with :func:`bullet_list`)."""
-    done = analysis.ok(df)
+    done = ok(df)
     notes = []
     if done.empty:
         return ["No finished run: every run failed (see the failed runs below)."]
@@ -138,7 +148,7 @@ def _ordered(factor: str, values: list) -> list[tuple[object, object]]:
 
 def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison]:
     """Every paired comparison the data supports (factors with two or more values that pair)."""
-    done = analysis.ok(df)
+    done = ok(df)
     found = []
     for factor in FACTORS:
         if factor not in done:
@@ -147,7 +157,7 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
         if len(values) < 2:
             continue
         for a, b in _ordered(factor, values):
-            pairs = analysis.compare(done, factor, a, b, metric=metric)
+            pairs = compare(done, factor, a, b, metric=metric)
             if len(pairs):
                 found.append(Comparison(factor, a, b, metric, pairs))
     return found
@@ -195,14 +205,14 @@ def factors_that_matter(found: list[Comparison]) -> str:
 def flag_notes(df: pd.DataFrame) -> str:
     """Markdown opening every summary: what is flagged among the finished runs and why, in
     words a user can act on (superlinear scaling explained by its baseline)."""
-    done = analysis.ok(df)
+    done = ok(df)
     if "flags" not in done or done.empty:
         return "**Flags**: none (no finished run)."
     lines = flags.explain(done)
-    runs = scalable(analysis.benchmarks(done))
+    runs = scalable(benchmarks(done))
     superlinear = []
     if len(runs) and runs["num_devices"].nunique() > 1:
-        scaled = analysis.scaling(runs)
+        scaled = scaling(runs)
         superlinear = flags.explain_superlinear(scaled)
         if superlinear:
             lines.append(f"**superlinear** ({len(superlinear)} runs): {flags.FLAGS['superlinear']}.")
@@ -227,7 +237,7 @@ def scalable(runs: pd.DataFrame) -> pd.DataFrame:
 
 def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
     """Configuration columns of ``table`` with more than one value (labels for plots)."""
-    candidates = candidates or analysis.config_columns(table)
+    candidates = candidates or config_columns(table)
     found = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
     return found or [c for c in candidates if c in table][:1]
 
@@ -240,7 +250,7 @@ def bullet_list(lines: list[str], empty: str) -> str:
 
 def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     """One Markdown line: how many runs were loaded, finished and failed."""
-    done = len(analysis.ok(df))
+    done = len(ok(df))
     return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
             f"{len(df) - done} failed.")
 
@@ -278,7 +288,7 @@ def throughput_tables(runs: pd.DataFrame) -> object:
     """Median throughput per configuration (repeats aggregated), one table per unit."""
     from benchlib.publish import present
 
-    table = analysis.aggregate(flags.with_flags(runs))
+    table = aggregate(flags.with_flags(runs))
     if "unit" not in table and "unit" in runs:
         table["unit"] = runs["unit"].iloc[0]
     order = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "num_devices")
@@ -340,7 +350,7 @@ def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
     """Markdown: a caveat when this campaign's 3D U-Net differs from the reference network."""
     if "result_parameters" not in done:
         return ""
-    counts = pd.to_numeric(done.loc[done["benchmark"].isin(analysis.UNET3D_BENCHMARKS),
+    counts = pd.to_numeric(done.loc[done["benchmark"].isin(UNET3D_BENCHMARKS),
                                     "result_parameters"], errors="coerce").dropna()
     if counts.empty:
         return ""

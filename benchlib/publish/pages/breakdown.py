@@ -6,20 +6,20 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib import reference
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import plots, present, summary
 from benchlib.publish.pages import Call, Page, show
 
 
 def phases(done: pd.DataFrame) -> None:
     """Median milliseconds per iteration in each phase, per configuration."""
-    show(summary.breakdown_table(analysis.breakdown(done), "Median milliseconds per iteration in "
+    show(summary.breakdown_table(comparisons.breakdown(done), "Median milliseconds per iteration in "
                                  "each phase, per configuration"))
 
 
 def plot(done: pd.DataFrame) -> None:
     """The phases of each configuration as stacked bars."""
-    table = analysis.breakdown(done)
+    table = comparisons.breakdown(done)
     plots.show(plots.breakdown_plot(table, summary.varying(table)))
 
 
@@ -28,7 +28,7 @@ def published(include: bool = True) -> None:
     ``include``."""
     if not include:
         return
-    table = analysis.breakdown(reference.breakdown_records())
+    table = comparisons.breakdown(reference.breakdown_records())
     show(summary.breakdown_table(table, "Published milliseconds per iteration in each phase"))
     plots.show(plots.breakdown_plot(table, summary.varying(table), "Reference breakdown"))
 
@@ -40,11 +40,11 @@ def expected(include: bool = True) -> None:
         return
     ref = reference.breakdown_records()
     one = ref[ref["num_devices"] == 1]
-    gpus = analysis.expected(one, "gpu", "V100", "A40", 0.943, metric="time_iteration_s",
+    gpus = comparisons.expected(one, "gpu", "V100", "A40", 0.943, metric="time_iteration_s",
                              on=["cluster", "dataset", "benchmark"])
     show(present.table(gpus, "1 x V100 vs 1 x A40 on TN (expected speed ratio 0.943)",
                        keep=("slowdown",)))
-    clusters = analysis.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN", 0.67,
+    clusters = comparisons.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN", 0.67,
                                  metric="time_iteration_s", on=["dataset", "benchmark"])
     show(present.table(clusters, "JADE2 V100 vs TN V100 (expected speed ratio 0.67)",
                        keep=("slowdown",)))

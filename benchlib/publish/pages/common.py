@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import present, summary
 from benchlib.publish.pages import Call, note, show
 
@@ -23,7 +23,7 @@ def load(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for option in UNCUT:
         pd.set_option(option, None)
     df = summary.load_results(results_dir)
-    done = analysis.ok(df)
+    done = comparisons.ok(df)
     note(summary.describe(df, results_dir))
     note(summary.flag_notes(df))
     show(summary.overview_table(df))
@@ -37,7 +37,7 @@ def missing(df: pd.DataFrame) -> None:
 
 def failed(df: pd.DataFrame) -> None:
     """The failed runs and their errors, or a sentence saying there were none."""
-    runs = analysis.failed(df)
+    runs = comparisons.failed(df)
     if len(runs):
         show(present.table(runs, "Failed runs and their errors", keep=("error",)))
     else:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import compare_page, plots, summary
 from benchlib.publish.pages import Call, Page, note, show
 
@@ -22,7 +22,7 @@ def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> No
     note(compare_page.compare_headline(compared, base_dir.name))
     if not len(compared):
         return
-    units = analysis.ok(df)["unit"].dropna().unique()
+    units = comparisons.ok(df)["unit"].dropna().unique()
     show(compare_page.compare_display(compared, units[0] if len(units) == 1 else ""))
     plots.show(compare_page.compare_plot(compared, base_dir.name))
 

@@ -7,7 +7,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from benchlib import reference
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import plots, present, summary
 from benchlib.publish.pages import Call, Page, note, show
 
@@ -18,7 +18,7 @@ def training(done: pd.DataFrame, target_iterations: int) -> None:
     if not len(runs):
         note("No training run: nothing to project in iterations.")
         return
-    projected = analysis.derived_units(analysis.extrapolate(runs, iterations=target_iterations))
+    projected = comparisons.derived_units(comparisons.extrapolate(runs, iterations=target_iterations))
     described = summary.described(runs)
     columns = [*described, "time_iteration_s", "iterations_per_minute", "hours"]
     caption = f"Hours to {target_iterations:,} iterations at each run's median iteration time"
@@ -30,7 +30,7 @@ def training(done: pd.DataFrame, target_iterations: int) -> None:
 def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     """Hours each image run takes through ``dataset_samples`` images: ``epochs`` passes when
     training, one for inference."""
-    runs = analysis.benchmarks(done[done["unit"] == "images/s"])
+    runs = comparisons.benchmarks(done[done["unit"] == "images/s"])
     if not len(runs):
         note("No image run.")
         return
@@ -45,7 +45,7 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
 def unet3d(done: pd.DataFrame, include_reference: bool = True) -> None:
     """The 3D U-Net runs in lab units (days to 100k iterations, hours per teravoxel), beside
     the reference campaign when ``include_reference``."""
-    unet = analysis.unet3d_units(done, reference.unet3d_records() if include_reference else None)
+    unet = comparisons.unet3d_units(done, reference.unet3d_records() if include_reference else None)
     if not len(unet):
         note("No 3D U-Net runs.")
         return

@@ -100,10 +100,10 @@ def network(config: UNet3DConfig) -> None:
 
 def lab_units(config: UNet3DConfig, result: RunResult) -> dict[str, object]:
     """The run's result record (not yet published), its figures in lab units shown."""
-    from benchlib.analysis import comparisons as analysis
+    from benchlib.analysis import comparisons
 
     made = build.make_record(config, result)
-    show(plots.as_table(analysis.lab_units(made)))
+    show(plots.as_table(comparisons.lab_units(made)))
     return made
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from IPython.display import Markdown
 
-from benchlib.analysis import comparisons as analysis
+from benchlib.analysis import comparisons
 from benchlib.publish import plots, present, summary
 from benchlib.publish.pages import Call, Page, note, show
 from benchlib.publish.sheet import Sheet
@@ -13,27 +13,27 @@ from benchlib.publish.sheet import Sheet
 
 def sheet(done: pd.DataFrame) -> None:
     """The scaling sheet of the finished benchmark runs, or why there is none."""
-    table = Sheet(analysis.benchmarks(done))
+    table = Sheet(comparisons.benchmarks(done))
     show(table if table else Markdown("No configuration ran on more than one device count: no "
                                       "scaling to show."))
 
 
 def plot(done: pd.DataFrame) -> None:
     """Throughput, speedup and efficiency against devices, when more than one device count ran."""
-    scalable = summary.scalable(analysis.benchmarks(done))
+    scalable = summary.scalable(comparisons.benchmarks(done))
     if scalable["num_devices"].nunique() > 1:
-        plots.show(plots.scaling_plot(analysis.scaling(scalable)))
+        plots.show(plots.scaling_plot(comparisons.scaling(scalable)))
 
 
 def throughput(done: pd.DataFrame) -> None:
     """The throughput tables per configuration."""
-    runs = analysis.benchmarks(done)
+    runs = comparisons.benchmarks(done)
     show(summary.throughput_tables(runs) if len(runs) else Markdown("No finished benchmark run."))
 
 
 def distributed(done: pd.DataFrame) -> None:
     """The runs over several ranks: straggler spread and launcher overhead."""
-    several = analysis.distributed_runs(done)
+    several = comparisons.distributed_runs(done)
     if len(several):
         show(present.by_unit(several, "Runs over several ranks", keep=("straggler_spread",)))
     else:
@@ -42,7 +42,7 @@ def distributed(done: pd.DataFrame) -> None:
 
 def allreduce(done: pd.DataFrame) -> None:
     """The all-reduce probes' bus bandwidth per message size: a table and a plot."""
-    curves = analysis.allreduce_curves(done)
+    curves = comparisons.allreduce_curves(done)
     if not len(curves):
         note("No all-reduce probe in these results.")
         return
