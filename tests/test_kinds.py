@@ -23,7 +23,7 @@ from .conftest import ROOT
 
 #: Files that build records, count FLOPs, flag runs and assemble notebooks for every kind.
 KIND_BLIND = ("benchlib/records/build.py", "benchlib/records/flops.py",
-              "benchlib/records/flags.py", "benchlib/publish/pages/run.py",
+              "benchlib/records/flags.py", "benchlib/publish/benchmark_notebook/run.py",
               "tools/make_notebooks.py")
 DISPATCH = re.compile(r'isinstance\(.*Config|benchmark ==|benchmark in\b|startswith\("probe')
 

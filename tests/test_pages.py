@@ -17,6 +17,7 @@ from IPython.display import Markdown
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.inputs.unet3d_config import UNet3DTrainConfig
+from benchlib.publish.benchmark_notebook import probes, run
 from benchlib.publish.pages import (
     Call,
     Page,
@@ -28,9 +29,7 @@ from benchlib.publish.pages import (
     diagnose,
     modules,
     node,
-    probes,
     projection,
-    run,
     scaling,
 )
 from benchlib.publish.summary import load_results

@@ -1,7 +1,8 @@
 """Regenerate the notebooks in notebooks/ (clean, without outputs) from their pages.
 
-Every code cell is a call of a function in benchlib.publish.pages (tested and linted there); this
-script only assembles the cells. A benchmark notebook's parameters cell and configuration cell
+Every code cell is a call of a function in benchlib.publish.benchmark_notebook (what a benchmark
+notebook shows) or benchlib.publish.pages (the summary notebooks' pages), tested and linted there;
+this script only assembles the cells. A benchmark notebook's parameters cell and configuration cell
 are written from its config class (benchlib.inputs.config, named by benchlib.registry) so that
 notebook parameters and config fields cannot drift apart; a summary notebook's parameters come
 from its page. Tests check the committed notebooks against this generator.
@@ -18,9 +19,9 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
+from benchlib.publish.benchmark_notebook import parameters, run
+from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import (
-    Call,
-    Cell,
     Page,
     acceptance,
     breakdown,
@@ -28,11 +29,8 @@ from benchlib.publish.pages import (
     compare,
     comparisons,
     diagnose,
-    modules,
     node,
-    parameters,
     projection,
-    run,
     scaling,
 )
 
@@ -60,10 +58,10 @@ def _cells(cells: Iterable[Cell]) -> list[nbformat.NotebookNode]:
 
 def _imports(cells: Iterable[Cell], *config: str) -> str:
     """The notebook's imports, in isort's order (ruff lints the committed notebooks): its
-    config classes from their modules (through the registry), then the page modules."""
+    config classes from their modules (through the registry), then the cells' modules."""
     classes = [registry.config_class(name) for name in config]
     lines = sorted(f"from {cls.__module__} import {cls.__name__}" for cls in classes)
-    return "\n".join([*lines, f"from benchlib.publish.pages import {', '.join(modules(cells))}"])
+    return "\n".join([*lines, *imports(cells)])
 
 
 def _values_cell(values: dict[str, object], comments: dict[str, str]) -> nbformat.NotebookNode:

@@ -28,7 +28,7 @@ class Kind:
     #: A timed loop of iterations: ``short`` applies, the interval comes from its iterations.
     timed_loop: bool = True
     #: Comments beside parameters in its notebooks' parameters cells, over the shared ones
-    #: (:mod:`benchlib.publish.pages.parameters`).
+    #: (:mod:`benchlib.publish.benchmark_notebook.parameters`).
     comments: ClassVar[dict[str, str]] = {}
 
     def record_fields(self, config: Any, result: Any, **context: object) -> dict[str, object]:

@@ -60,7 +60,7 @@ class Classification(Kind):
         return names if smooth else [n for n in names if n not in SMOOTH_ONLY]
 
     def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.pages import run
+        from benchlib.publish.benchmark_notebook import run
 
         how = run.PAPERMILL.format(params="params/X.yaml", name=entry.notebook,
                                    example="model resnet50")

@@ -56,7 +56,7 @@ class LanguageModel(Kind):
                 f"{config.sequence_length} tokens, {config.precision}")
 
     def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.pages import run
+        from benchlib.publish.benchmark_notebook import run
 
         how = run.PAPERMILL.format(params="params/lm.yaml", name=entry.notebook,
                                    example="size tiny")

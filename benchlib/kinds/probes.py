@@ -52,7 +52,7 @@ class AllReduce(Probe):
         return record
 
     def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.pages import probes
+        from benchlib.publish.benchmark_notebook import probes
 
         return probes.ALLREDUCE_ABOUT, "## Configuration", probes.ALLREDUCE
 
@@ -100,7 +100,7 @@ class NodeProbe(Probe):
         return [n for n in super().parameter_names(entry) if n not in NODE_FIXED]
 
     def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.pages import probes
+        from benchlib.publish.benchmark_notebook import probes
 
         return probes.NODE_ABOUT, "## Configuration", probes.NODE
 

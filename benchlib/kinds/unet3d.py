@@ -61,7 +61,7 @@ class UNet3D(Kind):
         return entry.config.model_construct(**fixed)  # required fields (volume) have no default
 
     def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.pages import run
+        from benchlib.publish.benchmark_notebook import run
 
         how = run.PAPERMILL.format(params="params/unet3d.yaml", name=entry.notebook,
                                    example="volume data/em.h5")
@@ -98,7 +98,7 @@ class UNet3DPredict(UNet3D):
 
     @property
     def phases_note(self) -> str:  # type: ignore[override]
-        from benchlib.publish.pages.run import PREDICT_PHASES
+        from benchlib.publish.benchmark_notebook.run import PREDICT_PHASES
 
         return PREDICT_PHASES
 

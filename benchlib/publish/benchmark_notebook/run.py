@@ -10,7 +10,7 @@ from benchlib import registry
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.publish import plots, present
-from benchlib.publish.pages import Call, show
+from benchlib.publish.cells import Call, show
 from benchlib.records import build
 from benchlib.workloads.result import RunResult
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.publish import plots
-from benchlib.publish.pages import Call, show
-from benchlib.publish.pages.run import ENVIRONMENT, environment, publish
+from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
+from benchlib.publish.cells import Call, show
 from benchlib.records import build
 
 ALLREDUCE_ABOUT = (
