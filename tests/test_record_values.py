@@ -159,7 +159,7 @@ def test_values_are_checked_one_column_at_a_time():
     checked, dropped, cleared = values.check_frame(frame.drop(columns="batch_size"))
     assert dropped == {} and sorted(cleared[1]) == [
         "contended 'yes' is not true or false", "iterations 2.5 is not a number (whole, >= 0, "
-        "< 2^53)"]
+        "< 2^53) or 'auto' or 'epoch'"]
     assert checked["iterations"].isna().tolist() == [False, True, True]
 
 

@@ -119,7 +119,7 @@ def read_record(notebook: Path) -> dict | None:
     notebook's own record."""
     record = read_sidecar(notebook)
     if record is not None:
-        return record
+        return values.clean_record(record)
     sidecar = sidecar_path(notebook)
     if not notebook.is_file() and sidecar.is_file():
         data = read_json_bounded(sidecar)
@@ -127,7 +127,7 @@ def read_record(notebook: Path) -> dict | None:
             f"a JSON {type(data).__name__}, not a record"]
         raise RecordError(f"{sidecar}: no usable record and no notebook"
                           + (f" ({'; '.join(why)})" if why else ""))
-    return record_from_notebook(notebook)
+    return values.clean_record(record_from_notebook(notebook))
 
 
 def iter_notebooks(path: Path) -> Iterator[Path]:

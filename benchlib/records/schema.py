@@ -39,6 +39,11 @@ class Column:
     core: bool = False  #: shown first, in this order, in every table
     #: smallest valid value of a number (None: the default, :attr:`low`; -inf: none)
     minimum: float | None = None
+    #: text a number column also takes (``iterations: auto`` as a failed record carries it)
+    words: tuple[str, ...] = ()
+    #: a (nested) list of valid values is valid too: a parameter given as a list, as failed
+    #: records carry it (a shape: a list of whole numbers)
+    lists: bool = False
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -63,6 +68,10 @@ class Column:
     @property
     def valid(self) -> str:
         """The values this column accepts, in words (missing is always accepted)."""
+        lists = " or a list of whole numbers" if self.dtype == "shape" else " (or a list of them)"
+        return self._scalar_valid() + "".join(f" or {w!r}" for w in self.words) + lists * self.lists
+
+    def _scalar_valid(self) -> str:
         low = self.low
         if self.dtype in ("count", "int"):
             bound = f">= {low:g}, < 2^53" if low is not None else "magnitude < 2^53"
@@ -116,7 +125,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True),
     Column("time_{phase}_s", M, "float", "s", "median seconds per iteration in a phase (data, "
            "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True),
-    Column("iterations", B, "count", "iterations", "timed iterations that ran", True),
+    Column("iterations", B, "count", "iterations", "timed iterations that ran (failed records: "
+           "the parameter, which may be auto or epoch)", True, words=("auto", "epoch")),
     Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
     Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
     Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True,
@@ -147,8 +157,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("unet_{part}", C, "text", "", "3D U-Net network: depth, base_features, growth, "
            "padding, norm, pooling"),
     Column("augment", C, "bool", "", "3D U-Net training: augmentation on"),
-    Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)"),
-    Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)"),
+    Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)",
+           lists=True),
+    Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)",
+           lists=True),
     Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
     Column("lm_size", C, "text", "", "language model: named size (tiny, mini, gpt2, ..., custom)"),
     Column("lm_layers", C, "count", "blocks", "language model: transformer blocks", minimum=1),
@@ -161,7 +173,13 @@ COLUMNS: tuple[Column, ...] = (
            minimum=1),
     Column("output_shape", B, "shape", "voxels", "3D U-Net: network output for the patch"),
     Column("input_shape", B, "shape", "voxels", "3D U-Net prediction: input block with halo"),
-    Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block"),
+    Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block",
+           lists=True),
+    Column("pooling", B, "int", "", "3D U-Net: the pooling parameter (failed records)",
+           minimum=1, lists=True),
+    Column("precisions", B, "text", "", "node probe: the precisions parameter", lists=True),
+    Column("decode_workers", B, "int", "processes", "node probe: the decode_workers parameter",
+           lists=True),
     Column("downsampling", B, "shape", "", "3D U-Net: total pooling factor"),
     Column("volume", B, "text", "", "3D U-Net: HDF5 / zarr volume read"),
     Column("raw_key", B, "text", "", "3D U-Net: dataset of raw voxels"),
@@ -346,10 +364,13 @@ VALUES_RULE = (
     "- a bad value in any other column is set missing and the record kept: `scan()` lists it in "
     "`notes` (file, column, value) and `benchlib` commands warn;",
     "- a column the schema does not describe keeps any single value; a list or mapping there "
-    "is set missing (noted);",
+    "is set missing (noted); the records benchlib writes itself (failed ones carry the point's "
+    "parameters: `iterations: auto`, lists such as `decode_workers`) load without a note;",
     "- text that cannot be encoded (a lone surrogate such as `\\ud800`, which JSON allows) has "
     "those characters replaced by U+FFFD (�), so every table, CSV, JUnit file and page can be "
-    "written.", "",
+    "written; other control characters (C0 and C1, but tab and newline) become U+FFFD and "
+    "terminal escape sequences (`ESC [31m`) are removed, so no output of a record drives a "
+    "terminal.", "",
     "Whole numbers are below 2^53 in magnitude (exact in a float64); numbers are finite "
     "(infinity is bad; NaN is missing); `true` / `false` are the only booleans (not 0 / 1).",
 )

@@ -10,8 +10,10 @@ holding other types is looked at value by value).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Hashable
+import re
+from collections.abc import Hashable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -23,6 +25,39 @@ from benchlib.records.schema import Column
 SHOWN_CHARS = 60
 _NUMERIC = ("count", "int", "float")
 _TEXT = ("text", "shape")
+#: A terminal escape sequence: CSI (``ESC [ ... m``, or C1 CSI), OSC (``ESC ] ... BEL``/ST, or
+#: C1 OSC) and the other ``ESC [intermediates] final`` forms (``ESC c``, ``ESC ( B``).
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+                     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]")
+#: C0 and C1 control characters but tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: What a control character left after the escape sequences are removed becomes.
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """``text`` safe to print: terminal escape sequences removed, every other C0/C1 control
+    character (tab and newline are kept) replaced by U+FFFD."""
+    if text.isprintable() or not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(REPLACEMENT, _ESCAPE.sub("", text))
+
+
+def _clean_value(value: object) -> object:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_clean_value(item) for item in value]
+    return value
+
+
+def clean_record(record: Mapping | None) -> dict | None:
+    """``record`` with :func:`clean_text` applied to its keys, text values and lists (a mapping
+    value, which no column takes but the per-iteration times, is left as it is; None stays
+    None)."""
+    if record is None:
+        return None
+    return {clean_text(str(key)): _clean_value(value) for key, value in record.items()}
 
 
 def shown(value: object) -> str:
@@ -61,6 +96,15 @@ def _number_bad(entry: Column, number: float) -> bool:
     return entry.dtype != "float" and (number % 1 != 0 or abs(number) >= schema.MAX_INTEGER)
 
 
+def _items_bad(entry: Column, items: list) -> bool:
+    """Whether a list in a column that takes lists holds a bad item (a shape: whole numbers)."""
+    scalar = dataclasses.replace(entry, lists=False, words=())
+    if entry.dtype == "shape":
+        scalar = dataclasses.replace(scalar, dtype="count", minimum=1)
+    return any(_items_bad(entry, item) if isinstance(item, list) else
+               is_missing(item) or is_bad(scalar, item) for item in items)
+
+
 def is_bad(entry: Column | None, value: object) -> bool:
     """Whether one value breaks the rule of its column (``entry`` None: a column the schema does
     not describe, which takes any single value but no list or mapping)."""
@@ -68,6 +112,10 @@ def is_bad(entry: Column | None, value: object) -> bool:
         return False
     if entry is None:
         return isinstance(value, (dict, list, tuple, set))
+    if isinstance(value, str) and value in entry.words:
+        return False
+    if isinstance(value, list) and entry.lists:
+        return not value or _items_bad(entry, value)
     if entry.dtype in _NUMERIC:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
             return True

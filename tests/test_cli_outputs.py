@@ -1,0 +1,122 @@
+"""What the CLI and the loader show of records: no terminal control characters from record text,
+no notes about the records benchlib writes itself, one exit code and one message per bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from benchlib import registry
+from benchlib.cli import main
+from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.records import values
+from benchlib.records.build import failed_record, make_record
+from benchlib.records.results import scan
+from benchlib.records.store import ITERATIONS_KEY, write_sidecar
+from benchlib.workloads.collectives import AllReduceResult
+from benchlib.workloads.node_probe import NodeProbeResult
+
+from .fakes import campaign, write_record_notebook
+
+HOSTILE = "\x1b[31mRED\x01ctl\x9b2J\x1b]0;title\x07"
+GOOD = {"schema_version": 1, "campaign": "fake", "cluster": "c1", "gpu": "H100",
+        "benchmark": "train", "model": "resnet50", "precision": "amp_bf16", "num_nodes": 1,
+        "num_workers": 8, "unit": "images/s", "status": "ok", "error": "", "num_devices": 1,
+        "dataset": "synthetic", "batch_size": 32, "throughput": 2400.0,
+        "time_iteration_s": 0.0133}
+
+
+def _controls(text: str) -> list[str]:
+    return [c for c in text if (ord(c) < 32 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f]
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    """A campaign with a lone sidecar whose text columns hold terminal escapes."""
+    folder = campaign(tmp_path / "fake")
+    (folder / "evil.json").write_text(json.dumps({**GOOD, "gpu": HOSTILE, "host": HOSTILE,
+                                                  "model": "resnet50\x1b[2J"}))
+    return folder
+
+
+def test_clean_text_removes_escapes_and_replaces_controls():
+    assert values.clean_text("\x1b[31mRED\x1b[0m") == "RED"
+    assert values.clean_text("a\x01b\x7fc\x85") == "a\ufffdb\ufffdc\ufffd"
+    assert values.clean_text("tab\tnew\nline café") == "tab\tnew\nline café"
+    assert values.clean_text("\x1b]0;title\x07x\x1b(By\x9b1mz") == "xyz"
+
+
+@pytest.mark.parametrize("command", ["results", "check", "compare", "status"])
+def test_no_command_writes_a_record_control_character(hostile, tmp_path, capsys, command):
+    args = {"results": [str(hostile)], "check": [str(hostile)], "status": [str(hostile)],
+            "compare": [str(campaign(tmp_path / "base")), str(hostile)]}[command]
+    main([command, *args])
+    out = capsys.readouterr()
+    assert "RED" in out.out + out.err
+    assert _controls(out.out + out.err) == []
+
+
+def test_compare_warns_of_another_gpu_without_control_characters(hostile, tmp_path, capsys):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "one.json").write_text(json.dumps(GOOD))
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "one.json").write_text(json.dumps({**GOOD, "gpu": HOSTILE}))
+    main(["compare", str(base), str(new)])
+    out = capsys.readouterr()
+    assert "GPU model differs" in out.out + out.err and "RED" in out.out + out.err
+    assert _controls(out.out + out.err) == []
+
+
+def test_loaded_text_is_clean_in_the_table(hostile):
+    frame = scan(hostile).frame
+    text = "".join(str(v) for v in frame.drop(columns="source").to_numpy().ravel())
+    assert "RED\ufffdctl" in text and _controls(text) == []
+
+
+def _parameters(entry: registry.Benchmark) -> dict:
+    """A point's parameters as a sweep gives them: every field with a default, and the fixed."""
+    fields = entry.config.model_fields
+    found = {name: field.get_default(call_default_factory=True)
+             for name, field in fields.items() if not field.is_required()}
+    return {**found, **entry.fixed}
+
+
+def _ok_records() -> list[dict]:
+    node = NodeProbeResult(device=torch.device("cpu"), decode=pd.DataFrame(
+        columns=["workers", "images_per_s"]), table=pd.DataFrame(
+        [{"probe": "matmul", "setting": "fp32", "value": 1.5, "unit": "TFLOP/s", "note": ""}]))
+    table = pd.DataFrame({"size_bytes": [1024], "size": ["1KiB"], "count": [256],
+                          "time_us": [10.0], "algbw_GBps": [0.1], "busbw_GBps": [0.1]})
+    reduce = AllReduceResult(device=torch.device("cpu"), world_size=2, table=table,
+                             num_devices=2)
+    return [make_record(NodeProbeConfig(device="cpu", precisions=["fp32"], iterations=2), node,
+                        {"env_torch": "x"}, allreduce={"throughput": 3.0, "num_devices": 2}),
+            make_record(AllReduceConfig(device="cpu", iterations=3), reduce, {})]
+
+
+def test_every_record_benchlib_writes_loads_without_a_note(tmp_path):
+    folder = campaign(tmp_path / "own")  # ok runs and a failed notebook
+    for index, record in enumerate(_ok_records()):
+        record.pop(ITERATIONS_KEY, None)
+        write_record_notebook(folder / f"probe-{index}.ipynb", record)
+    for entry in registry.BENCHMARKS:
+        parameters = _parameters(entry)
+        iterations = {"auto", "epoch", parameters.get("iterations")} - {None}
+        for count, value in enumerate(sorted(iterations, key=str)):
+            point = {**parameters, "iterations": value} if "iterations" in parameters \
+                else parameters
+            name = f"{entry.benchmark}-{count}"
+            write_record_notebook(folder / f"{name}.ipynb", error="boom", parameters=point)
+            write_sidecar(folder / f"{name}-slurm.ipynb", failed_record(point, "job ended"))
+    found = scan(folder)
+    assert [str(s) for s in found.skipped] == [] and [str(n) for n in found.notes] == []
+    assert set(found.frame["benchmark"]) >= {e.benchmark for e in registry.BENCHMARKS}
+    failed = found.frame[found.frame["status"] == "failed"]
+    assert failed["decode_workers"].dropna().map(tuple).tolist()[0] == (1, 2, 4, 8)
+    assert set(failed["iterations"].dropna()) >= {20, 50}  # auto / epoch: no count, no note
