@@ -4,12 +4,11 @@
 constant configuration is said once in the caption), each named in words with its unit,
 numbers formatted for reading (``1.93x``, ``96.4 %``, ``1.27 GB``, ``52 GFLOP/s``, ``12.3 ms``),
 missing values as a dash explained once, a caption under it, and wide tables split so that none
-is wider than the page. Every text is HTML-escaped.
+is wider than the page. Every text is HTML-escaped (``templates/pages/table.html.j2``).
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from benchlib.formatting import (
     missing,
     si,
 )
+from benchlib.publish.templating import render
 
 #: Settings named in a caption when every row has the same value.
 SAY_CONSTANT = ("cluster", "gpu", "num_nodes", "num_devices", "benchmark", "model", "dataset",
@@ -42,17 +42,11 @@ class Table:
     numeric: set[str] = field(default_factory=set)
 
     def _repr_html_(self) -> str:
-        head = "".join(f'<th class="{"num" if c in self.numeric else "text"}">{html.escape(c)}</th>'
-                       for c in self.cells.columns)
-        rows = []
-        for values in self.cells.itertuples(index=False):
-            tds = "".join(f'<td class="{"num" if c in self.numeric else "text"}">'
-                          f"{html.escape(str(v))}</td>"
-                          for c, v in zip(self.cells.columns, values, strict=True))
-            rows.append(f"<tr>{tds}</tr>")
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        return (f'<table class="benchlib">{caption}<thead><tr>{head}</tr></thead>'
-                f"<tbody>{''.join(rows)}</tbody></table>")
+        columns = list(self.cells.columns)
+        rows = [list(zip(columns, map(str, values), strict=True))
+                for values in self.cells.itertuples(index=False)]
+        return render("table.html.j2", caption=self.caption, columns=columns, rows=rows,
+                      numeric=self.numeric)
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_rows", None, "display.max_columns", None,

@@ -9,7 +9,6 @@ observations are written out in words from the same numbers.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.publish import summary
 from benchlib.publish.plots import short_labels
+from benchlib.publish.templating import render
 
 #: Factors with a "speedup from" block, in the sheet's order.
 SHEET_FACTORS = ("dataset", "batch_size", "gpu", "model", "precision")
@@ -85,20 +85,13 @@ def _shorten(runs: pd.DataFrame, label: object) -> str:
     return str(label).replace(" / ", ", ")
 
 
-def render_block(block: Block) -> str:
-    """One block as a compact HTML table: devices down, configurations across."""
+def _view(block: Block) -> dict[str, object]:
+    """One block for ``templates/pages/sheet.html.j2``: devices down, configurations across,
+    the values formatted."""
     columns = [c for c in block.table.columns if c != "median"] + ["median"]
-    head = "".join(f'<th class="num{" median" if c == "median" else ""}">{html.escape(str(c))}</th>'
-                   for c in columns)
-    rows = []
-    for devices, row in block.table.iterrows():
-        cells = "".join(f'<td class="num{" median" if c == "median" else ""}">'
-                        f"{html.escape(_value(block.kind, row[c]))}</td>" for c in columns)
-        rows.append(f'<tr><td class="text">{int(devices)}</td>{cells}</tr>')
-    span = len(columns) + 1
-    return (f'<table class="benchlib sheet"><thead><tr><th class="block" colspan="{span}">'
-            f"{html.escape(block.title)}</th></tr><tr><th class=\"text\">devices</th>{head}</tr>"
-            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+    rows = [(int(devices), [(c, _value(block.kind, row[c])) for c in columns])
+            for devices, row in block.table.iterrows()]
+    return {"title": block.title, "columns": [str(c) for c in columns], "rows": rows}
 
 
 def observations(found: Sequence[Block]) -> list[str]:
@@ -156,13 +149,9 @@ class Sheet:
         return bool(self.sections)
 
     def _repr_html_(self) -> str:
-        out = []
-        for title, found in self.sections:
-            tables = "".join(render_block(b) for b in found)
-            notes = "".join(f"<li>{html.escape(line)}</li>" for line in observations(found))
-            out.append(f"<h3>{html.escape(title)}</h3><div class=\"sheet\">{tables}</div>"
-                       f"<p><b>Observations</b></p><ul>{notes}</ul>")
-        return "".join(out)
+        sections = [{"title": title, "blocks": [_view(b) for b in found],
+                     "observations": observations(found)} for title, found in self.sections]
+        return render("sheet.html.j2", sections=sections)
 
     def __repr__(self) -> str:
         parts = []

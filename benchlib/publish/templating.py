@@ -1,0 +1,23 @@
+"""The HTML of the report's tables and index page, from Jinja2 templates
+(``benchlib/publish/templates/pages/``) in one environment with autoescape on: every value is
+escaped unless it is passed as :class:`markupsafe.Markup` (only HTML built here, never record
+text)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import jinja2
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The one environment: package templates, autoescape, undefined names an error."""
+    return jinja2.Environment(loader=jinja2.PackageLoader("benchlib.publish", "templates/pages"),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
+def render(name: str, **values: object) -> str:
+    """Template ``name`` rendered with ``values`` (escaped unless Markup)."""
+    return environment().get_template(name).render(**values)
