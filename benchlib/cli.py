@@ -134,29 +134,16 @@ def _show(text: str) -> None:
     print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"))
 
 
-def _results_path(path: str) -> None:
-    """A results path is a folder or one notebook: any other file is bad input."""
-    from benchlib.errors import InputError
-
-    if Path(path).is_file() and Path(path).suffix != ".ipynb":
-        raise InputError(f"{path}: not a results folder (a file that is not a notebook); give a "
-                         "campaign's folder (outputs/<campaign>) or one executed notebook (.ipynb)")
-
-
 def _results(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from benchlib.records.csv_export import write_csv
-    from benchlib.records.results import load
+    from benchlib.records.paths import check_output_file, load_records
 
-    _results_path(args.path)
-    _output_target("--csv", args.csv)
-    frame = load(args.path)
+    check_output_file("--csv", args.csv)
+    frame = load_records(args.path)
     columns = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "gpu",
                            "throughput", "unit", "time_iteration_s", "status") if c in frame]
-    if frame.empty:
-        print(f"no result records under {args.path}")
-        return 1
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         _show(frame[columns].to_string(index=False))
     if args.csv:
@@ -178,29 +165,17 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_target(option: str, path: str | None) -> None:
-    """A ``--junit`` / ``--csv`` file must go into an existing folder: checked before any work."""
-    from benchlib.errors import InputError
-
-    if path and not Path(path).expanduser().absolute().parent.is_dir():
-        raise InputError(f"{option} {path}: its folder does not exist (create it, or give a "
-                         "path in an existing folder)")
-
-
 def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from benchlib.analysis import junit, references
-    from benchlib.errors import InputError
-    from benchlib.records.results import load
+    from benchlib.records.paths import check_output_file, check_results_path, load_records
 
-    _output_target("--junit", args.junit)
-    _results_path(args.results)
+    check_output_file("--junit", args.junit)
+    check_results_path(args.results)
     refs = (references.load_references(args.references) if args.references
             else references.shipped())
-    frame = load(args.results)
-    if frame.empty:
-        raise InputError(f"no result records under {args.results}")
+    frame = load_records(args.results)
     checked = references.check(frame, refs)
     shown = ["run", "configuration", "metric", "measured", "expected", "low", "high", "verdict",
              "reference", "flags"]
@@ -224,17 +199,14 @@ def _compare(args: argparse.Namespace) -> int:
     from benchlib.analysis import junit, regression
     from benchlib.analysis.metrics import check_metric
     from benchlib.errors import InputError
-    from benchlib.records.results import load
+    from benchlib.records.paths import check_output_file, check_results_path, load_records
 
     if not 0 <= args.threshold < 1:
         raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
-    _output_target("--junit", args.junit)
+    check_output_file("--junit", args.junit)
     for path in (args.base, args.new):
-        _results_path(path)
-    base, new = load(args.base), load(args.new)
-    for name, frame in ((args.base, base), (args.new, new)):
-        if frame.empty:
-            raise InputError(f"no result records under {name}")
+        check_results_path(path)
+    base, new = load_records(args.base), load_records(args.new)
     check_metric(args.metric, {args.base: base, args.new: new})
     compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
     for warning in compared.attrs["warnings"]:
@@ -370,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Exit codes: 0 success, 1 a failure while working (a point could not be written, the
     campaign is in use, ``--strict`` with failed points), 2 bad input (params file, paths,
-    options), 130 interrupted. Errors print one message; ``--debug`` adds the traceback."""
+    options), 3 ``check`` / ``compare``: nothing failed but some runs cannot be certified, 130
+    interrupted. Errors print one message; ``--debug`` adds the traceback."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:

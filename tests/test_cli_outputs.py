@@ -120,3 +120,42 @@ def test_every_record_benchlib_writes_loads_without_a_note(tmp_path):
     failed = found.frame[found.frame["status"] == "failed"]
     assert failed["decode_workers"].dropna().map(tuple).tolist()[0] == (1, 2, 4, 8)
     assert set(failed["iterations"].dropna()) >= {20, 50}  # auto / epoch: no count, no note
+
+
+def test_read_iterations_of_a_run_without_a_timed_loop_describes_as_empty(tmp_path):
+    from benchlib.records.store import read_iterations
+
+    probe = _ok_records()[0]
+    probe.pop(ITERATIONS_KEY, None)
+    notebook = write_record_notebook(tmp_path / "node_probe.ipynb", probe)
+    for path in (notebook, tmp_path / "missing.ipynb"):
+        frame = read_iterations(path)
+        assert list(frame.columns) == ["iteration"] and frame.empty
+        assert frame.describe().loc["count", "iteration"] == 0
+
+
+@pytest.mark.parametrize("command", ["results", "check", "compare"])
+def test_a_folder_without_records_is_bad_input_to_every_command(tmp_path, capsys, command):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = [str(campaign(tmp_path / "base")), str(empty)] if command == "compare" else [str(empty)]
+    assert main([command, *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and f"error: no result records under {empty} " in out.err
+
+
+@pytest.mark.parametrize(("target", "why"), [
+    ("folder", "is a folder; give a file path"),
+    ("/proc/version", "no file can be created in /proc"),
+    ("missing/x.csv", "its folder does not exist")])
+def test_an_output_file_that_cannot_be_written_is_named_before_any_work(
+        hostile, tmp_path, capsys, target, why):
+    (tmp_path / "folder").mkdir()
+    path = target if target.startswith("/") else str(tmp_path / target)
+    if target.startswith("/") and not Path("/proc/version").is_file():
+        pytest.skip("no /proc")
+    for command, option in (("results", "--csv"), ("check", "--junit")):
+        assert main([command, str(hostile), option, path]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err.startswith(f"error: {option} {path}: {why}")
+        assert out.err.count("\n") == 1  # one line, no table before it

@@ -87,7 +87,9 @@ def write_iterations(notebook: Path, record: dict) -> None:
 
 def read_iterations(notebook: str | Path) -> pd.DataFrame:
     """Seconds per timed iteration (``iteration`` and each phase) of one run: from the file
-    beside the notebook, else from the notebook's record; empty when neither has them."""
+    beside the notebook, else from the notebook's record. A run without timed iterations (a
+    probe, a failed run, an unreadable notebook) gives no rows and one float ``iteration``
+    column, so ``.describe()`` works and says ``count 0``."""
     notebook = Path(notebook)
     path = iterations_path(notebook)
     if path.is_file():
@@ -96,9 +98,11 @@ def read_iterations(notebook: str | Path) -> pd.DataFrame:
         nb = json.loads(notebook.read_bytes())
         record = find_record(nb) or {}
     except (OSError, ValueError, AttributeError, TypeError):
-        return pd.DataFrame()
+        record = {}
     columns = record.get(ITERATIONS_KEY) if isinstance(record, dict) else None
-    frame = pd.DataFrame(columns) if isinstance(columns, dict) else pd.DataFrame()
+    if not isinstance(columns, dict) or not columns:
+        columns = {"iteration": pd.Series(dtype=float)}
+    frame = pd.DataFrame(columns)
     frame.index.name = "step"
     return frame
 
