@@ -19,35 +19,38 @@ from tests.fakes import write_record_notebook
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _plan(tmp_path: Path, data: bool = True, workers: int = 1) -> diagnose_plan.Plan:
+def _plan(tmp_path: Path, data: bool = True, workers: int = 1, repeats: int | None = 3,
+          campaign: str = "dg") -> diagnose_plan.Plan:
     folder = tmp_path / "jpegs"
     folder.mkdir(exist_ok=True)
     request = diagnose_plan.request_from({
         "model": "resnet18", "data_dir": str(folder) if data else "", "num_workers": workers,
-        "device": "cpu", "cores": 2, "campaign": "dg"})
+        "device": "cpu", "cores": 2, "campaign": campaign,
+        **({"repeats": repeats} if repeats else {})})
     return diagnose_plan.plan(request)
 
 
 def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float],
               data_share: dict[str, float] | None = None, disturbed: str = "") -> Path:
-    """Fake records: three repeats of every rung of ``plan`` at ``speeds`` (rung name ->
-    images/s, 2 % apart), waiting ``data_share`` of each iteration; ``disturbed`` names a rung
-    whose first run was contended."""
+    """Fake records: every point of ``plan`` but the probe (named and identified as the sweep
+    names them), at ``speeds`` (rung name -> images/s, 2 % apart), waiting ``data_share`` of
+    each iteration; ``disturbed`` names a rung whose first run was contended."""
     root = tmp_path / plan.campaign
     rng = np.random.default_rng(0)
-    for rung in plan.rungs[1:]:
-        for repeat in range(3):
-            speed = speeds[rung.name] * (1 + 0.02 * rng.standard_normal())
-            iteration = plan.batch_size / speed
-            share = (data_share or {}).get(rung.name, 0.01)
-            record = {"schema_version": 1, "campaign": plan.campaign, "benchmark": plan.benchmark,
-                      "model": plan.model, "num_devices": 1, "batch_size": plan.batch_size,
-                      "image_size": plan.image_size, "unit": "images/s", "status": "ok",
-                      "error": "", "throughput": speed, "time_iteration_s": iteration,
-                      "time_data_s": iteration * share, "synthetic_kind": "", "data_source": "",
-                      "flags": "contended" if rung.name == disturbed and not repeat else "",
-                      **rung.match}
-            write_record_notebook(root / f"{rung.name}-r{repeat}.ipynb", record)
+    rungs = {rung.name: rung for rung in plan.rungs}
+    for name, point in plan.points()[1:]:
+        rung, repeat = rungs[name], point.repeat
+        speed = speeds[rung.name] * (1 + 0.02 * rng.standard_normal())
+        iteration = plan.batch_size / speed
+        share = (data_share or {}).get(rung.name, 0.01)
+        record = {"schema_version": 1, "campaign": plan.campaign, "benchmark": plan.benchmark,
+                  "model": plan.model, "num_devices": 1, "batch_size": plan.batch_size,
+                  "image_size": plan.image_size, "unit": "images/s", "status": "ok",
+                  "error": "", "throughput": speed, "time_iteration_s": iteration,
+                  "time_data_s": iteration * share, "synthetic_kind": "", "data_source": "",
+                  "flags": "contended" if rung.name == disturbed and not repeat else "",
+                  "point_id": point.point_id, **rung.match}
+        write_record_notebook(root / f"{point.name}.ipynb", record)
     diagnose_plan.write_plan(plan, root)
     return root
 
@@ -100,7 +103,7 @@ def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):
 
 
 def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
-    plan = _plan(tmp_path, workers=1)
+    plan = _plan(tmp_path, workers=1, repeats=None)
     assert plan.worker_counts == [1, 2]
     assert plan.estimate_s <= 240
     sweep = diagnose_plan.sweep(plan, tmp_path / "plan.json")
@@ -185,8 +188,9 @@ def test_diagnose_as_a_user_runs_it(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[1/7] node_probe: ok" in done.stdout
     assert "resnet18 train on this node:" in done.stdout
-    assert "page: out/diagnose-resnet18/report/summary_diagnose.html" in done.stdout
-    page = tmp_path / "out" / "diagnose-resnet18" / "report" / "summary_diagnose.html"
+    [campaign] = (tmp_path / "out").glob("diagnose-resnet18-*")  # its tag names the settings
+    assert f"page: out/{campaign.name}/report/summary_diagnose.html" in done.stdout
+    page = campaign / "report" / "summary_diagnose.html"
     assert "From the best speed on this node down to yours" in page.read_text()
     index = (page.parent / "index.html").read_text()
     assert "Why it is slower than it should be" in index

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
+from benchlib.analysis.diagnose_text import step_change, switch_change
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
 from benchlib.inputs.diagnose_plan import Plan, Rung
@@ -47,8 +48,13 @@ def _equal(column: pd.Series, value: object) -> pd.Series:
 
 
 def rung_runs(df: pd.DataFrame, plan: Plan, rung: Rung) -> pd.DataFrame:
-    """The finished runs of ``rung`` in ``df`` (the plan's model and benchmark, or the probe)."""
+    """The finished runs of ``rung`` in ``df``: the runs of this plan's points of that rung
+    (their ``point_id``), with the rung's columns (the plan's model and benchmark, or the
+    probe)."""
     done = ok(df)
+    if "point_id" not in done:
+        return done.iloc[0:0]
+    done = done[done["point_id"].isin(plan.point_ids().get(rung.name, set()))]
     if rung.kind != "probe":
         match = {"benchmark": plan.benchmark, "model": plan.model, "batch_size": plan.batch_size,
                  "image_size": plan.image_size, "num_devices": plan.num_devices, **rung.match}
@@ -95,7 +101,8 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
 
 def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per rung: its label, finished runs, speed (geometric mean) and the range of its
-    runs, and its disturbed flags."""
+    runs, and its disturbed flags (``none`` when it has finished runs none of which was;
+    missing when it has none)."""
     found = speeds(df, plan)
     rows = []
     for rung in plan.rungs[1:]:
@@ -105,7 +112,7 @@ def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                      "speed": speed.speed if speed else None,
                      "slowest": float(speed.speeds.min()) if speed else None,
                      "fastest": float(speed.speeds.max()) if speed else None,
-                     "disturbed": ", ".join(speed.disturbed) if speed else ""})
+                     "disturbed": (", ".join(speed.disturbed) or "none") if speed else None})
     return pd.DataFrame(rows)
 
 
@@ -187,7 +194,7 @@ def workers(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                                        "verdict"])
 
 
-@dataclass
+@dataclass(repr=False)
 class Diagnosis:
     """What a diagnose campaign found: the waterfall, the worker counts, the user's verdict."""
 
@@ -199,6 +206,15 @@ class Diagnosis:
     verdict: str = ""
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return recommendation(self)
+
+    def __repr__(self) -> str:
+        biggest = self.biggest
+        return (f"<Diagnosis {self.plan.campaign}: {self.plan.model} {self.plan.benchmark}, "
+                f"{len(self.steps)} steps, biggest loss: "
+                f"{biggest['step'] if biggest is not None else 'none'}>")
 
     @property
     def biggest(self) -> pd.Series | None:
@@ -249,13 +265,6 @@ CHANGE = {
 }
 
 
-def _x(row: pd.Series | dict) -> str:
-    """``1.93x (1.85-2.01)``, or ``1.93x`` without an interval."""
-    if row.get("low") is None or np.isnan(float(row["low"])):
-        return f"{float(row['ratio']):.2f}x"
-    return f"{float(row['ratio']):.2f}x ({float(row['low']):.2f}-{float(row['high']):.2f})"
-
-
 def faster_workers(found: Diagnosis) -> pd.Series | None:
     """The worker count that was significantly faster than the user's by the most (or None)."""
     table = found.workers
@@ -269,19 +278,25 @@ def _change(found: Diagnosis, biggest: pd.Series) -> str:
     if kind == "precision":
         return (f"What to change: {found.best.rung.label.split(', ', 1)[1]} instead of "
                 f"{plan.precision}{', channels_last' if plan.channels_last else ''}: on data "
-                f"already on the device it measured {_x(biggest)}.")
+                f"already on the device it measured {switch_change(biggest)}.")
     more = faster_workers(found)
     text = ""
     if more is not None:
         text = (f"What to change: too few loader workers: with {int(more['workers'])} workers "
-                f"instead of {plan.num_workers} this node measured {_x(more)}.")
+                f"instead of {plan.num_workers} this node measured {switch_change(more)}.")
     if kind == "filesystem":
         text += (f" {'Also' if text else 'What to change:'} {CHANGE['filesystem']}; the same "
-                 f"images from memory measured {_x(biggest)}.")
+                 f"images from memory measured {switch_change(biggest)}.")
     elif more is None:
         tried = ", ".join(map(str, plan.worker_counts))
         text = f"What to change: {CHANGE[kind]} (worker counts tried: {tried})."
     return text.strip()
+
+
+def runs_text(speed: RungSpeed) -> str:
+    """Which statistic a rung's speed is: ``geometric mean of 2 runs``."""
+    count = len(speed.speeds)
+    return f"geometric mean of {count} runs" if count != 1 else "1 run"
 
 
 def recommendation(found: Diagnosis) -> str:
@@ -293,19 +308,19 @@ def recommendation(found: Diagnosis) -> str:
                 "failed runs).")
     unit = "images/s"
     best, user = found.best, found.user
-    parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} with your "
-             f"setting ({user.rung.label}, {plan.precision}"
+    parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} "
+             f"({runs_text(user)}) with your setting ({user.rung.label}, {plan.precision}"
              f"{', channels_last' if plan.channels_last else ''}), "
-             f"{user.speed / best.speed:.2f}x its best here ({best.speed:,.1f} {unit}: "
+             f"{user.speed / best.speed:.2f}x its best here ({best.speed:,.1f} {unit}, "
+             f"{runs_text(best)}: "
              f"{best.rung.label})."]
     if found.verdict:
         parts.append(f"Your runs are {found.verdict}: {found.reason}.")
     biggest = found.biggest
     if biggest is not None:
         parts.append(f"The biggest loss is {WHAT[str(biggest['step'])]}: "
-                     f"{float(biggest['loss']):,.1f} {unit}, {float(biggest['share']):.0%} "
-                     f"({float(biggest['share_low']):.0%}-{float(biggest['share_high']):.0%}) "
-                     "of the speed before it.")
+                     f"{float(biggest['loss']):,.1f} {unit}, a change of "
+                     f"{step_change(biggest)} of the speed before it.")
         parts.append(_change(found, biggest))
     elif (found.steps["verdict"].isin(["gain", "no significant change"])).any():
         parts.append("No step that could be judged is a significant loss: the setting gets "

@@ -12,6 +12,8 @@ expected from the datasheets: 0.9x; so 2.1x slower than it should be".
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from benchlib.analysis.diagnose import rung_runs
@@ -82,13 +84,27 @@ def against_references(df: pd.DataFrame, plan: Plan, refs: list[Reference]) -> p
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def family(model: object) -> str:
+    """A model's family: its name without the depth (``resnet18`` -> ``resnet``)."""
+    return re.sub(r"\d.*$", "", str(model or ""))
+
+
 def unmatched_text(plan: Plan, refs: list[Reference]) -> str:
-    """Why nothing matched: what the shipped published figures cover."""
-    covered = sorted({f"{r.match.get('benchmark')} {r.match.get('model')} (batch "
-                      f"{r.match.get('batch_size', 'any')}, {r.match.get('image_size', 'any')} px)"
+    """Why nothing matched: what the shipped published figures of the same benchmark and model
+    family cover."""
+    covered = sorted({f"{r.match['model']} (batch {r.match.get('batch_size', 'any')}, "
+                      f"{r.match.get('image_size', 'any')} px)"
                       for r in refs if r.metric == "throughput"
-                      and r.match.get("benchmark") not in ("probe_node", "probe_allreduce")})
-    return (f"No shipped published figure matches {plan.benchmark} {plan.model} at batch "
-            f"{plan.batch_size}, {plan.image_size} px on a GPU; they cover "
-            f"{'; '.join(covered) or 'nothing of this kind'}. Run diagnose with those settings "
-            "(--model, --batch-size, --image-size, --precision) to be set beside them.")
+                      and r.match.get("benchmark") == plan.benchmark
+                      and r.match.get("model") and family(r.match["model"]) == family(plan.model)})
+    work = f"{plan.model} {'training' if plan.benchmark == 'train' else plan.benchmark}"
+    where = "on this CPU" if plan.target == "cpu" else "on this GPU"
+    kind = f"{family(plan.model)} {'training' if plan.benchmark == 'train' else plan.benchmark}"
+    if not covered:
+        return (f"No shipped published figure matches {work} at batch {plan.batch_size}, "
+                f"{plan.image_size} px {where}, and none is of {kind}: nothing to set it "
+                "beside.")
+    return (f"No shipped published figure matches {work} at batch {plan.batch_size}, "
+            f"{plan.image_size} px {where}; those of {kind} are for {'; '.join(covered)} on GPUs. "
+            "Run diagnose on a GPU with those settings (--model, --batch-size, --image-size, "
+            "--precision) to be set beside them.")

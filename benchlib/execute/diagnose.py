@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchlib import formatting
-from benchlib.execute.sweep import PointOutcome, run_sweep
-from benchlib.inputs.diagnose_plan import Plan, sweep, write_plan
+from benchlib.execute.sweep import PointOutcome, point_status, run_sweep, skip_reason
+from benchlib.inputs.diagnose_plan import Plan, check_campaign, sweep, write_plan
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.records.results import read_record
 from benchlib.records.store import RecordError
@@ -33,12 +33,21 @@ def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
     return f"ok{shown} ({outcome.seconds:.0f} s)"
 
 
+def points_left(plan: Plan, outputs: Path) -> list[str]:
+    """The rung names of the points of ``plan`` that a run will execute: neither done nor
+    failed yet in ``outputs/<campaign>`` (failed points are skipped, as in every sweep)."""
+    campaign_dir = outputs / plan.campaign
+    return [name for name, point in plan.points()
+            if not skip_reason(point_status(campaign_dir / f"{point.name}.ipynb"), False, False)]
+
+
 def run_ladder(plan: Plan, outputs: Path, executor: LocalExecutor | SlurmExecutor | None = None,
                force: bool = False, retry_failed: bool = False,
                say: Callable[[str], None] | None = print) -> Path:
     """Run every point of ``plan`` not done yet into ``outputs/<campaign>`` (the plan is kept
     there first); ``say`` gets one line per point as it finishes. Returns the campaign folder."""
     campaign_dir = outputs / plan.campaign
+    check_campaign(plan, campaign_dir)
     campaign_dir.mkdir(parents=True, exist_ok=True)
     ladder = sweep(plan, write_plan(plan, campaign_dir), executor)
     total = len(ladder.points)

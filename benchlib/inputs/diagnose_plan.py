@@ -18,6 +18,7 @@ that the analysis and the report know which run is which rung and what the user'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -40,6 +41,7 @@ from benchlib.inputs.config import (
     Precision,
     describe_validation_error,
 )
+from benchlib.inputs.diagnose_defaults import DEFAULTS
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
@@ -53,14 +55,6 @@ RungKind = Literal["probe", "device", "host", "memory", "disk"]
 OVERHEAD_S = {"cpu": 15.0, "cuda": 20.0}
 #: Seconds the time-budgeted node probe takes.
 PROBE_S = {"cpu": 25.0, "cuda": 90.0}
-#: Defaults per target: batch, image side (None: the model's), repeats, budget (s), warm-up,
-#: the probe's seconds per figure.
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "cpu": {"batch_size": 8, "image_size": 32, "repeats": 2, "budget_s": 180.0, "warmup": 2,
-            "probe_time_s": 0.5},
-    "cuda": {"batch_size": 64, "image_size": None, "repeats": 3, "budget_s": 600.0, "warmup": 5,
-             "probe_time_s": 2.0},
-}
 #: Precisions and memory formats tried on a GPU besides the user's.
 GPU_VARIANTS = ((Precisions.TF32, False), (Precisions.AMP_BF16, False), (Precisions.AMP_BF16, True),
                 (Precisions.AMP_FP16, True))
@@ -126,8 +120,35 @@ class Plan(BaseModel):
     @property
     def estimate_s(self) -> float:
         """Seconds the whole ladder is expected to take."""
-        runs = self.repeats * (len(self.rungs) - 1)
-        return PROBE_S[self.target] + runs * (OVERHEAD_S[self.target] + self.run_time_s)
+        return self.estimate_of(self.repeats * (len(self.rungs) - 1), probe=True)
+
+    def estimate_of(self, runs: int, probe: bool) -> float:
+        """Seconds ``runs`` benchmark runs (and the probe, with ``probe``) are expected to take."""
+        return (PROBE_S[self.target] if probe else 0.0) \
+            + runs * (OVERHEAD_S[self.target] + self.run_time_s)
+
+    def points(self) -> list[tuple[str, Point]]:
+        """Every point of the ladder with its rung's name: the probe first, then every rung,
+        its repeats interleaved (ABCABC)."""
+        found = [("probe", Point("node_probe", self.parameters["probe"], 0, "node_probe", 0))]
+        for repeat in range(self.repeats):
+            for rung in self.rungs[1:]:
+                found.append((rung.name, Point(self.benchmark, self.parameters[rung.name], repeat,
+                                               f"{self.benchmark}-{rung.name}-r{repeat}",
+                                               len(found))))
+        return found
+
+    def point_ids(self) -> dict[str, set[str]]:
+        """Rung name -> the ids of its points (a record's ``point_id``): the runs of this plan,
+        never those of another plan run into the same campaign folder."""
+        found: dict[str, set[str]] = {}
+        for name, point in self.points():
+            found.setdefault(name, set()).add(point.point_id)
+        return found
+
+    def __str__(self) -> str:
+        return (f"diagnose plan {self.campaign}: {self.model} {self.benchmark} on {self.target}, "
+                f"{len(self.rungs) - 1} rungs x {self.repeats} repeats")
 
 
 def cores_available() -> int:
@@ -154,6 +175,26 @@ def _target(request: DiagnoseRequest, executor: str) -> Literal["cpu", "cuda"]:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def require_device(plan_: Plan, executor: str = "local") -> None:
+    """InputError before anything runs when a local ladder is planned on a GPU that torch does
+    not see here (every run would fail)."""
+    if plan_.target != "cuda" or executor == "slurm":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise InputError("--device cuda: torch sees no CUDA device here (use --device cpu or "
+                         "auto, or --executor slurm to run on a GPU node)")
+
+
+def settings_tag(parameters: dict[str, dict[str, Any]], repeats: int) -> str:
+    """Six hex digits naming the settings of a ladder (its points' parameters and repeats):
+    the same command gets the same default campaign, so it resumes; another setting gets its
+    own."""
+    key = json.dumps([parameters, repeats], sort_keys=True, default=str)
+    return hashlib.sha1(key.encode()).hexdigest()[:6]
 
 
 def _rungs(request: DiagnoseRequest, target: str, workers: int,
@@ -211,10 +252,12 @@ def plan(request: DiagnoseRequest, executor: str = "local") -> Plan:
                   if request.num_devices == 1 else {"iterations": 30})
     config = _validated(ClassificationConfig,
                         {**shared, **rungs[-1][1], "benchmark": request.benchmark}, "diagnose")
-    campaign = request.campaign or f"diagnose-{request.model}"
-    parameters = {rung.name: {**shared, **values, "campaign": campaign} for rung, values in rungs}
+    parameters = {rung.name: {**shared, **values} for rung, values in rungs}
     parameters["probe"] = _probe_parameters(request, target, counts, config.resolved_image_size,
-                                            campaign, defaults["probe_time_s"])
+                                            defaults["probe_time_s"])
+    campaign = request.campaign or \
+        f"diagnose-{request.model}-{settings_tag(parameters, repeats)}"
+    parameters = {name: {**values, "campaign": campaign} for name, values in parameters.items()}
     probe = Rung(name="probe", kind="probe", label="the node probe", match={"benchmark": "probe_node"})
     return Plan(campaign=campaign, target=target, model=request.model,
                 benchmark=request.benchmark, data_dir=request.data_dir,
@@ -226,8 +269,8 @@ def plan(request: DiagnoseRequest, executor: str = "local") -> Plan:
 
 
 def _probe_parameters(request: DiagnoseRequest, target: str, counts: list[int],
-                      image_size: int, campaign: str, probe_time_s: float) -> dict[str, Any]:
-    values: dict[str, Any] = {"campaign": campaign, "device": target, "data_dir": request.data_dir,
+                      image_size: int, probe_time_s: float) -> dict[str, Any]:
+    values: dict[str, Any] = {"device": target, "data_dir": request.data_dir,
                               "decode_workers": counts, "image_size": image_size,
                               "probe_time_s": probe_time_s}
     if target == "cpu":
@@ -258,12 +301,7 @@ def sweep(plan_: Plan, plan_path: Path,
     repeats interleaved (ABCABC)."""
     spec = SweepFile(campaign=plan_.campaign, notebook=["node_probe", plan_.benchmark],
                      repeats=plan_.repeats, executor=executor or LocalExecutor())
-    points: list[Point] = [Point("node_probe", plan_.parameters["probe"], 0, "node_probe", 0)]
-    for repeat in range(plan_.repeats):
-        for rung in plan_.rungs[1:]:
-            points.append(Point(plan_.benchmark, plan_.parameters[rung.name], repeat,
-                                f"{plan_.benchmark}-{rung.name}-r{repeat}", len(points)))
-    return Sweep(plan_path, spec, points)
+    return Sweep(plan_path, spec, [point for _, point in plan_.points()])
 
 
 def write_plan(plan_: Plan, campaign_dir: Path) -> Path:
@@ -286,3 +324,16 @@ def read_plan(campaign_dir: str | Path) -> Plan | None:
     except (ValueError, ValidationError) as error:
         raise InputError(f"{path}: not a diagnose plan ({error}); run benchlib diagnose "
                          "again into a new campaign") from None
+
+
+def check_campaign(plan_: Plan, campaign_dir: Path) -> None:
+    """InputError when ``campaign_dir`` already holds a diagnosis planned with other settings
+    (its runs would be mixed with this one's and its plan overwritten); the same plan resumes."""
+    kept = read_plan(campaign_dir)
+    if kept is None or kept == plan_:
+        return
+    ours, theirs = plan_.model_dump(mode="json"), kept.model_dump(mode="json")
+    differ = [name for name in ours if ours[name] != theirs.get(name)]
+    raise InputError(f"--campaign {plan_.campaign}: {campaign_dir} holds a diagnosis with other "
+                     f"settings ({', '.join(differ)} differ); use another --campaign (or none: "
+                     "the default name is per setting), or the same settings to resume it")

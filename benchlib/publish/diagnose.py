@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from benchlib.analysis import diagnose as analysis
+from benchlib.analysis.diagnose_text import is_wide, step_change, switch_change
 from benchlib.inputs.diagnose_plan import Plan
 from benchlib.publish import palette
 from benchlib.publish.plots import plain, tidy
@@ -21,23 +22,11 @@ COLOURS = {"speed": palette.BASE[0], "loss": palette.FIXED["verdict"]["data-boun
 UNIT = "images/s"
 
 
-def _percent(value: object) -> str:
-    return f"{float(value):.0%}" if pd.notna(value) else "?"
-
-
-def _change(value: float) -> str:
-    """A relative change as ``-57%``; beyond +999 % as ``>+999%`` (an interval that wide says
-    only that the repeats disagree)."""
-    return ">+999%" if value > 9.99 else f"{value:+.0%}"
-
-
 def loss_text(row: pd.Series) -> str:
     """``-54.5 images/s, -57% (-59% to -55%)``: a step's change of speed and of the speed
-    before it, with the 95 % interval; what it is when not a clear loss."""
-    text = f"{-float(row['loss']):+,.1f} {UNIT}, {_change(1 / float(row['ratio']) - 1)}"
-    if row["known"]:
-        text += (f" ({_change(1 / float(row['high']) - 1)} to "
-                 f"{_change(1 / float(row['low']) - 1)})")
+    before it, with the 95 % interval (:func:`benchlib.analysis.diagnose_text.step_change`);
+    what it is when not a clear loss."""
+    text = f"{-float(row['loss']):+,.1f} {UNIT}, {step_change(row)}"
     if row["verdict"] == "unreliable":
         return f"unreliable ({row['unreliable'].split(':')[0]}): {text}"
     if row["verdict"] in ("unknown", "no significant change"):
@@ -62,7 +51,7 @@ def waterfall_plot(found: analysis.Diagnosis) -> plt.Figure:
         left, width = min(row.upper_speed, row.lower_speed), abs(row.loss)
         ax.barh(i, width, left=left, color=colour, hatch="//" if verdict == "unreliable" else "",
                 edgecolor="#777777" if verdict == "unreliable" else colour)
-        if row.known and verdict != "unreliable":
+        if row.known and verdict != "unreliable" and not is_wide(row.low, row.high):
             lows = sorted((row.upper_speed - row.loss_high, row.upper_speed - row.loss_low))
             ax.errorbar(row.lower_speed, i, xerr=[[row.lower_speed - lows[0]],
                         [lows[1] - row.lower_speed]], color="black", capsize=4, linewidth=1)
@@ -89,17 +78,14 @@ def waterfall_plot(found: analysis.Diagnosis) -> plt.Figure:
 
 
 def steps_frame(found: analysis.Diagnosis) -> pd.DataFrame:
-    """The waterfall as text columns for a table: step, what runs after it, speeds, loss with
-    its interval, ratio and verdict."""
+    """The waterfall as text columns for a table: step, what runs after it, speeds, loss, the
+    change with its interval (as on the console and the plot), runs and verdict."""
     rows = []
     for _, row in found.steps.iterrows():
-        interval = (f"{row['loss_low']:,.1f} to {row['loss_high']:,.1f}" if row["known"] else "-")
         rows.append({"step": row["step"], "then": row["label"],
                      "before": f"{row['upper_speed']:,.1f}", "after": f"{row['lower_speed']:,.1f}",
-                     "loss": f"{row['loss']:,.1f}", "loss 95 %": interval,
-                     "share": _percent(row["share"]),
-                     "share 95 %": (f"{_percent(row['share_low'])} to {_percent(row['share_high'])}"
-                                    if row["known"] else "-"),
+                     "loss": f"{row['loss']:,.1f}",
+                     "change (95 % interval)": step_change(row),
                      "runs": f"{row['runs_upper']} + {row['runs_lower']}",
                      "verdict": row["verdict"] + (f": {row['unreliable']}" if row["unreliable"]
                                                   else "")})
@@ -119,11 +105,18 @@ def answer_text(found: analysis.Diagnosis) -> str:
         lines.append(f"  yours: {found.user.speed:,.1f} ({found.user.rung.label})")
     if len(found.workers) > 1:
         lines.append("Worker counts: " + "; ".join(
-            f"{int(r.workers)}: {r.speed:,.1f}" + (f" ({r.ratio:.2f}x yours, {r.verdict})"
+            f"{int(r.workers)}: {r.speed:,.1f}" + (f" ({worker_change(r._asdict())} against "
+                                                    f"yours, {r.verdict})"
                                                     if pd.notna(r.ratio) else " (yours)")
             for r in found.workers.itertuples()))
     lines += [f"Note: {note}" for note in found.notes]
     return "\n".join(lines)
+
+
+def worker_change(row: dict) -> str:
+    """A worker count's speed against the user's count, with its interval (``-`` for the
+    user's own count)."""
+    return switch_change(row) if pd.notna(row["ratio"]) else "-"
 
 
 @dataclass
@@ -136,6 +129,10 @@ class Result:
 
     def __str__(self) -> str:
         return answer_text(self.diagnosis)
+
+
+    def __repr__(self) -> str:
+        return f"<diagnose Result {self.campaign_dir}: {self.diagnosis!r}>"
 
 
 def load_diagnosis(campaign_dir: str | Path) -> analysis.Diagnosis:
@@ -157,29 +154,44 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     DiagnoseRequest` fields (``num_workers``, ``precision``, ``budget_s``, ...). With
     ``report``, builds the campaign's report page. Relative paths are taken from the current
     folder."""
-    from benchlib.execute.diagnose import run_ladder
-    from benchlib.inputs.diagnose_plan import plan, request_from
+    from benchlib.execute.diagnose import points_left, run_ladder
+    from benchlib.inputs.diagnose_plan import plan, request_from, require_device
 
     folder = str(Path(data_dir).expanduser().absolute()) if data_dir else ""
     request = request_from({"model": model, "data_dir": folder, **options})
     kind = getattr(executor, "kind", "local")
     ladder = plan(request, kind)
+    require_device(ladder, kind)
     if say:
-        say(describe_plan(ladder))
+        say(describe_plan(ladder, points_left(ladder, Path(outputs).absolute())))
     campaign_dir = run_ladder(ladder, Path(outputs).absolute(), executor, say=say)
     found = load_diagnosis(campaign_dir)
     page = build_page(campaign_dir) if report else None
     return Result(found, campaign_dir, page)
 
 
-def describe_plan(ladder: Plan) -> str:
-    """What is about to run, in one line."""
+def describe_plan(ladder: Plan, left: list[str] | None = None) -> str:
+    """What is about to run, in one line; ``left`` (the rung names of the points not done yet,
+    None: all) says how many points are left on a resumed ladder and their estimate."""
     runs = ladder.repeats * (len(ladder.rungs) - 1)
-    return (f"diagnose {ladder.model} {ladder.benchmark} on {ladder.target}: the node probe and "
-            f"{len(ladder.rungs) - 1} rungs x {ladder.repeats} repeats = {runs} runs of about "
-            f"{ladder.run_time_s:g} s each (batch {ladder.batch_size}, {ladder.image_size} px, "
-            f"workers {', '.join(map(str, ladder.worker_counts))}); about "
-            f"{ladder.estimate_s / 60:.0f} min in all")
+    text = (f"diagnose {ladder.model} {ladder.benchmark} on {ladder.target} (campaign "
+            f"{ladder.campaign}): the node probe and {len(ladder.rungs) - 1} rungs x "
+            f"{ladder.repeats} repeats = {runs} runs of about {ladder.run_time_s:g} s each "
+            f"(batch {ladder.batch_size}, {ladder.image_size} px, workers "
+            f"{', '.join(map(str, ladder.worker_counts))}); ")
+    total = runs + 1
+    if left is None or len(left) == total:
+        return text + f"about {_minutes(ladder.estimate_s)} in all"
+    if not left:
+        return text + f"all {total} points ran before: nothing left to run"
+    seconds = ladder.estimate_of(sum(name != "probe" for name in left), "probe" in left)
+    return text + (f"{total - len(left)} of {total} points ran before, {len(left)} left: "
+                   f"about {_minutes(seconds)}")
+
+
+def _minutes(seconds: float) -> str:
+    """``3 min``, or ``under a minute``."""
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else "under a minute"
 
 
 def build_page(campaign_dir: Path) -> Path:

@@ -7,6 +7,7 @@ import argparse
 import time
 from pathlib import Path
 
+from benchlib.inputs.diagnose_defaults import per_target
 from benchlib.vocabulary import Precision
 
 DESCRIPTION = (
@@ -32,16 +33,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         default=Precision.FP32.value, help="your precision (default fp32)")
     parser.add_argument("--channels-last", action="store_true", help="your runs use channels_last")
     parser.add_argument("--devices", type=int, default=1, help="devices (default 1)")
-    parser.add_argument("--batch-size", type=int, help="per device (default: 8 on a CPU, 64 on "
-                        "a GPU)")
-    parser.add_argument("--image-size", type=int, help="image side in px (default: 64 on a CPU, "
-                        "the model's on a GPU)")
-    parser.add_argument("--budget", type=float, help="seconds for the whole ladder (default: 180 "
-                        "on a CPU, 600 on a GPU); each run's time budget is sized from it")
-    parser.add_argument("--repeats", type=int, help="runs per rung (default: 2 on a CPU, 3 on a "
-                        "GPU)")
+    parser.add_argument("--batch-size", type=int,
+                        help=f"per device (default: {per_target('batch_size')})")
+    parser.add_argument("--image-size", type=int,
+                        help=f"image side in px (default: {per_target('image_size')})")
+    parser.add_argument("--budget", type=float, help="seconds for the whole ladder (default: "
+                        f"{per_target('budget_s')}); each run's time budget is sized from it")
+    parser.add_argument("--repeats", type=int,
+                        help=f"runs per rung (default: {per_target('repeats')})")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
-    parser.add_argument("--campaign", default="", help="campaign name (default diagnose-MODEL)")
+    parser.add_argument("--campaign", default="", help="campaign name (default "
+                        "diagnose-MODEL-TAG, TAG naming the settings: the same command "
+                        "resumes its campaign, other settings get their own)")
     parser.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
     parser.add_argument("--executor", choices=["local", "slurm"], default="local")
     parser.add_argument("--partition", help="SLURM partition (slurm executor)")

@@ -37,9 +37,10 @@ def waterfall(found: analysis.Diagnosis | None) -> None:
         return
     plots.show(people.waterfall_plot(found))
     show(present.table(people.steps_frame(found), "Each step of the waterfall: the speed before "
-                       f"and after it ({people.UNIT}), the loss with its 95 % interval (Welch t "
-                       "over the repeats of the two rungs), its share of the speed before it, "
-                       "and the verdict (unreliable: a contended or throttled run)",
+                       f"and after it ({people.UNIT}, geometric mean of each rung's runs), the "
+                       "loss, the change in % of the speed before it with its 95 % interval "
+                       "(Welch t over the repeats of the two rungs), and the verdict "
+                       "(unreliable: a contended or throttled run)",
                        keep=("verdict",), say_constant=False))
 
 
@@ -49,10 +50,11 @@ def workers(found: analysis.Diagnosis | None) -> None:
         note("No worker counts to compare.")
         return
     table = found.workers.assign(
-        against_yours=[f"{r.ratio:.2f}x ({r.low:.2f}-{r.high:.2f})" if pd.notna(r.ratio) else "-"
-                       for r in found.workers.itertuples()]).drop(columns=["ratio", "low", "high"])
-    show(present.table(table, f"Speed ({people.UNIT}) at each loader worker count, and against "
-                       "your count (95 % interval over the repeats)", say_constant=False))
+        against_yours=[people.worker_change(r._asdict()) for r in found.workers.itertuples()]
+    ).drop(columns=["ratio", "low", "high"])
+    show(present.table(table, f"Speed ({people.UNIT}, geometric mean of each count's runs) at "
+                       "each loader worker count, and the change against your count with its "
+                       "95 % interval (Welch t over the repeats)", say_constant=False))
 
 
 def others(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
@@ -75,8 +77,9 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
     if found is None:
         return
     show(present.table(analysis.rungs_table(df, found.plan), "The ladder's rungs: finished "
-                       f"runs, speed ({people.UNIT}, geometric mean) and the slowest and "
-                       "fastest run", say_constant=False, missing_reason="no finished run"))
+                       f"runs, speed ({people.UNIT}, geometric mean of the runs), the slowest "
+                       "and fastest run, and the runs disturbed (contended or throttled; none: "
+                       "no run was)", say_constant=False, missing_reason="no finished run"))
 
 
 PAGE = Page(

@@ -1,0 +1,59 @@
+"""How ``benchlib diagnose`` writes a change of speed and its 95 % interval, the same way on the
+console, the plot, the page's tables and the paragraph: ``-57% (-59% to -55%)``; a change
+beyond +999 % as ``>+999%``; an interval spanning more than :data:`WIDE_FACTOR` times (the
+repeats disagree) in words instead of numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+#: An interval whose high end is more than this many times its low end says nothing.
+WIDE_FACTOR = 10.0
+#: What a too-wide interval is, and what to do about it.
+UNKNOWN = ("95 % interval unknown: the repeats disagree (run again on an idle node, with more "
+           "--repeats)")
+
+
+def change(factor: float) -> str:
+    """A speed ``factor`` (new over old) as a change: ``-57%``, ``+12%``, beyond +999 % as
+    ``>+999%``; ``?`` when not a number."""
+    if not math.isfinite(factor):
+        return "?"
+    return ">+999%" if factor - 1 > 9.99 else f"{factor - 1:+.0%}"
+
+
+def is_wide(low: float | None, high: float | None) -> bool:
+    """Whether the interval ``low``-``high`` of a factor says nothing: missing, not positive,
+    or spanning more than :data:`WIDE_FACTOR` times."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return True
+    return low <= 0 or high / low > WIDE_FACTOR
+
+
+def change_text(factor: float, low: float | None = None, high: float | None = None) -> str:
+    """``-57% (-59% to -55%)``: a speed factor (new over old) as a change with its 95 %
+    interval; the interval in words when too wide (:func:`is_wide`); without an interval when
+    ``low`` and ``high`` are None."""
+    text = change(factor)
+    if low is None and high is None:
+        return text
+    if is_wide(low, high):
+        return f"{text} ({UNKNOWN})"
+    return f"{text} ({change(float(low))} to {change(float(high))})"  # type: ignore[arg-type]
+
+
+def step_change(row: Mapping[str, Any]) -> str:
+    """A waterfall step's change of speed (after over before) with its interval: the step's
+    ``ratio``, ``low`` and ``high`` are before over after, so the change is their inverse; no
+    interval when ``known`` is false."""
+    inverse = [1 / float(row[k]) if float(row[k]) > 0 else math.nan
+               for k in ("ratio", "high", "low")]
+    return change_text(*inverse) if row["known"] else change(inverse[0])
+
+
+def switch_change(row: Mapping[str, Any]) -> str:
+    """What switching to the faster side of a comparison measured: its ``ratio`` (faster over
+    yours) as a change with its ``low``-``high`` interval."""
+    return change_text(float(row["ratio"]), float(row["low"]), float(row["high"]))
