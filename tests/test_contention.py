@@ -130,6 +130,18 @@ def _cpus() -> int:
     return min(len(os.sched_getaffinity(0)), 8)
 
 
+def _until_running(pids: list[int], limit_s: float = 30.0) -> None:
+    """Wait until every process in ``pids`` has used CPU time (its loop is running), so the
+    measured window holds their load rather than their start-up."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        seen = snapshot()
+        if seen is not None and all(seen.processes.get(p, (0, 0))[1] > 0 for p in pids):
+            time.sleep(0.3)
+            return
+        time.sleep(0.1)
+
+
 @pytest.mark.slow
 def test_a_busy_process_beside_a_real_run_is_flagged_and_the_runs_own_workers_are_not():
     config = ClassificationConfig(benchmark="train", model="resnet18", image_size=32,
@@ -151,9 +163,9 @@ def test_a_busy_process_beside_a_real_run_is_flagged_and_the_runs_own_workers_ar
     own = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4 * _cpus())]
     stranger = subprocess.Popen(["sleep", "30"])
     try:
-        time.sleep(0.3)
+        _until_running([p.pid for p in own])  # Python starts slowly on a loaded machine
         before = snapshot()
-        time.sleep(1.0)
+        time.sleep(2.0)
         after = snapshot()
     finally:
         for process in [*own, stranger]:

@@ -30,11 +30,13 @@ def _step(seconds):
 
 
 def test_steady_iterations_stop_once_stable_after_the_minimum_time():
-    budget = TimeBudget(min_s=0.3, max_s=20.0)
+    # a loaded machine preempts the 5 ms steps now and then: the budget leaves room for the
+    # mean to settle (a steady run stops long before it)
+    budget = TimeBudget(min_s=0.3, max_s=120.0)
     loop = timed_loop(_step(itertools.repeat(0.005)), iter(int, 1), torch.device("cpu"), 0, None,
                       budget=budget, telemetry_interval_s=0)
     assert loop.stop == "stable"
-    assert 0.3 <= loop.wall_time_s < 20.0
+    assert 0.3 <= loop.wall_time_s < 120.0
     assert len(loop.timer) >= budget.min_iterations
 
 
