@@ -212,7 +212,7 @@ def test_readers_survive_hostile_files(tmp_path, caplog):
     assert sorted(s.path.name for s in found.skipped) == [
         "a-list.ipynb", "binary.ipynb", "odd-cells.ipynb", "record-list.ipynb", "truncated.ipynb"]
     for name in ("list-sidecar.json: sidecar holds a JSON list", "null-sidecar.json: sidecar "
-                 "holds null", "truncated.ipynb: not a readable notebook"):
+                 "holds JSON null", "truncated.ipynb: not a readable notebook"):
         assert name in caplog.text, caplog.text
     assert main(["results", str(folder)]) == 0
 

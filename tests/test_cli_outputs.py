@@ -4,6 +4,7 @@ no notes about the records benchlib writes itself, one exit code and one message
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pandas as pd
@@ -159,3 +160,41 @@ def test_an_output_file_that_cannot_be_written_is_named_before_any_work(
         out = capsys.readouterr()
         assert out.out == "" and out.err.startswith(f"error: {option} {path}: {why}")
         assert out.err.count("\n") == 1  # one line, no table before it
+
+
+def test_a_lone_sidecar_that_is_not_a_record_is_named_once(tmp_path, caplog):
+    folder = campaign(tmp_path / "c")
+    (folder / "a.json").write_text("[1, 2]")
+    (folder / "b.json").write_text("null")
+    (folder / "c.json").write_text(json.dumps({**GOOD, "batch_size": 0}))
+    (folder / "notes.json").write_text('{"foreign": "json"}')  # not a record: left alone
+    found = scan(folder)
+    assert sorted(str(s) for s in found.skipped) == [
+        f"{folder / 'a.json'}: no usable record and no notebook (a JSON list, not a record)",
+        f"{folder / 'b.json'}: no usable record and no notebook (JSON null, not a record)",
+        f"{folder / 'c.json'}: no usable record and no notebook (batch_size 0 is not a number "
+        "(whole, >= 1, < 2^53))"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert main(["results", str(folder)]) == 0
+    warned = [r.getMessage() for r in caplog.records]
+    assert not [w for w in warned if "reading the notebook" in w or "NoneType" in w]
+    assert sorted(w.split(": ")[0] for w in warned) == [
+        str(folder / name) for name in ("a.json", "b.json", "c.json")]
+
+
+def test_a_bad_value_is_named_with_the_file_it_came_from(tmp_path):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "e.json").write_text(json.dumps({**GOOD, "host": ["x"]}))
+    (folder / "f.json").write_text(json.dumps({**GOOD, "num_devices": 0}))
+    found = scan(folder)
+    assert [str(n) for n in found.notes] == [f"{folder / 'e.json'}: host ['x'] is not text or a "
+                                             "number; set missing, the rest of the record kept"]
+    assert [s.path.name for s in found.skipped] == ["f.json"]
+    assert str(found.skipped[0]).startswith(f"{folder / 'f.json'}: ")
+
+
+def test_json_kinds_are_said_in_json_words():
+    assert [values.json_kind(v) for v in (None, True, [1], {}, "x", 2.5)] == [
+        "JSON null", "JSON true", "a JSON list", "a JSON object", "a JSON string", "a JSON number"]

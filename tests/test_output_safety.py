@@ -119,8 +119,8 @@ def test_csv_export_runs_no_formula_and_keeps_numbers(tmp_path: Path) -> None:
     assert "'=evil" in header and "=evil" not in header
     assert first["'=evil"] == "header"
     for column, value in FORMULAS.items():
-        if column in header:
-            assert first[column] == "'" + value
+        if column in header:  # a CR in record text loads as U+FFFD (no control character)
+            assert first[column] == ("'" + value if value[0] != "\r" else "\ufffd" + value[1:])
     assert first["offset"] == "-3.5"  # a number stays a number
     assert first["result_loss"] == "-3.5"  # so does text that is only a number
     assert first["result_note"] in ("x?y", "x\ufffdy")  # the lone surrogate, replaced

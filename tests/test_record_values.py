@@ -106,7 +106,7 @@ def test_a_mapping_where_text_belongs(folder, capsys, caplog):
     for column in ("host", "compile_mode", "energy_j", "contended", "time_iteration_s"):
         assert pd.isna(kept[column]), column
     [note] = [n.reason for n in found.notes]
-    assert "elsewhere.ipynb" in note and "host ['n1', 'n2'] is not text or a number" in note
+    assert "elsewhere.json" in note and "host ['n1', 'n2'] is not text or a number" in note
     assert "energy_j 'lots'" in note and "time_iteration_s -1.0" in note
     assert "set missing" in caplog.text and "model {'name': 'resnet50'}" in caplog.text
     assert main(["compare", str(folder), str(folder)]) in (0, 3)
@@ -206,7 +206,7 @@ def test_a_report_of_a_campaign_with_hostile_sidecars_names_the_ones_left_out(fo
     skipped = text[text.index("Skipped files"):]
     for name, why in (("huge", "batch_size 1e+308"), ("nodevice", "num_devices 0"),
                       ("endless", "throughput inf"), ("mapped", "model {")):
-        assert f"{name}.ipynb" in skipped and why in skipped, name
+        assert f"{name}.json" in skipped and why in skipped, name
     assert "stalled" not in skipped and "mathtext" not in skipped
     pages = {p.name: p.read_text(encoding="utf-8") for p in index.parent.glob("summary_*.html")}
     assert "none of the speed" in pages["summary_acceptance.html"]

@@ -74,7 +74,7 @@ def record_from_notebook(path: Path) -> dict | None:
         raise RecordError(f"{path}: not a notebook (malformed JSON structure: {error})") from error
     if record is not None:
         if not isinstance(record, dict):
-            raise RecordError(f"{path}: its result record is a {type(record).__name__}, "
+            raise RecordError(f"{path}: its result record is {values.json_kind(record)}, "
                               "not a mapping")
         bad = values.problems(record)
         if bad:
@@ -124,7 +124,7 @@ def read_record(notebook: Path) -> dict | None:
     if not notebook.is_file() and sidecar.is_file():
         data = read_json_bounded(sidecar)
         why = values.problems(data) if isinstance(data, dict) else [
-            f"a JSON {type(data).__name__}, not a record"]
+            f"{values.json_kind(data)}, not a record"]
         raise RecordError(f"{sidecar}: no usable record and no notebook"
                           + (f" ({'; '.join(why)})" if why else ""))
     return values.clean_record(record_from_notebook(notebook))
@@ -179,8 +179,8 @@ def _usable_record(notebook: Path) -> dict | None:
             data = read_json_bounded(sidecar_path(notebook))
         except RecordError:
             return None
-        if not isinstance(data, dict) or "schema_version" not in data:
-            return None
+        if isinstance(data, dict) and "schema_version" not in data:
+            return None  # foreign JSON (a record is a JSON object with a schema_version)
     record = read_record(notebook)
     if record is None:
         return None
@@ -205,13 +205,14 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     notebooks = [root] if root.is_file() else [*iter_notebooks(root), *iter_lone_sidecars(root)]
     rows, sources, skipped = [], [], []
     for notebook in notebooks:
+        origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
         try:
             record = _usable_record(notebook)
         except RecordError as error:
             if strict:
                 raise
             log.warning("%s", error)
-            skipped.append(Skipped(notebook, str(error)))
+            skipped.append(Skipped(origin, str(error)))
             continue
         if record is None:
             continue
@@ -219,7 +220,7 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
         record.setdefault("point_id", encodable(notebook.stem))
         record["source"] = encodable(str(notebook))
         rows.append(record)
-        sources.append(notebook)
+        sources.append(origin)
     frame, dropped, notes = _checked(rows, sources, strict)
     return Scan(frame, [*skipped, *dropped], notes)
 

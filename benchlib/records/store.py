@@ -204,27 +204,31 @@ def _sidecar_matches(notebook: Path, source: object) -> bool:
         return False
 
 
+def _passed_over(notebook: Path, why: str) -> None:
+    """Warn that a sidecar is passed over for ``notebook`` (when the notebook exists)."""
+    if notebook.exists():
+        log.warning("%s; reading the notebook", why)
+
+
 def read_sidecar(notebook: Path) -> dict | None:
     """The record in ``notebook``'s sidecar when it is a usable one for this notebook, else
     None (missing, unreadable, not a JSON object, or made from another version of the
-    notebook: each logged as a warning naming the file)."""
+    notebook: each logged as a warning naming the file while there is a notebook to read;
+    without one, the caller says why there is no record)."""
     sidecar = sidecar_path(notebook)
     try:
         data = read_json_bounded(sidecar)
     except FileNotFoundError:
         return None
     except RecordError as error:
-        log.warning("%s; reading the notebook", error)
-        return None
+        return _passed_over(notebook, str(error))
     if not isinstance(data, dict):
-        log.warning("%s: sidecar holds %s, not a record; reading the notebook", sidecar,
-                    "null" if data is None else f"a JSON {type(data).__name__}")
-        return None
+        return _passed_over(notebook, f"{sidecar}: sidecar holds {values.json_kind(data)}, "
+                                      "not a record")
     source = data.pop(SIDECAR_SOURCE_KEY, None)
     bad = values.problems(data)
     if bad:
-        log.warning("%s: not a usable record (%s); reading the notebook", sidecar, "; ".join(bad))
-        return None
+        return _passed_over(notebook, f"{sidecar}: not a usable record ({'; '.join(bad)})")
     if not notebook.is_file():
         return data
     if source is None:  # sidecars of earlier versions: trusted while not older than the notebook

@@ -67,6 +67,17 @@ def shown(value: object) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
 
 
+def json_kind(data: object) -> str:
+    """What a parsed JSON value is, in JSON's words (``JSON null``, ``a JSON list``), for a
+    message saying that a file holds no record."""
+    if data is None:
+        return "JSON null"
+    if isinstance(data, bool):
+        return f"JSON {str(data).lower()}"
+    kinds = {dict: "object", list: "list", str: "string", int: "number", float: "number"}
+    return f"a JSON {kinds.get(type(data), 'value')}"
+
+
 def is_missing(value: object) -> bool:
     """None, NaN and pandas' NA: a missing value, valid in every column."""
     if value is None or value is pd.NA:
