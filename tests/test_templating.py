@@ -4,7 +4,7 @@ record text escaped in tables and the sheet; only Markup passes as HTML."""
 import pandas as pd
 from markupsafe import Markup
 
-from benchlib.publish import present, templating
+from benchlib.publish import index_page, present, templating
 from benchlib.publish.sheet import Block, Sheet, _view
 
 HOSTILE = '<script>alert("x")</script>'
@@ -38,3 +38,21 @@ def test_markup_is_the_only_way_to_pass_html():
     source = templating.environment().from_string("{{ value }}")
     assert source.render(value="<b>") == "&lt;b&gt;"
     assert source.render(value=Markup("<b>")) == "<b>"
+
+
+def test_index_page_renders_from_its_template_with_record_text_escaped(tmp_path):
+    records = pd.DataFrame([{"campaign": HOSTILE, "benchmark": "train", "model": HOSTILE,
+                             "status": "failed", "error": HOSTILE, "source": "a/run.ipynb",
+                             "flags": HOSTILE, "throughput": None, "num_devices": 1}])
+    pages = [index_page.Link("x.html", HOSTILE, HOSTILE), index_page.Link("summary_node.html", "")]
+    page = index_page.render(HOSTILE, records, pages,
+                             {"a/run.ipynb": "runs/run.html"}, skipped="<p>skipped</p>")
+    assert "<script" not in page and page.count("&lt;script&gt;") >= 5
+    assert page.startswith("<!DOCTYPE html>") and "<p>skipped</p>" in page
+    assert '<a href="runs/run.html">run</a>' in page  # the run list links the run
+    assert "No finished run in this campaign" in page
+    assert '<a href="x.html">&lt;script&gt;' in page
+    section = index_page._section(HOSTILE, [], HOSTILE, index_page._link(
+        {"summary_node": pages[1]}, "summary_node", "why"))
+    assert '<a href="summary_node.html">why →</a>' in section and "<script" not in section
+    assert "<style>" in page and "&gt;" not in page[page.index("<style>"):page.index("</style>")]

@@ -4,7 +4,9 @@ pages, then the runs grouped by benchmark.
 Per campaign: how fast the node is per benchmark and model (the best configuration, its
 throughput with unit and 95 % interval), how it scales (efficiency at the most devices), which
 factors matter (paired effects with intervals), what holds the runs back (the verdicts), and
-what is flagged. Every record text is HTML-escaped.
+what is flagged. The page, its sections and the run tables come from ``templates/pages/``
+(``index.html.j2``, ``section.html.j2``, ``runs.html.j2``) with autoescape; the answer lines are
+built here with every record text HTML-escaped.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+from markupsafe import Markup
 
 from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.publish import compare_page, summary
+from benchlib.publish.templating import render as render_template
+from benchlib.publish.templating import words
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, RecordStatus
 
@@ -52,9 +57,10 @@ def _e(value: object) -> str:
     return html.escape(" ".join(str(value).split()))
 
 
-def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> str:
+def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> Link | None:
+    """The link to page ``key`` with ``text`` (None when the report has no such page)."""
     page = pages.get(key)
-    return f' <a href="{_e(page.href)}">{_e(text)} →</a>' if page else ""
+    return Link(page.href, text) if page else None
 
 
 def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
@@ -213,7 +219,7 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
     return out
 
 
-def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> str:
+def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
     """The compare verdict counts against ``baseline``, linked to the compare page."""
     from benchlib.analysis import regression
 
@@ -236,13 +242,15 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
                     _link(pages, "summary_compare", "compare page"))
 
 
-def _section(title: str, items: list[str], empty: str, link: str) -> str:
-    body = f"<ul class=\"answers\">{''.join(items)}</ul>" if items else f"<p>{_e(empty)}</p>"
-    return f"<h3>{_e(title)}{link}</h3>{body}"
+def _section(title: str, items: list[str], empty: str, link: Link | None) -> Markup:
+    """One answer from ``templates/pages/section.html.j2``; ``items`` are lines built here from
+    escaped text (:func:`_e`), so passed as Markup."""
+    return Markup(render_template("section.html.j2", title=title, link=link, empty=empty,
+                         items=[Markup(item) for item in items]))
 
 
 def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str],
-            refs: Sequence[object] = ()) -> str:
+            refs: Sequence[object] = ()) -> Markup:
     """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML."""
     records = flags.with_flags(summary.with_core_columns(records))
     parts = []
@@ -250,9 +258,10 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
     for campaign in sorted(campaigns.unique()):
         done = comparisons.ok(records[campaigns == campaign])
         if len(campaigns.unique()) > 1:
-            parts.append(f"<h2>Campaign {_e(campaign or '(unnamed)')}</h2>")
+            parts.append(Markup("<h2>Campaign {}</h2>").format(words(campaign or "(unnamed)")))
         if done.empty:
-            parts.append("<p>No finished run in this campaign: see the failed runs below.</p>")
+            parts.append(Markup("<p>No finished run in this campaign: see the failed runs "
+                                "below.</p>"))
             continue
         parts.append(_section("How fast", fastest(done, runs),
                               "No benchmark run with a throughput.", _link(pages, "summary_scaling")))
@@ -271,7 +280,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
         parts.append(_section("What is flagged", flagged(done),
                               "Nothing: no run was contended, throttled, noisy or too short.",
                               _link(pages, "summary_scaling", "flags explained")))
-    return "".join(parts)
+    return Markup("").join(parts)
 
 
 RUN_COLUMNS = ("model", "dataset", "synthetic_kind", "batch_size", "precision", "gpu",
@@ -279,7 +288,7 @@ RUN_COLUMNS = ("model", "dataset", "synthetic_kind", "batch_size", "precision", 
                "block_shape")
 
 
-def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
+def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     """The runs grouped by benchmark: the settings that vary in the group, throughput,
     iteration time, flags and status, each linked to its page."""
     records = flags.with_flags(summary.with_core_columns(records))
@@ -300,37 +309,31 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> str:
         numeric = {len(shown) + 1, len(shown) + 2}
         body = []
         for _, row in rows.iterrows():
-            stem, page = _stem(row), run_page(row, runs)
+            stem = _stem(row)
             if row.name in shared:  # same-named notebooks in different folders: say which
                 stem = f"{Path(str(row['source'])).parent.name}/{stem}"
-            link = f'<a href="{_e(page)}">{_e(stem)}</a>' if page else _e(stem)
             throughput = formatting.formatter("throughput")(row.get("throughput"))
             if not unit and not formatting.missing(row.get("unit")):
                 throughput += f" {row['unit']}"
             status = str(row.get("status") or RecordStatus.OK)
             if status != RecordStatus.OK:
                 status += f": {str(row.get('error') or '')[:120]}"
-            cells = [link, *(_e(formatting.formatter(c)(row.get(c))) for c in shown),
-                     _e(throughput), _e(formatting.formatter("time_iteration_s")(
-                         row.get("time_iteration_s"))),
-                     f'<span class="flag">{_e(row.get("flags") or "")}</span>', _e(status)]
-            body.append("<tr>" + "".join(
-                f'<td class="{"num" if i in numeric else "text"}">{c}</td>'
-                for i, c in enumerate(cells)) + "</tr>")
-        header = "".join(f'<th class="{"num" if i in numeric else "text"}">{_e(h)}</th>'
-                         for i, h in enumerate(head))
+            body.append({"stem": stem, "page": run_page(row, runs), "flags": row.get("flags") or "",
+                         "status": status,
+                         "cells": [*(formatting.formatter(c)(row.get(c)) for c in shown),
+                                    throughput, formatting.formatter("time_iteration_s")(
+                                        row.get("time_iteration_s"))]})
         caption = (f"{len(rows)} {name} runs; – = not recorded for that run. Each run links "
                    "to its executed notebook.")
-        out.append(f"<h3>{_e(name)}</h3><table class=\"benchlib\"><caption>{_e(caption)}"
-                   f"</caption><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody>"
-                   "</table>")
-    return "".join(out)
+        out.append(Markup(render_template("runs.html.j2", name=name, caption=caption, head=head,
+                                 numeric=numeric, rows=body)))
+    return Markup("").join(out)
 
 
-def diagnosis_section(text: str, pages: Mapping[str, Link]) -> str:
+def diagnosis_section(text: str, pages: Mapping[str, Link]) -> Markup:
     """A diagnose campaign's recommendation, linked to its page ('' without one)."""
     if not text:
-        return ""
+        return Markup("")
     return _section("Why it is slower than it should be", [f"<li>{_e(text)}</li>"], "",
                     _link(pages, "summary_diagnose", "diagnosis"))
 
@@ -345,22 +348,12 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
     done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \
         else len(records)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    items = "".join(f'<li><a href="{_e(p.href)}">{_e(p.title)}</a>'
-                    f"{': ' + _e(p.answers) if p.answers else ''}</li>" for p in pages)
-    failed = len(records) - done
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>benchlib report: {_e(campaign)}</title>
-<style>{CSS.read_text(encoding="utf-8")}{INDEX_CSS}</style></head>
-<body>
-<h1>benchlib report: {_e(campaign)}</h1>
-<p class="meta">{len(records)} runs: {done} finished, {failed} failed. Built {stamp}.</p>
-<h2>Answers</h2>
-{diagnosis_section(diagnosis, by_key)}
-{answers(records, by_key, runs, refs)}
-{compared_counts(compared, baseline, by_key) if compared is not None else ""}
-<h2>Pages</h2><ul>{items}</ul>
-<h2>Runs by benchmark</h2>
-{run_list(records, runs)}
-{skipped}
-</body></html>
-"""
+    return render_template("index.html.j2", campaign=campaign, stamp=stamp, total=len(records), done=done,
+                  failed=len(records) - done, pages=pages,
+                  css=Markup(CSS.read_text(encoding="utf-8") + INDEX_CSS),  # ours, not records'
+                  diagnosis=diagnosis_section(diagnosis, by_key),
+                  answers=answers(records, by_key, runs, refs),
+                  compared=(compared_counts(compared, baseline, by_key) if compared is not None
+                            else ""),
+                  runs=run_list(records, runs),
+                  skipped=Markup(skipped))  # report._skipped_section escapes its text

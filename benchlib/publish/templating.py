@@ -12,12 +12,20 @@ import jinja2
 
 @cache
 def environment() -> jinja2.Environment:
-    """The one environment: package templates, autoescape, undefined names an error."""
-    return jinja2.Environment(loader=jinja2.PackageLoader("benchlib.publish", "templates/pages"),
-                              autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True)
+    """The one environment: package templates, autoescape, undefined names an error, the
+    ``words`` filter."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("benchlib.publish", "templates/pages"),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["words"] = words
+    return env
 
 
-def render(name: str, **values: object) -> str:
-    """Template ``name`` rendered with ``values`` (escaped unless Markup)."""
-    return environment().get_template(name).render(**values)
+def words(value: object) -> str:
+    """``value`` as text on one line (runs of white space one space), for the ``words`` filter."""
+    return " ".join(str(value).split())
+
+
+def render(template: str, /, **values: object) -> str:
+    """Template ``template`` rendered with ``values`` (escaped unless Markup)."""
+    return environment().get_template(template).render(**values)
