@@ -28,6 +28,10 @@ def test_missing_names_what_the_data_cannot_show(fake):
     text = " ".join(summary.missing(cpu_only))
     assert "No multi-device runs" in text and "No real-data runs" in text
     assert "CPU-only runs" in text
+    # a probe's row has no batch size: the note names the runs' one batch size, not <NA>
+    with_probe = pd.DataFrame({"benchmark": ["probe_node", "train"], "batch_size": [None, 8],
+                               "status": ["ok", "ok"]}).astype({"batch_size": "Int64"})
+    assert "One batch size only (8)" in " ".join(summary.missing(with_probe))
 
 
 def test_comparisons_found_in_the_data(fake):

@@ -128,8 +128,9 @@ def missing(df: pd.DataFrame) -> list[str]:
         notes.append("No synthetic-data runs: the data pipeline's cost cannot be separated.")
     for column, what in (("batch_size", "batch sizes"), ("gpu", "GPU types"),
                          ("precision", "precisions"), ("cluster", "clusters")):
-        if column in done and done[column].nunique() < 2:
-            notes.append(f"One {column.replace('_', ' ')} only ({done[column].iloc[0]}): "
+        values = done[column].dropna() if column in done else pd.Series(dtype=object)
+        if len(values) and values.nunique() < 2:  # runs without the column (probes) aside
+            notes.append(f"One {column.replace('_', ' ')} only ({values.iloc[0]}): "
                          f"no comparison across {what}.")
     if "gpu" in done and (done["gpu"] == "cpu").all():
         notes.append("CPU-only runs: these show the method, not GPU performance.")
