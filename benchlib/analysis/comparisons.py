@@ -85,17 +85,17 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     """
     df = hashable(ok(df))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
-    df["speedup"] = np.nan
-    df["efficiency"] = np.nan
-    df["baseline_devices"] = pd.NA
-    df["baseline_key"] = -1
-    for key, (_, group) in enumerate(_groups(df, by)):
-        fewest = group["num_devices"].min()
-        base = group.loc[group["num_devices"] == fewest, metric].median()
-        df.loc[group.index, "speedup"] = group[metric] / base
-        df.loc[group.index, "efficiency"] = (group[metric] / base) * fewest / group["num_devices"]
-        df.loc[group.index, "baseline_devices"] = fewest
-        df.loc[group.index, "baseline_key"] = key
+    # whole columns at once, one group number per configuration (as _groups numbers them)
+    keys = (df.groupby(by, dropna=False, sort=False).ngroup() if by
+            else pd.Series(0, index=df.index)).to_numpy()
+    devices = df["num_devices"]
+    fewest = devices.groupby(keys).transform("min")
+    at_fewest = (devices == fewest).fillna(False).astype(bool)
+    base = df[metric].where(at_fewest).groupby(keys).transform("median")
+    df["speedup"] = (df[metric] / base).astype(float)
+    df["efficiency"] = (df["speedup"] * fewest / devices).astype(float)
+    df["baseline_devices"] = fewest.astype(object)
+    df["baseline_key"] = keys
     df = flags.with_flags(df)
     return flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY, "superlinear")
 
@@ -195,22 +195,22 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
 def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[str],
                 only_a: list[str], only_b: list[str], result: pd.DataFrame) -> list[str]:
     """Every flag of the runs behind each pair (either side)."""
+    def keys(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
+        """Each row's values of ``columns`` as text (column by column: no row objects)."""
+        return list(zip(*([str(v) for v in frame[c].tolist()] for c in columns), strict=True)) \
+            if columns else [()] * len(frame)
+
     def side_flags(value: object, extra: list[str]) -> dict[tuple, list[str]]:
         rows = df[df[factor] == value]
-        keys = [*on, *extra]
         found: dict[tuple, list[str]] = {}
-        for _, row in rows.iterrows():
-            key = tuple(str(row[k]) for k in keys)
-            found.setdefault(key, []).extend(flags.of(row["flags"]))
+        for key, text in zip(keys(rows, [*on, *extra]), rows["flags"].tolist(), strict=True):
+            found.setdefault(key, []).extend(flags.of(text))
         return found
 
     left, right = side_flags(a, only_a), side_flags(b, only_b)
-    out = []
-    for _, pair in result.iterrows():
-        names = left.get(tuple(str(pair[k]) for k in [*on, *only_a]), []) + \
-            right.get(tuple(str(pair[k]) for k in [*on, *only_b]), [])
-        out.append(flags.join(names))
-    return out
+    return [flags.join(left.get(key_a, []) + right.get(key_b, []))
+            for key_a, key_b in zip(keys(result, [*on, *only_a]), keys(result, [*on, *only_b]),
+                                    strict=True)]
 
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:

@@ -100,6 +100,46 @@ def _probe_for(run: pd.Series, found: pd.DataFrame) -> pd.Series | None:
     return None
 
 
+def _key(values: tuple) -> tuple | None:
+    """``values`` as a lookup key; None when one is missing (missing never matches) or is not
+    a plain value."""
+    try:
+        hash(values)
+        return None if any(pd.isna(v) for v in values) else values
+    except (TypeError, ValueError):
+        return None
+
+
+def _latest_probes(found: pd.DataFrame) -> dict[tuple, int]:
+    """Where :func:`_probe_for` finds its probe, for every host and every cluster and GPU:
+    ``{(keys, values): position of the latest matching probe}``, so that many runs look theirs
+    up at once."""
+    latest: dict[tuple, int] = {}
+    for keys in (("host",), ("cluster", "gpu")):
+        if all(k in found for k in keys):
+            for position, values in enumerate(zip(*(found[k] for k in keys), strict=True)):
+                if (key := _key(values)) is not None:
+                    latest[(keys, key)] = position
+    return latest
+
+
+def _probe_of(run: pd.Series, found: pd.DataFrame, latest: dict[tuple, int]) -> pd.Series | None:
+    """What :func:`_probe_for` returns, through :func:`_latest_probes`."""
+    for keys in (("host",), ("cluster", "gpu")):
+        if not all(k in run and k in found for k in keys):
+            continue
+        values = tuple(run[k] for k in keys)
+        key = _key(values)
+        if key is None:
+            if all(pd.api.types.is_scalar(v) for v in values):
+                continue  # a missing value matches nothing
+            return _probe_for(run, found)  # not a plain value: the long way
+        position = latest.get((keys, key))
+        if position is not None:
+            return found.iloc[position]
+    return None
+
+
 def loader_capacity(probe: pd.Series | None, workers: int,
                     devices_per_node: int) -> tuple[float | None, int | None]:
     """Images/s per device the probe's loader delivered at the node's total worker count
@@ -189,7 +229,8 @@ def verdicts(df: pd.DataFrame) -> pd.DataFrame:
     described = [c for c in ("cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
                              "precision", "num_workers", "num_devices", "throughput", "unit")
                  if c in runs]
-    rows = [{**{c: run[c] for c in described}, **judge(run, _probe_for(run, found))}
+    latest = _latest_probes(found)
+    rows = [{**{c: run[c] for c in described}, **judge(run, _probe_of(run, found, latest))}
             for _, run in runs.iterrows()]
     return pd.DataFrame(rows)
 

@@ -1,13 +1,24 @@
 """Exporting one executed notebook as offline HTML that is safe to share: foreign outputs
 neutralised, every page through an allow-list sanitizer (bleach), alt text on every image,
-warnings left out."""
+warnings left out.
+
+A page is rendered here, cell by cell, into one precompiled Jinja2 template
+(``templates/offline/page.html.j2``) with its styles inline: Markdown through nbconvert's
+mistune renderer, code through pygments, each output by its type, and everything that is HTML
+sanitized. The rendered Markdown cells and code (the same in every run of a notebook) are kept
+per process, so a report of many runs renders each of them once.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from markupsafe import Markup, escape
 from nbformat import NotebookNode
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -57,16 +68,21 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     return name == "style" and bool(TEXT_ALIGN.fullmatch(value))
 
 
+_CLEANERS = threading.local()  # a bleach Cleaner is reused, but not shared between threads
+
+
 def sanitize_html(markup: object) -> str:
     """``markup`` without script: tags outside :data:`ALLOWED_TAGS` stripped (script and style
     elements with their content), attributes limited by :func:`_allowed_attribute`."""
-    import bleach
+    cleaner = getattr(_CLEANERS, "cleaner", None)
+    if cleaner is None:
+        from bleach.sanitizer import Cleaner
 
+        cleaner = _CLEANERS.cleaner = Cleaner(
+            tags=ALLOWED_TAGS, attributes=_allowed_attribute,
+            protocols={"http", "https", "mailto", "data"}, strip=True, strip_comments=True)
     text = markup.decode() if isinstance(markup, bytes) else str(markup)
-    return bleach.clean(SCRIPT_OR_STYLE.sub("", text), tags=ALLOWED_TAGS,
-                        attributes=_allowed_attribute,
-                        protocols={"http", "https", "mailto", "data"}, strip=True,
-                        strip_comments=True)
+    return cleaner.clean(SCRIPT_OR_STYLE.sub("", text))
 
 
 def _safe_output(output: dict) -> None:
@@ -155,26 +171,155 @@ def neutralise(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
+#: Output types in the order a page prefers them when an output has several.
+PRIORITY = ("text/html", "text/markdown", "image/svg+xml", "text/latex", "image/png",
+            "image/jpeg", "text/plain")
+CSS_COMMENT = re.compile(r"\s*/\*.*?\*/", re.DOTALL)
+#: Text a later carriage return overwrote (progress bars), as a terminal shows it.
+OVERWRITTEN = re.compile(r".*\r(?=[^\n])")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One rendered output: its CSS classes, MIME type and (safe) HTML."""
+
+    classes: str
+    mime: str
+    html: Markup
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One rendered cell: its kind (``CodeCell``, ...), input HTML (None: not shown), outputs."""
+
+    kind: str
+    input: Markup | None
+    outputs: tuple[Output, ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _markdown(source: str) -> Markup:
+    """Markdown as sanitized HTML (kept: every run of a notebook has the same Markdown cells)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return Markup(sanitize_html(markdown2html_mistune(source)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _code(source: str, language: str) -> Markup:
+    """Code highlighted by pygments (its text escaped, its markup only spans with classes)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name("ipython3" if language == "python" else language)
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    return Markup(highlight(source, lexer, HtmlFormatter(cssclass="highlight")))
+
+
+def _image(mime: str, data: str, meta: Mapping[str, object]) -> Markup:
+    size = "".join(Markup(' {}="{}"').format(k, meta[k]) for k in ("width", "height") if k in meta)
+    return Markup('<img src="data:{};base64,{}" alt="{}"{}>').format(
+        mime, "".join(str(data).split()), meta.get("alt", "figure"), Markup(size))
+
+
+def _data(output: Mapping) -> Output | None:
+    """A display_data or execute_result output by its preferred type."""
+    data = output.get("data", {})
+    mime = next((m for m in PRIORITY if m in data), None)
+    if mime is None:
+        return None
+    value = data[mime]
+    if mime in ("text/html", "image/svg+xml"):
+        return Output("jp-RenderedHTMLCommon jp-RenderedHTML", mime, Markup(sanitize_html(value)))
+    if mime == "text/markdown":
+        return Output("jp-RenderedHTMLCommon jp-RenderedMarkdown jp-MarkdownOutput", mime,
+                      _markdown(str(value)))
+    if mime == "text/latex":
+        return Output("jp-RenderedLatex", mime, escape(value))
+    if mime.startswith("image/"):
+        meta = output.get("metadata", {}).get(mime, {})
+        return Output("jp-RenderedImage", mime, _image(mime, value, meta))
+    return Output("jp-RenderedText", mime, _pre(str(value)))
+
+
+def _pre(text: str) -> Markup:
+    from nbconvert.filters.ansi import ansi2html
+
+    return Markup("<pre>{}</pre>").format(Markup(ansi2html(text)))
+
+
+def _outputs(outputs: list) -> tuple[Output, ...]:
+    """A code cell's outputs, consecutive streams of one name joined (as nbconvert does)."""
+    shown, stream = [], None
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            if stream is not None and stream[0] == output.get("name"):
+                stream[1].append(str(output.get("text", "")))
+                continue
+            stream = (output.get("name"), [str(output.get("text", ""))])
+            shown.append(stream)
+            continue
+        stream = None
+        if kind == "error":
+            shown.append(Output("jp-RenderedText", "application/vnd.jupyter.stderr",
+                                _pre("\n".join(map(str, output.get("traceback", []))))))
+        elif kind in ("display_data", "execute_result"):
+            shown.append(_data(output))
+    return tuple(
+        Output("jp-RenderedText", f"application/vnd.jupyter.{item[0]}",
+               _pre(OVERWRITTEN.sub("", "".join(item[1]))))
+        if isinstance(item, tuple) else item for item in shown if item is not None)
+
+
+def _cells(nb: NotebookNode, include_code: bool) -> list[Cell]:
+    language = nb["metadata"]["language_info"]["name"]
+    cells = []
+    for cell in nb["cells"]:
+        source = str(cell.get("source", ""))
+        kind = cell.get("cell_type")
+        if kind == "markdown":
+            cells.append(Cell("MarkdownCell", _markdown(source), ()))
+        elif kind == "raw":
+            if str(cell.get("metadata", {}).get("raw_mimetype", "")).lower() in ("", "text/html"):
+                cells.append(Cell("RawCell", Markup(sanitize_html(source)), ()))
+        elif kind == "code":
+            shown = _code(source, language) if include_code else None
+            outputs = _outputs(cell.get("outputs", []))
+            if shown is not None or outputs:
+                cells.append(Cell("CodeCell", shown, outputs))
+    return cells
+
+
+@functools.cache
+def _template() -> object:
+    """The page template, compiled once per process, and the page's styles."""
+    import jinja2
+    from pygments.formatters import HtmlFormatter
+
+    folder = TEMPLATES / "offline"
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True)
+    css = "\n".join([(folder / "notebook.css").read_text(encoding="utf-8"),
+                     CSS_COMMENT.sub("", HtmlFormatter(style="default").get_style_defs(".highlight")),
+                     (folder / "page.css").read_text(encoding="utf-8")])
+    return environment.get_template("page.html.j2"), Markup(css)
+
+
 def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
-    """Render an executed notebook as a self-contained HTML page (embedded images, no scripts):
-    its outputs and Markdown sanitized whoever wrote the notebook."""
+    """Render an executed notebook as a self-contained HTML page (embedded images, inline
+    styles, no scripts): its outputs and Markdown sanitized whoever wrote the notebook. A file
+    that is not a valid notebook raises (``nbformat.ValidationError``, ...)."""
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = neutralise(nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4))
+    nbformat.validate(nb, relax_add_props=True)
     _without_warnings(nb)
     _alt_texts(nb)
-    key = (include_code, threading.get_ident())
-    exporter = _EXPORTERS.get(key)
-    if exporter is None:
-        exporter = _EXPORTERS[key] = HTMLExporter(
-            extra_template_basedirs=[str(TEMPLATES)], template_name="offline",
-            exclude_input=not include_code, exclude_input_prompt=True,
-            exclude_output_prompt=True, sanitize_html=True, filters={"clean_html": sanitize_html})
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
-    target.write_text(body, encoding="utf-8")
+    template, css = _template()
+    target.write_text(template.render(title=notebook.stem, css=css,
+                                      cells=_cells(nb, include_code)), encoding="utf-8")
     return target
-
-
-#: One HTML exporter per thread and kind, made once (making one reads every template).
-_EXPORTERS: dict[tuple[bool, int], object] = {}

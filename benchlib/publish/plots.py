@@ -9,6 +9,7 @@ import io
 import warnings
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -24,6 +25,21 @@ plain = formatting.literal
 
 short_labels = formatting.short_labels
 LABEL_FORMS = formatting.LABEL_FORMS
+
+
+#: Most bars a plot draws: beyond it the plot shows the most telling rows and its title says
+#: so (the table beside it lists every row). A taller figure cannot be read, only rendered.
+MAX_BARS = 40
+
+
+def at_most(frame: pd.DataFrame, score: pd.Series, what: str) -> tuple[pd.DataFrame, str]:
+    """``frame``'s :data:`MAX_BARS` rows of highest ``score`` (in their order) and a title note
+    naming them (``"the 40 slowest of 450 configurations"``; ``""`` when every row fits)."""
+    if len(frame) <= MAX_BARS:
+        return frame, ""
+    ranked = pd.to_numeric(score, errors="coerce").fillna(float("-inf")).to_numpy()
+    keep = sorted(ranked.argsort(kind="stable")[::-1][:MAX_BARS])
+    return frame.iloc[keep], f" (the {MAX_BARS} {what.format(total=len(frame))})"
 
 
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -212,6 +228,8 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
                                       if c not in ("a", "b", "ratio", "flags")
                                       and not c.startswith(("a_", "b_"))
                                       and pairs[c].nunique(dropna=False) > 1]
+    pairs, shown = at_most(pairs, np.log(pairs["ratio"].astype(float).where(pairs["ratio"] > 0)).abs(),
+                           "of {total} pairs furthest from 1x")
     labels = text_labels(pairs, label_columns)
     if "flags" in pairs:
         labels = [flags.marked(label, f) for label, f in zip(labels, pairs["flags"], strict=True)]
@@ -221,7 +239,7 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     median = pairs["ratio"].median()
     ax.axvline(median, color=palette.FLAGGED, linestyle="--", linewidth=1,
                label=f"median {median:.2f}x")
-    ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title))
+    ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title) + shown)
     ax.legend(fontsize=8)
     tidy(fig)
     return fig
@@ -231,6 +249,8 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     """Stacked horizontal bars of median seconds per phase, one bar per configuration."""
     phases = [c for c in table.columns if c.startswith("time_") and c != "time_iteration_s"
               and table[c].notna().any()]
+    table, shown = at_most(table, table[phases].astype(float).sum(axis=1),
+                           "slowest of {total} configurations")
     labels = text_labels(table, label_columns)
     data = table[phases].astype(float).fillna(0.0).set_axis(labels)
     data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
@@ -245,7 +265,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
         ax.invert_yaxis()
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set(xlabel="median milliseconds per iteration", ylabel="",
-           title=plain(title or "Phase breakdown"))
+           title=plain(title or "Phase breakdown") + shown)
     tidy(fig)
     return fig
 
@@ -253,6 +273,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
 def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
                title: str = "", xlabel: str | None = None) -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
+    table, shown = at_most(table, table[value], "longest of {total}")
     labels = text_labels(table, label_columns)
     fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
@@ -260,7 +281,7 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
     values = table[value].dropna()
     if len(values) and values.max() / max(values.min(), 1e-12) > 100:
         ax.set_xscale("log")
-    ax.set(xlabel=plain(xlabel or value.replace("_", " ")), ylabel="", title=plain(title))
+    ax.set(xlabel=plain(xlabel or value.replace("_", " ")), ylabel="", title=plain(title) + shown)
     tidy(fig)
     return fig
 
@@ -272,9 +293,10 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
               ("unet3d_predict", "hours_per_teravoxel", "prediction: hours per teravoxel")]
     panels = [p for p in panels if (table["benchmark"] == p[0]).any()]
     fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
-                             figsize=(6 * max(1, len(panels)), 0.35 * len(table) + 1.8))
+                             figsize=(6 * max(1, len(panels)), 0.35 * min(len(table), MAX_BARS) + 1.8))
     for ax, (benchmark, value, name) in zip(axes[0], panels, strict=False):
-        rows = table[table["benchmark"] == benchmark]
+        rows, shown = at_most(table[table["benchmark"] == benchmark],
+                              table.loc[table["benchmark"] == benchmark, value], "longest of {total}")
         columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
                                "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
         labels = text_labels(rows, columns or ["source"])
@@ -283,7 +305,7 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
                     palette=palette.mapping("source", rows["source"].unique()))
         if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
             ax.set_xscale("log")
-        ax.set(xlabel=value.replace("_", " "), ylabel="", title=name)
+        ax.set(xlabel=value.replace("_", " "), ylabel="", title=name + shown)
     fig.suptitle(plain(title))
     tidy(fig)
     return fig
@@ -345,10 +367,12 @@ def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: floa
 
 def ceilings_plot(table: pd.DataFrame, title: str = "Measured ceilings against the datasheet") -> plt.Figure:
     """Measured / datasheet per figure (1.0 = the datasheet's peak), one bar per probe."""
-    rated = table.dropna(subset=["of_datasheet"]).assign(
-        probe=lambda t: text_labels(t, ["cluster", "host"]))
+    rated = table.dropna(subset=["of_datasheet"])
+    rated, shown = at_most(rated, -rated["of_datasheet"].astype(float),
+                           "lowest of {total} measured figures")
+    rated = rated.assign(probe=lambda t: text_labels(t, ["cluster", "host"]))
     return _bars(rated, "figure", "of_datasheet", "probe", len(rated), 1.0,
-                 "measured / datasheet", title)
+                 "measured / datasheet", title + shown)
 
 
 def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> plt.Figure:
@@ -359,12 +383,14 @@ def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> p
 
     run = run_labels(table)
     frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))
+    frame, shown = at_most(frame, frame["data_wait_share"], "of {total} runs waiting longest "
+                           "for data")
     names = {"data_wait_share": "waiting for data (share of the iteration)",
              "mfu": "MFU (share of the matmul peak)"}
     long = frame.melt(id_vars=["run"], value_vars=["data_wait_share", "mfu"],
                       var_name="figure", value_name="share").dropna(subset=["share"])
     long["figure"] = long["figure"].map(names)
     fig = _bars(long, "run", "share", "figure", len(frame), DATA_BOUND_SHARE,
-                "share (%)", title)
+                "share (%)", title + shown)
     fig.axes[0].xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
     return fig

@@ -16,7 +16,7 @@ import itertools
 import logging
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +25,7 @@ import pandas as pd
 from benchlib.errors import BenchlibError, InputError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR
+from benchlib.publish import reuse
 from benchlib.publish.export import export_html
 from benchlib.publish.index_page import Link, render
 from benchlib.publish.run_pages import export_runs
@@ -193,34 +194,57 @@ def _swap_in(built: Path, final: Path) -> None:
 
 
 def _summary_page(name: str, campaign_dir: Path, building: Path,
-                  inputs: ReportInputs | None = None) -> None:
+                  inputs: ReportInputs | None = None, key: str = "",
+                  previous: Mapping[str, str] | None = None) -> None:
+    """Execute and export summary ``name``, or reuse the previous report's page when its key
+    (:mod:`benchlib.publish.reuse`) is ``key``."""
+    if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
+        return
     executed = building / f"{name}.ipynb"
     _run_summary(name, campaign_dir, executed, (inputs or ReportInputs()).parameters(name))
     export_html(executed, building / f"{name}.html", include_code=False)
 
 
+def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
+                  inputs: ReportInputs) -> dict[str, str]:
+    """Each summary page's key: what it is made from (:mod:`benchlib.publish.reuse`)."""
+    made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
+                                    list(filter(None, [inputs.references])))
+    return {name: reuse.summary_key(made_from, NOTEBOOK_DIR / f"{name}.ipynb",
+                                    {"results_dir": str(campaign_dir.resolve()),
+                                     **inputs.parameters(name)})
+            for name in summaries}
+
+
 def _build_pages(campaign_dir: Path, building: Path, found: Scan,
                  summaries: Sequence[str], progress: bool,
                  inputs: ReportInputs | None = None) -> None:
-    """Execute and export every summary (side by side), export every run page (reusing
-    unchanged ones; a notebook that cannot be exported is listed as skipped), write the index."""
+    """Export every run page (reusing unchanged ones; a notebook that cannot be exported is
+    listed as skipped), then execute and export the summaries side by side, then write the
+    index. One phase at a time (the page pool's processes, then the summaries' kernels, then
+    the index in this process) keeps a large campaign's peak memory down; each phase uses
+    every core it can."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm.auto import tqdm
 
     (building / "runs").mkdir()
+    inputs = inputs or ReportInputs()
+    keys, previous = _summary_keys(campaign_dir, summaries, inputs), reuse.previous_keys(campaign_dir)
     skipped = list(found.skipped)
     left_out = {s.path for s in skipped}
     notebooks = [n for n in iter_notebooks(campaign_dir) if n not in left_out]
     threads = max(1, min(len(summaries), os.cpu_count() or 1))
     with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
-              disable=not progress) as steps, ThreadPoolExecutor(threads) as pool:
-        pending = [pool.submit(_summary_page, name, campaign_dir, building, inputs)
-                   for name in summaries]
+              disable=not progress) as steps:
         runs, unshown = export_runs(campaign_dir, building, notebooks, steps)
-        for future in pending:
-            future.result()  # a failed summary fails the build (ReportError)
-            steps.update()
+        with ThreadPoolExecutor(threads) as pool:
+            pending = [pool.submit(_summary_page, name, campaign_dir, building, inputs,
+                                   keys[name], previous) for name in summaries]
+            for future in pending:
+                future.result()  # a failed summary fails the build (ReportError)
+                steps.update()
+    reuse.write_keys(building, keys)
     index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
     (building / "index.html").write_text(index, encoding="utf-8")
 

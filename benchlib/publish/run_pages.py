@@ -11,10 +11,12 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchlib.publish.export import TEMPLATES, export_html
-from benchlib.records.results import Skipped
-from benchlib.records.store import notebook_fingerprint
+
+if TYPE_CHECKING:
+    from benchlib.records.results import Skipped
 
 log = logging.getLogger("benchlib.publish.report")
 
@@ -89,6 +91,10 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     import json
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
+    # here, not at the top: a pool worker imports this module for _run_page, without pandas
+    from benchlib.records.results import Skipped
+    from benchlib.records.store import notebook_fingerprint
 
     version = _export_version()
     cached, fresh = _cached_runs(campaign_dir), {}

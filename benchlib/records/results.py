@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from benchlib.measure.timing import PHASES
@@ -203,7 +204,7 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
     notebooks = [root] if root.is_file() else [*iter_notebooks(root), *iter_lone_sidecars(root)]
-    rows, sources, skipped = [], [], []
+    rows, sources, skipped = _Rows(), [], []
     for notebook in notebooks:
         origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
         try:
@@ -225,11 +226,34 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     return Scan(frame, [*skipped, *dropped], notes)
 
 
-def _checked(rows: list[dict], sources: list[Path], strict: bool
+class _Rows:
+    """Records kept column by column, as ``pd.DataFrame(records)`` would hold them (a missing
+    value NaN): a campaign of thousands of records loads without holding a dict per record."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list] = {}
+        self.count = 0
+
+    def append(self, record: Mapping) -> None:
+        for key, value in record.items():
+            column = self.columns.get(key)
+            if column is None:
+                column = self.columns[key] = [np.nan] * self.count
+            column.append(value)
+        self.count += 1
+        for column in self.columns.values():
+            if len(column) < self.count:
+                column.append(np.nan)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.columns, index=pd.RangeIndex(self.count))
+
+
+def _checked(rows: _Rows, sources: list[Path], strict: bool
              ) -> tuple[pd.DataFrame, list[Skipped], list[Skipped]]:
     """The table of ``rows`` (read from ``sources``) checked against the schema
     (:func:`values.check_frame`): the rows left out and the values set missing, each logged."""
-    frame, dropped, cleared = values.check_frame(pd.DataFrame(rows))
+    frame, dropped, cleared = values.check_frame(rows.frame())
     left_out = [Skipped(sources[label], f"{sources[label]}: {'; '.join(why)}; record left out")
                 for label, why in dropped.items()]
     notes = [Skipped(sources[label], f"{sources[label]}: {'; '.join(why)}; set missing, the "

@@ -1,0 +1,121 @@
+"""Summary pages reused from the previous report while nothing they are made from changed.
+
+A summary page is a function of the campaign's files, the baseline campaign's files and the
+references file (when given), the summary notebook and its parameters, benchlib's own files
+(code, reference data, templates) and the libraries that compute and draw it: nothing in them
+reads the clock or the environment. Their digest (:func:`inputs_digest`, then
+:func:`summary_key`) is kept per page in ``report/.summaries.json``; a build whose key for a
+page matches links the previous page and its executed notebook instead of running it again.
+Files are compared by path, size and modification time, as the run pages' cache does.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+CACHE_FILE = ".summaries.json"  #: in ``report/``: each summary page's key
+#: Distributions whose versions shape a summary page (its numbers, tables and figures).
+LIBRARIES = ("pandas", "numpy", "scipy", "matplotlib", "seaborn", "pillow", "ipykernel",
+             "ipython", "papermill", "nbformat", "bleach", "mistune", "nbconvert", "pygments",
+             "jinja2", "markupsafe")
+
+
+def _tree(digest: hashlib._Hash, folder: Path) -> None:
+    """Every file under ``folder`` but reports and report scratch (``.report-*`` folders and
+    owner files of builds, this one's too): path, size, mtime."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "report" and not d.startswith(".report"))
+        for name in sorted(f for f in files if not f.startswith(".report")):
+            path = os.path.join(root, name)
+            try:
+                stat = os.stat(path)
+            except OSError:  # removed meanwhile
+                continue
+            digest.update(f"{os.path.relpath(path, folder)}\0{stat.st_size}\0"
+                          f"{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of benchlib's files and of the versions of :data:`LIBRARIES` and Python."""
+    from importlib import metadata
+
+    import benchlib
+
+    digest = hashlib.sha256(sys.version.encode())
+    for name in LIBRARIES:
+        try:
+            digest.update(f"{name} {metadata.version(name)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} -\n".encode())
+    package = Path(benchlib.__file__).parent
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(package)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def inputs_digest(folders: Sequence[Path], files: Sequence[Path]) -> str:
+    """What every summary of a build is made from: ``folders`` (the campaign, the baseline),
+    ``files`` (a references file) and :func:`code_version`."""
+    digest = hashlib.sha256(code_version().encode())
+    for folder in folders:
+        digest.update(f"folder {folder}\n".encode("utf-8", "surrogateescape"))
+        _tree(digest, folder)
+    for file in files:
+        digest.update(f"file {file}\n".encode("utf-8", "surrogateescape"))
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def summary_key(inputs: str, notebook: Path, parameters: Mapping[str, object]) -> str:
+    """One summary page's key: :func:`inputs_digest`, its notebook and its parameters."""
+    digest = hashlib.sha256(inputs.encode())
+    digest.update(notebook.read_bytes())
+    digest.update(json.dumps(parameters, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def previous_keys(campaign_dir: Path) -> dict[str, str]:
+    """The previous report's summary keys ({} when there is none or it is unreadable)."""
+    try:
+        found = json.loads((campaign_dir / "report" / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def link_previous(name: str, key: str, previous: Mapping[str, str], campaign_dir: Path,
+          building: Path) -> bool:
+    """Link the previous report's page ``name`` (HTML and executed notebook) into ``building``
+    when its key is ``key``; whether it did."""
+    if previous.get(name) != key:
+        return False
+    import shutil
+
+    made = []
+    try:
+        for suffix in (".ipynb", ".html"):
+            old, target = campaign_dir / "report" / f"{name}{suffix}", building / f"{name}{suffix}"
+            try:
+                os.link(old, target)
+            except OSError:  # a file system without hard links
+                shutil.copyfile(old, target)
+            made.append(target)
+    except OSError:  # gone meanwhile: a concurrent build swapped its report in
+        for target in made:
+            target.unlink()
+        return False
+    return True
+
+
+def write_keys(building: Path, keys: Mapping[str, str]) -> None:
+    """Keep this build's summary keys with its report."""
+    (building / CACHE_FILE).write_text(json.dumps(dict(keys), indent=1), encoding="utf-8")
