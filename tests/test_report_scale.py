@@ -61,6 +61,24 @@ def test_a_run_page_is_small_self_contained_and_renders_shared_cells_once(tmp_pa
     assert '<div class="jp-InputArea-editor">' not in summary and "value 1" in summary  # no code
 
 
+def test_the_sanitizer_keeps_what_pages_need_and_nothing_that_runs():
+    clean = export.sanitize_html(
+        '<a href="runs/x.html">r</a><a href="https://x.org">h</a><a href="javascript:x()">j</a>'
+        '<a href="data:text/html,x">d</a><img src="data:image/png;base64,AAAA" alt="p" onerror="x">'
+        '<img src="https://x.org/i.png"><table><tr><td style="text-align: right" onclick="x">1</td>'
+        '</tr></table>'
+        '<p style="color: red">2</p><script>x()</script><style>p {}</style><!-- c -->'
+        '<iframe src="x"></iframe><svg onload="x()"><g/></svg><b title="t">3</b>')
+    assert '<a href="runs/x.html">r</a><a href="https://x.org">h</a>' in clean
+    assert "javascript" not in clean and "data:text" not in clean and "on" not in clean.replace(
+        "none", "")
+    assert '<img src="data:image/png;base64,AAAA" alt="p">' in clean and "x.org/i.png" not in clean
+    assert 'style="text-align: right"' in clean and "color" not in clean
+    for gone in ("<script", "<style", "<!--", "<iframe", "<svg", "x()"):
+        assert gone not in clean, gone
+    assert '<b title="t">3</b>' in clean and ">2<" in clean
+
+
 def test_a_notebook_with_an_unknown_cell_type_cannot_be_shown(tmp_path):
     path = tmp_path / "bad.ipynb"
     path.write_text('{"cells": [{"cell_type": "nonsense", "id": "a", "source": "", "metadata": {}}], '

@@ -132,10 +132,11 @@ def _pair_columns(df: pd.DataFrame, factor: str, a: object, b: object) -> tuple[
     """Configuration columns that apply to both sides (non-empty for rows with a and with b),
     and those that apply to side a only and to side b only (kept apart, not paired on)."""
     both, only_a, only_b = [], [], []
+    is_a, is_b = ((df[factor] == side).fillna(False).to_numpy(dtype=bool) for side in (a, b))
     for column in config_columns(df, exclude=(factor,)):
         values = df[column].replace("", np.nan)
-        in_a = values[df[factor] == a].notna().any()
-        in_b = values[df[factor] == b].notna().any()
+        in_a = values[is_a].notna().any()
+        in_b = values[is_b].notna().any()
         (both if in_a and in_b else only_a if in_a else only_b if in_b else []).append(column)
     return both, only_a, only_b
 

@@ -1,5 +1,6 @@
 """Exporting one executed notebook as offline HTML that is safe to share: foreign outputs
-neutralised, every page through an allow-list sanitizer (bleach), alt text on every image,
+neutralised, every page through an allow-list sanitizer (nh3, the bindings of the Rust
+``ammonia`` sanitizer), alt text on every image,
 warnings left out.
 
 A page is rendered here, cell by cell, into one precompiled Jinja2 template
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,21 +68,32 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     return name == "style" and bool(TEXT_ALIGN.fullmatch(value))
 
 
-_CLEANERS = threading.local()  # a bleach Cleaner is reused, but not shared between threads
+#: Attributes a tag may keep (``*``: any allowed tag), each value checked by
+#: :func:`_allowed_attribute`.
+ATTRIBUTES = {"*": {"class", "id", "title", "colspan", "rowspan", "border", "width", "height",
+                    "start", "style"}, "a": {"href"}, "img": {"src", "alt"}}
+
+
+def _kept_value(tag: str, name: str, value: str) -> str | None:
+    return value if _allowed_attribute(tag, name, value) else None
+
+
+@functools.cache
+def _cleaner() -> object:
+    """One sanitizer for the process (immutable, shared by threads)."""
+    import nh3
+
+    return nh3.Cleaner(tags=set(ALLOWED_TAGS), attributes=ATTRIBUTES, attribute_filter=_kept_value,
+                       url_schemes={"http", "https", "mailto", "data"}, strip_comments=True,
+                       link_rel=None)
 
 
 def sanitize_html(markup: object) -> str:
     """``markup`` without script: tags outside :data:`ALLOWED_TAGS` stripped (script and style
-    elements with their content), attributes limited by :func:`_allowed_attribute`."""
-    cleaner = getattr(_CLEANERS, "cleaner", None)
-    if cleaner is None:
-        from bleach.sanitizer import Cleaner
-
-        cleaner = _CLEANERS.cleaner = Cleaner(
-            tags=ALLOWED_TAGS, attributes=_allowed_attribute,
-            protocols={"http", "https", "mailto", "data"}, strip=True, strip_comments=True)
+    elements with their content), attributes limited by :data:`ATTRIBUTES` and
+    :func:`_allowed_attribute`, links to http(s), mailto or within the report."""
     text = markup.decode() if isinstance(markup, bytes) else str(markup)
-    return cleaner.clean(SCRIPT_OR_STYLE.sub("", text))
+    return _cleaner().clean(SCRIPT_OR_STYLE.sub("", text))
 
 
 def _safe_output(output: dict) -> None:

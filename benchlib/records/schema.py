@@ -303,9 +303,11 @@ def _exact() -> dict[str, Column]:
     return {c.name: c for c in COLUMNS if "{" not in c.name}
 
 
+@cache
 def column(name: str) -> Column | None:
     """The schema entry of ``name``: the exact entry, else the most specific family that
-    matches (the one with the most literal characters)."""
+    matches (the one with the most literal characters). Kept per name: tables ask for the
+    same few hundred names thousands of times."""
     found = _exact().get(name)
     if found is not None:
         return found
