@@ -381,9 +381,8 @@ VALUES_RULE = (
 def markdown() -> str:
     """The record documentation (``docs/record.md``)."""
     lines = ["# Result record columns", "",
-             "Generated from `benchlib/records/schema.py` "
-             "(`python -m benchlib.records.schema > docs/record.md`); "
-             "do not edit by hand.", "",
+             "Generated from `benchlib/records/schema.py` (`python -m benchlib.records.schema"
+             " > docs/record.md`); do not edit by hand.", "",
              "A record is one flat row per run. `{x}` stands for a family of columns.", "",
              *VALUES_RULE, ""]
     for title, wanted in (("Configuration", C), ("Measurement", M), ("Bookkeeping", B),
