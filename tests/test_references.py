@@ -4,6 +4,7 @@ expectations and ``benchlib check`` (exit codes, JUnit XML)."""
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -212,3 +213,18 @@ def test_cli_check_gives_no_verdict_from_a_contended_run(tmp_path: Path,
     assert "idle node" in out
     write_record_notebook(busy / "train-2.ipynb", {**RUN, "throughput": 1400.0})
     assert main(["check", str(busy), "--references", str(refs)]) == 1
+
+
+def test_a_backtracking_regex_is_bad_input_not_a_hang(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    # ^(a|a)*$ against 40 a's and a b backtracks 2^40 times with Python's re: check would spin
+    refs = references.parse_references({"references": [
+        {"match": {"gpu": {"regex": "^(a|a)*$"}}, "metric": "throughput", "value": 10,
+         "source": "a hostile file"}]})
+    rows = _frame({"gpu": "a" * 40 + "b", "throughput": 10.0})
+    started = time.monotonic()
+    with pytest.raises(InputError, match=r"backtracks without end"):
+        references.check(rows, refs)
+    assert time.monotonic() - started < 60  # the regex module's timeout, not 2^40 steps
+    assert references.check(_frame({"gpu": "aaaa", "throughput": 10.0}), refs)[
+        "reference_index"].tolist() == [1]

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import regex
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -68,6 +69,12 @@ FAILING = (CheckVerdict.FAIL, CheckVerdict.RUN_FAILED)
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 
 
+#: A reference's regular expression searches at most this many characters of a record's text,
+#: for at most this many seconds (the ``regex`` module's timeout: no pattern hangs a check).
+REGEX_TEXT = 1000
+REGEX_TIMEOUT_S = 0.5
+
+
 class RegexMatch(BaseModel):
     """``{regex: PATTERN}``: the column's text contains a match of PATTERN (ignoring case)."""
 
@@ -78,10 +85,22 @@ class RegexMatch(BaseModel):
     @classmethod
     def _compiles(cls, value: str) -> str:
         try:
-            re.compile(value)
-        except re.error as error:
+            regex.compile(value)
+        except regex.error as error:
             raise ValueError(f"not a regular expression: {error}") from None
         return value
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` (its first :data:`REGEX_TEXT` characters) contains a match, ignoring
+        case; a pattern that takes longer than :data:`REGEX_TIMEOUT_S` (one that backtracks
+        without end, such as ``^(a|a)*$``) is bad input naming it, not a hang."""
+        try:
+            return regex.search(self.regex, text[:REGEX_TEXT], flags=regex.IGNORECASE,
+                                timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            raise InputError(f"references: {{regex: {self.regex!r}}} took over "
+                             f"{REGEX_TIMEOUT_S} s on {text[:60]!r}: it backtracks without end; "
+                             "write it without nested repetition such as (a|a)* or (a+)+") from None
 
 
 MatchValue = Scalar | list[Scalar] | RegexMatch
@@ -160,7 +179,7 @@ def _agrees(expected: object, actual: object) -> bool:
     if _missing(actual):
         return False
     if isinstance(expected, RegexMatch):
-        return re.search(expected.regex, str(actual), flags=re.IGNORECASE) is not None
+        return expected.search(str(actual))
     if isinstance(expected, list):
         return any(_agrees(item, actual) for item in expected)
     if isinstance(expected, bool) or isinstance(actual, (bool, np.bool_)):
