@@ -83,6 +83,7 @@ def show(fig: plt.Figure, alt: str | None = None) -> None:
         warnings.simplefilter("ignore")
         fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
+    fig.clear()  # matplotlib_inline keeps a kernel's figures until the cell ends: drop what it drew
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     display({"image/png": data, "text/plain": text}, raw=True,
             metadata={"image/png": {"alt": text}})

@@ -195,14 +195,14 @@ def _swap_in(built: Path, final: Path) -> None:
 
 def _summary_page(name: str, campaign_dir: Path, building: Path,
                   inputs: ReportInputs | None = None, key: str = "",
-                  previous: Mapping[str, str] | None = None) -> None:
-    """Execute and export summary ``name``, or reuse the previous report's page when its key
-    (:mod:`benchlib.publish.reuse`) is ``key``."""
+                  previous: Mapping[str, str] | None = None) -> bool:
+    """Execute summary ``name`` into ``building`` (True), or reuse the previous report's page
+    (HTML too) when its key (:mod:`benchlib.publish.reuse`) is ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
-        return
-    executed = building / f"{name}.ipynb"
-    _run_summary(name, campaign_dir, executed, (inputs or ReportInputs()).parameters(name))
-    export_html(executed, building / f"{name}.html", include_code=False)
+        return False
+    _run_summary(name, campaign_dir, building / f"{name}.ipynb",
+                 (inputs or ReportInputs()).parameters(name))
+    return True
 
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
@@ -220,9 +220,9 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
                  summaries: Sequence[str], progress: bool,
                  inputs: ReportInputs | None = None) -> None:
     """Export every run page (reusing unchanged ones; a notebook that cannot be exported is
-    listed as skipped), then execute and export the summaries side by side, then write the
-    index. One phase at a time (the page pool's processes, then the summaries' kernels, then
-    the index in this process) keeps a large campaign's peak memory down; each phase uses
+    listed as skipped), then execute the summaries side by side, then export them and write
+    the index. One phase at a time (the page pool's processes, then the summaries' kernels,
+    then this process's own work) keeps a large campaign's peak memory down; each phase uses
     every core it can."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -239,11 +239,15 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
               disable=not progress) as steps:
         runs, unshown = export_runs(campaign_dir, building, notebooks, steps)
         with ThreadPoolExecutor(threads) as pool:
-            pending = [pool.submit(_summary_page, name, campaign_dir, building, inputs,
-                                   keys[name], previous) for name in summaries]
-            for future in pending:
-                future.result()  # a failed summary fails the build (ReportError)
+            pending = {name: pool.submit(_summary_page, name, campaign_dir, building, inputs,
+                                         keys[name], previous) for name in summaries}
+            executed = []
+            for name, future in pending.items():
+                if future.result():  # a failed summary fails the build (ReportError)
+                    executed.append(name)
                 steps.update()
+    for name in executed:  # once the kernels have ended: their memory and this never meet
+        export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False)
     reuse.write_keys(building, keys)
     index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
     (building / "index.html").write_text(index, encoding="utf-8")
