@@ -22,7 +22,7 @@ from pathlib import Path
 CACHE_FILE = ".summaries.json"  #: in ``report/``: each summary page's key
 #: Distributions whose versions shape a summary page (its numbers, tables and figures).
 LIBRARIES = ("pandas", "numpy", "scipy", "matplotlib", "seaborn", "pillow", "ipykernel",
-             "ipython", "papermill", "nbformat", "bleach", "mistune", "nbconvert", "pygments",
+             "ipython", "papermill", "nbformat", "nh3", "mistune", "nbconvert", "pygments",
              "jinja2", "markupsafe")
 
 

@@ -43,13 +43,16 @@ def page_name(relative: Path) -> str:
 
 
 def _export_version() -> str:
-    """A digest of what shapes a run page (this module, the exporter and the templates): a
-    cached page made by other code is made again."""
+    """A digest of what shapes a run page (this module, the exporter, the templates and the
+    libraries it renders with): a cached page made by other code is made again."""
     import hashlib
+    from importlib import metadata
 
     from benchlib.publish import export
 
     digest = hashlib.sha256(Path(__file__).read_bytes())
+    for library in ("nh3", "mistune", "nbconvert", "pygments", "jinja2", "nbformat"):
+        digest.update(f"{library} {metadata.version(library)}".encode())
     digest.update(Path(export.__file__).read_bytes())
     for path in sorted(TEMPLATES.rglob("*")):
         if path.is_file():
