@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from torch.utils.data import DataLoader, DistributedSampler, Subset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 from torchvision import datasets, transforms
 
 from benchlib.data.shard import Rank
@@ -147,7 +147,14 @@ def image_folder_loader(
     every rank runs the same number of steps), evaluation through every ``world_size``-th image
     (nothing dropped or repeated).
     """
-    dataset = image_folder(data_dir, image_size, train)
+    return sharded_loader(image_folder(data_dir, image_size, train), batch_size, num_workers,
+                          train, pin_memory, shard, seed)
+
+
+def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: bool,
+                   pin_memory: bool, shard: Rank | None = None, seed: int = 0) -> DataLoader:
+    """A DataLoader over ``dataset`` in ``num_workers`` processes, sharded over ranks as
+    :func:`image_folder_loader` describes."""
     sampler = None
     if shard is not None and shard.distributed:
         if train:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import torch
 from PIL import Image
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
+from torch.utils.data import DataLoader, Dataset
 
-from benchlib.data.imagefolder import eval_transform, image_folder, train_transform
+from benchlib.data.imagefolder import eval_transform, image_folder, sharded_loader, train_transform
 from benchlib.data.shard import Rank
 
 #: At most this many bytes of encoded images are held in memory.
@@ -63,15 +63,4 @@ def memory_folder_loader(
     folder = image_folder(data_dir, image_size, train)
     transform = train_transform(image_size) if train else eval_transform(image_size)
     dataset: Dataset = MemoryImages(read_samples(folder.samples, limit_bytes), transform)
-    sampler = None
-    if shard is not None and shard.distributed:
-        if train:
-            sampler = DistributedSampler(dataset, num_replicas=shard.world_size, rank=shard.rank,
-                                         shuffle=True, seed=seed, drop_last=True)
-        else:
-            dataset = Subset(dataset, shard.shard(range(len(dataset))))
-    return DataLoader(
-        dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
-        num_workers=num_workers, pin_memory=pin_memory, drop_last=False,
-        persistent_workers=num_workers > 0,
-    )
+    return sharded_loader(dataset, batch_size, num_workers, train, pin_memory, shard, seed)
