@@ -8,11 +8,11 @@ DEMO_VOLUME := data/em-demo.h5
 
 .PHONY: setup demo test test-fast lint notebooks docs clean-demo bench
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/jupyter_kernel.py
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test]"
-	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (benchlib)" >/dev/null
+	$(PY) tools/jupyter_kernel.py install >/dev/null  # the kernel the notebooks name (one source of truth)
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -6,16 +6,24 @@ this script only assembles the cells. A benchmark notebook's parameters cell and
 are written from its config class (benchlib.inputs.config, named by benchlib.registry) so that
 notebook parameters and config fields cannot drift apart; a summary notebook's parameters come
 from its page. Tests check the committed notebooks against this generator.
-Usage: python tools/make_notebooks.py [--check]
+
+``--check`` compares what a notebook means, not how it was last saved: each cell's type, source
+and tags (the ``parameters`` tag papermill reads), the kernel's name and the benchlib metadata.
+What JupyterLab writes when it opens, runs and saves a notebook is left out: outputs, execution
+counts, cell ids, other cell and notebook metadata (language_info, widgets, the kernel's display
+name), nbformat_minor, the JSON's indentation and final newline.
+Usage: python tools/make_notebooks.py [--check [FOLDER]]   (FOLDER: notebooks/ by default)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 import nbformat
+from jupyter_kernel import KERNELSPEC  # tools/, beside this script
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
@@ -75,7 +83,7 @@ def _finish(cells: list, kind: dict) -> nbformat.NotebookNode:
         cell.id = f"cell-{index:02d}"  # stable ids: regenerating gives identical files
     nb = new_notebook(cells=cells)
     nb.metadata.update(
-        kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"},
+        kernelspec=dict(KERNELSPEC),  # the kernel make setup installs (tools/jupyter_kernel.py)
         language_info={"name": "python"},
         benchlib=kind,
     )
@@ -130,22 +138,56 @@ def build_summary(name: str) -> nbformat.NotebookNode:
     return _finish(cells, {"kind": "summary"})
 
 
-def main(check: bool = False) -> int:
+def essence(nb: nbformat.NotebookNode) -> dict:
+    """What ``--check`` compares: each cell's type, source and tags, the kernel's name and the
+    benchlib metadata (not outputs, counts, ids or the metadata JupyterLab writes)."""
+    return {
+        "nbformat": nb.nbformat,
+        "kernel": nb.metadata.get("kernelspec", {}).get("name"),
+        "benchlib": nb.metadata.get("benchlib"),
+        "cells": [(c.cell_type, c.source, sorted(c.metadata.get("tags", []))) for c in nb.cells],
+    }
+
+
+def differences(expected: nbformat.NotebookNode, path: Path) -> list[str]:
+    """How the notebook at ``path`` differs from ``expected`` in what matters (empty: it is
+    current)."""
+    if not path.is_file():
+        return ["missing"]
+    try:
+        found = essence(nbformat.reads(path.read_text(encoding="utf-8"), as_version=4))
+    except Exception as error:  # any unreadable file is stale, named with its reason
+        return [f"unreadable: {error}"[:200]]
+    want = essence(expected)
+    found_cells, want_cells = found.pop("cells"), want.pop("cells")
+    out = [f"{key}: {found[key]!r}, expected {want[key]!r}" for key in want if found[key] != want[key]]
+    if len(found_cells) != len(want_cells):
+        out.append(f"{len(found_cells)} cells, expected {len(want_cells)}")
+    for index, (a, b) in enumerate(zip(found_cells, want_cells, strict=False)):
+        out += [f"cell {index}: {part} differs"
+                for part, x, y in zip(("type", "source", "tags"), a, b, strict=True) if x != y]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate (or --check) the notebooks.")
+    parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    parser.add_argument("folder", nargs="?", type=Path, default=ROOT / "notebooks")
+    args = parser.parse_args(argv)
     stale = []
     builds = {b.notebook: build for b in registry.BENCHMARKS}
     builds.update(dict.fromkeys(SUMMARIES, build_summary))
     for name, make in builds.items():
-        path = ROOT / "notebooks" / f"{name}.ipynb"
-        text = nbformat.writes(make(name)) + "\n"
-        if check:
-            if not path.is_file() or path.read_text() != text:
-                stale.append(str(path))
+        path = args.folder / f"{name}.ipynb"
+        nb = make(name)
+        if args.check:
+            stale += [f"{path}: {why}" for why in differences(nb, path)]
         else:
-            path.write_text(text)
+            path.write_text(nbformat.writes(nb) + "\n")
     if stale:
         print("stale notebooks (run python tools/make_notebooks.py):", *stale, sep="\n  ")
     return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(check="--check" in sys.argv))
+    sys.exit(main())
