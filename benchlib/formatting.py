@@ -34,12 +34,12 @@ NAMES: dict[str, str] = {
     "of_datasheet": "measured / datasheet", "variant": "datasheet variant",
     "speed_ratio": "measured speed ratio", "expected": "expected ratio",
     "slowdown": "times slower than expected", "pairs": "pairs", "significant": "significant",
-    "median ratio": "median ratio", "configuration": "configuration", "workers": "workers",
+    "geometric mean ratio": "geometric mean ratio", "configuration": "configuration", "workers": "workers",
     "images_per_s": "images/s", "busbw_GBps": "bus bandwidth (GB/s)", "size": "message size",
     "a": "a", "b": "b",
 }
 #: How each kind of column is shown: a formatter of one number.
-RATIO_COLUMNS = ("speedup", "ratio", "median ratio", "speed_ratio", "expected", "slowdown",
+RATIO_COLUMNS = ("speedup", "ratio", "geometric mean ratio", "speed_ratio", "expected", "slowdown",
                  "of_datasheet", "straggler_spread")
 PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "throttled_share",
                    "spread", "share", "contention_cpu_share")

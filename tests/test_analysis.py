@@ -57,7 +57,8 @@ def test_compare_pairs_equal_configurations_and_takes_medians():
     assert list(pairs.columns) == ["model", "a", "b", "ratio",  # the first design's, then the
                                    "a_runs", "b_runs", "a_logs", "b_logs"]  # repeats behind them
     assert pairs.set_index("model")["ratio"].to_dict() == {"r50": 2.5, "inc": 4.0}  # vit unpaired
-    assert comparisons.headline(pairs) == 3.25
+    assert comparisons.headline(pairs) == pytest.approx((2.5 * 4.0) ** 0.5)  # geometric mean
+    assert comparisons.headline(pairs) == comparisons.effect(pairs)["geomean"]
 
 
 def test_compare_ignores_columns_that_apply_to_one_side_only():

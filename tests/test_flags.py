@@ -59,7 +59,7 @@ def test_join_orders_and_deduplicates_and_marks_labels():
 def test_effect_with_consistent_pairs_is_significant_and_with_noise_is_not():
     pairs = pd.DataFrame({"ratio": [1.93, 1.95, 1.91, 1.94]})
     found = effect(pairs)
-    assert found["significant"] and 1.9 < found["low"] <= found["median"] <= found["high"] < 2.0
+    assert found["significant"] and 1.9 < found["low"] <= found["geomean"] <= found["high"] < 2.0
     assert describe_effect(found).endswith("significant")
     flat = pd.DataFrame({"ratio": [0.98, 1.03, 1.01, 0.99, 1.04]})
     assert not effect(flat)["significant"]

@@ -26,6 +26,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
 )
 from benchlib.measure.timing import PHASES
 from benchlib.records import flags
+from benchlib.records.run_table import RunTable
 
 
 def _groups(df: pd.DataFrame, by: Sequence[str]):
@@ -82,8 +83,9 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     ``speedup`` = metric / (median metric at the fewest devices of the configuration);
     ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
     "the same configuration" (default: every non-metric column except ``num_devices``).
+    Probes are left out; shown, the frame leads with speedup and efficiency (``RunTable``).
     """
-    df = hashable(ok(df))
+    df = hashable(benchmarks(ok(df)))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
     # whole columns at once, one group number per configuration (as _groups numbers them)
     keys = (df.groupby(by, dropna=False, sort=False).ngroup() if by
@@ -97,7 +99,8 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     df["baseline_devices"] = fewest.astype(object)
     df["baseline_key"] = keys
     df = flags.with_flags(df)
-    return flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY, "superlinear")
+    return RunTable(flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY,
+                                   "superlinear"))
 
 
 def scaling_table(df: pd.DataFrame, metric: str = "throughput",
@@ -151,8 +154,8 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     ``b_logs``) for :func:`effect`.
     ``on`` defaults to the configuration columns that apply to both sides; a column that applies
     to one side only (``synthetic_kind`` when comparing synthetic with real data) is not paired
-    on but kept, so each of its values gets its own row. The median of ``ratio`` is the headline
-    (:func:`headline`).
+    on but kept, so each of its values gets its own row. The geometric mean of ``ratio`` is the
+    headline (:func:`headline`, :func:`effect`).
     """
     df = hashable(ok(df))
     if factor not in df:
@@ -215,16 +218,17 @@ def _pair_flags(df: pd.DataFrame, factor: str, a: object, b: object, on: list[st
 
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
-    """The effect of a factor over :func:`compare`'s pairs: ``median``, ``low``, ``high``,
-    ``pairs``, ``significant`` (the interval excludes 1.0), ``known``, ``method`` (what the
-    interval is made from) and ``unreliable`` (why, when a pair's runs were contended or
-    throttled): see :func:`benchlib.analysis.intervals.effect`."""
+    """The effect of a factor over :func:`compare`'s pairs: ``geomean`` (the geometric mean
+    ratio, the headline), ``low``, ``high``, ``pairs``, ``significant`` (the interval excludes
+    1.0), ``known``, ``method`` (what the interval is made from) and ``unreliable`` (why, when a
+    pair's runs were contended or throttled): see :func:`benchlib.analysis.intervals.effect`."""
     return intervals.effect(pairs, level)
 
 
 def headline(pairs: pd.DataFrame) -> float:
-    """The median ``ratio`` of :func:`compare` (NaN when nothing paired)."""
-    return float(pairs["ratio"].median()) if len(pairs) else float("nan")
+    """:func:`effect`'s ``geomean`` (NaN when nothing paired): the geometric mean ratio a / b,
+    the figure every page, table and plot states for the comparison."""
+    return float(intervals.effect(pairs)[intervals.HEADLINE])
 
 
 def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:

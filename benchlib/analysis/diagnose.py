@@ -131,7 +131,7 @@ def chain(plan: Plan, found: dict[str, RungSpeed]) -> list[RungSpeed]:
 def step(upper: RungSpeed, lower: RungSpeed, best: float) -> dict[str, object]:
     """The loss from ``upper`` to ``lower``, its interval from the repeats and its verdict."""
     found = intervals.repeats_effect(upper.speeds, lower.speeds)
-    ratio, low, high = (float(found[k]) for k in ("median", "low", "high"))
+    ratio, low, high = (float(found[k]) for k in (intervals.HEADLINE, "low", "high"))
     before, after = upper.speed, lower.speed
     bad = flags.disturbed([*upper.flags, *lower.flags])
     if bad:

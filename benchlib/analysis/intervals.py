@@ -54,34 +54,42 @@ def geometric_mean(values: object) -> float:
     return float(np.exp(logs.mean())) if logs.size else float("nan")
 
 
-def _unknown(median: float, why: str, pairs: int = 0, runs: tuple[int, int] = (0, 0)) -> dict[str, object]:
-    return {"median": median, "low": float("nan"), "high": float("nan"), "pairs": pairs,
+#: The key of an effect's headline figure: the geometric mean of the ratios a / b (one pair: the
+#: ratio of the two sides' geometric mean speeds). Pages, tables, plots, ``benchlib compare``
+#: and the API call it :data:`HEADLINE_NAME`.
+HEADLINE = "geomean"
+#: What people read for :data:`HEADLINE`, on every page, table and plot.
+HEADLINE_NAME = "geometric mean ratio"
+
+
+def _unknown(geomean: float, why: str, pairs: int = 0, runs: tuple[int, int] = (0, 0)) -> dict[str, object]:
+    return {HEADLINE: geomean, "low": float("nan"), "high": float("nan"), "pairs": pairs,
             "significant": False, "known": False, "runs_a": runs[0], "runs_b": runs[1],
             "method": why}
 
 
 def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, object]:
     """The speed ratio of side ``a`` over side ``b`` from each side's repeats (one value per
-    run): ``median`` (the ratio of geometric means), ``low`` / ``high`` (Welch t interval of the
+    run): ``geomean`` (the ratio of geometric means), ``low`` / ``high`` (Welch t interval of the
     log ratio), ``significant`` (the interval excludes 1.0), ``known`` (both sides have at least
     :data:`MIN_RUNS` runs), ``runs_a`` / ``runs_b``, ``pairs`` (1) and ``method`` (in words)."""
     la, lb = _logs(a), _logs(b)
     runs = (int(la.size), int(lb.size))
     if not la.size or not lb.size:
         return _unknown(float("nan"), "nothing to compare", 0, runs)
-    median = float(np.exp(la.mean() - lb.mean()))
+    geomean = float(np.exp(la.mean() - lb.mean()))
     if min(runs) < MIN_RUNS:
         what = "one run each" if runs == (1, 1) else f"{runs[0]} run(s) against {runs[1]}"
-        return _unknown(median, f"{what}: {REPEAT_ADVICE}", 1, runs)
+        return _unknown(geomean, f"{what}: {REPEAT_ADVICE}", 1, runs)
     va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
     se = math.sqrt(va + vb)
     if se == 0:
-        low = high = median
+        low = high = geomean
     else:
         df = (va + vb) ** 2 / (va ** 2 / (la.size - 1) + vb ** 2 / (lb.size - 1))
         half = _t_quantile(level, df) * se
-        low, high = median * math.exp(-half), median * math.exp(half)
-    return {"median": median, "low": low, "high": high, "pairs": 1,
+        low, high = geomean * math.exp(-half), geomean * math.exp(half)
+    return {HEADLINE: geomean, "low": low, "high": high, "pairs": 1,
             "significant": bool(low > 1.0 or high < 1.0), "known": True,
             "runs_a": runs[0], "runs_b": runs[1],
             "method": f"Welch t interval over {runs[0]} + {runs[1]} runs"}
@@ -89,8 +97,8 @@ def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, objec
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:
     """The ratio a / b over ``pairs`` (from :func:`benchlib.analysis.comparisons.compare`), with
-    an interval made from repeats: ``median`` (the geometric mean ratio), ``low``, ``high``,
-    ``pairs``, ``significant`` (the interval excludes 1.0), ``known``, ``method``.
+    an interval made from repeats: ``geomean`` (the geometric mean ratio, :data:`HEADLINE`),
+    ``low``, ``high``, ``pairs``, ``significant`` (the interval excludes 1.0), ``known``, ``method``.
 
     One pair: a Welch t interval from each side's repeats (``a_logs`` / ``b_logs``: the log
     speeds of its runs), unknown with fewer than two runs a side. Several pairs: a one-sample t
@@ -121,13 +129,13 @@ def _effect(pairs: pd.DataFrame, level: float) -> dict[str, object]:
                                   np.exp(np.asarray(b_logs, dtype=float)), level)
         return _unknown(float(row["ratio"]), f"one run each: {REPEAT_ADVICE}", 1, (1, 1))
     logs = _logs(pairs["ratio"])
-    median = float(np.exp(logs.mean()))
+    geomean = float(np.exp(logs.mean()))
     if logs.size < 2:
-        return _unknown(median, f"one pair: {REPEAT_ADVICE}", int(logs.size))
+        return _unknown(geomean, f"one pair: {REPEAT_ADVICE}", int(logs.size))
     sd = logs.std(ddof=1)
     half = _t_quantile(level, logs.size - 1) * sd / math.sqrt(logs.size)
-    low, high = median * math.exp(-half), median * math.exp(half)
-    return {"median": median, "low": low, "high": high, "pairs": int(logs.size),
+    low, high = geomean * math.exp(-half), geomean * math.exp(half)
+    return {HEADLINE: geomean, "low": low, "high": high, "pairs": int(logs.size),
             "significant": bool(low > 1.0 or high < 1.0), "known": True,
             "runs_a": int(logs.size), "runs_b": int(logs.size),
             "method": f"t interval over {logs.size} pairs of configurations"}
@@ -136,15 +144,15 @@ def _effect(pairs: pd.DataFrame, level: float) -> dict[str, object]:
 def describe_effect(found: dict[str, object]) -> str:
     """``1.02x (0.99-1.05), no significant effect`` / ``1.93x (1.85-2.01), significant`` /
     ``1.09x (0.24-2.69), inconclusive (...)`` when the interval spans more than 1.5x."""
-    median = found["median"]
+    ratio = found[HEADLINE]
     if not found["pairs"]:
         return "nothing paired"
     if found.get("unreliable"):
         known = (f" ({found['low']:.2f}-{found['high']:.2f}; {found['method']})"
                  if found["known"] else "")
-        return f"{median:.2f}x{known}, unreliable: {found['unreliable']}"
+        return f"{ratio:.2f}x{known}, unreliable: {found['unreliable']}"
     if not found["known"]:
-        return f"{median:.2f}x, unknown ({found.get('method') or REPEAT_ADVICE})"
+        return f"{ratio:.2f}x, unknown ({found.get('method') or REPEAT_ADVICE})"
     if found["significant"]:
         verdict = "significant"
     elif found["high"] / found["low"] > INCONCLUSIVE_WIDTH:
@@ -152,4 +160,4 @@ def describe_effect(found: dict[str, object]) -> str:
     else:
         verdict = "no significant effect"
     made = f"; {found['method']}" if found.get("method") else ""
-    return f"{median:.2f}x ({found['low']:.2f}-{found['high']:.2f}{made}), {verdict}"
+    return f"{ratio:.2f}x ({found['low']:.2f}-{found['high']:.2f}{made}), {verdict}"

@@ -182,11 +182,11 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
             judged, reason = judged.value, ""
         described = intervals.describe_effect(found)
         if judged == CompareVerdict.UNRELIABLE:
-            described = f"{found['median']:.2f}x, unreliable: {reason}"
+            described = f"{found[intervals.HEADLINE]:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
                      "base": intervals.geometric_mean(pd.to_numeric(a[metric], errors="coerce")),
                      "new": intervals.geometric_mean(pd.to_numeric(b[metric], errors="coerce")),
-                     "ratio": found["median"], "low": found["low"], "high": found["high"],
+                     "ratio": found[intervals.HEADLINE], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
                      "verdict": judged, "reason": reason, "interval": found["method"],
                      "effect": described,
@@ -315,7 +315,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
                                 else (None, "", ""))
             rows.append({**dict(zip(by, key, strict=True)), "campaign": campaign, "time": when,
                          metric: runs[metric].median(), "runs": len(runs),
-                         "ratio": found["median"] if found else np.nan,
+                         "ratio": found[intervals.HEADLINE] if found else np.nan,
                          "low": found["low"] if found else np.nan,
                          "high": found["high"] if found else np.nan,
                          "verdict": judged, "regression": judged == CompareVerdict.REGRESSION,

@@ -14,6 +14,8 @@ import pandas as pd
 import seaborn as sns
 
 from benchlib import formatting
+from benchlib.analysis.comparisons import headline
+from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.measure.telemetry import Telemetry
 from benchlib.publish import palette
 from benchlib.records import flags
@@ -224,11 +226,13 @@ def _mark_flagged(ax: plt.Axes, table: pd.DataFrame, column: str) -> None:
 
 def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None = None,
                xlabel: str = "ratio a / b (x)") -> plt.Figure:
-    """One bar per paired configuration: ratio a / b, with 1 and the median marked."""
+    """One bar per paired configuration: ratio a / b, with 1 and the comparison's headline (the
+    geometric mean ratio over every pair, :func:`benchlib.analysis.comparisons.headline`) marked."""
     label_columns = label_columns or [c for c in pairs.columns
                                       if c not in ("a", "b", "ratio", "flags")
                                       and not c.startswith(("a_", "b_"))
                                       and pairs[c].nunique(dropna=False) > 1]
+    geomean = headline(pairs)
     pairs, shown = at_most(pairs, np.log(pairs["ratio"].astype(float).where(pairs["ratio"] > 0)).abs(),
                            "of {total} pairs furthest from 1x")
     labels = text_labels(pairs, label_columns)
@@ -237,9 +241,8 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
     sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=palette.BASE[0], orient="h")
     ax.axvline(1.0, color=palette.IDEAL, linewidth=0.8)
-    median = pairs["ratio"].median()
-    ax.axvline(median, color=palette.FLAGGED, linestyle="--", linewidth=1,
-               label=f"median {median:.2f}x")
+    ax.axvline(geomean, color=palette.FLAGGED, linestyle="--", linewidth=1,
+               label=f"{HEADLINE_NAME} {geomean:.2f}x")
     ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title) + shown)
     ax.legend(fontsize=8)
     tidy(fig)

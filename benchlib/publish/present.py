@@ -83,6 +83,10 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
     formatted, constant configuration said in the caption, a dash for missing values explained
     once, split into several tables of at most ``max_columns`` (the label columns repeated)."""
     frame = frame.reset_index(drop=True).drop(columns=[c for c in drop if c in frame])
+    # lists and mappings (a pair's log speeds) are for the analysis, never for reading
+    frame = frame.drop(columns=[c for c in frame.columns if c not in keep
+                                and frame[c].dtype == object and frame[c].map(
+                                    lambda v: isinstance(v, list | tuple | dict | set)).any()])
     unit = None
     if "unit" in frame and frame["unit"].nunique() == 1:
         unit = str(frame["unit"].dropna().iloc[0])

@@ -7,6 +7,7 @@ import html
 import itertools
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -19,11 +20,10 @@ from benchlib.analysis.comparisons import (
     compare,
     config_columns,
     effect,
-    headline,
     ok,
     scaling,
 )
-from benchlib.analysis.intervals import describe_effect
+from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
 from benchlib.records import flags
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 from benchlib.vocabulary import Precision
@@ -44,7 +44,8 @@ PREFERRED_B = {"dataset": "real", "precision": Precision.FP32.value, "channels_l
 
 @dataclass(frozen=True)
 class Comparison:
-    """One paired comparison: ``factor`` a vs b, its table and its median ratio."""
+    """One paired comparison: ``factor`` a vs b, its table and its headline (the geometric mean
+    ratio, :func:`benchlib.analysis.comparisons.headline`)."""
 
     factor: str
     a: object
@@ -59,11 +60,12 @@ class Comparison:
 
     @property
     def headline(self) -> float:
-        return headline(self.pairs)
+        return float(self.effect[HEADLINE])
 
-    @property
+    @cached_property
     def effect(self) -> dict[str, object]:
-        """The median ratio with its 95 % interval (:func:`benchlib.analysis.comparisons.effect`)."""
+        """The geometric mean ratio with its 95 % interval
+        (:func:`benchlib.analysis.comparisons.effect`), computed once."""
         return effect(self.pairs)
 
     @property
@@ -165,7 +167,7 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
 
 
 def headlines(found: list[Comparison]) -> pd.DataFrame:
-    """One row per comparison: what, median ratio, its 95 % interval and what it is made from,
+    """One row per comparison: what, the geometric mean ratio, its 95 % interval and what it is made from,
     whether it is significant (``unreliable`` when contended or throttled runs are behind it),
     pairs, and the flags of the runs behind it."""
     rows = []
@@ -175,7 +177,7 @@ def headlines(found: list[Comparison]) -> pd.DataFrame:
         names = {n for text in c.pairs.get("flags", []) for n in flags.of(text)}
         significant = ("unreliable" if effect.get("unreliable")
                        else "yes" if effect["significant"] else "no")
-        rows.append({"comparison": c.title, "median ratio": c.headline,
+        rows.append({"comparison": c.title, HEADLINE_NAME: effect[HEADLINE],
                      "95 % interval": interval, "interval from": effect.get("method", ""),
                      "significant": significant,
                      "pairs": len(c.pairs), "flags": flags.join(names)})
@@ -305,9 +307,9 @@ def effects_table(found: list[Comparison]) -> object:
     from benchlib.publish import present
 
     frame = headlines(found)
-    return present.table(frame, "Each factor's effect on throughput: median ratio a / b over "
+    return present.table(frame, f"Each factor's effect on throughput: {HEADLINE_NAME} a / b over "
                                 "the pairs, its 95 % interval, and whether it is significant",
-                         keep=("comparison", "median ratio", "significant"), say_constant=False)
+                         keep=("comparison", HEADLINE_NAME, "significant"), say_constant=False)
 
 
 def pairs_table(comparison: Comparison) -> object:

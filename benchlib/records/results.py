@@ -24,6 +24,7 @@ from benchlib.measure.timing import PHASES
 from benchlib.records import schema, values
 from benchlib.records.build import failed_record
 from benchlib.records.flags import with_flags
+from benchlib.records.run_table import RunTable
 from benchlib.records.store import (
     ITERATIONS_KEY,
     RecordError,
@@ -267,8 +268,10 @@ def _checked(rows: _Rows, sources: list[Path], strict: bool
 
 def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
     """Every record under ``path`` as one row each (see :func:`scan` for what is left out).
-    A ``source`` column names each row's notebook."""
-    return scan(path, strict).frame
+    A ``source`` column names each row's notebook. Every record column is in the frame; shown in
+    a notebook it leads with the settings that vary and the results
+    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
+    return RunTable(scan(path, strict).frame)
 
 
 def _frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib.analysis.intervals import describe_effect
+from benchlib.analysis.intervals import HEADLINE_NAME, describe_effect
 from benchlib.publish import plots, summary
 from benchlib.publish.pages import Call, Page, note, show
 from benchlib.publish.summary import Comparison
@@ -25,7 +25,8 @@ def every(found: list[Comparison]) -> None:
         title = summary.md_text(comparison.title)
         effect = summary.md_text(describe_effect(comparison.effect))
         count = len(comparison.pairs)
-        note(f"### {title}\n**{effect}** over {count} pair{'' if count == 1 else 's'}")
+        note(f"### {title}\n**{effect}**: {HEADLINE_NAME} over {count} "
+             f"pair{'' if count == 1 else 's'}")
         show(summary.pairs_table(comparison))
         plots.show(plots.ratio_plot(comparison.pairs, comparison.title,
                                     xlabel=f"{comparison.a} / {comparison.b} (x)"))
@@ -34,8 +35,9 @@ def every(found: list[Comparison]) -> None:
 PAGE = Page(
     "Comparisons: synthetic vs real data, batch sizes, GPUs, models, precisions, clusters",
     "Each comparison pairs runs equal in every other setting; the ratio is a / b of throughput "
-    "and its median is the headline, with a 95 % interval made from repeats (one pair: a Welch "
-    "t interval over each side's runs; several pairs: a t interval over the pairs' ratios), "
+    "and the pairs' geometric mean ratio is the headline, with a 95 % interval made from "
+    "repeats (one pair: a Welch t interval over each side's runs; several pairs: a t interval "
+    "over the pairs' ratios), "
     "never from one run's own iterations. An effect is significant when the interval excludes "
     "1.0; one run each is unknown, and pairs with contended or throttled runs are unreliable.",
     (

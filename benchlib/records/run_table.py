@@ -1,0 +1,96 @@
+"""A frame of runs that leads with what matters when it is shown.
+
+:func:`benchlib.records.results.load` returns every record column (a campaign has 100 to 200).
+Shown in a notebook, such a frame is unreadable: pandas prints 20 columns and "...". A
+:class:`RunTable` is that same frame (every column there for code: ``df["env_torch"]``,
+``df.columns``, every pandas method), whose display shows :func:`leading_columns` only: the
+settings that vary between its runs, then the results. ``df.tidy()`` is that view as a frame;
+``df.every_column()`` (or ``pd.DataFrame(df)``) shows every column. Anything derived from it
+(``df[...]``, ``df.copy()``, a groupby) is a plain :class:`pandas.DataFrame`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import pandas as pd
+
+from benchlib.records import schema
+
+#: At most this many columns are shown first ("about a dozen").
+SHOWN = 12
+#: What a run measured, in the order shown, where the frame has them (the analysis functions'
+#: results among them, so ``analysis.scaling(df)`` leads with its speedup and efficiency).
+RESULTS = ("throughput", "unit", "throughput_low", "throughput_high", "speedup", "efficiency",
+           "flags")
+#: Settings shown first when they vary, before the other configuration columns.
+FIRST = ("benchmark", "model", "dataset", "batch_size", "num_devices", "precision", "gpu",
+         "cluster", "host", "num_workers", "num_nodes")
+#: Configuration columns never worth a column of their own in the first view.
+HIDDEN = ("campaign",)
+
+
+def _varies(frame: pd.DataFrame, column: str) -> bool:
+    values = frame[column].map(lambda v: "" if v is None or (isinstance(v, float) and v != v)
+                               else str(v))
+    return values.nunique() > 1
+
+
+def leading_columns(frame: pd.DataFrame, results: Sequence[str] = RESULTS,
+                    at_most: int = SHOWN) -> list[str]:
+    """The columns a person reads first: the configuration columns that vary between the rows
+    (``benchmark``, ``model``, ``dataset``, ``batch_size``, ... first), then the results in
+    ``frame`` (``status`` too when some runs failed), ``at_most`` in all."""
+    shown_results = [c for c in results if c in frame and frame[c].notna().any()]
+    if "status" in frame and _varies(frame, "status"):
+        shown_results.append("status")
+    settings = [c for c in (*FIRST, *schema.names(role="configuration"))
+                if c in frame and c not in HIDDEN and c not in shown_results]
+    varying = [c for c in dict.fromkeys(settings) if _varies(frame, c)]
+    room = max(at_most - len(shown_results), 0)
+    return [*varying[:room], *shown_results][:at_most]
+
+
+def constant_settings(frame: pd.DataFrame, at_most: int = 6) -> str:
+    """``benchmark train, model resnet50, ...``: the first view's settings that every row
+    shares, for the line under it."""
+    parts = []
+    for column in FIRST:
+        if column in frame and len(frame) and not _varies(frame, column):
+            value = frame[column].iloc[0]
+            if value is not None and not (isinstance(value, float) and value != value):
+                parts.append(f"{column} {' '.join(str(value).split())}")
+    return ", ".join(parts[:at_most])
+
+
+class RunTable(pd.DataFrame):
+    """Every column of the runs; shown as :meth:`tidy` with a line saying what is left out."""
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+    def tidy(self) -> pd.DataFrame:
+        """The view shown: :func:`leading_columns` (the settings that vary, then the results)."""
+        return pd.DataFrame(self)[leading_columns(self)]
+
+    def every_column(self) -> pd.DataFrame:
+        """The same runs as a plain frame, shown with every column."""
+        return pd.DataFrame(self)
+
+    def _note(self) -> str:
+        shown = len(leading_columns(self))
+        same = constant_settings(self)
+        said = f" Every row: {same}." if same else ""
+        return (f"{len(self)} runs; {shown} of {len(self.columns)} columns shown (the settings "
+                f"that vary, then the results).{said} Every column is in the frame: "
+                "df.every_column() shows them, df.tidy() is this view.")
+
+    def _repr_html_(self) -> str | None:
+        body = self.tidy()._repr_html_()
+        return f"{body}<p>{html.escape(self._note())}</p>" if body is not None else None
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.max_columns", None):
+            return f"{self.tidy()!r}\n{self._note()}"
