@@ -52,11 +52,11 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     together = threading.Barrier(2, timeout=60)
     first = threading.local()
 
-    def export_in_step(notebook, target, include_code):
+    def export_in_step(notebook, target, include_code, **options):
         if not getattr(first, "done", False):  # each build waits for the other once
             first.done = True
             together.wait()
-        return export(notebook, target, include_code)
+        return export(notebook, target, include_code, **options)
 
     monkeypatch.setattr(run_pages, "export_html", export_in_step)
     results, errors = [], []
@@ -87,7 +87,7 @@ def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkey
     build_report(root, summaries=(), progress=False)
     before = {p: p.read_bytes() for p in (root / "report").rglob("*.html")}
 
-    def broken(notebook, target, include_code):
+    def broken(notebook, target, include_code, **options):
         raise OSError("disk full")
 
     monkeypatch.setattr(run_pages, "export_html", broken)

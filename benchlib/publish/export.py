@@ -320,17 +320,30 @@ def _template() -> object:
     return environment.get_template("page.html.j2"), Markup(css)
 
 
-def export_html(notebook: Path, target: Path, include_code: bool) -> Path:
+def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
+                run_page: bool = False) -> Path:
     """Render an executed notebook as a self-contained HTML page (embedded images, inline
     styles, no scripts): its outputs and Markdown sanitized whoever wrote the notebook. A file
-    that is not a valid notebook raises (``nbformat.ValidationError``, ...)."""
+    that is not a valid notebook raises (``nbformat.ValidationError``, ...).
+
+    ``nav``: the report's navigation bar (:mod:`benchlib.publish.navigation`, HTML built by
+    benchlib), first on the page. A ``run_page`` opens with what was measured and the
+    parameters the run was given (:mod:`benchlib.publish.run_lead`), and leaves out the
+    notebook's parameter cells (its defaults, and the given ones the lead shows)."""
     import nbformat
 
-    nb = neutralise(nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4))
+    nb = nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
+    lead = Markup("")
+    if run_page:
+        from benchlib.publish import run_lead
+
+        lead = run_lead.lead(nb, notebook.stem)  # before neutralise: it drops the record
+        run_lead.without_parameter_cells(nb)
+    nb = neutralise(nb)
     nbformat.validate(nb, relax_add_props=True)
     _without_warnings(nb)
     _alt_texts(nb)
     template, css = _template()
-    target.write_text(template.render(title=notebook.stem, css=css,
+    target.write_text(template.render(title=notebook.stem, css=css, nav=Markup(nav), lead=lead,
                                       cells=_cells(nb, include_code)), encoding="utf-8")
     return target

@@ -342,14 +342,18 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
            compared: pd.DataFrame | None = None, baseline: str = "",
            diagnosis: str = "") -> str:
-    """The whole index page: with ``refs``, each benchmark against its reference; with
-    ``compared`` (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
+    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.navigation`,
+    from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
+    (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
+    from benchlib.publish import navigation
+
     by_key = {Path(p.href).stem: p for p in pages}
     done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \
         else len(records)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return render_template("index.html.j2", campaign=campaign, stamp=stamp, total=len(records), done=done,
                   failed=len(records) - done, pages=pages,
+                  nav=Markup(navigation.bar(pages, navigation.INDEX)),
                   css=Markup(CSS.read_text(encoding="utf-8") + INDEX_CSS),  # ours, not records'
                   diagnosis=diagnosis_section(diagnosis, by_key),
                   answers=answers(records, by_key, runs, refs),

@@ -25,7 +25,7 @@ import pandas as pd
 from benchlib.errors import BenchlibError, InputError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR
-from benchlib.publish import reuse
+from benchlib.publish import navigation, reuse
 from benchlib.publish.export import export_html
 from benchlib.publish.index_page import Link, render
 from benchlib.publish.run_pages import export_runs
@@ -141,14 +141,23 @@ def _skipped_section(skipped: Sequence[Skipped]) -> str:
             f"usable record and are left out of every page:</p><ul>{items}</ul>")
 
 
-def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
-           runs: dict[str, str], skipped: Sequence[Skipped] = (),
-           inputs: ReportInputs | None = None) -> str:
+def report_pages(summaries: Sequence[str], inputs: ReportInputs | None = None) -> list[Link]:
+    """The report's summary pages, in the index's order: those of ``summaries`` among
+    :data:`PAGES` (the diagnose page first, the compare page last), then any other summary by
+    its name. The index lists them and every page's navigation bar links them."""
     inputs = inputs or ReportInputs()
     known = [DIAGNOSE_LINK, *PAGES, *([inputs.compare_link()] if inputs.baseline else [])]
     pages = [p for p in known if Path(p.href).stem in summaries]
     pages += [Link(f"{name}.html", name.removeprefix("summary_").replace("_", " ").title())
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
+    return pages
+
+
+def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
+           runs: dict[str, str], skipped: Sequence[Skipped] = (),
+           inputs: ReportInputs | None = None) -> str:
+    inputs = inputs or ReportInputs()
+    pages = report_pages(summaries, inputs)
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
         from benchlib.publish.compare_page import compare_runs
@@ -207,13 +216,21 @@ def _summary_page(name: str, campaign_dir: Path, building: Path,
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
-    """Each summary page's key: what it is made from (:mod:`benchlib.publish.reuse`)."""
+    """Each summary page's key: what it is made from (:mod:`benchlib.publish.reuse`), its
+    navigation bar included (another set of pages makes the page again)."""
     made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
                                     list(filter(None, [inputs.references])))
     return {name: reuse.summary_key(made_from, NOTEBOOK_DIR / f"{name}.ipynb",
                                     {"results_dir": str(campaign_dir.resolve()),
-                                     **inputs.parameters(name)})
+                                     **inputs.parameters(name),
+                                     "navigation": _nav(summaries, inputs, name)})
             for name in summaries}
+
+
+def _nav(summaries: Sequence[str], inputs: ReportInputs, page: str = "") -> str:
+    """The navigation bar of summary page ``page`` (a run page's: ``page`` empty)."""
+    pages = report_pages(summaries, inputs)
+    return navigation.bar(pages, f"{page}.html") if page else navigation.bar(pages, in_runs=True)
 
 
 def _build_pages(campaign_dir: Path, building: Path, found: Scan,
@@ -237,7 +254,8 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
     threads = max(1, min(len(summaries), os.cpu_count() or 1))
     with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
               disable=not progress) as steps:
-        runs, unshown = export_runs(campaign_dir, building, notebooks, steps)
+        runs, unshown = export_runs(campaign_dir, building, notebooks, steps,
+                                    _nav(summaries, inputs))
         with ThreadPoolExecutor(threads) as pool:
             pending = {name: pool.submit(_summary_page, name, campaign_dir, building, inputs,
                                          keys[name], previous) for name in summaries}
@@ -247,7 +265,8 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
                     executed.append(name)
                 steps.update()
     for name in executed:  # once the kernels have ended: their memory and this never meet
-        export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False)
+        export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
+                    nav=_nav(summaries, inputs, name))
     reuse.write_keys(building, keys)
     index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
     (building / "index.html").write_text(index, encoding="utf-8")

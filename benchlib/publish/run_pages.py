@@ -48,12 +48,13 @@ def _export_version() -> str:
     import hashlib
     from importlib import metadata
 
-    from benchlib.publish import export
+    from benchlib.publish import export, run_lead
 
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for library in ("nh3", "mistune", "nbconvert", "pygments", "jinja2", "nbformat"):
         digest.update(f"{library} {metadata.version(library)}".encode())
-    digest.update(Path(export.__file__).read_bytes())
+    for module in (export, run_lead):
+        digest.update(Path(module.__file__).read_bytes())
     for path in sorted(TEMPLATES.rglob("*")):
         if path.is_file():
             digest.update(path.read_bytes())
@@ -85,9 +86,10 @@ def _page_names(campaign_dir: Path, notebooks: Sequence[Path]) -> dict[Path, str
 
 
 def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
-                 steps: object) -> tuple[dict[str, str], list[Skipped]]:
-    """Every run page: reused from the previous report when its notebook's fingerprint and the
-    export code are unchanged, else exported (in a process pool when there are many).
+                 steps: object, nav: str = "") -> tuple[dict[str, str], list[Skipped]]:
+    """Every run page, under the navigation bar ``nav``: reused from the previous report when
+    its notebook's fingerprint, the export code and the bar are unchanged, else exported (in a
+    process pool when there are many).
 
     Returns each shown notebook's page (``runs/<name>.html``) keyed by the notebook's path as
     the records' ``source`` column names it, and the notebooks that cannot be shown."""
@@ -105,7 +107,8 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     for notebook, name in _page_names(campaign_dir, notebooks).items():
         target = building / "runs" / name
         relative = notebook.relative_to(campaign_dir).as_posix()
-        key = {**notebook_fingerprint(notebook), "export": version, "page": name}
+        key = {**notebook_fingerprint(notebook), "export": version, "page": name,
+               "navigation": hashlib.sha256(nav.encode()).hexdigest()[:16]}
         old = campaign_dir / "report" / "runs" / name
         if cached.get(relative) == key and old.is_file():
             try:
@@ -122,7 +125,7 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
         # inherit an import lock one of them holds and wait for it for ever)
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             errors = pool.map(_run_page, [n for n, _, _ in todo], [t for _, t, _ in todo],
-                              chunksize=max(1, len(todo) // (workers * 4)))
+                              [nav] * len(todo), chunksize=max(1, len(todo) // (workers * 4)))
             outcomes = []
             for outcome in errors:
                 outcomes.append(outcome)
@@ -130,7 +133,7 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     else:
         outcomes = []
         for notebook, target, _ in todo:
-            outcomes.append(_run_page(notebook, target))
+            outcomes.append(_run_page(notebook, target, nav))
             steps.update()
     for (notebook, target, key), error in zip(todo, outcomes, strict=True):
         if error is None:
@@ -143,11 +146,11 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     return runs, skipped
 
 
-def _run_page(notebook: Path, target: Path) -> str | None:
+def _run_page(notebook: Path, target: Path, nav: str = "") -> str | None:
     """Export one run page; the error text when the notebook cannot be shown (an OSError, the
     report not being writable, is raised: the build fails)."""
     try:
-        export_html(notebook, target, include_code=True)
+        export_html(notebook, target, include_code=True, nav=nav, run_page=True)
     except OSError:
         raise
     except Exception as error:

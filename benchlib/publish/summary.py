@@ -252,9 +252,13 @@ def bullet_list(lines: list[str], empty: str) -> str:
 
 
 def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
-    """One Markdown line: how many runs were loaded, finished and failed."""
+    """One Markdown line: how many runs were loaded, finished and failed, and from which
+    campaign folder: as given when relative, by its name when absolute (a report names no
+    folder of the machine that built it)."""
     done = len(ok(df))
-    return (f"**{len(df)} runs** under {md_text(results_dir)}: {done} finished, "
+    path = Path(results_dir)
+    where = f"campaign folder {path.name}" if path.is_absolute() else str(results_dir)
+    return (f"**{len(df)} runs** in {md_text(where)}: {done} finished, "
             f"{len(df) - done} failed.")
 
 
