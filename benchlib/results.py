@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from benchlib import load, scan
+
 if TYPE_CHECKING:
     from benchlib.records.results import Scan, Skipped
 
@@ -35,30 +37,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import pandas as pd
-
-    from benchlib.records.results import Scan
-
-
-def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
-    """Every record under ``path`` as one row each (see :func:`scan` for what is left out).
-    A ``source`` column names each row's notebook. Every record column is in the frame; shown in
-    a notebook it leads with the settings that vary and the results
-    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
-    from benchlib.records.results import load as real
-
-    return real(path=path, strict=strict)
-
-
-def scan(path: str | Path, strict: bool = False) -> Scan:
-    """Every record under ``path`` (a folder or one notebook), and the files left out.
-
-    Unreadable or malformed notebooks, unfinished runs, unknown schema versions and records
-    with a bad value in an essential column are left out, each logged as a warning naming the
-    file (raised when ``strict``); a bad value elsewhere is set missing, logged and noted
-    (:mod:`benchlib.records.values`, ``docs/record.md``); the rest loads."""
-    from benchlib.records.results import scan as real
-
-    return real(path=path, strict=strict)
 
 
 def read_iterations(notebook: str | Path) -> pd.DataFrame:

@@ -32,9 +32,7 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
         ("scan", "benchlib.records.results", "scan"),
         ("diagnose", "benchlib.publish.diagnose", "diagnose"),
     ],
-    "benchlib/results.py": [
-        ("load", "benchlib.records.results", "load"),
-        ("scan", "benchlib.records.results", "scan"),
+    "benchlib/results.py": [  # load and scan: benchlib's own, imported there
         ("read_iterations", "benchlib.records.store", "read_iterations"),
     ],
     "benchlib/analysis/__init__.py": [
