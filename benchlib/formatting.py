@@ -47,8 +47,11 @@ PERCENT_POINTS = ("gpu_util_mean", "gpu_mem_util_mean")  #: already 0-100
 TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops")
 #: Units of the columns in :data:`NAMES` that have one (the unit goes into the column's name,
 #: numbers stay bare; a record column's unit is its schema entry's).
-UNITS = {"demand_per_device": "images/s", "loader_capacity_per_device": "images/s", "hours": "h",
-         "days_to_100k": "days"}
+UNITS = {"hours": "h", "days_to_100k": "days"}
+#: Columns in the unit of the run's throughput (its record's ``unit``, set by its kind's
+#: workload: images/s, tokens/s, voxels/s), named with the table's unit when it has one.
+IN_THROUGHPUT_UNIT = ("throughput", "throughput_low", "throughput_high", "demand_per_device",
+                      "loader_capacity_per_device")
 #: A unit at the end of a record column's name, dropped where the unit is shown beside it.
 UNIT_SUFFIX = re.compile(r" (per s|GBps|MBps|s|us|w|mhz|c|j)$")
 SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -144,7 +147,7 @@ def column_label(column: str, unit: str | None = None) -> str:
         return f"{match.group(1)} (ms)"
     entry = None if column in NAMES else schema.column(column)
     name = NAMES.get(column) or schema.label(column)
-    if column in ("throughput", "throughput_low", "throughput_high", "a", "b") and unit:
+    if column in (*IN_THROUGHPUT_UNIT, "a", "b") and unit:
         prefix = {"throughput_low": "within-run 95 % low", "throughput_high": "within-run 95 % high"}
         return f"{prefix.get(column, name)} ({unit})"
     shown = UNITS.get(column) or (entry.unit if entry and _unit_in_label(column, entry) else "")

@@ -42,6 +42,8 @@ def test_labels_read_as_words():
     assert formatting.column_label("gpu_util_mean") == "GPU utilization"  # values carry %
     assert formatting.column_label("time_data_s") == "data wait (ms)"
     assert formatting.column_label("throughput", "images/s") == "throughput (images/s)"
-    assert formatting.column_label("demand_per_device") == "model takes per device (images/s)"
+    # in the unit of the run's throughput (its kind's): tokens/s for a language model
+    assert formatting.column_label("demand_per_device", "tokens/s") == "model takes per device (tokens/s)"
+    assert formatting.column_label("demand_per_device") == "model takes per device"
     assert formatting.column_label("result_parameters") == "network parameters"
     assert formatting.column_label("not_a_column") == "not a column"

@@ -54,14 +54,26 @@ def test_a_table_shows_what_varies_with_units_a_dash_explained_once_and_a_captio
     assert html.index("<caption>") < html.index("<thead>")  # shown under it by the page's CSS
 
 
-def test_a_wide_table_is_split_keeping_its_label_columns():
+def test_a_wide_table_is_never_split_and_scrolls_in_its_own_box():
     frame = pd.DataFrame({"model": ["a", "b"], "dataset": ["real", "synthetic"],
                           **{f"time_p{i}_s": [0.1 * i, 0.2 * i] for i in range(1, 15)}})
-    parts = present.table(frame, "Phases", max_columns=8)
-    assert isinstance(parts, present.Tables) and len(parts) == 3
-    for part in parts:
-        assert list(part.cells.columns[:2]) == ["model", "data"] and len(part.cells.columns) <= 8
-        assert "..." not in part._repr_html_()
+    shown = present.table(frame, "Phases", max_columns=8)
+    assert isinstance(shown, present.Table) and len(shown.cells.columns) == 16
+    html = shown._repr_html_()
+    assert "part 1" not in html and "..." not in html
+    assert html.startswith('<div class="scroll"><table class="benchlib">')
+
+
+def test_one_wide_row_says_its_settings_in_the_caption_and_shows_its_numbers():
+    frame = pd.DataFrame({"benchmark": ["unet3d_train"], "model": ["unet3d"], "cluster": ["vm"],
+                          "gpu": ["cpu"], "num_devices": [1], "batch_size": [4], "precision": ["fp32"],
+                          "num_workers": [1], "compile": ["none"], "scaling": ["weak"],
+                          "target": ["affinities"], "unet_norm": ["batch"], "unit": ["voxels/s"],
+                          "a": [4551.0], "b": [4459.0], "ratio": [1.02]})
+    shown = present.table(frame, "Pairs", keep=("a", "b", "ratio"))
+    assert list(shown.cells.columns) == ["benchmark", "model", "a (voxels/s)", "b (voxels/s)",
+                                         "ratio a / b"]
+    assert "Its settings: " in shown.caption and "batch size 4" in shown.caption
 
 
 def test_units_never_share_a_column():

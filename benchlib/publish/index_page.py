@@ -81,12 +81,31 @@ def _interval(row: pd.Series, repeats: pd.Series) -> str:
             f"{formatting.number(float(high))})")
 
 
-def _runs(configurations: int, repeats: pd.Series) -> str:
-    """Where the figure comes from, in parentheses ('' when the interval text says it)."""
+def _runs(configurations: int, repeats: pd.Series, setting: str) -> str:
+    """Where the figure comes from and which configuration won ('' when there was one
+    configuration: the interval text says it)."""
     if configurations <= 1:
         return ""  # one run, or one configuration's repeats: the interval text says so
-    what = "median of its repeats; " if len(repeats) > 1 else ""
-    return f"({what}best of {configurations} configurations)"
+    what = " (median of its repeats)" if len(repeats) > 1 else ""
+    won = f": the fastest is {setting}" if setting else ""
+    return f"best of {configurations} configurations{won}{what}"
+
+
+#: Runs an answer names (each linked to its page) before "and N more".
+NAMED_RUNS = 5
+
+
+def named_runs(rows: pd.DataFrame, runs: Mapping[str, str]) -> str:
+    """HTML naming ``rows``' runs, each linked to its page: ``train-3, train-7 and 4 more``."""
+    names = []
+    for _, row in rows.head(NAMED_RUNS).iterrows():
+        page = run_page(row, runs)
+        stem = _stem(row) or "(unnamed run)"
+        names.append(f'<a href="{_e(page)}">{_e(stem)}</a>' if page else _e(stem))
+    more = len(rows) - NAMED_RUNS
+    if more > 0:
+        return f"{', '.join(names)} and {more} more"
+    return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, int]:
@@ -119,18 +138,19 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
         best, repeats, configurations = _best_configuration(rows)
-        came = _runs(configurations, repeats)
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
+        came = _runs(configurations, repeats, setting)
         page = run_page(best, runs)
-        run = f' <a href="{_e(page)}">run →</a>' if page else ""
+        run = (f' (run <a href="{_e(page)}">{_e(_stem(best))}</a>)' if page
+               else f" (run {_e(_stem(best))})" if _stem(best) else "")
         flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
                    if flags.of(best.get("flags")) else "")
-        where = f" with {_e(setting)}" if setting else ""
         lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
                      f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
-                     f" {_e(_interval(best, repeats).strip())}{where}"
-                     f"{' ' + _e(came) if came else ''}{flagged}{run}</li>")
+                     f"{' ' + _e(_interval(best, repeats).strip()) if _interval(best, repeats) else ''}"
+                     f"{'; ' + _e(came) if came else ''}"
+                     f"{run}{flagged}</li>")
     return lines
 
 
@@ -175,8 +195,9 @@ def factors(done: pd.DataFrame) -> list[str]:
     return lines
 
 
-def bottlenecks(done: pd.DataFrame) -> list[str]:
-    """How many runs each verdict covers, with the typical data wait or MFU."""
+def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[str]:
+    """How many runs each verdict covers, which (the first :data:`NAMED_RUNS`, those waiting
+    longest for data first), with the typical data wait or MFU."""
     from benchlib.analysis import verdict
 
     judged = verdict.verdicts(done)
@@ -185,23 +206,31 @@ def bottlenecks(done: pd.DataFrame) -> list[str]:
     lines = []
     for name, rows in judged.groupby("verdict", sort=False):
         detail = ""
+        rows = rows.sort_values("data_wait_share", ascending=False, na_position="last")
         waits = rows["data_wait_share"].dropna()
         mfu = rows["mfu"].dropna()
-        if name == "data-bound" and len(waits):
-            detail = (f": they waited {formatting.percent(waits.min())} to "
-                      f"{formatting.percent(waits.max())} of each iteration for the next batch")
+        if name == "data-bound" and len(waits) == 1:
+            detail = (f": it waited {formatting.percent(waits.iloc[0])} of each iteration for "
+                      "the next batch")
+        elif name == "data-bound" and len(waits):
+            low, high = formatting.percent(waits.min()), formatting.percent(waits.max())
+            detail = (f": they waited {low} to {high}" if low != high else f": each waited {low}")
+            detail += " of each iteration for the next batch"
         elif name == "compute-bound" and len(mfu):
             detail = f": median MFU {formatting.percent(mfu.median())} of the matmul peak"
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
-        lines.append(f"<li><b>{len(rows)} of {len(judged)} runs {_e(name)}</b>{_e(detail)}</li>")
+        lines.append(f"<li><b>{len(rows)} of {len(judged)} runs {_e(name)}</b> "
+                     f"({named_runs(rows, runs or {})}){_e(detail)}</li>")
     return lines
 
 
-def flagged(done: pd.DataFrame) -> list[str]:
-    """One line per flag present: how many runs, what it means, what to do."""
+def flagged(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[str]:
+    """One line per flag present: how many runs and which, what it means, what to do."""
     total = len(done)
-    return [f'<li><span class="flag"><b>{_e(name)}</b></span> ({count} of {total} runs): '
+    marked = [flags.of(f) for f in done.get("flags", pd.Series("", index=done.index))]
+    return [f'<li><span class="flag"><b>{_e(name)}</b></span> ({count} of {total} runs: '
+            f"{named_runs(done[[name in m for m in marked]], runs or {})}): "
             f"{_e(flags.FLAGS.get(name, 'see the run record'))}</li>"
             for name, count in flags.flag_counts(done).items()]
 
@@ -271,13 +300,13 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
         parts.append(_section("Which factors matter", factors(done),
                               "No factor has two values that pair: nothing to compare.",
                               _link(pages, "summary_comparisons")))
-        parts.append(_section("What holds it back", bottlenecks(done),
+        parts.append(_section("What holds it back", bottlenecks(done, runs),
                               "No finished benchmark run to judge.", _link(pages, "summary_node")))
         if refs:
             parts.append(_section("How it stands against the matching reference",
                                   stands(done, refs), "No finished run to check.",
                                   _link(pages, "summary_acceptance", "acceptance")))
-        parts.append(_section("What is flagged", flagged(done),
+        parts.append(_section("What is flagged", flagged(done, runs),
                               "Nothing: no run was contended, throttled, noisy or too short.",
                               _link(pages, "summary_scaling", "flags explained")))
     return Markup("").join(parts)

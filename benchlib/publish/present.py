@@ -3,8 +3,8 @@
 :func:`table` turns an analysis frame into a :class:`Table`: only the columns that vary (the
 constant configuration is said once in the caption), each named in words with its unit,
 numbers formatted for reading (``1.93x``, ``96.4 %``, ``1.27 GB``, ``52 GFLOP/s``, ``12.3 ms``),
-missing values as a dash explained once, a caption under it, and wide tables split so that none
-is wider than the page. Every text is HTML-escaped (``templates/pages/table.html.j2``).
+missing values as a dash explained once, a caption under it; a wide table scrolls inside its own
+box (never split, never wider than the page). Every text is HTML-escaped (``templates/pages/table.html.j2``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from benchlib.analysis.tables import config_columns
 from benchlib.formatting import (
     DASH,
     IDENTIFIERS,
@@ -27,6 +28,10 @@ from benchlib.publish.templating import render
 #: Settings named in a caption when every row has the same value.
 SAY_CONSTANT = ("cluster", "gpu", "num_nodes", "num_devices", "benchmark", "model", "dataset",
                 "batch_size", "precision", "num_workers", "image_size", "scaling", "status")
+#: Settings a one-row table keeps as columns when it says its other settings in the caption.
+NAMED_IN_ROW = ("benchmark", "model")
+
+
 def _constant(frame: pd.DataFrame, column: str) -> bool:
     values = frame[column].map(lambda v: DASH if missing(v) else str(v))
     return values.nunique() <= 1
@@ -81,7 +86,9 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
           say_constant: bool = True) -> Table | Tables:
     """``frame`` for people: varying columns (and ``keep``) named in words with units, values
     formatted, constant configuration said in the caption, a dash for missing values explained
-    once, split into several tables of at most ``max_columns`` (the label columns repeated)."""
+    once. A table is never split: a wide one scrolls inside its own box on the page; one row
+    wider than ``max_columns`` says its settings in the caption (beside :data:`NAMED_IN_ROW`
+    and ``keep``), so that its numbers are on the first screen."""
     frame = frame.reset_index(drop=True).drop(columns=[c for c in drop if c in frame])
     # lists and mappings (a pair's log speeds) are for the analysis, never for reading
     frame = frame.drop(columns=[c for c in frame.columns if c not in keep
@@ -110,16 +117,13 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
         text += f" Every row: {said}."
     if (cells == DASH).any().any():
         text += f" {DASH} = {missing_reason}."
-    number_names = {names[c] for c in numeric}
-    if len(shown) <= max_columns:
-        return Table(cells, text, number_names)
-    label_columns = [names[c] for c in shown if c not in numeric]
-    rest = [names[c] for c in shown if names[c] not in label_columns]
-    width = max(3, max_columns - len(label_columns))
-    chunks = [rest[i:i + width] for i in range(0, len(rest), width)]
-    return Tables(Table(cells[[*label_columns, *chunk]],
-                        f"{text} (part {i + 1} of {len(chunks)})", number_names)
-                  for i, chunk in enumerate(chunks))
+    if len(shown) > max_columns and len(frame) == 1:  # one wide row: its settings in words
+        said = [c for c in config_columns(frame) if c in shown and c not in keep
+                and c not in NAMED_IN_ROW]
+        text = text.rstrip(".") + (f". Its settings: {describe_constant(frame, said)}."
+                                   if said else ".")
+        cells = cells.drop(columns=[names[c] for c in said])
+    return Table(cells, text, {names[c] for c in numeric})
 
 
 def by_unit(frame: pd.DataFrame, caption: str, **options: object) -> Tables:
