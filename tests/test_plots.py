@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis import comparisons
-from benchlib.publish import plots, summary
+from benchlib.publish import phase_plots, plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 
@@ -35,7 +35,7 @@ def test_seven_nullable_batch_sizes_through_every_plot():
     for comparison in summary.comparisons(df):
         plots.ratio_plot(comparison.pairs, comparison.title).canvas.draw()
     table = comparisons.breakdown(df)
-    plots.breakdown_plot(table, summary.varying(table)).canvas.draw()
+    phase_plots.breakdown_plot(table, summary.varying(table)).canvas.draw()
     projected = comparisons.derived_units(comparisons.extrapolate(df, iterations=1000))
     plots.hours_plot(projected, summary.varying(projected)).canvas.draw()
     figure.canvas.draw()

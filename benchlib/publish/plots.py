@@ -249,31 +249,6 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     return fig
 
 
-def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "") -> plt.Figure:
-    """Stacked horizontal bars of median seconds per phase, one bar per configuration."""
-    phases = [c for c in table.columns if c.startswith("time_") and c != "time_iteration_s"
-              and table[c].notna().any()]
-    table, shown = at_most(table, table[phases].astype(float).sum(axis=1),
-                           "slowest of {total} configurations")
-    labels = text_labels(table, label_columns)
-    data = table[phases].astype(float).fillna(0.0).set_axis(labels)
-    data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
-    data = data * 1e3
-    fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
-    if data.empty or not phases:
-        ax.text(0.5, 0.5, "no phase timings to show", ha="center", va="center",
-                transform=ax.transAxes)
-    else:
-        data.plot.barh(stacked=True, ax=ax,
-                       color=[palette.colour("phase", p) for p in data.columns])
-        ax.invert_yaxis()
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set(xlabel="median milliseconds per iteration", ylabel="",
-           title=plain(title or "Phase breakdown") + shown)
-    tidy(fig)
-    return fig
-
-
 def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
                title: str = "", xlabel: str | None = None) -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
@@ -363,6 +338,8 @@ def _bars(data: pd.DataFrame, y: str, x: str, hue: str, rows: int, line_at: floa
     if len(data):
         sns.barplot(data=data, y=y, x=x, hue=hue, ax=ax, orient="h",
                     palette=palette.mapping(hue, data[hue].unique()))
+        # beside the axes, never over a bar or an axis label
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title_fontsize=8)
     ax.axvline(line_at, color="black", linestyle="--", linewidth=0.8)
     ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title))
     tidy(fig)

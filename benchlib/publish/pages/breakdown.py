@@ -7,7 +7,7 @@ import pandas as pd
 
 from benchlib import reference
 from benchlib.analysis import comparisons
-from benchlib.publish import plots, present, summary
+from benchlib.publish import phase_plots, plots, present, summary
 from benchlib.publish.pages import Call, Page, show
 
 
@@ -20,7 +20,7 @@ def phases(done: pd.DataFrame) -> None:
 def plot(done: pd.DataFrame) -> None:
     """The phases of each configuration as stacked bars."""
     table = comparisons.breakdown(done)
-    plots.show(plots.breakdown_plot(table, summary.varying(table)))
+    plots.show(phase_plots.breakdown_plot(table, summary.varying(table)))
 
 
 def published(include: bool = True) -> None:
@@ -30,7 +30,7 @@ def published(include: bool = True) -> None:
         return
     table = comparisons.breakdown(reference.breakdown_records())
     show(summary.breakdown_table(table, "Published milliseconds per iteration in each phase"))
-    plots.show(plots.breakdown_plot(table, summary.varying(table), "Reference breakdown"))
+    plots.show(phase_plots.breakdown_plot(table, summary.varying(table), "Reference breakdown"))
 
 
 def expected(include: bool = True) -> None:
