@@ -17,8 +17,10 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
 
 
 @contextmanager
-def chromium() -> Iterator[object]:
-    """A headless Chromium webdriver (the test is skipped without one, failed on CI)."""
+def chromium(phone: int | None = None) -> Iterator[object]:
+    """A headless Chromium webdriver (the test is skipped without one, failed on CI); with
+    ``phone``, a phone ``phone`` CSS pixels wide (mobile emulation: the page's viewport meta
+    decides its width, as on a phone)."""
     if not (CHROMIUM and CHROMEDRIVER):
         if os.environ.get("CI"):
             pytest.fail("CI must have Debian's chromium and chromium-driver (.ci/run installs them)")
@@ -30,6 +32,9 @@ def chromium() -> Iterator[object]:
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
+    if phone:
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": {
+            "width": phone, "height": 844, "pixelRatio": 2}})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
