@@ -35,6 +35,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _runs_by_hand_save_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A benchmark notebook's record cell run in a test (not by benchlib's runner) saves the
+    record as a run by hand: under a temporary folder, never the checkout's outputs/."""
+    from benchlib.records.hand_run import OUTPUTS_ENV
+
+    monkeypatch.setenv(OUTPUTS_ENV, str(tmp_path_factory.mktemp("hand-runs")))
+
+
 @pytest.fixture(scope="session")
 def image_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 classes x 6 JPEGs of about 48 px."""

@@ -28,6 +28,8 @@ from typing import Any
 from jupyter_client.manager import AsyncKernelManager
 from papermill.iorw import LocalHandler, papermill_io
 
+from benchlib.records.hand_run import RUNNER_ENV
+
 
 class LocalKernelManager(AsyncKernelManager):
     """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
@@ -45,6 +47,13 @@ class LocalKernelManager(AsyncKernelManager):
         super().__init__(**kwargs)
         self.transport = "ipc"
         self.ip = str(Path(tempfile.gettempdir()) / f"benchlib-kernel-{uuid.uuid4().hex[:12]}")
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+        """The kernel's environment is this process's plus :data:`RUNNER_ENV` (the runner saves
+        each point's record, so the notebook does not save its own); this process's own
+        environment is left as it is."""
+        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1"}
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:
         """Interrupt, except as the first step of a shutdown (``interrupt_kernel``, which

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
@@ -29,6 +30,8 @@ ClassificationBenchmark = Literal["train", "inference", "smooth_inference"]
 
 #: Input side of models that do not take 224 px images by default.
 DEFAULT_IMAGE_SIZE = {"inception_v3": 299}
+#: A campaign's name: the folder under outputs/ its records go to (params files, runs by hand).
+CAMPAIGN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 @functools.cache
@@ -52,7 +55,7 @@ class CommonConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    campaign: str = "adhoc"
+    campaign: str = Field(default="interactive", pattern=CAMPAIGN_PATTERN, max_length=100)
     cluster: str = ""
     device: DeviceChoice = "auto"
     num_devices: PositiveInt = 1

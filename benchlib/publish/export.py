@@ -26,10 +26,10 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 #: HTML kept in pages (Markdown, pandas tables, highlighted code); the rest is stripped.
 ALLOWED_TAGS = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "div",
-    "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p",
-    "pre", "s", "samp", "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "tfoot",
-    "th", "thead", "tr", "u", "ul",
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del",
+    "details", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd",
+    "li", "ol", "p", "pre", "s", "samp", "small", "span", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
 
 

@@ -117,5 +117,8 @@ def publish(record: Mapping[str, object]) -> None:
 
     summary = pd.Series({k: v for k, v in record.items()
                          if not k.startswith("env_") and k != ITERATIONS_KEY})
-    display({RECORD_MIME: dict(record), "text/plain": summary.to_string(),
-             "text/html": summary.to_frame("value").to_html()}, raw=True)
+    table = summary.to_frame("value").to_html()
+    html = (f"<details><summary>The whole record: {len(summary)} values (what summaries load)"
+            f"</summary>{table}</details>")
+    display({RECORD_MIME: dict(record), "text/plain": summary.to_string(), "text/html": html},
+            raw=True)

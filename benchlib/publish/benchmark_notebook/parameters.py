@@ -7,6 +7,7 @@ from benchlib.vocabulary import Precision
 
 #: Comments on the parameters of every benchmark notebook.
 COMMENTS = {
+    "campaign": "run by hand: its record is saved under outputs/<campaign>/ (a sweep sets its own)",
     "iterations": 'timed iterations after warm-up, "epoch" (one pass over the data) or "auto"',
     "min_time_s": 'iterations "auto": time at least this long, then stop once the mean is known',
     "max_time_s": 'iterations "auto": stop after this long in any case',

@@ -11,7 +11,7 @@ from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.publish import plots, present
 from benchlib.publish.cells import Call, show
-from benchlib.records import build
+from benchlib.records import build, hand_run
 from benchlib.workloads.result import RunResult
 
 RUN = ("## Run\n\nWith `num_devices` 1 the benchmark runs in this kernel. With more, torchrun "
@@ -85,9 +85,10 @@ def phases(result: RunResult) -> None:
 
 
 def record(config: CommonConfig, result: RunResult) -> dict[str, object]:
-    """The run's result record, published in the notebook (what summaries load)."""
+    """The run's result record, published in the notebook (what summaries load) after the line
+    that says what was measured (:func:`publish`)."""
     made = build.make_record(config, result)
-    build.publish(made)
+    publish(made)
     return made
 
 
@@ -108,7 +109,16 @@ def lab_units(config: UNet3DConfig, result: RunResult) -> dict[str, object]:
 
 
 def publish(made: Mapping[str, object]) -> None:
-    """Publish a result record in the notebook (what summaries load)."""
+    """The run's result line (speed, within-run interval, flags in words), then the record
+    published in the notebook (what summaries load). Run by hand (JupyterLab, plain papermill:
+    not by benchlib's runner), the record is also saved under ``outputs/<campaign>/``, where
+    ``benchlib results`` and ``benchlib report`` find it (:mod:`benchlib.records.hand_run`)."""
+    print(hand_run.result_line(made))
+    saved = hand_run.save(made)
+    if saved is not None:
+        folder = hand_run.shown(saved.parent)
+        print(f"Saved as {hand_run.shown(saved)}: see it with `benchlib results {folder}` and "
+              f"`benchlib report {folder}`.")
     build.publish(made)
 
 

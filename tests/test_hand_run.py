@@ -1,0 +1,92 @@
+"""A benchmark notebook run by hand (plain papermill, JupyterLab) is a run: it ends with a line
+saying what was measured, how well and what disturbed it, and saves its record where
+``benchlib results`` and ``benchlib report`` find it; a sweep's kernels leave that to the sweep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchlib.records import hand_run
+from benchlib.records.results import load
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = {"campaign": "interactive", "benchmark": "train", "status": "ok", "unit": "images/s",
+          "throughput": 11.2184, "throughput_low": 6.71, "throughput_high": 18.3,
+          "iterations": 3, "wall_time_s": 4.28, "contended": True, "noisy": True,
+          "contention_cpu_share": 0.69, "spread_iteration": 0.41, "flags": "contended,noisy,short",
+          "schema_version": 1, "model": "resnet18", "dataset": "synthetic", "batch_size": 16,
+          "num_devices": 1, "precision": "fp32", "gpu": "cpu", "cluster": "vm"}
+
+
+def test_the_result_line_says_the_interval_and_each_flag_in_words():
+    line = hand_run.result_line(RECORD)
+    assert line.startswith("11.22 images/s (within-run 95 % interval 6.71-18.3) over 3 timed "
+                           "iterations (4.28 s).")
+    assert "\n⚠ Flagged contended, noisy, short:\n" in line
+    assert "\n- contended (others took 69 % of the CPU time): other processes took more than" in line
+    assert "noisy (spread 41 %)" in line and "short (3 iterations, 4.28 s)" in line
+
+
+def test_an_unflagged_run_says_so():
+    record = {**RECORD, "flags": "", "contended": False, "noisy": False, "iterations": 50,
+              "wall_time_s": 12.0}
+    assert hand_run.result_line(record).endswith("Not flagged: nothing disturbed it that "
+                                                  "benchlib could see.")
+
+
+def test_a_record_saved_by_hand_loads_with_the_campaign(tmp_path, monkeypatch):
+    monkeypatch.setenv(hand_run.OUTPUTS_ENV, str(tmp_path))
+    first, second = hand_run.save(RECORD), hand_run.save({**RECORD, "throughput": 12.0})
+    assert first.parent == second.parent == tmp_path / "interactive" and first != second
+    df = load(tmp_path / "interactive")
+    assert sorted(df["throughput"]) == [11.2184, 12.0]
+
+
+def test_a_runner_kernel_does_not_save(tmp_path, monkeypatch):
+    monkeypatch.setenv(hand_run.OUTPUTS_ENV, str(tmp_path))
+    monkeypatch.setenv(hand_run.RUNNER_ENV, "1")
+    assert hand_run.save(RECORD) is None
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("campaign", ["../escape", "/abs", "a/b", ".hidden", ""])
+def test_a_campaign_that_is_not_a_folder_name_is_refused(tmp_path, monkeypatch, campaign):
+    monkeypatch.setenv(hand_run.OUTPUTS_ENV, str(tmp_path / "out"))
+    if not campaign:  # empty: the default campaign
+        assert hand_run.save({**RECORD, "campaign": ""}).parent.name == "interactive"
+        return
+    with pytest.raises(ValueError, match="campaign"):
+        hand_run.save({**RECORD, "campaign": campaign})
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.json"))
+
+
+@pytest.mark.slow
+def test_plain_papermill_run_saves_its_record_and_ends_with_the_result_line(tmp_path, image_dir):
+    """``papermill notebooks/train.ipynb`` as a user types it, outside any sweep."""
+    out = tmp_path / "out.ipynb"
+    env = {k: v for k, v in os.environ.items() if k != hand_run.RUNNER_ENV}
+    env[hand_run.OUTPUTS_ENV] = str(tmp_path / "outputs")
+    parameters = ["-p", "device", "cpu", "-p", "model", "resnet18", "-p", "image_size", "32",
+                  "-p", "num_classes", "10", "-p", "batch_size", "4", "-p", "iterations", "3",
+                  "-p", "warmup", "1", "-p", "num_workers", "0", "-p", "campaign", "by-hand"]
+    done = subprocess.run([sys.executable, "-m", "papermill", "notebooks/train.ipynb", str(out),
+                           *parameters, "--no-progress-bar"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import nbformat
+
+    last = nbformat.read(out, as_version=4).cells[-1]
+    text = "".join(o.get("text", "") for o in last.outputs if o.output_type == "stream")
+    assert " images/s (within-run 95 % interval " in text and "over 3 timed iterations" in text
+    assert "⚠ Flagged" in text and "short (3 iterations" in text  # 3 iterations: short
+    assert "Saved as " in text and "benchlib results " in text
+    folder = tmp_path / "outputs" / "by-hand"
+    listed = subprocess.run([str(Path(sys.executable).parent / "benchlib"), "results", str(folder)],
+                            capture_output=True, text=True, timeout=300)
+    assert listed.returncode == 0, listed.stderr
+    assert "train" in listed.stdout and "resnet18" in listed.stdout
