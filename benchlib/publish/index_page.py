@@ -91,18 +91,14 @@ def _runs(configurations: int, repeats: pd.Series, setting: str) -> str:
     return f"best of {configurations} configurations{won}{what}"
 
 
-#: Runs an answer names (each linked to its page) before "and N more".
-NAMED_RUNS = 5
-
-
 def named_runs(rows: pd.DataFrame, runs: Mapping[str, str]) -> str:
     """HTML naming ``rows``' runs, each linked to its page: ``train-3, train-7 and 4 more``."""
     names = []
-    for _, row in rows.head(NAMED_RUNS).iterrows():
+    for _, row in rows.head(summary.NAMED_RUNS).iterrows():
         page = run_page(row, runs)
         stem = _stem(row) or "(unnamed run)"
         names.append(f'<a href="{_e(page)}">{_e(stem)}</a>' if page else _e(stem))
-    more = len(rows) - NAMED_RUNS
+    more = len(rows) - summary.NAMED_RUNS
     if more > 0:
         return f"{', '.join(names)} and {more} more"
     return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
@@ -172,7 +168,8 @@ def scaling(done: pd.DataFrame) -> list[str]:
         efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
         spread = (f", {formatting.percent(top['efficiency'].min())} to "
                   f"{formatting.percent(top['efficiency'].max())} over {len(top)} runs"
-                  if len(top) > 1 else "")
+                  if len(top) > 1 and formatting.percent(top["efficiency"].min())
+                  != formatting.percent(top["efficiency"].max()) else "")
         flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
@@ -196,7 +193,7 @@ def factors(done: pd.DataFrame) -> list[str]:
 
 
 def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[str]:
-    """How many runs each verdict covers, which (the first :data:`NAMED_RUNS`, those waiting
+    """How many runs each verdict covers, which (the first ``summary.NAMED_RUNS``, those waiting
     longest for data first), with the typical data wait or MFU."""
     from benchlib.analysis import verdict
 

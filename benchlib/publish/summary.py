@@ -211,7 +211,7 @@ def flag_notes(df: pd.DataFrame) -> str:
     done = ok(df)
     if "flags" not in done or done.empty:
         return "**Flags**: none (no finished run)."
-    lines = flags.explain(done)
+    lines = flags.explain(done, run_names)
     runs = scalable(benchmarks(done))
     superlinear = []
     if len(runs) and runs["num_devices"].nunique() > 1:
@@ -227,6 +227,17 @@ def flag_notes(df: pd.DataFrame) -> str:
     if superlinear:
         text += "\n\n" + "\n".join(f"- {line}" for line in superlinear)
     return text
+
+
+#: Runs a sentence names before "and N more".
+NAMED_RUNS = 5
+
+
+def run_names(rows: pd.DataFrame) -> str:
+    """Markdown naming ``rows``' runs by their notebooks (``train-3, train-7 and 4 more``)."""
+    names = [md_text(Path(str(s)).stem) for s in rows.get("source", pd.Series(dtype=object)).dropna()]
+    last = f"{len(rows) - NAMED_RUNS} more" if len(names) > NAMED_RUNS else names.pop() if names else ""
+    return f"{', '.join(names[:NAMED_RUNS])} and {last}" if names else last
 
 
 def scalable(runs: pd.DataFrame) -> pd.DataFrame:
@@ -256,10 +267,16 @@ def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     campaign folder: as given when relative, by its name when absolute (a report names no
     folder of the machine that built it)."""
     done = len(ok(df))
-    path = Path(results_dir)
-    where = f"campaign folder {path.name}" if path.is_absolute() else str(results_dir)
+    where = f"campaign folder {Path(results_dir).name}" if Path(results_dir).is_absolute() \
+        else str(results_dir)
     return (f"**{len(df)} runs** in {md_text(where)}: {done} finished, "
             f"{len(df) - done} failed.")
+
+
+def shown_path(path: str | Path) -> str:
+    """A path for a page: as given when relative, its name when absolute (a report names no
+    folder of the machine that built it)."""
+    return Path(path).name if Path(path).is_absolute() else str(path)
 
 
 # -- what the summary pages display (tables for people, built from the analysis frames) -----

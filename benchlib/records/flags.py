@@ -11,7 +11,7 @@ row or a stored value); files (sidecar, CSV) and tables hold them comma-separate
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -156,13 +156,16 @@ def flag_counts(df: pd.DataFrame) -> dict[str, int]:
     return {n: counts[n] for n in [*FLAGS, *sorted(set(counts) - set(FLAGS))] if n in counts}
 
 
-def explain(df: pd.DataFrame) -> list[str]:
-    """One sentence per flag present: how many runs, what it means, what to do."""
+def explain(df: pd.DataFrame, which: Callable[[pd.DataFrame], str] | None = None) -> list[str]:
+    """One sentence per flag present: how many runs (and, with ``which``, the text it gives
+    for the flagged rows: their names), what it means, what to do."""
     lines = []
     total = len(df)
+    marked = [of(f) for f in df["flags"]] if "flags" in df else []
     for name, count in flag_counts(df).items():
         meaning = FLAGS.get(name, "see the run's record")
-        lines.append(f"**{name}** ({count} of {total} runs): {meaning}.")
+        named = f": {which(df[[name in m for m in marked]])}" if which and marked else ""
+        lines.append(f"**{name}** ({count} of {total} runs{named}): {meaning}.")
     return lines
 
 

@@ -67,7 +67,7 @@ def fleet(df: pd.DataFrame) -> None:
 
 def listing(refs: References) -> None:
     """Where the references come from, and every one of them."""
-    note(f"From {summary.md_text(refs.given)}." if refs.given else SHIPPED)
+    note(f"From {summary.md_text(summary.shown_path(refs.given))}." if refs.given else SHIPPED)
     show(checks.references_display(refs.refs))
 
 

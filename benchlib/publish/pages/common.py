@@ -3,10 +3,12 @@ data cannot show and the failed runs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
 
+from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.publish import present, summary
 from benchlib.publish.pages import Call, note, show
@@ -38,10 +40,21 @@ def missing(df: pd.DataFrame) -> None:
 def failed(df: pd.DataFrame) -> None:
     """The failed runs and their errors, or a sentence saying there were none."""
     runs = comparisons.failed(df)
+    if len(runs) and "source" in runs:  # notebooks named within the campaign folder
+        runs = runs.assign(source=_within(runs["source"], df["source"]))
     if len(runs):
         show(present.table(runs, "Failed runs and their errors", keep=("error",)))
     else:
         note("No failed runs.")
+
+
+def _within(sources: pd.Series, every: pd.Series) -> pd.Series:
+    """``sources`` relative to the folder that holds every run's notebook (the campaign's)."""
+    folders = [str(Path(s).parent) for s in every.dropna().astype(str)]
+    base = Path(os.path.commonpath(folders)) if folders else None
+    return sources.map(lambda s: s if formatting.missing(s) or base is None
+                       else Path(str(s)).relative_to(base).as_posix()
+                       if Path(str(s)).is_relative_to(base) else Path(str(s)).name)
 
 
 HEAD = Call(load, "results_dir", "df, done")
