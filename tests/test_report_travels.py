@@ -71,6 +71,8 @@ def test_every_page_has_the_bar_and_names_no_folder_of_the_builder(tmp_path):
     opening = lead[:lead.index('<div class="jp-Cell')]  # before the notebook's first cell
     assert "7,200 tokens/s" in opening and "7,100–7,300 tokens/s" in opening
     assert "contended" in opening and "other processes took" in opening
+    failed = (index.parent / "runs" / "train-oom.html").read_text(encoding="utf-8")
+    assert "RuntimeError: CUDA out of memory" in failed[:failed.index("</section>")]
     _no_build_path(index.parent, tmp_path)
     moved = shutil.move(str(root), tmp_path / "elsewhere")  # the report works after a move
     for page in _pages(Path(moved) / "report" / "index.html"):

@@ -71,4 +71,13 @@ def lead(nb: Mapping, name: str) -> Markup:
     parameters = [(str(k), " ".join(str(v).split())) for k, v in given_parameters(nb).items()]
     return Markup(render("run_lead.html.j2", title=f"{what}: {name}" if what else name,
                          recorded=bool(record), parameters=parameters,
-                         **(_measured(record) if record else {})))
+                         **(_measured(record) if record else {"error": _error(nb)})))
+
+
+def _error(nb: Mapping) -> str:
+    """The first error a cell of ``nb`` raised (``RuntimeError: CUDA out of memory``), or ''."""
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            if output.get("output_type") == "error":
+                return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"[:400]
+    return ""
