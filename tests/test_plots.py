@@ -47,3 +47,19 @@ def test_a_unit_that_looks_like_mathtext_is_drawn_literally():
     figure = plots.scaling_plot(comparisons.scaling(df))
     figure.canvas.draw()
     assert figure.axes[0].get_ylabel() == "throughput (\\$\\frac{1}{\\$)"
+
+
+def test_values_over_a_decade_get_a_log_axis_or_panels():
+    from benchlib import reference
+
+    table = comparisons.breakdown(reference.breakdown_records())  # 0.1 s beside 7 s iterations
+    figure = phase_plots.breakdown_plot(table, summary.varying(table), "Reference breakdown")
+    time_axis, share_axis = figure.axes[:2]
+    assert time_axis.get_xscale() == "log" and share_axis.get_xlim() == (0.0, 1.0)
+    assert [t.get_text() for t in time_axis.get_yticklabels()][0].startswith("TN, V100")
+    assert share_axis.get_legend() is not None  # beside the panel, not over the bars
+    narrow = comparisons.breakdown(seven_batch_sizes())
+    assert len(phase_plots.breakdown_plot(narrow, summary.varying(narrow)).axes) == 1
+    hours = pd.DataFrame({"model": ["a", "b"], "hours": [0.5, 30.0]})
+    assert plots.hours_plot(hours, ["model"]).axes[0].get_xscale() == "log"
+    assert plots.spans_decades([1.0, 9.0]) is False and plots.spans_decades([1.0, 11.0, None])

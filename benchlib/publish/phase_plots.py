@@ -7,22 +7,14 @@ iteration time on a log axis and each phase's share of it."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from benchlib import formatting
 from benchlib.publish import palette
-from benchlib.publish.plots import at_most, plain, text_labels, tidy
+from benchlib.publish.plots import at_most, plain, spans_decades, text_labels, tidy
 
 #: Largest over smallest iteration a single linear axis shows (beyond it: two panels).
 DECADE = 10.0
-
-
-def spans_decades(values: pd.Series | np.ndarray, ratio: float = DECADE) -> bool:
-    """Whether the positive ``values`` span more than ``ratio`` (largest over smallest)."""
-    found = pd.to_numeric(pd.Series(np.asarray(values, dtype=float)), errors="coerce")
-    found = found[found > 0]
-    return len(found) > 1 and float(found.max() / found.min()) > ratio
 
 
 def _legend_beside(ax: plt.Axes) -> None:
@@ -46,7 +38,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     colours = [palette.colour("phase", p) for p in data.columns]
     heading = plain(title or "Phase breakdown") + shown
     totals = data.sum(axis=1)
-    if data.empty or not phases or not spans_decades(totals):
+    if data.empty or not phases or not spans_decades(totals, DECADE):
         fig, ax = plt.subplots(figsize=(9, 0.4 * len(data) + 1.6))
         if data.empty or not phases:
             ax.text(0.5, 0.5, "no phase timings to show", ha="center", va="center",

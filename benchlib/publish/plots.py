@@ -44,6 +44,14 @@ def at_most(frame: pd.DataFrame, score: pd.Series, what: str) -> tuple[pd.DataFr
     return frame.iloc[keep], f" (the {MAX_BARS} {what.format(total=len(frame))})"
 
 
+def spans_decades(values: object, ratio: float = 10.0) -> bool:
+    """Whether the positive ``values`` span more than ``ratio`` (a decade): a linear axis would
+    make the small ones invisible, so the plot takes a log axis (or separate panels)."""
+    found = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").astype(float)
+    found = found[found > 0]
+    return len(found) > 1 and float(found.max() / found.min()) > ratio
+
+
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
     """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
     return short_labels(df, columns).map(plain)
@@ -195,6 +203,8 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                 ax.set_ylim(0, max(1.15, float(rows[column].max()) * 1.08))
                 ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
             _mark_flagged(ax, rows, column)
+            if column == metric and spans_decades(rows[column]):
+                ax.set_yscale("log")
             ylabel = {"speedup": "speedup (x)", "efficiency": "efficiency"}.get(
                 column, f"{column} ({unit})" if unit else column)
             title = {metric: "throughput"}.get(column, column) + (f", {unit}" if unit else "")
@@ -251,14 +261,13 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
 
 def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hours",
                title: str = "", xlabel: str | None = None) -> plt.Figure:
-    """Horizontal bars of a projected time per configuration (log scale when it spans decades)."""
+    """Horizontal bars of a projected time per configuration (log scale beyond a decade)."""
     table, shown = at_most(table, table[value], "longest of {total}")
     labels = text_labels(table, label_columns)
     fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
                 color=palette.BASE[2])
-    values = table[value].dropna()
-    if len(values) and values.max() / max(values.min(), 1e-12) > 100:
+    if spans_decades(table[value]):
         ax.set_xscale("log")
     ax.set(xlabel=plain(xlabel or value.replace("_", " ")), ylabel="", title=plain(title) + shown)
     tidy(fig)
@@ -282,7 +291,7 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
         sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
                     ax=ax, orient="h", dodge=False,
                     palette=palette.mapping("source", rows["source"].unique()))
-        if rows[value].max() / max(rows[value].min(), 1e-12) > 100:
+        if spans_decades(rows[value]):
             ax.set_xscale("log")
         ax.set(xlabel=value.replace("_", " "), ylabel="", title=name + shown)
     fig.suptitle(plain(title))
