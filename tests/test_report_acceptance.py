@@ -53,9 +53,9 @@ def test_check_headline_and_index_line_name_the_pass_and_the_failure(tmp_path):
     assert shown["verdict"].tolist() == ["pass", "⚠ fail"]
     assert shown["configuration"].tolist() == ["1 dev, synthetic, batch 32", "1 dev, real, batch 32"]
     lines = acceptance.stands_lines(df[df["status"] == "ok"], refs)
-    assert lines == ["train resnet50: best run 1.00x, worst 0.70x the expected speed: 1.4x slower "
-                     "than it should be (H100 ResNet-50 bf16, 1 device, batch 32; a test figure "
-                     "from a healthy node); 1 of 2 runs pass"]
+    assert lines == ["train resnet50: best run train-0 1.00x, worst train-2 0.70x the expected "
+                     "speed: 1.4x slower than it should be (H100 ResNet-50 bf16, 1 device, batch "
+                     "32; a test figure from a healthy node); 1 of 2 runs pass (train-0)"]
 
 
 def test_cpu_runs_match_no_reference_and_say_so():

@@ -275,7 +275,10 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
         for label, rows in matched.groupby("reference", sort=False):
             measured = rows.dropna(subset=["ratio"])
             passing = int((rows["verdict"] == CheckVerdict.PASS).sum())
-            counted = f"{passing} of {len(rows)} runs pass"
+            passed = rows.loc[rows["verdict"] == CheckVerdict.PASS, "run"].astype(str).tolist()
+            counted = f"{passing} of {len(rows)} runs pass" + (
+                f" ({', '.join(passed[:5])}{' and more' if len(passed) > 5 else ''})"
+                if 0 < passing < len(rows) else "")
             source = short_source(rows["reference_source"].iloc[0])
             if measured.empty:
                 lines.append(f"{name}: no run measured {rows['metric'].iloc[0]} ({label})")
@@ -283,11 +286,12 @@ def stands_lines(done: pd.DataFrame, refs: Sequence[references.Reference]) -> li
             ratios = measured["ratio"].astype(float)
             best, worst = measured.loc[ratios.idxmax()], measured.loc[ratios.idxmin()]
             if len(measured) == 1:
-                found = slower_text(best)
+                found = f"run {best['run']} {slower_text(best)}"
             elif passing == 0 or passing == len(rows):
-                found = f"best run {slower_text(best)}"
+                found = f"best run {best['run']} {slower_text(best)}"
             else:
-                found = f"best run {best['ratio']:.2f}x, worst {slower_text(worst)}"
+                found = (f"best run {best['run']} {best['ratio']:.2f}x, worst {worst['run']} "
+                         f"{slower_text(worst)}")
             lines.append(f"{name}: {found} ({label}; {source}); {counted}")
     if unmatched:
         lines.append(f"No published reference matches: {', '.join(unmatched)}")
