@@ -113,7 +113,7 @@ def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
                label=f"median iteration {median_ms:.1f} ms")
     ax.set(xlabel="timed iteration", ylabel="milliseconds",
            title=plain(title or "Time per iteration"))
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: over no line
     tidy(fig)
     return fig
 
@@ -132,7 +132,7 @@ def phase_bars(result: RunResult, title: str = "") -> plt.Figure:
     ax.barh(["iteration"], [table.loc["iteration", "median_s"] * 1e3],
             color=palette.colour("phase", "iteration"))
     ax.set(xlabel="median milliseconds per iteration", title=plain(title or "Phase breakdown"))
-    ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+    ax.legend(fontsize=8, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))  # not over the x label
     tidy(fig)
     return fig
 
