@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis import comparisons
-from benchlib.publish import phase_plots, plots, summary
+from benchlib.publish import axes, phase_plots, plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 
@@ -56,10 +56,10 @@ def test_values_over_a_decade_get_a_log_axis_or_panels():
     figure = phase_plots.breakdown_plot(table, summary.varying(table), "Reference breakdown")
     time_axis, share_axis = figure.axes[:2]
     assert time_axis.get_xscale() == "log" and share_axis.get_xlim() == (0.0, 1.0)
-    assert [t.get_text() for t in time_axis.get_yticklabels()][0].startswith("TN, V100")
+    assert time_axis.get_yticklabels()[0].get_text().startswith("TN, V100")
     assert share_axis.get_legend() is not None  # beside the panel, not over the bars
     narrow = comparisons.breakdown(seven_batch_sizes())
     assert len(phase_plots.breakdown_plot(narrow, summary.varying(narrow)).axes) == 1
     hours = pd.DataFrame({"model": ["a", "b"], "hours": [0.5, 30.0]})
     assert plots.hours_plot(hours, ["model"]).axes[0].get_xscale() == "log"
-    assert plots.spans_decades([1.0, 9.0]) is False and plots.spans_decades([1.0, 11.0, None])
+    assert axes.spans_decades([1.0, 9.0]) is False and axes.spans_decades([1.0, 11.0, None])

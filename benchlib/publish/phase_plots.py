@@ -11,7 +11,8 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.publish import palette
-from benchlib.publish.plots import at_most, plain, spans_decades, text_labels, tidy
+from benchlib.publish.axes import log_axis, spans_decades
+from benchlib.publish.plots import at_most, plain, text_labels, tidy
 
 #: Largest over smallest iteration a single linear axis shows (beyond it: two panels).
 DECADE = 10.0
@@ -59,7 +60,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     share_ax.set(xlabel="share of the iteration", ylabel="", title="where it goes")
     _legend_beside(share_ax)
     time_ax.barh(range(len(totals)), totals.to_numpy(), color=palette.BASE[0], height=0.8)
-    time_ax.set_xscale("log")
+    log_axis(time_ax)
     time_ax.set_yticks(range(len(totals)), list(totals.index))  # after the shares: shared axis
     time_ax.set_ylim(len(totals) - 0.5, -0.5)  # the first configuration on top
     time_ax.set(xlabel="median milliseconds per iteration (log scale)", ylabel="",

@@ -18,6 +18,7 @@ from benchlib.analysis.comparisons import headline
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.measure.telemetry import Telemetry
 from benchlib.publish import palette
+from benchlib.publish.axes import log_axis, spans_decades
 from benchlib.records import flags
 from benchlib.workloads.result import RunResult
 
@@ -42,14 +43,6 @@ def at_most(frame: pd.DataFrame, score: pd.Series, what: str) -> tuple[pd.DataFr
     ranked = pd.to_numeric(score, errors="coerce").fillna(float("-inf")).to_numpy()
     keep = sorted(ranked.argsort(kind="stable")[::-1][:MAX_BARS])
     return frame.iloc[keep], f" (the {MAX_BARS} {what.format(total=len(frame))})"
-
-
-def spans_decades(values: object, ratio: float = 10.0) -> bool:
-    """Whether the positive ``values`` span more than ``ratio`` (a decade): a linear axis would
-    make the small ones invisible, so the plot takes a log axis (or separate panels)."""
-    found = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").astype(float)
-    found = found[found > 0]
-    return len(found) > 1 and float(found.max() / found.min()) > ratio
 
 
 def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -204,7 +197,7 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                 ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
             _mark_flagged(ax, rows, column)
             if column == metric and spans_decades(rows[column]):
-                ax.set_yscale("log")
+                log_axis(ax, "y")
             ylabel = {"speedup": "speedup (x)", "efficiency": "efficiency"}.get(
                 column, f"{column} ({unit})" if unit else column)
             title = {metric: "throughput"}.get(column, column) + (f", {unit}" if unit else "")
@@ -268,7 +261,7 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
                 color=palette.BASE[2])
     if spans_decades(table[value]):
-        ax.set_xscale("log")
+        log_axis(ax)
     ax.set(xlabel=plain(xlabel or value.replace("_", " ")), ylabel="", title=plain(title) + shown)
     tidy(fig)
     return fig
@@ -292,8 +285,12 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
                     ax=ax, orient="h", dodge=False,
                     palette=palette.mapping("source", rows["source"].unique()))
         if spans_decades(rows[value]):
-            ax.set_xscale("log")
+            log_axis(ax)
         ax.set(xlabel=value.replace("_", " "), ylabel="", title=name + shown)
+        if ax.get_legend() is not None and ax is not axes[0][len(panels) - 1]:
+            ax.get_legend().remove()  # one legend, beside the last panel: over no bar
+    if panels and axes[0][len(panels) - 1].get_legend() is not None:
+        sns.move_legend(axes[0][len(panels) - 1], "upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(plain(title))
     tidy(fig)
     return fig
