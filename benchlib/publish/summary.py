@@ -44,8 +44,7 @@ PREFERRED_B = {"dataset": "real", "precision": Precision.FP32.value, "channels_l
 
 @dataclass(frozen=True)
 class Comparison:
-    """One paired comparison: ``factor`` a vs b, its table and its headline (the geometric mean
-    ratio, :func:`benchlib.analysis.comparisons.headline`)."""
+    """One paired comparison: ``factor`` a vs b, its table and its geometric mean ratio."""
 
     factor: str
     a: object
@@ -64,8 +63,7 @@ class Comparison:
 
     @cached_property
     def effect(self) -> dict[str, object]:
-        """The geometric mean ratio with its 95 % interval
-        (:func:`benchlib.analysis.comparisons.effect`), computed once."""
+        """The geometric mean ratio with its 95 % interval (computed once: ``effect``)."""
         return effect(self.pairs)
 
     @property
