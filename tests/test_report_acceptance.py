@@ -93,7 +93,7 @@ def test_acceptance_page_with_a_references_file(report):
     assert "Fleet" not in page  # one node
     front = _text(index)
     assert "How it stands against the matching reference acceptance →" in front
-    assert "worst 0.70x the expected speed: 1.4x slower than it should be" in front
+    assert "worst train-2 0.70x the expected speed: 1.4x slower than it should be" in front
     assert 'href="summary_acceptance.html"' in index.read_text()
 
 
