@@ -54,7 +54,7 @@ def test_same_named_runs_in_two_subfolders_each_get_their_own_page(tmp_path):
         assert "Run of day1" in pages["day1/train-x"] and "Run of day2" not in pages["day1/train-x"]
         assert "Run of day2" in pages["day2/train-x"] and "Run of day1" not in pages["day2/train-x"]
         assert len(list((index.parent / "runs").glob("*.html"))) == 2
-        answer = re.search(r'2,000 images/s.*?<a href="(runs/[^"]+)">run', index.read_text())
+        answer = re.search(r'2,000 images/s.*?\(run <a href="(runs/[^"]+)">', index.read_text())
         assert "Run of day2" in (index.parent / answer.group(1)).read_text()  # the fastest run
 
 
