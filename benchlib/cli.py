@@ -139,13 +139,14 @@ def _results(args: argparse.Namespace) -> int:
 
     from benchlib.records.csv_export import write_csv
     from benchlib.records.paths import check_output_file, load_records
+    from benchlib.records.run_table import RunTable, readable
 
     check_output_file("--csv", args.csv)
-    frame = load_records(args.path)
-    columns = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "gpu",
-                           "throughput", "unit", "time_iteration_s", "status") if c in frame]
-    with pd.option_context("display.width", 200, "display.max_rows", 500):
-        _show(frame[columns].to_string(index=False))
+    frame = RunTable(load_records(args.path))
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.float_format", readable):
+        _show(frame.tidy().to_string(index=False))
+    _show(frame.note("--csv FILE writes every column"))
     if args.csv:
         write_csv(args.csv, frame)
         print(f"wrote {len(frame)} records to {args.csv}")

@@ -45,6 +45,8 @@ def test_a_record_saved_by_hand_loads_with_the_campaign(tmp_path, monkeypatch):
     assert first.parent == second.parent == tmp_path / "interactive" and first != second
     df = load(tmp_path / "interactive")
     assert sorted(df["throughput"]) == [11.2184, 12.0]
+    assert all(Path(source).is_file() for source in df["source"])  # a notebook holding the record
+    assert first.with_suffix(".ipynb").is_file()
 
 
 def test_a_runner_kernel_does_not_save(tmp_path, monkeypatch):
@@ -89,4 +91,10 @@ def test_plain_papermill_run_saves_its_record_and_ends_with_the_result_line(tmp_
     listed = subprocess.run([str(Path(sys.executable).parent / "benchlib"), "results", str(folder)],
                             capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stderr
-    assert "train" in listed.stdout and "resnet18" in listed.stdout
+    assert "train" in listed.stdout and "short" in listed.stdout  # the flags column
+    from benchlib.publish.report import build_report
+
+    index = build_report(folder, summaries=(), progress=False)
+    pages = list((index.parent / "runs").glob("*.html"))
+    assert len(pages) == 1 and "run by hand" in pages[0].read_text()
+    assert f'href="runs/{pages[0].name}"' in index.read_text()

@@ -153,7 +153,8 @@ def test_special_files_are_refused_before_reading(tmp_path, capsys):
 
 @pytest.mark.parametrize(("name", "expected"), [
     ("report", "'report' is the name of the report folder"),
-    ("c" * 101, "String should have at most 100 characters"),
+    ("c" * 101, "cannot name a campaign's folder: use ASCII letters, digits"),
+    ("../up", "at most 100 characters"),
 ])
 def test_campaign_names_that_would_vanish_or_not_fit_are_refused(tmp_path, capsys, name,
                                                                  expected):

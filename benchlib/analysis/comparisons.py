@@ -26,7 +26,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
 )
 from benchlib.measure.timing import PHASES
 from benchlib.records import flags
-from benchlib.records.run_table import RunTable
+from benchlib.records.run_table import ScalingTable
 
 
 def _groups(df: pd.DataFrame, by: Sequence[str]):
@@ -83,7 +83,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     ``speedup`` = metric / (median metric at the fewest devices of the configuration);
     ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
     "the same configuration" (default: every non-metric column except ``num_devices``).
-    Probes are left out; shown, the frame leads with speedup and efficiency (``RunTable``).
+    Probes are left out; shown, the frame leads with speedup and efficiency (``ScalingTable``).
     """
     df = hashable(benchmarks(ok(df)))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
@@ -99,7 +99,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     df["baseline_devices"] = fewest.astype(object)
     df["baseline_key"] = keys
     df = flags.with_flags(df)
-    return RunTable(flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY,
+    return ScalingTable(flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY,
                                    "superlinear"))
 
 

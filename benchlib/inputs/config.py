@@ -11,7 +11,6 @@ from typing import Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Field,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
@@ -32,6 +31,16 @@ ClassificationBenchmark = Literal["train", "inference", "smooth_inference"]
 DEFAULT_IMAGE_SIZE = {"inception_v3": 299}
 #: A campaign's name: the folder under outputs/ its records go to (params files, runs by hand).
 CAMPAIGN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+CAMPAIGN_MAX = 100
+
+
+def check_campaign(value: str) -> str:
+    """``value`` when it can name a campaign's folder, else a ValueError that says what can."""
+    if len(value) > CAMPAIGN_MAX or not re.fullmatch(CAMPAIGN_PATTERN, value, re.ASCII):
+        raise ValueError(f"{value[:120]!r} cannot name a campaign's folder: use ASCII letters, "
+                         f"digits, '.', '_' and '-', starting with a letter or digit, at most "
+                         f"{CAMPAIGN_MAX} characters (e.g. 'interactive', 'jade2-v100')")
+    return value
 
 
 @functools.cache
@@ -55,7 +64,7 @@ class CommonConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    campaign: str = Field(default="interactive", pattern=CAMPAIGN_PATTERN, max_length=100)
+    campaign: str = "interactive"
     cluster: str = ""
     device: DeviceChoice = "auto"
     num_devices: PositiveInt = 1
@@ -63,6 +72,11 @@ class CommonConfig(BaseModel):
     node_launcher: Literal["auto", "srun", "localhost"] = "auto"
     hang_timeout_s: PositiveFloat = 600.0
     seed: int = 0
+
+    @field_validator("campaign")
+    @classmethod
+    def _campaign_names_a_folder(cls, value: str) -> str:
+        return check_campaign(value)
 
     @model_validator(mode="after")
     def _devices_split_over_nodes(self) -> CommonConfig:

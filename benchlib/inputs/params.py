@@ -30,7 +30,7 @@ from pydantic import (
 
 from benchlib import PROJECT_ROOT
 from benchlib.errors import InputError
-from benchlib.inputs.config import CAMPAIGN_PATTERN, ConfigError, describe_validation_error
+from benchlib.inputs.config import ConfigError, check_campaign, describe_validation_error
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import NOTEBOOK_CONFIGS
@@ -67,7 +67,7 @@ class SweepFile(BaseModel):
     """The params YAML: campaign, notebook(s), base parameters, grid, repeats, executor."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    campaign: str = Field(pattern=CAMPAIGN_PATTERN, max_length=100)
+    campaign: str
     notebook: str | list[str | dict[str, dict[str, Any]]]
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
@@ -80,6 +80,7 @@ class SweepFile(BaseModel):
     @field_validator("campaign")
     @classmethod
     def _not_a_reserved_name(cls, value: str) -> str:
+        check_campaign(value)
         if value in RESERVED_CAMPAIGNS:
             raise ValueError(f"{value!r} is the name of the report folder; choose another name")
         return value

@@ -12,16 +12,15 @@ the line such a run ends with: the speed, its within-run interval and its flags 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchlib import PROJECT_ROOT
-from benchlib.inputs.config import CAMPAIGN_PATTERN
+from benchlib.inputs.config import check_campaign
 from benchlib.records import flags
-from benchlib.records.store import sidecar_path, write_sidecar
+from benchlib.records.store import ITERATIONS_KEY, sidecar_path, write_bytes_atomic, write_sidecar
 
 #: Set in the environment of the kernels benchlib's runner starts: the runner saves the record.
 RUNNER_ENV = "BENCHLIB_RUNNER"
@@ -60,22 +59,45 @@ def save(record: Mapping[str, object], root: Path | None = None) -> Path | None:
     if in_runner():
         return None
     campaign = str(record.get("campaign") or "interactive")
-    if not re.fullmatch(CAMPAIGN_PATTERN, campaign):
-        raise ValueError(f"campaign {campaign!r}: a folder name of letters, digits, '.', '_' "
-                         "and '-', starting with a letter or digit")
+    check_campaign(campaign)
     folder = (root or outputs_root()) / campaign
     folder.mkdir(parents=True, exist_ok=True)
-    notebook = folder / f"{_name(record)}.ipynb"  # never written: names the sidecar
+    notebook = folder / f"{_name(record)}.ipynb"
+    write_bytes_atomic(notebook, record_notebook(record).encode("utf-8"))
     write_sidecar(notebook, record)
     return sidecar_path(notebook)
 
 
+def record_notebook(record: Mapping[str, object]) -> str:
+    """A notebook holding what the kernel knows of a run by hand: its result line and its record
+    (as the notebook that ran it published them), so the run has a page in the report and a
+    ``source`` that exists. The notebook that ran is wherever its user saves it."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from benchlib.records.store import RECORD_MIME
+
+    data = {k: v for k, v in record.items() if k != ITERATIONS_KEY}
+    cell = new_code_cell("run.publish(record)", outputs=[
+        new_output("stream", name="stdout", text=result_line(record) + "\n"),
+        new_output("display_data", data={RECORD_MIME: data, "text/plain": "the record"})])
+    about = new_markdown_cell(
+        f"# {record.get('benchmark') or 'run'} run by hand\n\nSaved by the kernel that ran the "
+        "benchmark notebook outside a sweep: its result line and its record. The notebook "
+        "itself (plots, tables) is wherever it was saved.")
+    notebook = new_notebook(cells=[about, cell])
+    notebook.metadata["benchlib"] = {"kind": "benchmark", "by_hand": True}
+    return nbformat.writes(notebook)
+
+
 def shown(path: Path) -> str:
-    """``path`` as a person types it: relative to the checkout when inside it, else to the
-    working folder when below it, else whole."""
-    for base in (PROJECT_ROOT, Path.cwd()):
-        if path.is_relative_to(base):
-            return str(path.relative_to(base))
+    """``path`` as a person types it from the working folder: relative when both are inside the
+    checkout or the path is below the working folder (``../outputs/x`` from ``notebooks/``),
+    else whole."""
+    here = Path.cwd().resolve()
+    if path.is_relative_to(here) or (path.is_relative_to(PROJECT_ROOT)
+                                     and here.is_relative_to(PROJECT_ROOT)):
+        return os.path.relpath(path, here)
     return str(path)
 
 

@@ -201,6 +201,9 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     file (raised when ``strict``); a bad value elsewhere is set missing, logged and noted
     (:mod:`benchlib.records.values`, ``docs/record.md``); the rest loads.
     """
+    if not str(path).strip():
+        raise FileNotFoundError("results path is empty: give a campaign folder "
+                                "(outputs/<campaign>), outputs/ or one notebook")
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")

@@ -53,19 +53,22 @@ def leading_columns(frame: pd.DataFrame, results: Sequence[str] = RESULTS,
 
 
 def constant_settings(frame: pd.DataFrame, at_most: int = 6) -> str:
-    """``benchmark train, model resnet50, ...``: the first view's settings that every row
+    """``benchmark=train, model=resnet50, ...``: the first view's settings that every row
     shares, for the line under it."""
     parts = []
     for column in FIRST:
         if column in frame and len(frame) and not _varies(frame, column):
             value = frame[column].iloc[0]
             if value is not None and not (isinstance(value, float) and value != value):
-                parts.append(f"{column} {' '.join(str(value).split())}")
+                parts.append(f"{column}={' '.join(str(value).split())}")
     return ", ".join(parts[:at_most])
 
 
 class RunTable(pd.DataFrame):
     """Every column of the runs; shown as :meth:`tidy` with a line saying what is left out."""
+
+    #: The results shown after the settings that vary, where the frame has them.
+    results: tuple[str, ...] = RESULTS
 
     @property
     def _constructor(self) -> type[pd.DataFrame]:
@@ -73,24 +76,44 @@ class RunTable(pd.DataFrame):
 
     def tidy(self) -> pd.DataFrame:
         """The view shown: :func:`leading_columns` (the settings that vary, then the results)."""
-        return pd.DataFrame(self)[leading_columns(self)]
+        return pd.DataFrame(self)[leading_columns(self, self.results)]
 
     def every_column(self) -> pd.DataFrame:
         """The same runs as a plain frame, shown with every column."""
         return pd.DataFrame(self)
 
-    def _note(self) -> str:
-        shown = len(leading_columns(self))
+    def note(self, more: str = "df.every_column() is every column, df.tidy() this view") -> str:
+        """The line under the view: runs, columns shown of how many, what every row shares,
+        then ``more`` (where the other columns are)."""
+        shown = len(leading_columns(self, self.results))
         same = constant_settings(self)
         said = f" Every row: {same}." if same else ""
         return (f"{len(self)} runs; {shown} of {len(self.columns)} columns shown (the settings "
-                f"that vary, then the results).{said} Every column is in the frame: "
-                "df.every_column() shows them, df.tidy() is this view.")
+                f"that vary, then the results).{said} {more}.")
 
     def _repr_html_(self) -> str | None:
-        body = self.tidy()._repr_html_()
-        return f"{body}<p>{html.escape(self._note())}</p>" if body is not None else None
+        with pd.option_context("display.float_format", readable):
+            body = self.tidy()._repr_html_()
+        return f"{body}<p>{html.escape(self.note())}</p>" if body is not None else None
 
     def __repr__(self) -> str:
-        with pd.option_context("display.max_columns", None):
-            return f"{self.tidy()!r}\n{self._note()}"
+        with pd.option_context("display.max_columns", None, "display.float_format", readable):
+            return f"{self.tidy()!r}\n{self.note()}"
+
+
+def readable(value: float) -> str:
+    """A measurement as people read it: ``561,514``, ``145.3``, ``0.4301`` (no exponent for
+    the speeds benchlib measures)."""
+    if value != value:
+        return "NaN"
+    size = abs(value)
+    if size >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if size >= 100 else f"{value:.4g}"
+
+
+class ScalingTable(RunTable):
+    """:func:`benchlib.analysis.comparisons.scaling`'s frame: shown with speedup and efficiency
+    first among the results."""
+
+    results = ("speedup", "efficiency", "throughput", "unit", "flags")
