@@ -44,8 +44,10 @@ def test_the_api_names_the_geometric_mean_and_the_median_is_not_it(tmp_path):
 def test_the_ratio_plot_marks_the_headline(tmp_path):
     pairs = analysis.compare(load(_campaign(tmp_path / "c")), "dataset", "synthetic", "real")
     figure = plots.ratio_plot(pairs, "synthetic vs real")
-    labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
-    assert labels == ["geometric mean ratio 1.10x"]
+    assert figure.axes[0].get_xlabel().endswith("; dashed: geometric mean ratio 1.10x")
+    marked = [float(line.get_xdata()[0]) for line in figure.axes[0].get_lines()
+              if len(line.get_xdata()) and line.get_linestyle() == "--"]
+    assert marked == [pytest.approx(analysis.headline(pairs))]
 
 
 @pytest.mark.slow

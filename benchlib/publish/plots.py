@@ -20,6 +20,7 @@ from benchlib.measure.telemetry import Telemetry
 from benchlib.publish import palette
 from benchlib.publish.axes import log_axis, spans_decades
 from benchlib.records import flags
+from benchlib.records.run_table import FIRST
 from benchlib.workloads.result import RunResult
 
 #: ``text`` shown literally by matplotlib: ``$`` escaped (record text is not mathtext); every
@@ -231,10 +232,10 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
                xlabel: str = "ratio a / b (x)") -> plt.Figure:
     """One bar per paired configuration: ratio a / b, with 1 and the comparison's headline (the
     geometric mean ratio over every pair, :func:`benchlib.analysis.comparisons.headline`) marked."""
-    label_columns = label_columns or [c for c in pairs.columns
-                                      if c not in ("a", "b", "ratio", "flags")
-                                      and not c.startswith(("a_", "b_"))
-                                      and pairs[c].nunique(dropna=False) > 1]
+    varying = [c for c in pairs.columns if c not in ("a", "b", "ratio", "flags")
+               and not c.startswith(("a_", "b_")) and pairs[c].nunique(dropna=False) > 1]
+    # the main settings name a bar (the pairs' table beside the plot has every one)
+    label_columns = label_columns or [c for c in FIRST if c in varying] or varying
     geomean = headline(pairs)
     pairs, shown = at_most(pairs, np.log(pairs["ratio"].astype(float).where(pairs["ratio"] > 0)).abs(),
                            "of {total} pairs furthest from 1x")
@@ -244,10 +245,10 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pairs) + 1.4))
     sns.barplot(x=pairs["ratio"], y=labels, ax=ax, color=palette.BASE[0], orient="h")
     ax.axvline(1.0, color=palette.IDEAL, linewidth=0.8)
-    ax.axvline(geomean, color=palette.FLAGGED, linestyle="--", linewidth=1,
-               label=f"{HEADLINE_NAME} {geomean:.2f}x")
-    ax.set(xlabel=plain(xlabel), ylabel="", title=plain(title) + shown)
-    ax.legend(fontsize=8)
+    ax.axvline(geomean, color=palette.FLAGGED, linestyle="--", linewidth=1)
+    # said under the axis, where no bar or label can cover it
+    ax.set(xlabel=f"{plain(xlabel)}; dashed: {HEADLINE_NAME} {geomean:.2f}x", ylabel="",
+           title=plain(title) + shown)
     tidy(fig)
     return fig
 
