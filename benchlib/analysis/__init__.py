@@ -53,7 +53,7 @@ def scaling(df: pd.DataFrame, metric: str = 'throughput', by: Sequence[str] | No
     ``speedup`` = metric / (median metric at the fewest devices of the configuration);
     ``efficiency`` = speedup x fewest devices / num_devices. ``by`` names the columns that define
     "the same configuration" (default: every non-metric column except ``num_devices``).
-    Probes are left out; shown, the frame leads with speedup and efficiency (``RunTable``)."""
+    Probes are left out; shown, the frame leads with speedup and efficiency (``ScalingTable``)."""
     from benchlib.analysis.comparisons import scaling as real
 
     return real(df=df, metric=metric, by=by)
