@@ -6,7 +6,7 @@ STAMP := $(VENV)/.benchlib-installed
 DEMO_DATA := data/demo-images
 DEMO_VOLUME := data/em-demo.h5
 
-.PHONY: setup demo test test-fast lint notebooks docs clean-demo bench
+.PHONY: setup demo test test-fast lint notebooks facade docs clean-demo bench
 
 $(STAMP): pyproject.toml tools/jupyter_kernel.py
 	python3 -m venv $(VENV)
@@ -52,6 +52,9 @@ lint: setup
 
 notebooks: setup
 	$(PY) tools/make_notebooks.py
+
+facade: setup
+	$(PY) tools/make_facade.py
 
 clean-demo:
 	rm -rf outputs/demo $(DEMO_DATA) $(DEMO_VOLUME)

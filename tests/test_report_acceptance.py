@@ -47,7 +47,7 @@ def test_check_headline_and_index_line_name_the_pass_and_the_failure(tmp_path):
     refs = references.load_references(references_file(tmp_path))
     checked = acceptance.check(df, refs)
     line = acceptance.headline(checked, df, given=True)
-    assert line.startswith("**1 of 2 runs pass**; **1 fails**: train-2 \\(1 dev, real")
+    assert line.startswith("**1 of 2 runs pass** (train-0); **1 fails**: train-2 \\(1 dev, real")
     assert "0.70x the expected speed, 1.43x slower than expected by H100 ResNet-50 bf16" in line
     shown = acceptance.check_display(checked).cells
     assert shown["verdict"].tolist() == ["pass", "⚠ fail"]

@@ -175,3 +175,19 @@ def test_every_page_renders_and_reads_at_1400_px_in_chromium(report):
             driver.save_screenshot(str(shots / f"readable-{name}.png"))
             driver.set_window_size(1400, 1000)
     assert (shots / "readable-summary_scaling.png").stat().st_size > 10_000
+
+
+def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path):
+    """'42.9 % to 85.7 % over 4 runs' says which run is the 42.9 % one."""
+    from benchlib.analysis import comparisons
+    from benchlib.publish import index_page, summary
+
+    from .fakes import campaign
+
+    df = comparisons.ok(summary.load_results(campaign(tmp_path / "c"))).copy()
+    slow = df.index[(df["num_devices"] == 4) & (df["dataset"] == "real") & (df["batch_size"] == 64)]
+    df.loc[slow, "throughput"] *= 0.5
+    name = df.loc[slow[0], "source"].rsplit("/", 1)[-1].removesuffix(".ipynb")
+    (line,) = index_page.scaling(df, {df.loc[slow[0], "source"]: f"runs/{name}.html"})
+    assert f'42.9 % (<a href="runs/{name}.html">{name}</a>) to 85.7 % (' in line
+    assert line.endswith(") over 4 runs</li>")

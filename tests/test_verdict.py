@@ -269,3 +269,21 @@ def test_datasheets_of_the_gpus_seen() -> None:
     seen = datasheets_seen(frame)
     assert list(seen["variant"]) == ["H100 SXM5 80GB", "V100 SXM2"]
     assert datasheets_seen(frame.iloc[2:]).empty
+
+
+def test_runs_without_telemetry_are_named(monkeypatch):
+    """'Telemetry unavailable for 1 of 2 runs' says which run."""
+    import pandas as pd
+
+    from benchlib.publish import verdict_page
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    df = pd.DataFrame({"benchmark": ["train", "train"], "status": ["ok", "ok"],
+                       "model": ["a", "b"], "telemetry": ["nvml", "unavailable: no GPU"],
+                       "gpu_util_mean": [90.0, None], "throughput": [1.0, 2.0],
+                       "source": ["/x/c/train-fast.ipynb", "/x/c/train-cpu.ipynb"]})
+    table = verdict_page.telemetry_display(df)
+    assert [m.data for m in shown] == ["Telemetry unavailable for 1 of 2 runs (train-cpu): "
+                                       "no GPU."]
+    assert "/x/c" not in repr(table) and "source" not in repr(table)

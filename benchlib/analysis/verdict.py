@@ -236,12 +236,12 @@ def verdicts(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def telemetry_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The telemetry columns of every finished benchmark run (what NVML saw)."""
+    """The telemetry columns of every finished benchmark run (what NVML saw), and its ``source``."""
     runs = analysis.benchmarks(analysis.ok(df))
     columns = [c for c in ("cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
                            "precision", "telemetry", "gpu_util_mean", "power_mean_w",
                            "sm_clock_mean_mhz", "temperature_max_c", "throttled_share",
-                           "energy_j", "joules_per_sample") if c in runs]
+                           "energy_j", "joules_per_sample", "source") if c in runs]
     return runs[columns].reset_index(drop=True)
 
 

@@ -101,7 +101,10 @@ def headline(checked: pd.DataFrame, df: pd.DataFrame, given: bool = False) -> st
     per_run = _run_verdicts(checked)
     judged = per_run[per_run.isin((CheckVerdict.PASS, CheckVerdict.FAIL, CheckVerdict.NO_MEASUREMENT))]
     failing = (per_run == CheckVerdict.FAIL) | (per_run == CheckVerdict.NO_MEASUREMENT)
-    parts = [f"**{int((judged == 'pass').sum())} of {len(judged)} runs pass**"]
+    passed = [md_text(run) for run in judged.index[judged == CheckVerdict.PASS]]
+    named = (f" ({', '.join(passed[:5])}{' and more' if len(passed) > 5 else ''})"
+             if 0 < len(passed) < len(judged) else "")
+    parts = [f"**{len(passed)} of {len(judged)} runs pass**{named}"]
     if failing.any():
         rows = checked[checked["verdict"].isin((CheckVerdict.FAIL, CheckVerdict.NO_MEASUREMENT))]
         shown = [md_text(_failure(r)) for r in rows.head(3).to_dict("records")]

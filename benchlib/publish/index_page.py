@@ -150,9 +150,9 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
     return lines
 
 
-def scaling(done: pd.DataFrame) -> list[str]:
+def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list[str]:
     """Per benchmark, model and unit with several device counts: efficiency at the most
-    devices (median over configurations, with their range)."""
+    devices (median over configurations, with their range and the runs at its ends)."""
     runs = summary.scalable(comparisons.benchmarks(done))
     if runs.empty or runs["num_devices"].nunique() < 2:
         return []
@@ -166,15 +166,18 @@ def scaling(done: pd.DataFrame) -> list[str]:
         base = int(rows["baseline_devices"].min())
         top = rows[rows["num_devices"] == most]
         efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
-        spread = (f", {formatting.percent(top['efficiency'].min())} to "
-                  f"{formatting.percent(top['efficiency'].max())} over {len(top)} runs"
-                  if len(top) > 1 and formatting.percent(top["efficiency"].min())
-                  != formatting.percent(top["efficiency"].max()) else "")
+        low, high = top.loc[top["efficiency"].idxmin()], top.loc[top["efficiency"].idxmax()]
+        spread = (f", {_e(formatting.percent(low['efficiency']))} "
+                  f"({named_runs(low.to_frame().T, linked or {})}) to "
+                  f"{_e(formatting.percent(high['efficiency']))} "
+                  f"({named_runs(high.to_frame().T, linked or {})}) over {len(top)} runs"
+                  if len(top) > 1 and formatting.percent(low["efficiency"])
+                  != formatting.percent(high["efficiency"]) else "")
         flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
                      f"<b>{_e(formatting.ratio(speedup))}</b> the throughput of {base}: efficiency "
-                     f"<b>{_e(formatting.percent(efficiency))}</b>{_e(spread)}{_e(flagged)}</li>")
+                     f"<b>{_e(formatting.percent(efficiency))}</b>{spread}{_e(flagged)}</li>")
     return lines
 
 
@@ -291,7 +294,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
             continue
         parts.append(_section("How fast", fastest(done, runs),
                               "No benchmark run with a throughput.", _link(pages, "summary_scaling")))
-        parts.append(_section("How it scales", scaling(done),
+        parts.append(_section("How it scales", scaling(done, runs),
                               "No configuration ran on more than one device count.",
                               _link(pages, "summary_scaling", "scaling sheet")))
         parts.append(_section("Which factors matter", factors(done),

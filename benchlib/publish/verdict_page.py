@@ -8,7 +8,7 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis import verdict
 from benchlib.publish import present
-from benchlib.publish.summary import md_text
+from benchlib.publish.summary import md_text, run_names
 from benchlib.records import flags
 
 FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
@@ -89,11 +89,12 @@ def telemetry_display(df: pd.DataFrame) -> object:
     why = "; ".join(dict.fromkeys(said[missing].str.removeprefix("unavailable: ")))
     if missing.all():
         return Markdown(f"Telemetry unavailable for all {len(table)} runs: {md_text(why)}.")
-    shown = present.table(table[~missing].drop(columns=["telemetry"], errors="ignore"),
+    shown = present.table(table[~missing].drop(columns=["telemetry", "source"], errors="ignore"),
                           "NVML means over each run's timed loop")
     if missing.any():
         from IPython.display import display
 
-        display(Markdown(f"Telemetry unavailable for {int(missing.sum())} of {len(table)} runs: "
-                         f"{md_text(why)}."))
+        named = run_names(table[missing])
+        display(Markdown(f"Telemetry unavailable for {int(missing.sum())} of {len(table)} runs"
+                         f"{f' ({named})' if named else ''}: {md_text(why)}."))
     return shown
