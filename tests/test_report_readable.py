@@ -191,3 +191,17 @@ def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path
     (line,) = index_page.scaling(df, {df.loc[slow[0], "source"]: f"runs/{name}.html"})
     assert f'42.9 % (<a href="runs/{name}.html">{name}</a>) to 85.7 % (' in line
     assert line.endswith(") over 4 runs</li>")
+
+
+def test_the_index_scaling_line_flags_a_disturbed_run_behind_it(tmp_path):
+    from benchlib.analysis import comparisons
+    from benchlib.publish import index_page, summary
+
+    from .fakes import campaign
+
+    df = comparisons.ok(summary.load_results(campaign(tmp_path / "c"))).copy()
+    noisy = df.index[(df["num_devices"] == 2) & (df["dataset"] == "real") & (df["batch_size"] == 32)]
+    df.loc[noisy, "flags"] = "contended"
+    (line,) = index_page.scaling(df, {})
+    name = df.loc[noisy[0], "source"].rsplit("/", 1)[-1].removesuffix(".ipynb")
+    assert line.endswith(f'<span class="flag">⚠ contended</span> ({name})</li>')

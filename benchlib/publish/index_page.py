@@ -173,11 +173,15 @@ def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list
                   f"({named_runs(high.to_frame().T, linked or {})}) over {len(top)} runs"
                   if len(top) > 1 and formatting.percent(low["efficiency"])
                   != formatting.percent(high["efficiency"]) else "")
-        flagged = "; ⚠ superlinear: see the flags" if (top["efficiency"] > 1.1).any() else ""
+        # a flagged run behind the figure (superlinear included) is said where it is read
+        marked = rows[[bool(flags.of(f)) for f in rows.get("flags", [""] * len(rows))]]
+        names = flags.join(n for f in marked.get("flags", []) for n in flags.of(f))
+        flagged = (f' <span class="flag">⚠ {_e(names)}</span> ({named_runs(marked, linked or {})})'
+                   if names else "")
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
                      f"<b>{_e(formatting.ratio(speedup))}</b> the throughput of {base}: efficiency "
-                     f"<b>{_e(formatting.percent(efficiency))}</b>{spread}{_e(flagged)}</li>")
+                     f"<b>{_e(formatting.percent(efficiency))}</b>{spread}{flagged}</li>")
     return lines
 
 
