@@ -201,7 +201,8 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
                 log_axis(ax, "y")
             ylabel = {"speedup": "speedup (x)", "efficiency": "efficiency"}.get(
                 column, f"{column} ({unit})" if unit else column)
-            title = {metric: "throughput"}.get(column, column) + (f", {unit}" if unit else "")
+            title = (f"throughput, {unit}" if column == metric else f"{column} ({unit} runs)") \
+                if unit else {metric: "throughput"}.get(column, column)
             ax.set(xlabel="devices", xticks=devices, ylabel=plain(ylabel), title=plain(title))
         row_axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                             title="configuration", title_fontsize=7)

@@ -125,9 +125,10 @@ def observations(found: Sequence[Block]) -> list[str]:
         first, second = what.split(" vs ", 1)
         verb = "faster than" if median > 1 else "slower than"
         factor = median if median >= 1 else 1 / median
-        lines.append(f"{first} runs {formatting.ratio(factor)} {verb} {second} (median of "
-                     f"{len(values)} pairs over the device counts, from "
-                     f"{formatting.ratio(values.min())} to {formatting.ratio(values.max())}).")
+        over = (f"median of {len(values)} pairs over the device counts, from "
+                f"{formatting.ratio(values.min())} to {formatting.ratio(values.max())}"
+                if len(values) > 1 else f"one pair: {formatting.ratio(median)}")
+        lines.append(f"{first} runs {formatting.ratio(factor)} {verb} {second} ({over}).")
     return lines
 
 
