@@ -64,6 +64,7 @@ def test_every_page_states_the_same_figure(tmp_path):
                                                          / "summary_comparisons.html").read_text()}
     # the index's answer line and the comparisons page's heading: figure and interval
     assert f"dataset synthetic vs real: {said}" in pages["index"]
+    assert "(geometric mean ratio over 4 pairs)" in pages["index"]
     assert f"<strong>{said}" in pages["comparisons"]
     assert "geometric mean ratio over 4 pairs" in pages["comparisons"]
     # the effects table: its column is the geometric mean ratio, its cell the same figure

@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from benchlib import formatting
 from benchlib.analysis import comparisons
+from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.publish import compare_page, summary
 from benchlib.publish.templating import render as render_template
 from benchlib.publish.templating import words
@@ -195,7 +196,8 @@ def factors(done: pd.DataFrame) -> list[str]:
                else ' class="significant"' if effect["significant"] else "")
         lines.append(f"<li{css}>{_e(comparison.factor.replace('_', ' '))} {_e(comparison.a)} vs "
                      f"{_e(comparison.b)}: {_e(summary.describe_effect(effect))} "
-                     f"({effect['pairs']} pair{'' if effect['pairs'] == 1 else 's'})</li>")
+                     f"({HEADLINE_NAME} over {effect['pairs']} "
+                     f"pair{'' if effect['pairs'] == 1 else 's'})</li>")
     return lines
 
 
