@@ -338,10 +338,10 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
         shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
         units = rows["unit"].dropna().unique()
         unit = units[0] if len(units) == 1 else ""
-        head = ["run", *(formatting.column_label(c) for c in shown),
-                formatting.column_label("throughput", unit or None), "iteration (ms)", "flags",
-                "status"]
-        numeric = {len(shown) + 1, len(shown) + 2}
+        # the measurement right after the run's name: on a phone it is in the first view
+        head = ["run", formatting.column_label("throughput", unit or None), "iteration (ms)",
+                *(formatting.column_label(c) for c in shown), "flags", "status"]
+        numeric = {1, 2}
         body = []
         for _, row in rows.iterrows():
             stem = _stem(row)
@@ -355,11 +355,11 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
                 status += f": {str(row.get('error') or '')[:120]}"
             body.append({"stem": stem, "page": run_page(row, runs), "flags": row.get("flags") or "",
                          "status": status,
-                         "cells": [*(formatting.formatter(c)(row.get(c)) for c in shown),
-                                    throughput, formatting.formatter("time_iteration_s")(
-                                        row.get("time_iteration_s"))]})
-        caption = (f"{len(rows)} {name} runs; – = not recorded for that run. Each run links "
-                   "to its executed notebook.")
+                         "cells": [throughput, formatting.formatter("time_iteration_s")(
+                                        row.get("time_iteration_s")),
+                                    *(formatting.formatter(c)(row.get(c)) for c in shown)]})
+        caption = (f"{len(rows)} {name} run{'' if len(rows) == 1 else 's'}; – = not recorded for "
+                   "that run. Each run links to its page.")
         out.append(Markup(render_template("runs.html.j2", name=name, caption=caption, head=head,
                                  numeric=numeric, rows=body)))
     return Markup("").join(out)

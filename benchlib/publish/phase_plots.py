@@ -63,10 +63,11 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
     log_axis(time_ax)
     time_ax.set_yticks(range(len(totals)), list(totals.index))  # after the shares: shared axis
     time_ax.set_ylim(len(totals) - 0.5, -0.5)  # the first configuration on top
-    time_ax.set(xlabel="median milliseconds per iteration (log scale)", ylabel="",
-                title="iteration time")
+    time_ax.set(xlabel="phases' median milliseconds, summed (log scale)", ylabel="",
+                title="time in the phases")
     low, high = totals[totals > 0].min(), totals.max()
-    fig.suptitle(f"{heading}: iterations from {formatting.number(low)} to "
-                 f"{formatting.number(high)} ms, so time on a log axis and each phase's share")
+    fig.suptitle(f"{heading}: the phases take {formatting.number(low)} to "
+                 f"{formatting.number(high)} ms an iteration, so time on a log axis and each "
+                 "phase's share")
     tidy(fig)
     return fig

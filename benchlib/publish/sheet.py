@@ -94,8 +94,9 @@ def _view(block: Block) -> dict[str, object]:
     return {"title": block.title, "columns": [str(c) for c in columns], "rows": rows}
 
 
-def observations(found: Sequence[Block]) -> list[str]:
-    """The sheet in words: speedup and efficiency at the most devices, each factor's effect."""
+def observations(found: Sequence[Block], scope: str = "These runs") -> list[str]:
+    """The sheet in words: speedup and efficiency at the most devices, each factor's effect in
+    the ``scope`` runs (a section's benchmark: the comparisons page weighs every benchmark)."""
     lines = []
     by_title = {b.title: b for b in found}
     speedup, efficiency = by_title.get("speedup"), by_title.get("efficiency")
@@ -128,7 +129,9 @@ def observations(found: Sequence[Block]) -> list[str]:
         over = (f"median of {len(values)} pairs over the device counts, from "
                 f"{formatting.ratio(values.min())} to {formatting.ratio(values.max())}"
                 if len(values) > 1 else f"one pair: {formatting.ratio(median)}")
-        lines.append(f"{first} runs {formatting.ratio(factor)} {verb} {second} ({over}).")
+        lines.append(f"{scope}: {first} runs {formatting.ratio(factor)} {verb} "
+                     f"{second} ({over}; the comparisons page gives this factor's geometric "
+                     "mean ratio over every benchmark).")
     return lines
 
 
@@ -151,7 +154,7 @@ class Sheet:
 
     def _repr_html_(self) -> str:
         sections = [{"title": title, "blocks": [_view(b) for b in found],
-                     "observations": observations(found)} for title, found in self.sections]
+                     "observations": observations(found, title)} for title, found in self.sections]
         return render("sheet.html.j2", sections=sections)
 
     def __repr__(self) -> str:
@@ -160,5 +163,5 @@ class Sheet:
             parts.append(title)
             for block in found:
                 parts.append(f"{block.title}\n{block.table.to_string()}")
-            parts.extend(observations(found))
+            parts.extend(observations(found, title))
         return "\n\n".join(parts)
