@@ -340,7 +340,10 @@ def test_run_sections_show_tables_and_figures(shown):
     run.timeline(config, result)
     run.phases(result)
     assert len(shown.images()) == 2
-    assert list(shown[-1].index) == ["iteration", "forward"]  # the breakdown table
+    table = shown[-1].cells  # the breakdown table, in milliseconds, for people
+    assert list(table["phase"]) == ["iteration", "forward"]
+    assert list(table.columns) == ["phase", "median (ms)", "p95 (ms)", "spread (IQR / median)",
+                                   "share of the iteration"]
 
 
 def test_record_is_published_and_returned(shown):

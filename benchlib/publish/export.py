@@ -344,6 +344,19 @@ def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
     _without_warnings(nb)
     _alt_texts(nb)
     template, css = _template()
-    target.write_text(template.render(title=notebook.stem, css=css, nav=Markup(nav), lead=lead,
+    heading = _heading(nb)
+    title = (f"{notebook.stem}: {heading}" if run_page and heading else heading or notebook.stem)
+    target.write_text(template.render(title=title, css=css, nav=Markup(nav), lead=lead,
                                       cells=_cells(nb, include_code)), encoding="utf-8")
     return target
+
+
+def _heading(nb: object) -> str:
+    """The notebook's first Markdown heading as plain text (the browser tab's title), or ''."""
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return " ".join(line[2:].replace("`", "").split())[:120]
+            return ""
+    return ""

@@ -4,7 +4,7 @@ table and curves, publish its record."""
 from __future__ import annotations
 
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
-from benchlib.publish import plots
+from benchlib.publish import plots, present
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
 from benchlib.records import build
@@ -29,7 +29,8 @@ def launch(config: AllReduceConfig | NodeProbeConfig) -> object:
     from benchlib.run import launch as launcher
 
     result = launcher.run(config)
-    show(result.table)
+    show(present.table(result.table, "The probe's figures, one per row", keep=tuple(result.table),
+                       missing_reason="not measured on this node (no GPU, or skipped)"))
     return result
 
 

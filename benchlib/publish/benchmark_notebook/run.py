@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import pandas as pd
+
 from benchlib import registry
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
@@ -81,7 +83,14 @@ def timeline(config: CommonConfig, result: RunResult) -> None:
 def phases(result: RunResult) -> None:
     """Seconds per iteration in each phase: bars and the breakdown table."""
     plots.show(plots.phase_bars(result))
-    show(result.breakdown())
+    found = result.breakdown()
+    table = pd.DataFrame({"phase": found.index, "median_ms": found["median_s"] * 1e3,
+                          "p95_ms": found["p95_s"] * 1e3, "spread": found["spread"],
+                          "share": found["share"]})
+    show(present.table(table, "Milliseconds per iteration in each phase", keep=tuple(table),
+                       labels={"median_ms": "median (ms)", "p95_ms": "p95 (ms)",
+                               "spread": "spread (IQR / median)",
+                               "share": "share of the iteration"}))
 
 
 def record(config: CommonConfig, result: RunResult) -> dict[str, object]:

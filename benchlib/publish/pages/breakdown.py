@@ -42,12 +42,19 @@ def expected(include: bool = True) -> None:
     one = ref[ref["num_devices"] == 1]
     gpus = comparisons.expected(one, "gpu", "V100", "A40", 0.943, metric="time_iteration_s",
                              on=["cluster", "dataset", "benchmark"])
-    show(present.table(gpus, "1 x V100 vs 1 x A40 on TN (expected speed ratio 0.943)",
-                       keep=("slowdown",)))
+    show(present.table(_in_ms(gpus), "1 x V100 vs 1 x A40 on TN (expected speed ratio 0.943)",
+                       keep=("slowdown",), labels={"a": "V100 iteration (ms)",
+                                                   "b": "A40 iteration (ms)"}))
     clusters = comparisons.expected(one[one["gpu"] == "V100"], "cluster", "JADE2", "TN", 0.67,
                                  metric="time_iteration_s", on=["dataset", "benchmark"])
-    show(present.table(clusters, "JADE2 V100 vs TN V100 (expected speed ratio 0.67)",
-                       keep=("slowdown",)))
+    show(present.table(_in_ms(clusters), "JADE2 V100 vs TN V100 (expected speed ratio 0.67)",
+                       keep=("slowdown",), labels={"a": "JADE2 iteration (ms)",
+                                                   "b": "TN iteration (ms)"}))
+
+
+def _in_ms(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of seconds per iteration (``a``, ``b``) in milliseconds, as the tables above."""
+    return pairs.assign(a=pairs["a"] * 1e3, b=pairs["b"] * 1e3)
 
 
 PAGE = Page(
