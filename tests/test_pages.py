@@ -106,6 +106,9 @@ def test_load_returns_every_run_and_the_finished_ones_and_describes_them(fake_di
     assert (len(df), len(done)) == (13, 12)
     assert set(done["status"]) == {"ok"}
     assert shown.markdown()[0].startswith("**13 runs**") and "12 finished, 1 failed" in shown[0].data
+    assert not shown.tables()  # the page's answers come next; the overview is at its end
+    shown.clear()
+    common.overview(df)
     assert shown.tables(), "an overview table"
     assert pd.get_option("display.max_rows") is None  # no table cut with "..."
 

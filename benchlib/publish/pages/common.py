@@ -21,15 +21,20 @@ RUN_BY = ("Run by `benchlib report outputs/<campaign>` or open it in JupyterLab 
 
 def load(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every record under ``results_dir`` and the finished ones, ``(df, done)``; shows what the
-    campaign holds, its flags and an overview table."""
+    campaign holds and its flags (the page's answers follow at once; the runs per benchmark
+    are at its end, :func:`overview`)."""
     for option in UNCUT:
         pd.set_option(option, None)
     df = summary.load_results(results_dir)
     done = comparisons.ok(df)
     note(summary.describe(df, results_dir))
     note(summary.flag_notes(df))
-    show(summary.overview_table(df))
     return df, done
+
+
+def overview(df: pd.DataFrame) -> None:
+    """How many runs each benchmark has, by status."""
+    show(summary.overview_table(df))
 
 
 def missing(df: pd.DataFrame) -> None:
@@ -61,6 +66,8 @@ HEAD = Call(load, "results_dir", "df, done")
 TAIL = (
     "## What this data cannot show",
     Call(missing, "df"),
+    "## Runs per benchmark",
+    Call(overview, "df"),
     "## Failed runs\n\nLeft out of every table above.",
     Call(failed, "df"),
 )
