@@ -116,11 +116,15 @@ def run_point_job(point, target: Path, cell_timeout_s: int | None, base_dir: Pat
         return PointState.FAILED
     if warned and outcome.status == PointState.FAILED and warned[0] not in outcome.error:
         _prefix_error(target, warned[0])
-    if terminated and outcome.status == PointState.FAILED:
+    if outcome.status == PointState.FAILED:
+        # SIGTERM seen, or slurmstepd's "CANCELLED ... DUE TO TIME LIMIT" already in the log:
+        # the kernel may die of Slurm's signal before this process notes its own
         paths = submitit.JobEnvironment().paths
-        state = slurm.reason_from_log([paths.stderr, paths.stdout]) or "CANCELLED"
-        _prefix_error(target, f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM)",
-                      slurm_state=state)
+        logged = slurm.reason_from_log([paths.stderr, paths.stdout])
+        if terminated or logged:
+            state = logged or "CANCELLED"
+            _prefix_error(target, f"{state}: {slurm.FINAL_REASONS[state]} (Slurm sent SIGTERM)",
+                          slurm_state=state)
     return outcome.status
 
 
