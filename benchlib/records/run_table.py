@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from benchlib.formatting import DASH, missing, number
 from benchlib.records import schema
 
 #: At most this many columns are shown first ("about a dozen").
@@ -32,9 +33,7 @@ HIDDEN = ("campaign",)
 
 
 def _varies(frame: pd.DataFrame, column: str) -> bool:
-    values = frame[column].map(lambda v: "" if v is None or (isinstance(v, float) and v != v)
-                               else str(v))
-    return values.nunique() > 1
+    return frame[column].map(lambda v: "" if missing(v) else str(v)).nunique() > 1
 
 
 def leading_columns(frame: pd.DataFrame, results: Sequence[str] = RESULTS,
@@ -59,7 +58,7 @@ def constant_settings(frame: pd.DataFrame, at_most: int = 6) -> str:
     for column in FIRST:
         if column in frame and len(frame) and not _varies(frame, column):
             value = frame[column].iloc[0]
-            if value is not None and not (isinstance(value, float) and value != value):
+            if not missing(value):
                 parts.append(f"{column}={' '.join(str(value).split())}")
     return ", ".join(parts[:at_most])
 
@@ -102,14 +101,9 @@ class RunTable(pd.DataFrame):
 
 
 def readable(value: float) -> str:
-    """A measurement as people read it: ``561,514``, ``145.3``, ``0.4301`` (no exponent for
-    the speeds benchlib measures)."""
-    if value != value:
-        return "NaN"
-    size = abs(value)
-    if size >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.1f}" if size >= 100 else f"{value:.4g}"
+    """A measurement as the report shows it (:func:`benchlib.formatting.number`: ``561,514``,
+    ``145``, ``0.43``), a dash when missing."""
+    return DASH if missing(value) else number(value)
 
 
 class ScalingTable(RunTable):
