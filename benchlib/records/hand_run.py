@@ -20,7 +20,13 @@ from pathlib import Path
 from benchlib import PROJECT_ROOT
 from benchlib.inputs.config import check_campaign
 from benchlib.records import flags
-from benchlib.records.store import ITERATIONS_KEY, sidecar_path, write_bytes_atomic, write_sidecar
+from benchlib.records.store import (
+    ITERATIONS_KEY,
+    RECORD_MIME,
+    sidecar_path,
+    write_bytes_atomic,
+    write_sidecar,
+)
 
 #: Set in the environment of the kernels benchlib's runner starts: the runner saves the record.
 RUNNER_ENV = "BENCHLIB_RUNNER"
@@ -53,9 +59,10 @@ def _name(record: Mapping[str, object]) -> str:
 
 
 def save(record: Mapping[str, object], root: Path | None = None) -> Path | None:
-    """Write ``record`` as a lone sidecar under ``root/<campaign>/`` (``root`` defaults to
-    :func:`outputs_root`); None in a kernel of benchlib's runner, which saves the record itself.
-    Returns the sidecar's path."""
+    """Write ``record`` under ``root/<campaign>/`` (``root`` defaults to :func:`outputs_root`):
+    a notebook holding it (:func:`record_notebook`), then its sidecar and iteration seconds.
+    None in a kernel of benchlib's runner, which saves the record itself. Returns the sidecar's
+    path."""
     if in_runner():
         return None
     campaign = str(record.get("campaign") or "interactive")
@@ -74,8 +81,6 @@ def record_notebook(record: Mapping[str, object]) -> str:
     ``source`` that exists. The notebook that ran is wherever its user saves it."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-
-    from benchlib.records.store import RECORD_MIME
 
     data = {k: v for k, v in record.items() if k != ITERATIONS_KEY}
     cell = new_code_cell("run.publish(record)", outputs=[
