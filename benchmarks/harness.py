@@ -199,7 +199,7 @@ def plain_process_seconds() -> float:
     code = textwrap.dedent(f"""
         from benchlib.inputs.config import ClassificationConfig
         from benchlib.measure.environment import capture
-        from benchlib.records.build import make_record
+        from benchlib.kinds.record import make_record
         from benchlib.workloads import classification
         config = ClassificationConfig(benchmark="train", **{CONFIG!r})
         result = classification.run(config)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchlib import reference
-from benchlib.analysis import comparisons
+from benchlib.analysis import comparisons, lab_units
 
 
 def _runs(rows, columns=("model", "batch_size", "num_devices", "throughput")):
@@ -103,7 +103,7 @@ def test_extrapolate_and_lab_units():
     df = pd.DataFrame({"time_iteration_s": [1.8], "throughput": [1e7], "unit": ["voxels/s"]})
     assert comparisons.extrapolate(df, iterations=100_000)["hours"].iloc[0] == pytest.approx(50.0)
     assert comparisons.extrapolate(df, samples=3.6e10)["hours"].iloc[0] == pytest.approx(1.0)
-    units = comparisons.derived_units(df).iloc[0]
+    units = lab_units.derived_units(df).iloc[0]
     assert units["iterations_per_minute"] == pytest.approx(60 / 1.8)
     assert units["days_to_100k"] == pytest.approx(100_000 * 1.8 / 86_400)
     assert units["megavoxels_per_s"] == 10.0
@@ -129,7 +129,7 @@ def test_reference_records_keep_provenance_and_reproduce_the_published_figures()
     unet = reference.unet3d_records()
     v100 = unet.query("cluster == 'SMC:V100' and benchmark == 'unet3d_predict'").iloc[0]
     assert v100["throughput"] == pytest.approx(1.9e9 / 148.4)
-    units = comparisons.derived_units(unet.query("benchmark == 'unet3d_train'"))
+    units = lab_units.derived_units(unet.query("benchmark == 'unet3d_train'"))
     first = units.iloc[0]  # P40: 1001 iterations in 1816.7 s
     assert first["iterations_per_minute"] == pytest.approx(1001 / 1816.7 * 60)
     assert not math.isnan(first["days_to_100k"])
@@ -145,7 +145,7 @@ def test_unet3d_units_put_a_campaign_beside_the_reference():
         {"benchmark": "train", "status": "ok", "gpu": "H100", "throughput": 900.0,
          "unit": "images/s", "time_iteration_s": 0.3},
     ])
-    table = comparisons.unet3d_units(runs, reference.unet3d_records())
+    table = lab_units.unet3d_units(runs, reference.unet3d_records())
     ours = table[table["source"] == "this campaign"].set_index("benchmark")
     assert len(ours) == 2  # the classification run is left out
     assert ours.loc["unet3d_train", "days_to_100k"] == pytest.approx(1.0)  # 86400 s
@@ -156,4 +156,4 @@ def test_unet3d_units_put_a_campaign_beside_the_reference():
     ref = table[(table["source"] == "reference") & (table["cluster"] == "SMC:V100")]
     v100_predict = ref[ref["benchmark"] == "unet3d_predict"].iloc[0]
     assert v100_predict["megavoxels_per_s"] == pytest.approx(1.9e9 / 148.4 / 1e6)
-    assert comparisons.unet3d_units(runs.iloc[2:]).empty
+    assert lab_units.unet3d_units(runs.iloc[2:]).empty

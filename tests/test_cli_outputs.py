@@ -14,8 +14,9 @@ import torch
 from benchlib import registry
 from benchlib.cli import main
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.record import make_record
 from benchlib.records import values
-from benchlib.records.build import failed_record, make_record
+from benchlib.records.build import failed_record
 from benchlib.records.results import scan
 from benchlib.records.store import ITERATIONS_KEY, write_sidecar
 from benchlib.workloads.collectives import AllReduceResult

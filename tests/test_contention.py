@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.record import make_record
 from benchlib.measure.contention import (
     CONTENDED_CPU_SHARE,
     Contention,
@@ -24,7 +25,6 @@ from benchlib.measure.contention import (
     snapshot,
     worst_contention,
 )
-from benchlib.records.build import make_record
 from benchlib.workloads import classification
 
 

@@ -10,7 +10,8 @@ from benchlib.records import flags
 
 BASE = {"schema_version": 1, "status": "ok", "benchmark": "train", "model": "resnet18",
         "dataset": "synthetic", "batch_size": 8, "gpu": "cpu", "unit": "images/s",
-        "iterations": 50, "wall_time_s": 10.0, "noisy": False, "contended": False,
+        "iterations": 50, "wall_time_s": 10.0, "time_iteration_s": 0.2, "noisy": False,
+        "contended": False,
         "contention_cpu_share": 0.01}
 
 
@@ -30,8 +31,9 @@ def test_record_flags_from_the_runs_own_columns():
                                "iterations": 3}) == ["contended", "throttled", "noisy", "short"]
     assert flags.record_flags({**BASE, "wall_time_s": 0.2}) == ["short"]
     assert flags.record_flags({**BASE, "status": "failed", "contended": True}) == []
-    probe = {**BASE, "benchmark": "probe_node", "iterations": 3, "wall_time_s": None}
-    assert flags.record_flags(probe) == []  # probes time each figure on their own
+    probe = {**BASE, "benchmark": "probe_node", "iterations": 3, "wall_time_s": None,
+             "time_iteration_s": None}
+    assert flags.record_flags(probe) == []  # no timed loop (probes time each figure on their own)
 
 
 def test_scaling_flags_superlinear_and_explains_the_contended_baseline():

@@ -20,7 +20,7 @@ from benchlib.data.volumes import open_volume
 from benchlib.inputs.config import ClassificationConfig, describe_validation_error
 from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.records.build import make_record
+from benchlib.kinds.record import make_record
 from benchlib.run import launch
 from benchlib.run.merge import merge
 from benchlib.workloads import collectives, unet3d

@@ -4,6 +4,7 @@ import cycle among modules (imports inside functions counted), no module over 40
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ from .conftest import ROOT
 PACKAGE = ROOT / "benchlib"
 MAX_LINES = 400
 #: Low to high: a module may import its own layer and the layers before it.
-LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "records", "run",
-          "execute", "reference", "analysis", "publish", "kinds", "cli"]
+LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "records", "kinds",
+          "run", "execute", "reference", "analysis", "publish", "cli"]
 #: Modules at the package's top level and the layer each belongs to.
 TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "benchlib",
              "registry": "inputs", "results": "records", "cli": "cli"}
@@ -37,11 +38,30 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+#: A run target or entry point, ``"benchlib.x.y:attribute"``: a module imported by name.
+TARGET = re.compile(r"(benchlib(?:\.\w+)+):\w+")
+
+
+def _named(node: ast.AST) -> str | None:
+    """The benchlib module a string names for import: a ``module:attribute`` target, or the
+    argument of ``import_module("benchlib.x")``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = TARGET.fullmatch(node.value)
+        return found.group(1) if found else None
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+        return str(node.args[0].value)
+    return None
+
+
 def _imports(name: str) -> set[str]:
-    """benchlib modules ``name`` imports anywhere in its body (functions included)."""
+    """benchlib modules ``name`` imports anywhere in its body (functions included), or names
+    for something to import by name (``import_module``, a run target)."""
     found = set()
     for node in ast.walk(ast.parse(MODULES[name].read_text())):
-        if isinstance(node, ast.Import):
+        if named := _named(node):
+            candidates = [named]
+        elif isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             candidates = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]

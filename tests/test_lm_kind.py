@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from benchlib import registry
+from benchlib import kinds, registry
 from benchlib.execute.sweep import run_sweep
 from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.inputs.params import load_sweep
@@ -20,11 +20,11 @@ def test_lm_notebooks_are_registered_with_the_language_model_kind():
     for name in ("lm_train", "lm_inference"):
         entry = registry.by_notebook(name)
         assert entry.config is LanguageModelConfig and entry.benchmark == name
-        assert entry.kind.run == "benchlib.workloads.language_model:run"
+        assert kinds.KINDS[entry.kind].run == "benchlib.workloads.language_model:run"
     config = LanguageModelConfig(benchmark="lm_inference", size="gpt2", sequence_length=1024)
-    per_token = registry.kind_of(config).flops_per_sample(config)
+    per_token = kinds.kind_of(config).flops_per_sample(config)
     assert per_token == SIZES["gpt2"].flops_per_token(1024, train=False)
-    train = registry.kind_of(config.model_copy(update={"benchmark": "lm_train"}))
+    train = kinds.kind_of(config.model_copy(update={"benchmark": "lm_train"}))
     assert train.flops_per_sample(config.model_copy(update={"benchmark": "lm_train"})) \
         == pytest.approx(3 * per_token)
 

@@ -369,7 +369,7 @@ def test_allreduce_bandwidth_plot(monkeypatch, shown):
         table = pd.DataFrame({"size_bytes": [1024, 2048], "size": ["1KiB", "2KiB"],
                               "busbw_GBps": [1.0, 2.0], "algbw_GBps": [1.0, 2.0]})
 
-    monkeypatch.setattr(probes.build, "make_record", lambda config, result: {"gpu": "cpu"})
+    monkeypatch.setattr(probes, "make_record", lambda config, result: {"gpu": "cpu"})
     assert probes.bandwidth(AllReduceConfig(), Result()) == {"gpu": "cpu"}
     assert len(shown.images()) == 1
 

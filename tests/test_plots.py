@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons
+from benchlib.analysis import comparisons, lab_units
 from benchlib.publish import axes, phase_plots, plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
@@ -36,7 +36,7 @@ def test_seven_nullable_batch_sizes_through_every_plot():
         plots.ratio_plot(comparison.pairs, comparison.title).canvas.draw()
     table = comparisons.breakdown(df)
     phase_plots.breakdown_plot(table, summary.varying(table)).canvas.draw()
-    projected = comparisons.derived_units(comparisons.extrapolate(df, iterations=1000))
+    projected = lab_units.derived_units(comparisons.extrapolate(df, iterations=1000))
     plots.hours_plot(projected, summary.varying(projected)).canvas.draw()
     figure.canvas.draw()
 

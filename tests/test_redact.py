@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.record import make_record
 from benchlib.measure.environment import allowed_environment, container_image
 from benchlib.measure.redact import redact
 from benchlib.publish import present
-from benchlib.records.build import make_record
 from benchlib.run import launch
 
 from .conftest import ROOT, TINY

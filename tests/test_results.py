@@ -6,8 +6,8 @@ import pytest
 
 from benchlib import SCHEMA_VERSION
 from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.record import make_record
 from benchlib.measure.environment import capture, short_gpu_name
-from benchlib.records.build import make_record
 from benchlib.records.results import CORE_COLUMNS, load, record_from_notebook
 from benchlib.records.store import RecordError, write_json_atomic
 from benchlib.workloads import classification

@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.analysis import comparisons
-from benchlib.records import build, results, schema, store
+from benchlib.kinds.record import make_record
+from benchlib.records import results, schema, store
 
 from .conftest import ROOT
 
@@ -52,6 +53,6 @@ def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
                                   batch_size=2, iterations=2, warmup=0, num_classes=10,
                                   num_workers=0, device="cpu", noise_samples=2)
     result = classification.run(config)
-    record = build.make_record(config, result, capture(result.device))
+    record = make_record(config, result, capture(result.device))
     record.pop(store.ITERATIONS_KEY)
     assert schema.undocumented(record) == []

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.analysis import comparisons
+from benchlib.analysis import lab_units
 from benchlib.cli import main
 from benchlib.data.em_volume import write_em_volume
 from benchlib.data.patches import affinities, augment, boundaries
@@ -23,9 +23,9 @@ from benchlib.data.volumes import (
 )
 from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.record import make_record
 from benchlib.models.geometry import ShapeError, UNetGeometry
 from benchlib.models.unet3d import UNet3D
-from benchlib.records.build import make_record
 from benchlib.workloads import blockwise, unet3d
 
 #: A network small enough for CPU tests: 2 levels, pooling (1, 2, 2), 4 -> 8 -> 16 features.
@@ -208,7 +208,7 @@ def test_training_counts_iterations_voxels_and_phases(volume, dataset):
     record = make_record(config, result, {})
     assert (record["benchmark"], record["model"], record["patch_shape"]) == (
         "unet3d_train", "unet3d", "21x48x48")
-    units = comparisons.lab_units(record)
+    units = lab_units.lab_units(record)
     assert units["days_to_100k"] == pytest.approx(1e5 * record["time_iteration_s"] / 86400)
 
 
@@ -217,7 +217,7 @@ def test_predict_record_and_lab_units(volume, tmp_path):
     record = make_record(config, unet3d.predict(config), {})
     assert (record["block_shape"], record["halo"], record["dataset"]) == ("10x20x20", "10x20x20",
                                                                           "real")
-    units = comparisons.lab_units(record)
+    units = lab_units.lab_units(record)
     assert units["hours_per_teravoxel"] == pytest.approx(1e12 / record["throughput"] / 3600)
     summary = unet3d.network_summary(config)
     assert summary["input_block"] == "30x60x60" and summary["compute_efficiency"] == 1.0

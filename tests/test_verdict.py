@@ -12,9 +12,9 @@ from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_cap
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.inputs.unet3d_config import UNet3DTrainConfig
+from benchlib.kinds import KINDS
 from benchlib.kinds.classification import flops_per_sample as classification_flops_per_sample
-from benchlib.kinds.unet3d import UNET3D_TRAIN
-from benchlib.records.build import make_record
+from benchlib.kinds.record import make_record
 from benchlib.records.flops import count_flops
 from benchlib.reference import datasheet_for, datasheets
 from benchlib.run import probe_runs
@@ -38,7 +38,7 @@ def test_flop_counts_match_the_architecture() -> None:
 def test_unet_flops_are_per_output_voxel() -> None:
     config = UNet3DTrainConfig(dataset="synthetic", depth=1, base_features=2, growth=2,
                                pooling=[1, 2, 2], patch_shape=[13, 28, 28])
-    per_voxel = UNET3D_TRAIN.flops_per_sample(config)
+    per_voxel = KINDS["unet3d_train"].flops_per_sample(config)
     from benchlib.workloads.unet3d import build_model
 
     forward = count_flops(lambda: build_model(config), (1, 1, 13, 28, 28), False)

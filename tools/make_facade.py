@@ -38,9 +38,10 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
     "benchlib/analysis/__init__.py": [
         *((name, "benchlib.analysis.comparisons", name) for name in (
             "aggregate", "scaling", "scaling_table", "compare", "effect", "headline", "breakdown",
-            "expected", "extrapolate", "derived_units", "unet3d_units", "benchmarks",
+            "expected", "extrapolate", "benchmarks",
             "allreduce_curves", "distributed_runs", "outliers", "history", "config_columns",
             "failed", "labels", "ok")),
+        *((name, "benchlib.analysis.lab_units", name) for name in ("derived_units", "unet3d_units")),
         ("compare_campaigns", "benchlib.analysis.regression", "compare"),
         ("check", "benchlib.analysis.references", "check"),
         ("verdicts", "benchlib.analysis.verdict", "verdicts"),

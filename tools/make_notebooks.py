@@ -27,7 +27,7 @@ from jupyter_kernel import KERNELSPEC  # tools/, beside this script
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from benchlib import registry
-from benchlib.publish.benchmark_notebook import parameters, run
+from benchlib.publish.benchmark_notebook import layouts, run, views
 from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import (
     Page,
@@ -91,25 +91,25 @@ def _finish(cells: list, kind: dict) -> nbformat.NotebookNode:
 
 
 def parameter_names(benchmark: str) -> list[str]:
-    """The parameters ``notebooks/<benchmark>.ipynb`` takes (its kind says which of its config
-    class's fields)."""
-    entry = registry.by_notebook(benchmark)
-    return entry.kind.parameter_names(entry)
+    """The parameters ``notebooks/<benchmark>.ipynb`` takes (its config class's fields but
+    those its registry entry ignores)."""
+    return registry.by_notebook(benchmark).parameters
 
 
 def _fixed(entry: registry.Benchmark) -> dict[str, object]:
     """What the configuration cell fixes: ``benchmark``, where notebooks share a config class."""
-    shared = sum(b.config is entry.config for b in registry.BENCHMARKS) > 1
+    shared = sum(b.config is entry.config for b in registry.benchmarks()) > 1
     return entry.fixed if shared else {}
 
 
 def build(benchmark: str) -> nbformat.NotebookNode:
     """A benchmark notebook: parameters, configuration, then its page's sections."""
     entry = registry.by_notebook(benchmark)
-    intro, heading, after = entry.kind.cells(entry)
+    view = views.view_of(entry)
+    intro, heading, after = layouts.cells(entry)
     names = parameter_names(benchmark)
-    defaults = entry.kind.defaults(entry, _fixed(entry))
-    comments = {**parameters.comments(benchmark), **entry.kind.comments}
+    defaults = view.defaults(entry, _fixed(entry))
+    comments = view.all_comments()
     arguments = [f"    {k}={v!r}," for k, v in _fixed(entry).items()]
     arguments += [f"    {n}={n}," for n in names]
     show = Call(run.configuration, "config")
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", type=Path, default=ROOT / "notebooks")
     args = parser.parse_args(argv)
     stale = []
-    builds = {b.notebook: build for b in registry.BENCHMARKS}
+    builds = {b.notebook: build for b in registry.benchmarks()}
     builds.update(dict.fromkeys(SUMMARIES, build_summary))
     for name, make in builds.items():
         path = args.folder / f"{name}.ipynb"

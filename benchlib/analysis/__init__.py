@@ -161,24 +161,9 @@ def extrapolate(
     return real(df=df, iterations=iterations, samples=samples)
 
 
-def derived_units(df: pd.DataFrame) -> pd.DataFrame:
-    """Lab units: iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel."""
-    from benchlib.analysis.comparisons import derived_units as real
-
-    return real(df=df)
-
-
-def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
-    """3D U-Net runs of ``df`` beside ``reference`` ones, in lab units: training in iterations
-    per minute and days to 100k iterations, prediction in megavoxels/s and hours per teravoxel.
-    ``source`` says which rows are this campaign's."""
-    from benchlib.analysis.comparisons import unet3d_units as real
-
-    return real(df=df, reference=reference)
-
-
 def benchmarks(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of workloads, without the probes (``probe_*``), whose metrics are not throughputs."""
+    """Rows of workloads, without the probes (their kinds' ``probe``), whose metrics are not
+    throughputs."""
     from benchlib.analysis.comparisons import benchmarks as real
 
     return real(df=df)
@@ -251,6 +236,22 @@ def ok(df: pd.DataFrame) -> pd.DataFrame:
     from benchlib.analysis.comparisons import ok as real
 
     return real(df=df)
+
+
+def derived_units(df: pd.DataFrame) -> pd.DataFrame:
+    """Lab units: iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel."""
+    from benchlib.analysis.lab_units import derived_units as real
+
+    return real(df=df)
+
+
+def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Runs of ``df`` whose kind reports lab units (the 3D U-Net's) beside ``reference`` ones:
+    training in iterations per minute and days to 100k iterations, prediction in megavoxels/s
+    and hours per teravoxel. ``source`` says which rows are this campaign's."""
+    from benchlib.analysis.lab_units import unet3d_units as real
+
+    return real(df=df, reference=reference)
 
 
 def compare_campaigns(

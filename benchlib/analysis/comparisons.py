@@ -24,6 +24,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     labels,
     ok,
 )
+from benchlib.kinds import is_probe
 from benchlib.measure.timing import PHASES
 from benchlib.records import flags
 from benchlib.records.run_table import ScalingTable
@@ -287,74 +288,23 @@ def extrapolate(df: pd.DataFrame, iterations: float | None = None,
     return df
 
 
-def derived_units(df: pd.DataFrame) -> pd.DataFrame:
-    """Lab units: iterations/minute, days to 100k iterations, megavoxels/s, hours per teravoxel."""
-    df = df.copy()
-    if "time_iteration_s" in df:
-        df["iterations_per_minute"] = 60 / df["time_iteration_s"]
-        df["days_to_100k"] = 100_000 * df["time_iteration_s"] / 86_400
-    if "throughput" in df and "unit" in df:
-        voxels = df["unit"] == "voxels/s"
-        df["megavoxels_per_s"] = np.where(voxels, df["throughput"] / 1e6, np.nan)
-        # per teravoxel of a volume predicted; training voxels/s are not a volume to process
-        predicted = voxels & (df["benchmark"] != "unet3d_train") if "benchmark" in df else voxels
-        df["hours_per_teravoxel"] = np.where(predicted, 1e12 / df["throughput"] / 3600, np.nan)
-    return df
-
-
-UNET3D_BENCHMARKS = ("unet3d_train", "unet3d_predict")
-UNET3D_UNITS = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s", "hours_per_teravoxel")
-
-
-def lab_units(record: dict) -> dict[str, object]:
-    """Iterations/minute and days to 100k iterations (training) or megavoxels/s and hours per
-    teravoxel (prediction) of one 3D U-Net record, as the summaries compute them."""
-    row = derived_units(pd.DataFrame([record])).iloc[0]
-    if record.get("benchmark") == "unet3d_train":
-        keys = ["iterations_per_minute", "days_to_100k", "megavoxels_per_s"]
-    else:
-        keys = ["megavoxels_per_s", "hours_per_teravoxel"]
-    return {key: row[key] for key in keys}
-
-
-def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
-    """3D U-Net runs of ``df`` beside ``reference`` ones, in lab units: training in iterations
-    per minute and days to 100k iterations, prediction in megavoxels/s and hours per teravoxel.
-    ``source`` says which rows are this campaign's."""
-    frames = []
-    for source, frame in (("this campaign", df), ("reference", reference)):
-        if frame is None or "benchmark" not in frame:
-            continue
-        rows = ok(frame)
-        rows = rows[rows["benchmark"].isin(UNET3D_BENCHMARKS)].assign(source=source)
-        frames.append(rows)
-    if not frames or all(f.empty for f in frames):
-        return pd.DataFrame(columns=["source", "benchmark", *UNET3D_UNITS])
-    table = derived_units(pd.concat([f for f in frames if not f.empty], ignore_index=True))
-    train = table["benchmark"] == "unet3d_train"
-    table.loc[train, ["megavoxels_per_s", "hours_per_teravoxel"]] = np.nan
-    table.loc[~train, ["iterations_per_minute", "days_to_100k"]] = np.nan
-    described = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
-                             "batch_size", "patch_shape", "block_shape") if c in table]
-    return table[["source", "benchmark", *described, *UNET3D_UNITS]].reset_index(drop=True)
-
-
 SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
 
 def benchmarks(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of workloads, without the probes (``probe_*``), whose metrics are not throughputs."""
+    """Rows of workloads, without the probes (their kinds' ``probe``), whose metrics are not
+    throughputs."""
     if "benchmark" not in df:
         return df
-    return df[~df["benchmark"].fillna("").astype(str).str.startswith("probe_")]
+    return df[~df["benchmark"].map(is_probe).astype(bool)]
 
 
 def allreduce_curves(df: pd.DataFrame) -> pd.DataFrame:
     """The all-reduce probes as long rows: configuration, ``size``, ``size_bytes``, ``busbw_GBps``
     (medians over repeats), from the records' ``busbw_<size>`` columns."""
     probes = ok(df)
-    probes = probes[probes.get("benchmark", pd.Series(dtype=object)) == "probe_allreduce"]
     sizes = [c for c in probes.columns if re.fullmatch(r"busbw_\d+(B|KiB|MiB|GiB)", c)]
+    probes = probes.dropna(subset=sizes, how="all") if sizes else probes.iloc[0:0]
     if probes.empty or not sizes:
         return pd.DataFrame(columns=["configuration", "size", "size_bytes", "busbw_GBps"])
     described = [c for c in ("cluster", "gpu", "num_nodes", "num_devices", "precision")

@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 
+from benchlib import registry
 from benchlib.analysis.diagnose import rung_runs
 from benchlib.analysis.references import Reference, RegexMatch
 from benchlib.inputs.diagnose_plan import Plan
@@ -49,7 +50,7 @@ def _expected(node_device: str, ref: Reference, precision: str) -> float | None:
 def _applies(ref: Reference, run: dict[str, object]) -> bool:
     other_gpu = ref.model_copy(update={"match": {k: v for k, v in ref.match.items()
                                                  if k not in GPU_KEYS}})
-    return ref.metric == "throughput" and ref.match.get("benchmark") != "probe_node" \
+    return ref.metric == "throughput" and ref.match.get("benchmark") != registry.NODE_PROBE.benchmark \
         and other_gpu.applies_to(run)
 
 
@@ -97,9 +98,10 @@ def unmatched_text(plan: Plan, refs: list[Reference]) -> str:
                       for r in refs if r.metric == "throughput"
                       and r.match.get("benchmark") == plan.benchmark
                       and r.match.get("model") and family(r.match["model"]) == family(plan.model)})
-    work = f"{plan.model} {'training' if plan.benchmark == 'train' else plan.benchmark}"
+    activity = registry.by_benchmark(plan.benchmark).activity  # type: ignore[union-attr]
+    work = f"{plan.model} {activity}"
     where = "on this CPU" if plan.target == "cpu" else "on this GPU"
-    kind = f"{family(plan.model)} {'training' if plan.benchmark == 'train' else plan.benchmark}"
+    kind = f"{family(plan.model)} {activity}"
     if not covered:
         return (f"No shipped published figure matches {work} at batch {plan.batch_size}, "
                 f"{plan.image_size} px {where}, and none is of {kind}: nothing to set it "

@@ -45,7 +45,7 @@ from pydantic import (
     field_validator,
 )
 
-from benchlib import reference
+from benchlib import reference, registry
 from benchlib.analysis.tables import labels
 from benchlib.errors import InputError
 from benchlib.inputs.config import describe_validation_error
@@ -224,7 +224,8 @@ def datasheet_references() -> list[Reference]:
             if _missing(peak):
                 continue
             found.append(Reference(
-                match={"benchmark": "probe_node", "device_name": RegexMatch(regex=row["pattern"])},
+                match={"benchmark": registry.NODE_PROBE.benchmark,
+                       "device_name": RegexMatch(regex=row["pattern"])},
                 metric=metric, value=float(peak), lower=DATASHEET_LOWER, upper=None,
                 unit="TFLOP/s", name=f"{row['variant']} {column.removesuffix('_tflops')} matmul",
                 source=(f"NVIDIA datasheet dense peak for {row['variant']} "

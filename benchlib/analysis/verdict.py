@@ -19,7 +19,7 @@ import re
 
 import pandas as pd
 
-from benchlib import formatting
+from benchlib import formatting, registry
 from benchlib.analysis import comparisons as analysis
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
@@ -45,11 +45,11 @@ CEILINGS = (
 
 
 def probes(df: pd.DataFrame) -> pd.DataFrame:
-    """The finished node probes (``benchmark == probe_node``)."""
+    """The finished node probes (records of :data:`benchlib.registry.NODE_PROBE`)."""
     done = analysis.ok(df)
     if "benchmark" not in done:
         return done.iloc[0:0]
-    return done[done["benchmark"] == "probe_node"]
+    return done[done["benchmark"] == registry.NODE_PROBE.benchmark]
 
 
 def ceilings(df: pd.DataFrame) -> pd.DataFrame:

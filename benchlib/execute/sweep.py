@@ -29,7 +29,7 @@ from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_paramet
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
 from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_path, write_sidecar
-from benchlib.registry import NOTEBOOK_CONFIGS
+from benchlib.registry import notebook_configs
 from benchlib.vocabulary import PointState, RecordStatus
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[s
     """The columns every record of ``point`` gets besides its parameters: the notebook's fixed
     values (``benchmark``), point id, notebook, repeat, its place in the run order
     (``sweep_order``), and ``context`` (e.g. SLURM job ids)."""
-    fixed = NOTEBOOK_CONFIGS.get(point.notebook, (None, {}))[1]
+    fixed = notebook_configs().get(point.notebook, (None, {}))[1]
     return {**(context or {}), **fixed, "point_id": point.point_id, "notebook": point.notebook,
             "repeat": point.repeat, "sweep_order": point.order}
 

@@ -34,6 +34,7 @@ from pydantic import (
     ValidationError,
 )
 
+from benchlib import registry
 from benchlib.errors import InputError
 from benchlib.inputs.config import (
     ClassificationConfig,
@@ -69,7 +70,7 @@ class DiagnoseRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     model: str = "resnet50"
-    benchmark: Literal["train", "inference"] = "train"
+    benchmark: Literal[registry.DIAGNOSED] = registry.DIAGNOSED[0]  # type: ignore[valid-type]
     data_dir: str = ""
     num_devices: PositiveInt = 1
     num_workers: NonNegativeInt | None = None
@@ -130,7 +131,8 @@ class Plan(BaseModel):
     def points(self) -> list[tuple[str, Point]]:
         """Every point of the ladder with its rung's name: the probe first, then every rung,
         its repeats interleaved (ABCABC)."""
-        found = [("probe", Point("node_probe", self.parameters["probe"], 0, "node_probe", 0))]
+        probe = registry.NODE_PROBE.notebook
+        found = [("probe", Point(probe, self.parameters["probe"], 0, probe, 0))]
         for repeat in range(self.repeats):
             for rung in self.rungs[1:]:
                 found.append((rung.name, Point(self.benchmark, self.parameters[rung.name], repeat,
@@ -258,7 +260,8 @@ def plan(request: DiagnoseRequest, executor: str = "local") -> Plan:
     campaign = request.campaign or \
         f"diagnose-{request.model}-{settings_tag(parameters, repeats)}"
     parameters = {name: {**values, "campaign": campaign} for name, values in parameters.items()}
-    probe = Rung(name="probe", kind="probe", label="the node probe", match={"benchmark": "probe_node"})
+    probe = Rung(name="probe", kind="probe", label="the node probe",
+                 match={"benchmark": registry.NODE_PROBE.benchmark})
     return Plan(campaign=campaign, target=target, model=request.model,
                 benchmark=request.benchmark, data_dir=request.data_dir,
                 num_devices=request.num_devices, batch_size=config.batch_size,
@@ -299,7 +302,7 @@ def sweep(plan_: Plan, plan_path: Path,
           executor: LocalExecutor | SlurmExecutor | None = None) -> Sweep:
     """The plan as a sweep of the normal machinery: the probe first, then every rung, its
     repeats interleaved (ABCABC)."""
-    spec = SweepFile(campaign=plan_.campaign, notebook=["node_probe", plan_.benchmark],
+    spec = SweepFile(campaign=plan_.campaign, notebook=[registry.NODE_PROBE.notebook, plan_.benchmark],
                      repeats=plan_.repeats, executor=executor or LocalExecutor())
     return Sweep(plan_path, spec, [point for _, point in plan_.points()])
 

@@ -33,7 +33,7 @@ from benchlib.errors import InputError
 from benchlib.inputs.config import ConfigError, check_campaign, describe_validation_error
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
-from benchlib.registry import NOTEBOOK_CONFIGS
+from benchlib.registry import notebook_configs
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
@@ -50,7 +50,7 @@ def allowed_notebooks(notebook_dir: Path | None = None) -> tuple[str, ...]:
     """The notebooks a params file may name: the registry's benchmarks (``notebooks/``), or,
     for another ``notebook_dir`` (tests), the plain names of the notebooks in it."""
     if notebook_dir is None or Path(notebook_dir).resolve() == NOTEBOOK_DIR.resolve():
-        return tuple(sorted(NOTEBOOK_CONFIGS))
+        return tuple(sorted(notebook_configs()))
     return tuple(sorted(p.stem for p in Path(notebook_dir).glob("*.ipynb")
                         if NOTEBOOK_NAME.fullmatch(p.stem)))
 
@@ -111,7 +111,7 @@ class SweepFile(BaseModel):
         names = [name for item in items for name in ([item] if isinstance(item, str) else item)]
         notebook_dir = (info.context or {}).get("notebook_dir")
         if notebook_dir is None or Path(notebook_dir).resolve() == NOTEBOOK_DIR.resolve():
-            bad = [name for name in names if name not in NOTEBOOK_CONFIGS]
+            bad = [name for name in names if name not in notebook_configs()]
             if bad:
                 raise ValueError(f"{_listed(bad, value)}not a benchmark notebook; allowed: "
                                  f"{', '.join(allowed_notebooks())}")
@@ -265,9 +265,9 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
             field = str(error).split(":", 1)[0]
             errors.append(f"{_origin(spec, field, point.notebook)}{str(error)[len(field):]}")
             continue
-        if point.notebook not in NOTEBOOK_CONFIGS:
+        if point.notebook not in notebook_configs():
             continue
-        config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+        config_class, fixed = notebook_configs()[point.notebook]
         values = {k: v for k, v in resolved.items() if k in config_class.model_fields}
         try:
             config_class(**{**values, **fixed})
@@ -361,9 +361,9 @@ def papermill_parameters(point: Point, base_dir: Path) -> dict[str, Any]:
     if bad:
         raise ConfigError(f"{point.notebook}: parameter names must be Python names: "
                           f"{', '.join(map(repr, bad))}")
-    if point.notebook not in NOTEBOOK_CONFIGS:
+    if point.notebook not in notebook_configs():
         return json.loads(json.dumps(parameters, allow_nan=False))
-    config_class, fixed = NOTEBOOK_CONFIGS[point.notebook]
+    config_class, fixed = notebook_configs()[point.notebook]
     unknown = sorted(set(parameters) - set(config_class.model_fields))
     if unknown:
         raise ConfigError(f"{point.notebook}: unknown parameters {', '.join(unknown)}")

@@ -1,74 +1,55 @@
-"""Benchmark kinds: one object per kind carrying what differs between kinds (its run function,
-the record columns it adds, FLOPs per sample, its notebook's cells, headline and plot title).
+"""Benchmark kinds: one registered object per kind carrying what differs between kinds where
+records are made and read (:class:`~benchlib.kinds.base.Kind`), looked up from a config or a
+record's ``benchmark`` through the registry's entries (:mod:`benchlib.registry`).
 
-:mod:`benchlib.registry` names each benchmark's kind as a ``"module:attribute"`` string and
-loads it when asked (:func:`benchlib.registry.kind_of`), so lower layers ask for a kind without
-importing this layer. A kind's module imports torch and the pages only inside its methods:
-loading a kind to read :attr:`Kind.timed_loop` while records load stays cheap.
+The shipped kinds register themselves (``@register_kind``) when their modules are imported,
+below; a site's kinds come from its package's ``benchlib.kinds`` entry point, imported by
+:func:`benchlib.registry.benchmarks`. How a kind is shown lives in
+:mod:`benchlib.publish.benchmark_notebook.views`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
+
+from benchlib import registry
+from benchlib.kinds.base import KINDS, Kind, register_kind
 
 if TYPE_CHECKING:
     from benchlib.inputs.config import CommonConfig
-    from benchlib.registry import Benchmark
 
-#: The cells of a benchmark notebook: its first Markdown cell, the heading over the
-#: configuration, and the cells after the configuration cell.
-Cells = tuple[str, str, tuple]
+__all__ = ["KINDS", "Kind", "is_probe", "kind_named", "kind_of", "register_kind", "run_target"]
 
 
-class Kind:
-    """What one kind of benchmark does differently; the defaults are a timed loop's."""
+def _kind(entry: registry.Benchmark) -> Kind:
+    if entry.kind not in KINDS:
+        raise KeyError(f"benchmark {entry.benchmark!r} names kind {entry.kind!r}, which no module "
+                       f"registered (known: {', '.join(sorted(KINDS))})")
+    return KINDS[entry.kind]
 
-    #: ``module:function`` the launcher runs (a string: torchrun's workers import it).
-    run: str = ""
-    #: A timed loop of iterations: ``short`` applies, the interval comes from its iterations.
-    timed_loop: bool = True
-    #: Comments beside parameters in its notebooks' parameters cells, over the shared ones
-    #: (:mod:`benchlib.publish.benchmark_notebook.parameters`).
-    comments: ClassVar[dict[str, str]] = {}
 
-    def record_fields(self, config: Any, result: Any, **context: object) -> dict[str, object]:
-        """The record's columns besides where the run happened (``run_identity``), FLOPs,
-        ``env_*`` and flags: the timed loop's columns and :meth:`columns`."""
-        from benchlib.records.build import timed_loop_columns
+def kind_of(config: CommonConfig) -> Kind:
+    """The kind that runs ``config`` (the entry of its config class and ``benchmark``)."""
+    return _kind(registry.entry_of(config))
 
-        return {**timed_loop_columns(config, result), **self.columns(config, result)}
 
-    def columns(self, config: Any, result: Any) -> dict[str, object]:
-        """The columns only this kind has (``benchmark``, ``model`` and its own)."""
-        return {"benchmark": config.benchmark}
+def kind_named(benchmark: object) -> Kind | None:
+    """The kind of records whose ``benchmark`` column is ``benchmark`` (None when no
+    registered benchmark has that value)."""
+    entry = registry.by_benchmark(benchmark)
+    return _kind(entry) if entry is not None else None
 
-    def interval(self, result: Any) -> dict[str, float | None]:
-        """``throughput_low`` / ``throughput_high`` from the run's own iterations."""
-        from benchlib.records.run_interval import throughput_interval
 
-        return throughput_interval(result)
+def is_probe(benchmark: object) -> bool:
+    """Whether records of ``benchmark`` come from a probe of the node (not a workload)."""
+    kind = kind_named(benchmark)
+    return kind is not None and kind.probe
 
-    def flops_per_sample(self, config: Any) -> float | None:
-        """Model FLOPs per counted sample (None: this kind has no model FLOPs)."""
-        return None
 
-    def headline(self, config: Any, result: Any) -> str:
-        """One line on what the run achieved."""
-        return (f"{result.throughput:.2f} {result.unit} over {result.iterations} timed "
-                f"iterations ({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")
+def run_target(config: CommonConfig) -> str:
+    """``module:function`` that runs ``config`` (its kind's run function)."""
+    return kind_of(config).run
 
-    def title(self, config: Any) -> str:
-        """What ran, for the title of its plots."""
-        return f"{config.benchmark}, batch {config.batch_size}, {config.precision}"
 
-    def parameter_names(self, entry: Benchmark) -> list[str]:
-        """The parameters the entry's notebook takes: its config class's fields."""
-        return [n for n in entry.config.model_fields if n != "benchmark"]
-
-    def defaults(self, entry: Benchmark, fixed: dict[str, object]) -> CommonConfig:
-        """The config whose values the parameters cell shows."""
-        return entry.config(**fixed)
-
-    def cells(self, entry: Benchmark) -> Cells:
-        """The notebook's introduction, configuration heading and cells after it."""
-        raise NotImplementedError(f"{type(self).__name__} gives no notebook cells")
+# The shipped kinds register themselves on import.
+from benchlib.kinds import classification, language_model, probes, unet3d  # noqa: E402, F401

@@ -6,28 +6,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchlib.kinds import Cells, Kind
+from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
     from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
-    from benchlib.registry import Benchmark
     from benchlib.workloads.collectives import AllReduceResult
     from benchlib.workloads.node_probe import NodeProbeResult
-
-#: Config fields the node probe's notebook does not take (it runs on one node, its own way).
-NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
-
 
 class Probe(Kind):
     """What both probes share: no timed loop, no within-run interval."""
 
     timed_loop = False
+    probe = True
 
     def interval(self, result: object) -> dict[str, float | None]:
         """Empty bounds: a probe keeps no per-iteration times to resample."""
         return {"throughput_low": None, "throughput_high": None}
 
 
+@register_kind("allreduce")
 class AllReduce(Probe):
     """Bus bandwidth of an all-reduce over message sizes (nccl-tests' formulas)."""
 
@@ -51,12 +48,8 @@ class AllReduce(Probe):
             record[f"busbw_{row.size}"] = row.busbw_GBps
         return record
 
-    def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.benchmark_notebook import probes
 
-        return probes.ALLREDUCE_ABOUT, "## Configuration", probes.ALLREDUCE
-
-
+@register_kind("node_probe")
 class NodeProbe(Probe):
     """The node's ceilings: matmul, memory, links, decode, reads."""
 
@@ -96,14 +89,3 @@ class NodeProbe(Probe):
                           allreduce_devices=allreduce.get("num_devices"))
         return record
 
-    def parameter_names(self, entry: Benchmark) -> list[str]:
-        return [n for n in super().parameter_names(entry) if n not in NODE_FIXED]
-
-    def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.benchmark_notebook import probes
-
-        return probes.NODE_ABOUT, "## Configuration", probes.NODE
-
-
-ALLREDUCE = AllReduce()
-NODE_PROBE = NodeProbe()

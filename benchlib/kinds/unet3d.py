@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from benchlib.kinds import Cells, Kind
+from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
     from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
-    from benchlib.registry import Benchmark
     from benchlib.workloads.result import RunResult
 
 
@@ -26,10 +25,7 @@ def flops_per_voxel(config: UNet3DConfig, input_shape: tuple[int, ...], voxels: 
 
 
 class UNet3D(Kind):
-    """What both U-Net kinds share: the network's columns, headline, title and cells."""
-
-    #: Appended to the phase breakdown's explanation.
-    phases_note = ""
+    """What both U-Net kinds share: the network's columns."""
 
     def columns(self, config: UNet3DConfig, result: RunResult) -> dict[str, object]:
         from benchlib.models.geometry import shape_text
@@ -49,30 +45,14 @@ class UNet3D(Kind):
         """The shapes this U-Net kind reads and writes."""
         return {}
 
-    def headline(self, config: UNet3DConfig, result: RunResult) -> str:
-        from benchlib.workloads import unet3d
 
-        return unet3d.headline(result)
-
-    def title(self, config: UNet3DConfig) -> str:
-        return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
-
-    def defaults(self, entry: Benchmark, fixed: dict[str, object]) -> UNet3DConfig:
-        return entry.config.model_construct(**fixed)  # required fields (volume) have no default
-
-    def cells(self, entry: Benchmark) -> Cells:
-        from benchlib.publish.benchmark_notebook import run
-
-        how = run.PAPERMILL.format(params="params/unet3d.yaml", name=entry.notebook,
-                                   example="volume data/em.h5")
-        return (f"# {entry.title}\n\n{entry.description}\n\n{how}",
-                "## Configuration and network", run.unet_cells(self.phases_note))
-
-
+@register_kind("unet3d_train")
 class UNet3DTrain(UNet3D):
     """Adam steps on random patches; a sample is an output voxel of a patch."""
 
     run = "benchlib.workloads.unet3d:train"
+    lab_units = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s")
+    lab_panel = ("days_to_100k", "training: days to 100k iterations")
 
     def shape_columns(self, config: UNet3DTrainConfig) -> dict[str, object]:
         from benchlib.models.geometry import shape_text
@@ -91,16 +71,13 @@ class UNet3DTrain(UNet3D):
                                train=True)
 
 
+@register_kind("unet3d_predict")
 class UNet3DPredict(UNet3D):
     """Blockwise prediction of a whole volume; a sample is a voxel written."""
 
     run = "benchlib.workloads.unet3d:predict"
-
-    @property
-    def phases_note(self) -> str:  # type: ignore[override]
-        from benchlib.publish.benchmark_notebook.run import PREDICT_PHASES
-
-        return PREDICT_PHASES
+    lab_units = ("megavoxels_per_s", "hours_per_teravoxel")
+    lab_panel = ("hours_per_teravoxel", "prediction: hours per teravoxel")
 
     def shape_columns(self, config: UNet3DPredictConfig) -> dict[str, object]:
         from benchlib.models.geometry import shape_text
@@ -120,6 +97,3 @@ class UNet3DPredict(UNet3D):
         return flops_per_voxel(config, tuple(layout["input_shape"]),
                                math.prod(layout["block_shape"]), train=False)
 
-
-UNET3D_TRAIN = UNet3DTrain()
-UNET3D_PREDICT = UNet3DPredict()

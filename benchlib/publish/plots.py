@@ -16,6 +16,7 @@ import seaborn as sns
 from benchlib import formatting
 from benchlib.analysis.comparisons import headline
 from benchlib.analysis.intervals import HEADLINE_NAME
+from benchlib.kinds import kind_named
 from benchlib.measure.telemetry import Telemetry
 from benchlib.publish import palette
 from benchlib.publish.axes import log_axis, spans_decades
@@ -272,9 +273,8 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
 def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") -> plt.Figure:
     """Days to 100k training iterations and hours per teravoxel predicted, one bar per run,
     coloured by source (this campaign or reference), from :func:`analysis.unet3d_units`."""
-    panels = [("unet3d_train", "days_to_100k", "training: days to 100k iterations"),
-              ("unet3d_predict", "hours_per_teravoxel", "prediction: hours per teravoxel")]
-    panels = [p for p in panels if (table["benchmark"] == p[0]).any()]
+    panels = [(b, *kind.lab_panel) for b in dict.fromkeys(table["benchmark"])
+              if (kind := kind_named(b)) is not None and kind.lab_panel is not None]
     fig, axes = plt.subplots(1, max(1, len(panels)), squeeze=False,
                              figsize=(6 * max(1, len(panels)), 0.35 * min(len(table), MAX_BARS) + 1.8))
     for ax, (benchmark, value, name) in zip(axes[0], panels, strict=False):

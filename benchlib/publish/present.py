@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from benchlib import registry
 from benchlib.analysis.tables import config_columns
 from benchlib.formatting import (
     DASH,
@@ -140,10 +141,17 @@ def by_unit(frame: pd.DataFrame, caption: str, **options: object) -> Tables:
 
 # -- run pages: the parameters that apply, the environment grouped -------------------------
 
+def _takes(config: Mapping[str, object], name: str) -> bool:
+    """Whether the configuration's benchmark takes parameter ``name`` (its registry entry does
+    not ignore it)."""
+    entry = registry.by_benchmark(config.get("benchmark"))
+    return entry is None or name not in entry.ignores
+
+
 #: Parameters that apply only when a condition on the configuration holds.
 APPLIES: dict[str, Callable[[Mapping[str, object]], bool]] = {
-    "noise_samples": lambda c: c.get("benchmark") == "smooth_inference",
-    "sigma": lambda c: c.get("benchmark") == "smooth_inference",
+    "noise_samples": lambda c: _takes(c, "noise_samples"),
+    "sigma": lambda c: _takes(c, "sigma"),
     "synthetic_kind": lambda c: c.get("dataset") == "synthetic",
     "data_dir": lambda c: c.get("dataset") == "real",
     "num_nodes": lambda c: int(c.get("num_devices") or 1) > 1,

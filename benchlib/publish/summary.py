@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib import PROJECT_ROOT, formatting
+from benchlib import PROJECT_ROOT, formatting, registry
 from benchlib.analysis.comparisons import (
-    UNET3D_BENCHMARKS,
     aggregate,
     benchmarks,
     compare,
@@ -24,6 +23,7 @@ from benchlib.analysis.comparisons import (
     scaling,
 )
 from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
+from benchlib.analysis.lab_units import has_lab_units
 from benchlib.records import flags
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 from benchlib.vocabulary import Precision
@@ -281,7 +281,6 @@ def shown_path(path: str | Path) -> str:
 
 #: The reference 3D U-Net (the CREMI network of the reference era), in parameters.
 REFERENCE_UNET_PARAMETERS = 95.9e6
-TRAINING = ("train", "unet3d_train")  #: benchmarks that count optimizer iterations
 
 
 def resolve_results_dir(results_dir: str | Path) -> Path:
@@ -364,16 +363,16 @@ def breakdown_table(table: pd.DataFrame, caption: str) -> object:
 
 
 def training_runs(done: pd.DataFrame) -> pd.DataFrame:
-    """Finished training runs (they count iterations toward a target)."""
-    return done[done.get("benchmark", pd.Series(dtype=object)).isin(TRAINING)]
+    """Finished training runs (their iterations are optimizer steps: :func:`registry.training`)."""
+    return done[done.get("benchmark", pd.Series(dtype=object)).isin(registry.training())]
 
 
 def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
     """Markdown: a caveat when this campaign's 3D U-Net differs from the reference network."""
     if "result_parameters" not in done:
         return ""
-    counts = pd.to_numeric(done.loc[done["benchmark"].isin(UNET3D_BENCHMARKS),
-                                    "result_parameters"], errors="coerce").dropna()
+    counts = pd.to_numeric(done.loc[has_lab_units(done), "result_parameters"],
+                           errors="coerce").dropna()
     if counts.empty:
         return ""
 

@@ -1,6 +1,7 @@
-"""Building a result record: one flat row per run from its config and result
-(:func:`make_record`), the record of a run that did not finish (:func:`failed_record`), and
-showing it in the notebook as a MIME output (:func:`publish`)."""
+"""Building a result record: the columns of every timed loop (:func:`timed_loop_columns`,
+which :func:`benchlib.kinds.record.make_record` puts together with the kind's own), the record
+of a run that did not finish (:func:`failed_record`), and showing it in the notebook as a MIME
+output (:func:`publish`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from benchlib import SCHEMA_VERSION, registry
+from benchlib import SCHEMA_VERSION
 from benchlib.measure.timing import PHASES, is_noisy
-from benchlib.records.flags import join, record_flags
 from benchlib.records.store import (
     ITERATIONS_KEY,
     RECORD_MIME,
@@ -21,7 +21,7 @@ from benchlib.records.store import (
 from benchlib.vocabulary import RecordStatus
 
 if TYPE_CHECKING:
-    from benchlib.inputs.config import CommonConfig, RunConfig
+    from benchlib.inputs.config import RunConfig
     from benchlib.workloads.result import RunResult
 
 #: What the launcher adds to a run of several ranks (see benchlib.run.launch), kept unprefixed.
@@ -29,31 +29,9 @@ LAUNCH_COLUMNS = ("dist_backend", "node_launcher", "launch_wall_s", "launch_over
                   "straggler_spread", "slowest_rank")
 
 
-def _finite(value: float) -> float | None:
+def finite(value: float) -> float | None:
+    """``value``, or None for NaN (records hold no NaN)."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def make_record(config: CommonConfig, result: object, env: Mapping[str, object] | None = None,
-                **context: object) -> dict:
-    """The flat record of a finished run of any kind: where it ran, its kind's columns
-    (:meth:`benchlib.kinds.Kind.record_fields`, given ``context``), FLOPs, the within-run
-    interval, ``env_*`` (``env``, else the result's own capture) and flags."""
-    from benchlib.measure.environment import run_identity  # imports torch: loading records does not
-    from benchlib.records.flops import flops_columns
-
-    kind = registry.kind_of(config)
-    record: dict[str, object] = {**run_identity(config, result),
-                                 **kind.record_fields(config, result, **context),
-                                 "status": RecordStatus.OK.value, "error": ""}
-    record.update(flops_columns(lambda: kind.flops_per_sample(config), record.get("throughput")))
-    record.update(kind.interval(result))
-    record.update(result.env if env is None else env)  # type: ignore[attr-defined]
-    record["flags"] = join(record_flags(record))
-    record = {k: _finite(v) for k, v in record.items()}
-    per_iteration = getattr(result, "per_iteration", None)
-    if per_iteration is not None:
-        record[ITERATIONS_KEY] = per_iteration_lists(per_iteration)
-    return record
 
 
 def timed_loop_columns(config: RunConfig, result: RunResult) -> dict[str, object]:

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from benchlib import registry
 from benchlib.measure.contention import CONTENDED_CPU_SHARE
 from benchlib.measure.timing import NOISY_SPREAD
 from benchlib.vocabulary import RecordStatus
@@ -89,8 +88,8 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     if record.get("noisy") is True:
         found.append("noisy")
     seconds, iterations = number(record.get("wall_time_s")), number(record.get("iterations"))
-    kind = registry.kind_named(record.get("benchmark"))
-    timed_loop = kind is None or kind.timed_loop
+    # a timed loop's record has seconds per iteration; a probe's figures are repetitions' means
+    timed_loop = number(record.get("time_iteration_s")) is not None
     if timed_loop and ((seconds is not None and seconds < SHORT_SECONDS)
                        or (iterations is not None and iterations < SHORT_ITERATIONS)):
         found.append("short")

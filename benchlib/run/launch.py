@@ -35,6 +35,7 @@ from typing import Any
 from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import BenchlibError
 from benchlib.inputs.config import CommonConfig
+from benchlib.kinds import run_target
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
 
@@ -59,7 +60,7 @@ def load_config(data: dict[str, Any]) -> CommonConfig:
 
 def resolve_target(target: str, config: CommonConfig) -> Callable[[Any], Any]:
     """``module:function`` (empty: the workload of the config's type)."""
-    target = target or registry.run_target(config)
+    target = target or run_target(config)
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 

@@ -11,7 +11,7 @@ def allreduce_for_node(config: NodeProbeConfig, visible_gpus: int | None = None)
     result and record, or (None, None) when fewer than two devices take part."""
     import torch
 
-    from benchlib.records.build import make_record
+    from benchlib.kinds.record import make_record
     from benchlib.run import launch
 
     visible = torch.cuda.device_count() if visible_gpus is None else visible_gpus

@@ -1,5 +1,6 @@
 """What the benchmark notebooks' parameters cells say beside each parameter (the values and
-the names come from the config classes, :mod:`benchlib.inputs.config`)."""
+the names come from the config classes, :mod:`benchlib.inputs.config`); a kind's own comments
+are its view's, :mod:`benchlib.publish.benchmark_notebook.views`)."""
 
 from __future__ import annotations
 
@@ -42,29 +43,3 @@ COMMENTS = {
     "dtype": "float32 | bfloat16 | float16",
     "telemetry_interval_s": "seconds between NVML samples over the timed loop (0: off)",
 }
-#: Where a notebook's parameters mean something of their own: notebook -> name -> comment.
-NOTEBOOK_COMMENTS = {
-    "unet3d_train": {"num_workers": "loader processes sampling patches (dataset: real)",
-                     "dataset": "synthetic (device tensors) | real (the volume)",
-                     "iterations": "Adam steps timed after warm-up (the reference ran 1001)"},
-    "unet3d_predict": {"num_workers": "threads reading blocks ahead of the compute",
-                       "iterations": 'batches of blocks, or "epoch" for the whole volume',
-                       "warmup": "batches run before the timed pass, not written"},
-    "node_probe": {
-        "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
-        "matmul_size": "n of the n x n matrix products",
-        "memory_bytes": "buffer copied within the device (bytes read + written per second)",
-        "transfer_bytes": "buffer copied host <-> device, from pinned and from pageable memory",
-        "iterations": "timed repetitions of each probe",
-        "data_dir": "ImageNet-layout JPEG folder for the decode and read probes (empty: skip them)",
-        "decode_workers": "loader worker counts to try (0: decode in this process)",
-        "decode_batches": "timed batches per worker count",
-        "read_max_bytes": "read at most this many bytes of data_dir",
-        "allreduce_devices": "0: every visible GPU when there are 2 or more; 1: skip the all-reduce",
-    },
-}
-
-
-def comments(notebook: str) -> dict[str, str]:
-    """The comment beside each parameter of ``notebook``'s parameters cell."""
-    return {**COMMENTS, **NOTEBOOK_COMMENTS.get(notebook, {})}

@@ -4,10 +4,10 @@ table and curves, publish its record."""
 from __future__ import annotations
 
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.record import make_record
 from benchlib.publish import plots, present
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
-from benchlib.records import build
 
 ALLREDUCE_ABOUT = (
     "# All-reduce probe: bus bandwidth over message sizes\n\nThe collective that data-parallel "
@@ -36,7 +36,7 @@ def launch(config: AllReduceConfig | NodeProbeConfig) -> object:
 
 def bandwidth(config: AllReduceConfig, result: object) -> dict[str, object]:
     """The all-reduce probe's record (not yet published); its bus bandwidth curve shown."""
-    made = build.make_record(config, result)
+    made = make_record(config, result)
     configuration = f"{made['gpu']} x {result.num_devices}"
     plots.show(plots.busbw_plot(result.table.assign(configuration=configuration)))
     return made
@@ -67,7 +67,7 @@ def node_allreduce(config: NodeProbeConfig) -> dict[str, object] | None:
 def node_record(config: NodeProbeConfig, result: object,
                 allreduce: dict[str, object] | None) -> dict[str, object]:
     """The node probe's record, with the all-reduce figures, published in the notebook."""
-    made = build.make_record(config, result, allreduce=allreduce)
+    made = make_record(config, result, allreduce=allreduce)
     publish(made)
     return made
 

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from benchlib import registry
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
+from benchlib.kinds.record import make_record
 from benchlib.publish import plots, present
 from benchlib.publish.cells import Call, show
 from benchlib.records import build, hand_run
@@ -39,7 +39,9 @@ def configuration(config: object) -> None:
 
 def headline(config: CommonConfig, result: RunResult) -> str:
     """One line on what the run achieved (its kind's headline)."""
-    return registry.kind_of(config).headline(config, result)
+    from benchlib.publish.benchmark_notebook.views import view_for
+
+    return view_for(config).headline(config, result)
 
 
 def launch(config: CommonConfig) -> RunResult:
@@ -72,7 +74,9 @@ def telemetry(result: RunResult) -> None:
 
 def title(config: CommonConfig) -> str:
     """What ran, for the title of its plots (its kind's title)."""
-    return registry.kind_of(config).title(config)
+    from benchlib.publish.benchmark_notebook.views import view_for
+
+    return view_for(config).title(config)
 
 
 def timeline(config: CommonConfig, result: RunResult) -> None:
@@ -96,7 +100,7 @@ def phases(result: RunResult) -> None:
 def record(config: CommonConfig, result: RunResult) -> dict[str, object]:
     """The run's result record, published in the notebook (what summaries load) after the line
     that says what was measured (:func:`publish`)."""
-    made = build.make_record(config, result)
+    made = make_record(config, result)
     publish(made)
     return made
 
@@ -110,10 +114,10 @@ def network(config: UNet3DConfig) -> None:
 
 def lab_units(config: UNet3DConfig, result: RunResult) -> dict[str, object]:
     """The run's result record (not yet published), its figures in lab units shown."""
-    from benchlib.analysis import comparisons
+    from benchlib.analysis.lab_units import lab_units as lab_units_of
 
-    made = build.make_record(config, result)
-    show(plots.as_table(comparisons.lab_units(made)))
+    made = make_record(config, result)
+    show(plots.as_table(lab_units_of(made)))
     return made
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 from IPython.display import Markdown
 
-from benchlib import reference
-from benchlib.analysis import comparisons
+from benchlib import reference, registry
+from benchlib.analysis import comparisons, lab_units
 from benchlib.publish import plots, present, summary
 from benchlib.publish.pages import Call, Page, note, show
 
@@ -18,7 +18,7 @@ def training(done: pd.DataFrame, target_iterations: int) -> None:
     if not len(runs):
         note("No training run: nothing to project in iterations.")
         return
-    projected = comparisons.derived_units(comparisons.extrapolate(runs, iterations=target_iterations))
+    projected = lab_units.derived_units(comparisons.extrapolate(runs, iterations=target_iterations))
     described = summary.described(runs)
     columns = [*described, "time_iteration_s", "iterations_per_minute", "hours"]
     caption = f"Hours to {target_iterations:,} iterations at each run's median iteration time"
@@ -34,7 +34,7 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     if not len(runs):
         note("No image run.")
         return
-    passes = runs["benchmark"].map(lambda b: epochs if b == "train" else 1)
+    passes = runs["benchmark"].map(lambda b: epochs if b in registry.training() else 1)
     hours = dataset_samples * passes / runs["throughput"] / 3600
     table = runs.assign(passes=passes, hours=hours)
     show(present.table(table[[*summary.described(runs), "throughput", "unit", "passes", "hours"]],
@@ -45,7 +45,7 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
 def unet3d(done: pd.DataFrame, include_reference: bool = True) -> None:
     """The 3D U-Net runs in lab units (days to 100k iterations, hours per teravoxel), beside
     the reference campaign when ``include_reference``."""
-    unet = comparisons.unet3d_units(done, reference.unet3d_records() if include_reference else None)
+    unet = lab_units.unet3d_units(done, reference.unet3d_records() if include_reference else None)
     if not len(unet):
         note("No 3D U-Net runs.")
         return

@@ -1,0 +1,66 @@
+"""What a kind of benchmark is at the records level, and the table of registered kinds.
+
+A :class:`Kind` carries what differs between kinds where records are made and read: its run
+function, the record columns it adds, FLOPs per sample, its within-run interval, and the facts
+the analysis asks of it (a probe or not, its lab units). How a kind is shown (notebook cells,
+headline, plot title, parameter comments) is its view, :mod:`benchlib.publish.benchmark_notebook.views`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+#: Registered kinds by name (the ``kind`` of :class:`benchlib.registry.Benchmark` entries).
+KINDS: dict[str, Kind] = {}
+
+K = TypeVar("K", bound="type[Kind]")
+
+
+class Kind:
+    """What one kind of benchmark does differently; the defaults are a timed loop's."""
+
+    #: ``module:function`` the launcher runs (a string: torchrun's workers import it).
+    run: str = ""
+    #: A timed loop of iterations: ``short`` applies, the interval comes from its iterations.
+    timed_loop: bool = True
+    #: A probe of the node (its figures are ceilings, not a workload's throughput).
+    probe: bool = False
+    #: Lab units (columns of :func:`benchlib.analysis.comparisons.derived_units`) it reports.
+    lab_units: ClassVar[tuple[str, ...]] = ()
+    #: The lab unit its summary plot shows, and the plot's words for it.
+    lab_panel: ClassVar[tuple[str, str] | None] = None
+
+    def record_fields(self, config: Any, result: Any, **context: object) -> dict[str, object]:
+        """The record's columns besides where the run happened (``run_identity``), FLOPs,
+        ``env_*`` and flags: the timed loop's columns and :meth:`columns`."""
+        from benchlib.records.build import timed_loop_columns
+
+        return {**timed_loop_columns(config, result), **self.columns(config, result)}
+
+    def columns(self, config: Any, result: Any) -> dict[str, object]:
+        """The columns only this kind has (``benchmark``, ``model`` and its own)."""
+        return {"benchmark": config.benchmark}
+
+    def interval(self, result: Any) -> dict[str, float | None]:
+        """``throughput_low`` / ``throughput_high`` from the run's own iterations."""
+        from benchlib.records.run_interval import throughput_interval
+
+        return throughput_interval(result)
+
+    def flops_per_sample(self, config: Any) -> float | None:
+        """Model FLOPs per counted sample (None: this kind has no model FLOPs)."""
+        return None
+
+
+def register_kind(name: str) -> Callable[[K], K]:
+    """Class decorator: register one instance of the class as kind ``name`` (a name already
+    taken is refused)."""
+
+    def decorate(cls: K) -> K:
+        if name in KINDS:
+            raise ValueError(f"kind {name!r} is already registered ({type(KINDS[name]).__name__})")
+        KINDS[name] = cls()
+        return cls
+
+    return decorate

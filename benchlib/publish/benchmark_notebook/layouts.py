@@ -1,0 +1,55 @@
+"""The cells of each kind's benchmark notebook: its introduction (title, description, how to
+run it), the heading over the configuration, and the sections after it (functions of
+:mod:`~benchlib.publish.benchmark_notebook.run` or
+:mod:`~benchlib.publish.benchmark_notebook.probes`). ``tools/make_notebooks.py`` writes them
+into ``notebooks/<notebook>.ipynb``; a kind without a layout of its own (a site's, say) gets
+the timed loop's sections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchlib import registry
+from benchlib.publish.benchmark_notebook import probes, run
+
+#: The cells of a benchmark notebook: its first Markdown cell, the heading over the
+#: configuration, and the cells after the configuration cell.
+Cells = tuple[str, str, tuple]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A notebook's sections and the params file its introduction's papermill line shows."""
+
+    sections: tuple
+    params: str = "params/X.yaml"
+    example: str = "iterations 50"
+    heading: str = "## Configuration"
+    #: The probes write their own introduction (no papermill line).
+    about: str = ""
+
+    def cells(self, entry: registry.Benchmark) -> Cells:
+        """The notebook's introduction, configuration heading and cells after it."""
+        how = run.PAPERMILL.format(params=self.params, name=entry.notebook, example=self.example)
+        intro = self.about or f"# {entry.title}\n\n{entry.description}\n\n{how}"
+        return intro, self.heading, self.sections
+
+
+#: The timed loop's layout, for kinds without one of their own.
+TIMED_LOOP = Layout(run.CLASSIFICATION)
+#: Each shipped kind's layout, by the kind's registered name.
+LAYOUTS: dict[str, Layout] = {
+    "classification": Layout(run.CLASSIFICATION, example="model resnet50"),
+    "language_model": Layout(run.CLASSIFICATION, "params/lm.yaml", "size tiny"),
+    "unet3d_train": Layout(run.unet_cells(""), "params/unet3d.yaml", "volume data/em.h5",
+                           "## Configuration and network"),
+    "unet3d_predict": Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
+                             "volume data/em.h5", "## Configuration and network"),
+    "allreduce": Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABOUT),
+    "node_probe": Layout(probes.NODE, about=probes.NODE_ABOUT),
+}
+
+
+def cells(entry: registry.Benchmark) -> Cells:
+    """The cells of ``entry``'s notebook (its kind's layout)."""
+    return LAYOUTS.get(entry.kind, TIMED_LOOP).cells(entry)

@@ -1,0 +1,71 @@
+"""A site's own benchmark kind, added from outside benchlib as a user would: an axpy loop
+(``y += a * x``) reported in GB/s. Its package's ``benchlib.benchmarks`` entry point names this
+module; importing it registers the benchmark (:func:`benchlib.registry.register`) and its kind
+(:func:`benchlib.kinds.register_kind`). ``tests/test_kinds.py`` installs it by putting this
+folder (with its ``.dist-info``) on ``PYTHONPATH``."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+from pydantic import PositiveInt
+
+from benchlib import registry
+from benchlib.inputs.config import CommonConfig
+from benchlib.kinds import Kind, register_kind
+from benchlib.workloads.runtime import resolve_device
+
+
+class AxpyConfig(CommonConfig):
+    """An axpy over ``elements`` float32 values, ``repeats`` times."""
+
+    benchmark: Literal["example_axpy"] = "example_axpy"
+    elements: PositiveInt = 1_000_000
+    repeats: PositiveInt = 20
+
+
+@dataclass
+class AxpyResult:
+    device: torch.device
+    throughput: float
+    repeats: int
+    env: dict[str, object] = field(default_factory=dict)
+    num_devices: int = 1
+    num_nodes: int = 1
+
+
+def run(config: AxpyConfig) -> AxpyResult:
+    """Time ``repeats`` axpys; bytes moved are 3 float32 per element (read x, y; write y)."""
+    device = resolve_device(config.device)
+    x = torch.rand(config.elements, device=device)
+    y = torch.zeros(config.elements, device=device)
+    start = time.perf_counter()
+    for _ in range(config.repeats):
+        y.add_(x, alpha=0.5)
+    seconds = time.perf_counter() - start
+    return AxpyResult(device, 12 * config.elements * config.repeats / seconds / 1e9, config.repeats)
+
+
+@register_kind("example_axpy")
+class Axpy(Kind):
+    """Memory bandwidth of an axpy: one figure, no timed loop of iterations."""
+
+    run = "benchlib_example_kind:run"
+    timed_loop = False
+
+    def record_fields(self, config: AxpyConfig, result: AxpyResult,
+                      **context: object) -> dict[str, object]:
+        return {"benchmark": config.benchmark, "model": "axpy", "dataset": "synthetic",
+                "precision": "fp32", "throughput": result.throughput, "unit": "GB/s",
+                "iterations": result.repeats, "device": result.device.type}
+
+    def interval(self, result: AxpyResult) -> dict[str, float | None]:
+        return {"throughput_low": None, "throughput_high": None}
+
+
+registry.register(registry.Benchmark(
+    "example_axpy", "example_axpy", AxpyConfig, "example_axpy", "Axpy example",
+    "y += a * x over float32 vectors, in GB/s.", activity="axpy"))
