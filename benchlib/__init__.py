@@ -14,8 +14,15 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+#: The package's version (pyproject.toml reads it from here).
 __version__ = "0.1.0"
-SCHEMA_VERSION = 1
+#: Every record schema version benchlib has written, with what it changed (pyperf keeps its
+#: format's history the same way): loading reads these; new records carry the last.
+SCHEMA_HISTORY: dict[int, str] = {
+    1: "one flat record per run: configuration, measurements, bookkeeping and env_* columns "
+       "(docs/record.md)",
+}
+SCHEMA_VERSION = max(SCHEMA_HISTORY)
 
 #: The folder holding the benchlib package: the project root in a checkout (notebooks/, params/).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -56,3 +57,26 @@ def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
     record = make_record(config, result, capture(result.device))
     record.pop(store.ITERATIONS_KEY)
     assert schema.undocumented(record) == []
+
+
+def test_the_schema_version_and_the_package_version_live_in_one_place():
+    from importlib.metadata import version
+
+    import benchlib
+    from benchlib.records.results import KNOWN_SCHEMA_VERSIONS
+
+    assert max(benchlib.SCHEMA_HISTORY) == benchlib.SCHEMA_VERSION
+    assert set(benchlib.SCHEMA_HISTORY) == KNOWN_SCHEMA_VERSIONS
+    assert version("benchlib") == benchlib.__version__  # pyproject.toml reads it from benchlib
+    assert 'dynamic = ["version"]' in (ROOT / "pyproject.toml").read_text()
+    literal = re.compile(r"""schema_version["']?\s*[=:]\s*\d""")
+    written = [f"{p.relative_to(ROOT)}:{n}" for p in sorted((ROOT / "benchlib").rglob("*.py"))
+               for n, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]
+    assert written == []
+
+
+def test_column_roles_come_from_the_schema():
+    assert schema.describing()[:2] == ("benchmark", "model")
+    assert schema.factors()[:3] == ("dataset", "batch_size", "gpu")
+    assert set(schema.factors()) <= set(schema.names(role="configuration"))
+    assert "status" in schema.said_once() and "throughput" not in schema.said_once()

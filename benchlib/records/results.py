@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchlib import SCHEMA_HISTORY
 from benchlib.measure.timing import PHASES
 from benchlib.records import schema, values
 from benchlib.records.build import failed_record
@@ -38,7 +39,7 @@ from benchlib.records.store import (
 )
 from benchlib.vocabulary import RecordStatus
 
-KNOWN_SCHEMA_VERSIONS = {1}
+KNOWN_SCHEMA_VERSIONS = set(SCHEMA_HISTORY)
 log = logging.getLogger(__name__)
 
 #: Columns every record has, in the order tables show them (from :mod:`benchlib.records.schema`).

@@ -13,6 +13,7 @@ from importlib import resources
 
 import pandas as pd
 
+from benchlib import SCHEMA_VERSION
 from benchlib.measure.timing import PHASES
 from benchlib.vocabulary import Precision, RecordStatus
 
@@ -49,7 +50,7 @@ def breakdown_records() -> pd.DataFrame:
         dataset=raw["dataset"].map(DATASETS), benchmark=raw["benchmark"].map(BENCHMARKS),
         model="resnet50", precision=Precision.FP32.value, num_nodes=1,
         status=RecordStatus.OK.value, campaign="reference",
-        provenance=f"reference: {BREAKDOWN_CSV}", schema_version=1,
+        provenance=f"reference: {BREAKDOWN_CSV}", schema_version=SCHEMA_VERSION,
     )
     phases = [f"time_{p}_s" for p in PHASES if f"time_{p}_s" in frame]
     frame["time_iteration_s"] = frame[phases].sum(axis=1, min_count=1)
@@ -60,7 +61,7 @@ def unet3d_records() -> pd.DataFrame:
     """3D U-Net CREMI training (1001 iterations) and ~1.9 gigavoxel prediction, as records."""
     raw = _csv(UNET3D_CSV)
     common = {"model": "unet3d", "status": RecordStatus.OK.value, "campaign": "reference",
-              "schema_version": 1, "provenance": f"reference: {UNET3D_CSV}", "num_nodes": 1}
+              "schema_version": SCHEMA_VERSION, "provenance": f"reference: {UNET3D_CSV}", "num_nodes": 1}
     train = raw.assign(benchmark="unet3d_train", cluster=raw["system"],
                        iterations=raw["train_iterations"], wall_time_s=raw["train_time_s"],
                        time_iteration_s=raw["train_time_s"] / raw["train_iterations"],

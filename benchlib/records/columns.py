@@ -1,0 +1,222 @@
+"""Every record column, in the order tables show them, and the words people read for the
+ones whose name does not read well (:mod:`benchlib.records.schema` looks them up)."""
+
+from __future__ import annotations
+
+import math
+
+from benchlib.records.column import B, C, Column, E, M
+
+#: Every column, in the order tables show them (core columns first).
+COLUMNS: tuple[Column, ...] = (
+    Column("schema_version", B, "int", "", "version of this schema the record follows", True,
+           minimum=1),
+    Column("campaign", C, "text", "", "the params file's campaign", True),
+    Column("cluster", C, "text", "", "cluster name (parameter, SLURM's, $BENCHLIB_CLUSTER or host)",
+            True, describes=3, factor=6, said_once=True),
+    Column("host", B, "text", "", "host the run's first process ran on", True),
+    Column("gpu", C, "text", "", "short device name (H100, A100, ..., cpu)", True,
+           describes=4, factor=3, said_once=True),
+    Column("device_name", B, "text", "", "full device name (GPU name or CPU model)", True),
+    Column("num_devices", C, "count", "devices", "devices over all nodes, one process each",
+            True, minimum=1, describes=6, said_once=True),
+    Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True, minimum=1,
+           describes=5, said_once=True),
+    Column("benchmark", C, "text", "", "train, inference, smooth_inference, unet3d_train, "
+           "unet3d_predict, lm_train, lm_inference, probe_allreduce, probe_node", True,
+           describes=1, said_once=True),
+    Column("model", C, "text", "", "torchvision model, unet3d, transformer, allreduce or node",
+            True, describes=2, factor=4, said_once=True),
+    Column("dataset", C, "text", "", "synthetic or real (language models: synthetic or tokens)",
+            True, describes=7, factor=1, said_once=True),
+    Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "
+           "scaling, the global batch in strong scaling", True, minimum=1,
+           describes=9, factor=2, said_once=True),
+    Column("precision", C, "text", "", "fp32, tf32, amp_fp16, amp_bf16 (dtype for all-reduce)",
+            True, describes=10, factor=5, said_once=True),
+    Column("num_workers", C, "count", "processes", "data loader worker processes per rank", True,
+           describes=11, factor=7, said_once=True),
+    Column("channels_last", C, "bool", "", "channels-last memory format", True,
+           describes=12, factor=8),
+    Column("compile", C, "text", "", "torch.compile mode (none: eager)", True,
+           describes=13, factor=9),
+    Column("throughput", M, "float", "unit", "samples / wall time of the timed loop (the "
+           "probes: their headline figure)", True),
+    Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, tokens/s, GB/s (bus), ...)",
+           True),
+    Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True),
+    Column("time_{phase}_s", M, "float", "s", "median seconds per iteration in a phase (data, "
+           "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True),
+    Column("iterations", B, "count", "iterations", "timed iterations that ran (failed records: "
+           "the parameter, which may be auto or epoch)", True, words=("auto", "epoch")),
+    Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
+    Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
+    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True,
+           minimum=0),
+    Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
+           "peak resident set)", True),
+    Column("status", B, "text", "", "ok or failed", True,
+           said_once=True),
+    Column("flags", B, "text", "", "why not to take the number at face value: contended, "
+           "superlinear, throttled, noisy, short, mfu_over_100 (comma-separated)", True),
+    Column("error", B, "text", "", "why a failed run failed", True),
+    # configuration beyond the core
+    Column("scaling", C, "text", "", "weak or strong",
+           describes=18, said_once=True),
+    Column("synthetic_kind", C, "text", "", "device (tensors made once) or loader (CPU workers)",
+           describes=8, factor=10),
+    Column("data_source", C, "text", "", "real data: disk (read as it goes) or memory (files "
+           "read once before timing: decode only)"),
+    Column("image_size", C, "count", "px", "image side", minimum=1,
+           describes=14, said_once=True),
+    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image",
+            minimum=1, describes=15),
+    Column("sigma", B, "float", "", "smooth inference: noise standard deviation", minimum=0),
+    Column("breakdown", B, "bool", "", "per-phase timers on"),
+    Column("device_batch_size", B, "int", "samples", "batch per device per iteration",
+           minimum=1),
+    Column("global_batch_size", B, "int", "samples", "batch over all devices per iteration",
+           minimum=1),
+    Column("device", B, "text", "", "torch device type (cuda, cpu)"),
+    Column("seed", B, "int", "", "random seed"),
+    Column("target", C, "text", "", "3D U-Net: affinities or boundaries"),
+    Column("unet_{part}", C, "text", "", "3D U-Net network: depth, base_features, growth, "
+           "padding, norm, pooling"),
+    Column("augment", C, "bool", "", "3D U-Net training: augmentation on"),
+    Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)",
+           lists=True,
+           describes=16),
+    Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)",
+           lists=True,
+           describes=17),
+    Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
+    Column("lm_size", C, "text", "", "language model: named size (tiny, mini, gpt2, ..., custom)"),
+    Column("lm_layers", C, "count", "blocks", "language model: transformer blocks", minimum=1),
+    Column("lm_heads", C, "count", "heads", "language model: attention heads", minimum=1),
+    Column("lm_width", C, "count", "", "language model: embedding width", minimum=1),
+    Column("lm_vocab", C, "count", "tokens", "language model: vocabulary size", minimum=1),
+    Column("sequence_length", C, "count", "tokens", "language model: tokens per sequence (a "
+           "sample of batch_size is a sequence, of throughput a token)", minimum=1),
+    Column("parameters", B, "int", "parameters", "language model: trainable parameters",
+           minimum=1),
+    Column("output_shape", B, "shape", "voxels", "3D U-Net: network output for the patch"),
+    Column("input_shape", B, "shape", "voxels", "3D U-Net prediction: input block with halo"),
+    Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block",
+           lists=True),
+    Column("pooling", B, "int", "", "3D U-Net: the pooling parameter (failed records)",
+           minimum=1, lists=True),
+    Column("precisions", B, "text", "", "node probe: the precisions parameter", lists=True),
+    Column("decode_workers", B, "int", "processes", "node probe: the decode_workers parameter",
+           lists=True),
+    Column("downsampling", B, "shape", "", "3D U-Net: total pooling factor"),
+    Column("volume", B, "text", "", "3D U-Net: HDF5 / zarr volume read"),
+    Column("raw_key", B, "text", "", "3D U-Net: dataset of raw voxels"),
+    Column("label_key", B, "text", "", "3D U-Net training: dataset of labels"),
+    Column("output", B, "text", "", "3D U-Net prediction: file written"),
+    Column("output_key", B, "text", "", "3D U-Net prediction: dataset written"),
+    Column("provenance", B, "text", "", "shipped reference records: where the figures come from"),
+    Column("dataset_label", B, "text", "", "shipped reference records: the data set's name"),
+    Column("data_dir", B, "text", "", "image folder read (node probe)"),
+    # bookkeeping
+    Column("point_id", B, "text", "", "hash of notebook, parameters and repeat"),
+    Column("notebook", B, "text", "", "benchmark notebook that ran"),
+    Column("repeat", B, "count", "", "repeat index of the point"),
+    Column("sweep_order", B, "count", "", "the point's place in its sweep's run order (repeats "
+           "interleaved ABCABC unless repeat_order: grouped)"),
+    Column("source", B, "text", "", "the executed notebook the record was loaded from"),
+    Column("slurm_state", B, "text", "", "the job's final Slurm state (failed points)"),
+    Column("dist_backend", B, "text", "", "nccl or gloo (several ranks)"),
+    Column("node_launcher", B, "text", "", "how the nodes' torchrun agents started"),
+    Column("slowest_rank", B, "int", "", "rank with the longest wall time"),
+    Column("hang_timeout_s", B, "float", "s", "seconds without progress before a launch is "
+           "stopped"),
+    Column("threads_per_process", B, "int", "threads", "torch intra-op threads each process "
+           "used (set explicitly)"),
+    Column("telemetry", B, "text", "", "nvml, or unavailable: why"),
+    Column("telemetry_samples", B, "int", "samples", "NVML readings over the timed loop"),
+    Column("energy_source", B, "text", "", "counter or integrated power samples"),
+    Column("busbw_peak_size", B, "text", "", "all-reduce: message size of the peak"),
+    Column("decode_best_workers", B, "int", "processes", "node probe: loader workers of the "
+           "best decode rate"),
+    Column("allreduce_devices", B, "int", "devices", "node probe: devices in its all-reduce"),
+    Column("contended", M, "bool", "", "others took > 10 % of the CPU time, swapped, or shared "
+           "the GPU during the timed loop"),
+    Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
+    # measurements
+    Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "
+           "or iteration)"),
+    Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds"),
+    Column("throughput_low", M, "float", "unit", "within-run 95 % interval of throughput (a "
+           "bootstrap over this run's iterations; never decides a comparison), low end"),
+    Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end"),
+    Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
+           "classified per second"),
+    Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "
+           "for training)"),
+    Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput"),
+    Column("contention_cpu_share", M, "float", "", "share of the run's CPU time that other "
+           "processes took"),
+    Column("contention_swap_pages", M, "int", "pages", "pages swapped in and out during the loop"),
+    Column("contention_gpu_processes", M, "int", "processes", "other compute processes on the "
+           "run's GPU"),
+    Column("contention_gpu_util_before", M, "float", "%", "GPU utilization just before the loop"),
+    Column("gpu_util_mean", M, "float", "%", "NVML GPU utilization, mean"),
+    Column("gpu_mem_util_mean", M, "float", "%", "NVML memory controller utilization, mean"),
+    Column("gpu_memory_used_max_bytes", M, "int", "bytes", "NVML device memory used, max"),
+    Column("power_mean_w", M, "float", "W", "board power, mean"),
+    Column("power_max_w", M, "float", "W", "board power, max"),
+    Column("sm_clock_mean_mhz", M, "float", "MHz", "SM clock, mean"),
+    Column("sm_clock_min_mhz", M, "float", "MHz", "SM clock, min"),
+    Column("mem_clock_mean_mhz", M, "float", "MHz", "memory clock, mean"),
+    Column("temperature_mean_c", M, "float", "°C", "GPU temperature, mean"),
+    Column("temperature_max_c", M, "float", "°C", "GPU temperature, max"),
+    Column("throttled_share", M, "float", "", "share of NVML samples with clocks held down"),
+    Column("throttle_{cause}_share", M, "float", "", "share of samples throttled by power, "
+           "thermal or hw_slowdown"),
+    Column("energy_j", M, "float", "J", "energy over the timed loop"),
+    Column("joules_per_sample", M, "float", "J/sample", "energy / samples"),
+    Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)"),
+    Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop",
+           minimum=-math.inf),
+    Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time"),
+    Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
+           "reason, parameters, voxels written, ...)"),
+    Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size"),
+    Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size"),
+    Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message"),
+    Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul peak"),
+    Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)"),
+    Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
+           "pageable"),
+    Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: JPEG decode "
+           "with n loader workers"),
+    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best decode rate"),
+    Column("read_MBps", M, "float", "MB/s", "node probe: data directory read"),
+    Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read"),
+    Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "
+           "bandwidth"),
+    Column("env_var_{name}", E, "text", "", "allow-listed environment variable (never secrets)"),
+    Column("env_slurm_{name}", E, "text", "", "SLURM job, array, node list, partition, cluster"),
+    Column("env_{name}", E, "text", "", "versions, hardware, host, container, file system of the "
+           "data, git commit (see benchlib.measure.environment.capture)"),
+)
+
+
+
+#: Record columns named for people where the name itself does not read well (the others read as
+#: their name with spaces); a table adds the entry's unit where it shows one
+#: (:func:`benchlib.formatting.column_label`).
+LABELS: dict[str, str] = {
+    "gpu": "GPU", "device_name": "device", "dataset": "data",
+    "synthetic_kind": "synthetic data made", "num_devices": "devices", "num_nodes": "nodes",
+    "num_workers": "loader workers", "straggler_spread": "slowest / fastest rank",
+    "launch_overhead_s": "launch overhead", "dist_backend": "backend",
+    "node_launcher": "launcher", "throttled_share": "clocks held down",
+    "achieved_tflops": "achieved", "gpu_util_mean": "GPU utilization",
+    "power_mean_w": "mean power", "power_max_w": "max power", "sm_clock_mean_mhz": "mean SM clock",
+    "temperature_max_c": "max temperature", "energy_j": "energy",
+    "joules_per_sample": "energy per sample", "peak_memory_bytes": "peak memory",
+    "flops_per_sample": "work per sample", "wall_time_s": "timed loop",
+    "iterations": "timed iterations", "patch_shape": "patch (z x y x x)",
+    "block_shape": "block (z x y x x)", "result_parameters": "network parameters",
+}
