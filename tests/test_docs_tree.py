@@ -1,0 +1,61 @@
+"""The docs that describe the tree cannot drift from it: docs/architecture.md's table names
+every module of every layer (and no module that is gone), and the README's Layout names every
+top-level folder of the checkout."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from .conftest import ROOT
+from .test_layers import LAYERS, MODULES, TOP_LEVEL, _layer
+
+TICKED = re.compile(r"`([^`]+)`")
+GROUP = re.compile(r"`(\w+)/` \(([^)]*)\)")
+
+
+def _table() -> dict[str, tuple[set[str], set[str]]]:
+    """Layer -> (modules its row names, top-level modules its first cell adds)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows = text.split("| layer | modules | job |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    table = {}
+    for row in rows:
+        first, modules = (cell.strip() for cell in row.strip("|").split(" | ")[:2])
+        names = TICKED.findall(first)
+        layer = "benchlib" if first == "base" else names[0]
+        documented = {f"{group}/{name}" for group, inner in GROUP.findall(modules)
+                      for name in TICKED.findall(inner)}
+        documented |= {n for n in TICKED.findall(GROUP.sub("", modules)) if "/" not in n}
+        table[layer] = (documented, set(names[1:]))
+    return table
+
+
+def _actual(layer: str) -> tuple[set[str], set[str]]:
+    """The modules of ``layer`` as the table names them, and its top-level modules."""
+    inside, top = set(), set()
+    for name, path in MODULES.items():
+        parts = name.split(".")
+        if len(parts) == 2 and parts[1] in TOP_LEVEL:
+            if _layer(name) == layer and layer != "benchlib":
+                top.add(parts[1])
+            elif _layer(name) == layer:
+                inside.add(parts[1])
+        elif len(parts) > 2 and parts[1] == layer and path.name != "__init__.py":
+            inside.add("/".join(parts[2:]))
+    return inside, top
+
+
+def test_the_architecture_table_names_every_module_of_every_layer():
+    table = _table()
+    assert list(table) == LAYERS
+    for layer in LAYERS:
+        assert table[layer] == _actual(layer), layer
+
+
+def test_the_readme_layout_names_every_top_level_folder():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    folders = {path.split("/")[0] for path in tracked if "/" in path}
+    layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^ {4}(\S+)/ ", layout, flags=re.M))
+    assert named == folders
