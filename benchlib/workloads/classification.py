@@ -13,24 +13,11 @@ from torch.utils.data import DataLoader, DistributedSampler
 from benchlib.data.imagefolder import image_folder_loader, normalize
 from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
-from benchlib.inputs.config import ClassificationConfig
-from benchlib.measure.timing import PhaseTimer
-from benchlib.vocabulary import Precision
-from benchlib.workloads import distributed
-from benchlib.workloads.loop import (
-    NoTimer,
-    TimeBudget,
-    backward_and_step,
-    next_batch,
-    timed_loop,
-)
+from benchlib.inputs.config import ClassificationBenchmark, ClassificationConfig
+from benchlib.workloads import distributed, step
+from benchlib.workloads.loop import Timer, next_batch
 from benchlib.workloads.result import RunResult
-from benchlib.workloads.runtime import (
-    autocast,
-    peak_memory_bytes,
-    reset_peak_memory,
-    setup_run,
-)
+from benchlib.workloads.runtime import autocast
 
 #: Images a synthetic loader can give under ``iterations: auto`` (made on access, never stored).
 AUTO_SAMPLES = 1 << 30
@@ -45,14 +32,16 @@ def build_model(config: ClassificationConfig) -> nn.Module:
     return torchvision.models.get_model(config.model, **kwargs)
 
 
-def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
-    """This rank's input batches: device tensors, a CPU tensor loader, or a JPEG folder loader.
+def batches(config: ClassificationConfig, device: torch.device,
+            step_class: type[ImageStep]) -> Iterable:
+    """This rank's input batches for steps of ``step_class``: device tensors, a CPU tensor loader,
+    or a JPEG folder loader (training's augmentation for a training step).
 
     Under torchrun each rank gets its own share: a disjoint part of the image folder and
     its own random seed for synthetic data.
     """
     rank = distributed.current()
-    batch = 1 if config.benchmark == "smooth_inference" else config.device_batch_size
+    batch = step_class.images_per_batch(config)
     size = config.resolved_image_size
     pin = device.type == "cuda"
     epoch = config.iterations == "epoch"
@@ -60,7 +49,7 @@ def batches(config: ClassificationConfig, device: torch.device) -> Iterable:
     if config.dataset == "real":
         make = memory_folder_loader if config.data_source == "memory" else image_folder_loader
         loader = make(
-            config.data_dir, size, batch, config.num_workers, train=config.benchmark == "train",
+            config.data_dir, size, batch, config.num_workers, train=step_class.training,
             pin_memory=pin, shard=rank, seed=config.seed,
         )
         return loader if epoch else _epochs(loader)
@@ -88,7 +77,7 @@ def _epochs(loader: DataLoader) -> Iterator:
 
 
 def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,
-               channels_last: bool, timer: PhaseTimer | NoTimer) -> tuple[torch.Tensor, torch.Tensor]:
+               channels_last: bool, timer: Timer) -> tuple[torch.Tensor, torch.Tensor]:
     """Copy a batch to the device (lap ``h2d``); uint8 images from an image folder are then
     normalised there (lap ``preprocess``)."""
     images = images.to(device, non_blocking=True)
@@ -117,75 +106,34 @@ def classification_loss(outputs: torch.Tensor | tuple, labels: torch.Tensor) -> 
     return loss
 
 
-def run(config: ClassificationConfig) -> RunResult:
-    """Run the configured benchmark and return its timings."""
-    torch.manual_seed(config.seed)
-    device, model = setup_run(config, build_model(config), config.channels_last,
-                              ddp=config.benchmark == "train")
-    data = batches(config, device)
-    step = {"train": TrainStep, "inference": InferenceStep,
-            "smooth_inference": SmoothInferenceStep}[config.benchmark](model, config, device)
-    reset_peak_memory(device)
-    limit = config.iterations if isinstance(config.iterations, int) else None
-    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown,
-                      telemetry_interval_s=config.telemetry_interval_s,
-                      budget=TimeBudget.of(config))
-    extras = {**(step.finish() if hasattr(step, "finish") else {}), "loop_stop": loop.stop}
-    return RunResult(
-        device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
-        wall_time_s=loop.wall_time_s, unit="images/s", per_iteration=loop.timer.samples(),
-        peak_memory_bytes=peak_memory_bytes(device), extras=extras, telemetry=loop.telemetry,
-        contention=loop.contention,
-    )
+class ImageStep(step.Step):
+    """A step on classification batches: images and labels, counted in images."""
+
+    @classmethod
+    def images_per_batch(cls, config: ClassificationConfig) -> int:
+        """Images per batch the step takes."""
+        return config.device_batch_size
+
+    def to_device(self, batch: tuple[torch.Tensor, torch.Tensor],
+                  timer: Timer) -> tuple[torch.Tensor, torch.Tensor]:
+        return _to_device(*batch, self.device, self.config.channels_last, timer)
 
 
-class TrainStep:
+class TrainStep(ImageStep, step.TrainStep):
     """One SGD step: data, h2d, forward (+loss), backward, optimizer."""
 
-    def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
-        self.model, self.config, self.device = model.train(), config, device
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
-                                         weight_decay=1e-4)
-        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == Precision.AMP_FP16)
-        self.loss: torch.Tensor | None = None
+    def make_optimizer(self, parameters: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
+        return torch.optim.SGD(parameters, lr=0.01, momentum=0.9, weight_decay=1e-4)
 
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
-        batch = next_batch(iterator, timer)
-        if batch is None:
-            return None
-        images, labels = _to_device(*batch, self.device, self.config.channels_last, timer)
-        with autocast(self.config.precision, self.device):
-            loss = classification_loss(self.model(images), labels)
-        timer.lap("forward")
-        backward_and_step(loss, self.scaler, self.optimizer, timer)
-        timer.stop()
-        self.loss = loss.detach()
-        return images.shape[0]
-
-    def finish(self) -> dict[str, object]:
-        return {"final_loss": float(self.loss) if self.loss is not None else None}
+    def loss_of(self, outputs: torch.Tensor | tuple, labels: torch.Tensor) -> torch.Tensor:
+        return classification_loss(outputs, labels)
 
 
-class InferenceStep:
+class InferenceStep(ImageStep, step.InferenceStep):
     """One eval-mode forward pass without gradients: data, h2d, forward."""
 
-    def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
-        self.model, self.config, self.device = model.eval(), config, device
 
-    @torch.no_grad()
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
-        batch = next_batch(iterator, timer)
-        if batch is None:
-            return None
-        images, _ = _to_device(*batch, self.device, self.config.channels_last, timer)
-        with autocast(self.config.precision, self.device):
-            self.model(images)
-        timer.lap("forward")
-        timer.stop()
-        return images.shape[0]
-
-
-class SmoothInferenceStep:
+class SmoothInferenceStep(ImageStep):
     """Randomized smoothing of one input image: ``noise_samples`` Gaussian copies classified in
     chunks of ``batch_size``, class votes counted on the device.
 
@@ -194,11 +142,15 @@ class SmoothInferenceStep:
     """
 
     def __init__(self, model: nn.Module, config: ClassificationConfig, device: torch.device):
-        self.model, self.config, self.device = model.eval(), config, device
+        super().__init__(model, config, device)
         self.votes: list[torch.Tensor] = []
 
+    @classmethod
+    def images_per_batch(cls, config: ClassificationConfig) -> int:
+        return 1  # one input image; its noisy copies are the batches
+
     @torch.no_grad()
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+    def __call__(self, iterator: Iterator, timer: Timer) -> int | None:
         batch = next_batch(iterator, timer)
         if batch is None:
             return None
@@ -227,3 +179,16 @@ class SmoothInferenceStep:
         votes = torch.stack(self.votes).cpu() if self.votes else torch.zeros(0, 1)
         top = votes.max(dim=1).values.float() / self.config.noise_samples if len(votes) else votes
         return {"top_class_share_median": float(top.median()) if len(votes) else None}
+
+
+#: The step of each benchmark: the one place the workload tells its benchmarks apart.
+STEPS: dict[ClassificationBenchmark, type[ImageStep]] = {
+    "train": TrainStep, "inference": InferenceStep, "smooth_inference": SmoothInferenceStep}
+
+
+def run(config: ClassificationConfig) -> RunResult:
+    """Run the configured benchmark and return its timings (samples counted in images)."""
+    step_class = STEPS[config.benchmark]
+    return step.timed_run(config, lambda: build_model(config), step_class,
+                          lambda device: batches(config, device, step_class), "images/s",
+                          config.channels_last)

@@ -37,7 +37,9 @@ class NoTimer:
     def stop(self) -> None: ...
 
 
-Step = Callable[[Iterator, "PhaseTimer | NoTimer"], "int | None"]
+Timer = PhaseTimer | NoTimer  #: what a step laps its phases on
+#: A step as :func:`timed_loop` calls it (:mod:`benchlib.workloads.step` for the workloads' own)
+StepFunction = Callable[[Iterator, Timer], "int | None"]
 
 
 def next_batch(iterator: Iterator, timer: PhaseTimer | NoTimer, phase: str = "data") -> object:
@@ -106,7 +108,7 @@ class LoopResult:
     stop: str = ""  #: why the loop stopped: count, end of data, stable, time budget
 
 
-def timed_loop(step: Step, iterator: Iterator, device: torch.device, warmup: int,
+def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, warmup: int,
                iterations: int | None, breakdown: bool = True,
                finish: Callable[[], None] | None = None,
                telemetry_interval_s: float = DEFAULT_INTERVAL_S,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from functools import singledispatch
 
 import numpy as np
 import torch
@@ -20,11 +20,9 @@ from torch import nn
 from benchlib.data.patches import PatchSampler, patch_loader
 from benchlib.data.volumes import LazyVolume
 from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.measure.timing import PhaseTimer
 from benchlib.models.geometry import shape_text
 from benchlib.models.unet3d import UNet3D
-from benchlib.vocabulary import Precision
-from benchlib.workloads import distributed
+from benchlib.workloads import distributed, step
 from benchlib.workloads.blockwise import (
     OUTPUT_DTYPES,
     BlockReader,
@@ -35,20 +33,9 @@ from benchlib.workloads.blockwise import (
     prediction_layout,
     shared_dataset,
 )
-from benchlib.workloads.loop import (
-    NoTimer,
-    TimeBudget,
-    backward_and_step,
-    next_batch,
-    timed_loop,
-)
+from benchlib.workloads.loop import Timer, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
-from benchlib.workloads.runtime import (
-    autocast,
-    peak_memory_bytes,
-    reset_peak_memory,
-    setup_run,
-)
+from benchlib.workloads.runtime import autocast, peak_memory_bytes, reset_peak_memory, setup_run
 
 
 def build_model(config: UNet3DConfig) -> UNet3D:
@@ -76,62 +63,53 @@ def _synthetic_batches(config: UNet3DTrainConfig, device: torch.device,
     return itertools.cycle(pool)
 
 
-class UNetTrainStep:
-    """One Adam step on a batch of patches: data, h2d, forward (+loss), backward, optimizer."""
+def patches(config: UNet3DTrainConfig, device: torch.device) -> Iterable:
+    """This rank's training batches (uint8 raw, float target): random patches of the volume
+    (this rank's seed), or a few synthetic batches made once on the device and cycled."""
+    if config.dataset == "real":
+        sampler = PatchSampler(config.volume, config.raw_key, config.label_key,
+                               config.patch_shape, config.output_shape, config.target,
+                               config.augment, distributed.current().seed(config.seed))
+        return patch_loader(sampler, config.device_batch_size, config.num_workers,
+                            pin_memory=device.type == "cuda")
+    return _synthetic_batches(config, device)
+
+
+class UNetTrainStep(step.TrainStep):
+    """One Adam step on a batch of patches: data, h2d, forward (+loss), backward, optimizer;
+    counts output (loss) voxels."""
 
     def __init__(self, model: nn.Module, config: UNet3DTrainConfig, device: torch.device) -> None:
-        self.model, self.config, self.device = model.train(), config, device
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-        self.scaler = torch.amp.GradScaler(device.type, enabled=config.precision == Precision.AMP_FP16)
+        super().__init__(model, config, device)
         self.voxels = math.prod(config.output_shape)
-        self.loss: torch.Tensor | None = None
 
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
-        batch = next_batch(iterator, timer)
-        if batch is None:
-            return None
+    def make_optimizer(self, parameters: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
+        return torch.optim.Adam(parameters, lr=self.config.learning_rate)
+
+    def to_device(self, batch: tuple[torch.Tensor, torch.Tensor],
+                  timer: Timer) -> tuple[torch.Tensor, torch.Tensor]:
         raw, target = batch
         inputs = _to_unit(raw, self.device)
         target = target.to(self.device, non_blocking=True)
         timer.lap("h2d")
-        with autocast(self.config.precision, self.device):
-            logits = self.model(inputs)
-        loss = nn.functional.binary_cross_entropy_with_logits(logits.float(), target)
-        timer.lap("forward")
-        backward_and_step(loss, self.scaler, self.optimizer, timer)
-        timer.stop()
-        self.loss = loss.detach()
+        return inputs, target
+
+    def loss_of(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return nn.functional.binary_cross_entropy_with_logits(logits.float(), target)
+
+    def count(self, inputs: torch.Tensor) -> int:
         return inputs.shape[0] * self.voxels
 
     def finish(self) -> dict[str, object]:
-        return {"final_loss": float(self.loss) if self.loss is not None else None}
+        return {**super().finish(), "parameters": model_parameters(self.model)}
 
 
 def train(config: UNet3DTrainConfig) -> RunResult:
     """Train for ``iterations`` steps; throughput counts output (loss) voxels per second."""
-    torch.manual_seed(config.seed)
-    device, model = setup_run(config, build_model(config), ddp=True)
-    if config.dataset == "real":
-        sampler = PatchSampler(config.volume, config.raw_key, config.label_key, config.patch_shape,
-                               config.output_shape, config.target, config.augment,
-                               distributed.current().seed(config.seed))
-        data: Any = patch_loader(sampler, config.device_batch_size, config.num_workers,
-                                 pin_memory=device.type == "cuda")
-    else:
-        data = _synthetic_batches(config, device)
-    step = UNetTrainStep(model, config, device)
-    reset_peak_memory(device)
-    limit = config.iterations if isinstance(config.iterations, int) else None
-    loop = timed_loop(step, iter(data), device, config.warmup, limit, config.breakdown,
-                      telemetry_interval_s=config.telemetry_interval_s,
-                      budget=TimeBudget.of(config))
-    return RunResult(
-        device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
-        wall_time_s=loop.wall_time_s, unit="voxels/s", per_iteration=loop.timer.samples(),
-        peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry, contention=loop.contention,
-        extras={**step.finish(), "parameters": model_parameters(model), "loop_stop": loop.stop,
-                "iterations_per_minute_wall": 60 * len(loop.timer) / loop.wall_time_s},
-    )
+    result = step.timed_run(config, lambda: build_model(config), UNetTrainStep,
+                            lambda device: patches(config, device), "voxels/s")
+    result.extras["iterations_per_minute_wall"] = 60 * result.iterations / result.wall_time_s
+    return result
 
 
 def _meta_model(config: UNet3DConfig) -> UNet3D:
@@ -148,13 +126,13 @@ def model_parameters(model: nn.Module) -> int:
 # ---------------------------------------------------------------- prediction
 
 
-class PredictStep:
+class PredictStep(step.Step):
     """One batch of blocks: read (wait), h2d, forward (+ sigmoid, crop, cast), d2h, write (wait)."""
 
     def __init__(self, model: nn.Module, config: UNet3DPredictConfig, device: torch.device,
                  crop: tuple[slice, ...], volume_shape: Sequence[int] = (),
                  writer: BlockWriter | None = None) -> None:
-        self.model, self.config, self.device = model.eval(), config, device
+        super().__init__(model, config, device)
         self.crop, self.volume_shape, self.writer = crop, tuple(volume_shape), writer
         self.dtype = getattr(torch, config.output_dtype)
 
@@ -168,7 +146,7 @@ class PredictStep:
             return probabilities.mul_(255).round_().to(torch.uint8)
         return probabilities.to(self.dtype)
 
-    def __call__(self, iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+    def __call__(self, iterator: Iterator, timer: Timer) -> int | None:
         item = next_batch(iterator, timer, phase="read")
         if item is None:
             return None
@@ -261,7 +239,7 @@ def plain_forward(config: UNet3DPredictConfig, blocks: int) -> RunResult:
     voxels = config.batch_size * math.prod(layout["block_shape"])
     count = -(-blocks // config.batch_size)
 
-    def forward_only(iterator: Iterator, timer: PhaseTimer | NoTimer) -> int | None:
+    def forward_only(iterator: Iterator, timer: Timer) -> int | None:
         if next_batch(iterator, timer, phase="read") is None:
             return None
         step.predict(raw)
@@ -275,15 +253,6 @@ def plain_forward(config: UNet3DPredictConfig, blocks: int) -> RunResult:
                      samples=loop.samples, wall_time_s=loop.wall_time_s, unit="voxels/s",
                      per_iteration=loop.timer.samples(), peak_memory_bytes=None,
                      extras={"blocks": count * config.batch_size})
-
-
-def run(config: UNet3DConfig) -> RunResult:
-    """Run the configured U-Net benchmark."""
-    if isinstance(config, UNet3DTrainConfig):
-        return train(config)
-    if isinstance(config, UNet3DPredictConfig):
-        return predict(config)
-    raise TypeError(f"no U-Net benchmark for {type(config).__name__}")
 
 
 def network_summary(config: UNet3DConfig) -> dict[str, object]:
@@ -300,17 +269,28 @@ def network_summary(config: UNet3DConfig) -> dict[str, object]:
         "parameters": model_parameters(_meta_model(config)),
         "target": f"{config.target} ({config.out_channels} channels)",
     }
-    if isinstance(config, UNet3DTrainConfig):
-        summary.update(patch_shape=shape_text(config.patch_shape),
-                       output_shape=shape_text(config.output_shape))
-    elif isinstance(config, UNet3DPredictConfig):
-        layout = prediction_layout(config)
-        summary.update(block_shape=shape_text(layout["block_shape"]),
-                       halo=shape_text(layout["halo"]),
-                       input_block=shape_text(layout["input_shape"]),
-                       network_output=shape_text(layout["output_shape"]),
-                       compute_efficiency=round(layout["compute_efficiency"], 4))
-    return summary
+    return {**summary, **_shapes(config)}
+
+
+@singledispatch
+def _shapes(config: UNet3DConfig) -> dict[str, object]:
+    """The shapes a benchmark's network summary adds (none for the shared base)."""
+    return {}
+
+
+@_shapes.register(UNet3DTrainConfig)
+def _train_shapes(config: UNet3DTrainConfig) -> dict[str, object]:
+    return {"patch_shape": shape_text(config.patch_shape),
+            "output_shape": shape_text(config.output_shape)}
+
+
+@_shapes.register(UNet3DPredictConfig)
+def _predict_shapes(config: UNet3DPredictConfig) -> dict[str, object]:
+    layout = prediction_layout(config)
+    return {"block_shape": shape_text(layout["block_shape"]), "halo": shape_text(layout["halo"]),
+            "input_block": shape_text(layout["input_shape"]),
+            "network_output": shape_text(layout["output_shape"]),
+            "compute_efficiency": round(layout["compute_efficiency"], 4)}
 
 
 def headline(result: RunResult) -> str:
