@@ -440,11 +440,12 @@ def test_a_job_slurm_will_never_start_is_explained_and_failed_by_wait(local_slur
     """A point that depends on a job that failed (sbatch: dependency) pends for ever with
     DependencyNeverSatisfied: status says so and why; --wait cancels it and records it failed."""
     monkeypatch.chdir(tmp_path)
+    name = f"benchlib-test-fail-{os.getpid()}-{tmp_path.name}"  # no earlier run's job matches
     failing = subprocess.run(["sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "-J",
-                              "benchlib-test-fail", "--wrap", "exit 1"], capture_output=True,
+                              name, "--wrap", "exit 1"], capture_output=True,
                              text=True, check=True).stdout.strip()
     for _ in range(60):
-        if not _own_jobs("benchlib-test-fail"):
+        if not _own_jobs(name):
             break
         time.sleep(1)
     params = _params(tmp_path, "never", {**SLURM, "sbatch": {"dependency": f"afterok:{failing}"}})
@@ -478,8 +479,9 @@ def test_a_job_above_the_partition_time_limit_is_failed_with_the_numbers(local_s
                                                                          capsys):
     """A job submitted by hand to `short` with 5 min (its MaxTime is 2) pends with
     PartitionTimeLimit; wait fails it within a minute, saying what it asked and what fits."""
+    name = f"benchlib-test-time-{os.getpid()}-{tmp_path.name}"  # no earlier run's job matches
     job = subprocess.run(["sbatch", "--parsable", "-p", "short", "-t", "5", "-o", "/dev/null",
-                          "-J", "benchlib-test-time", "--wrap", "true"], capture_output=True,
+                          "-J", name, "--wrap", "true"], capture_output=True,
                          text=True, check=True).stdout.strip()
     try:
         (point,) = load_sweep(_params(tmp_path, "time", {"kind": "local"})).points
@@ -491,6 +493,6 @@ def test_a_job_above_the_partition_time_limit_is_failed_with_the_numbers(local_s
                 and "(asks 5 min, but partition short allows at most 2 min (MaxTime))" in status)
         (failed,) = campaign.wait(folder, [point.name], poll_s=1, progress=False, timeout_s=90)
         assert failed.status == "failed" and "lower time_min" in failed.detail
-        assert _left_the_queue("benchlib-test-time")
+        assert _left_the_queue(name)
     finally:
         subprocess.run(["scancel", job], check=False)
