@@ -178,7 +178,7 @@ def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, 
     def broken(args):
         raise KeyError("boom")
 
-    monkeypatch.setattr("benchlib.cli._results", broken)
+    monkeypatch.setattr("benchlib.cli.results.Results.run", broken)
     parser_args = ["results", str(tmp_path)]
     assert main(parser_args) == 1
     err = capsys.readouterr().err

@@ -140,19 +140,19 @@ def test_against_others_scales_a_published_figure_by_the_datasheets(tmp_path):
 
 
 def test_waterfall_plot_hatches_unreliable_steps_and_labels_losses(tmp_path):
-    from benchlib.publish import diagnose as people
+    from benchlib.publish.waterfall import waterfall_plot
 
     plan = _plan(tmp_path)
     found = _found(_campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6},
                              disturbed="memory-w1"))
-    fig = people.waterfall_plot(found)
+    fig = waterfall_plot(found)
     ax = fig.axes[0]
     hatched = [p for p in ax.patches if p.get_hatch()]
     assert len(hatched) == 2  # decode and filesystem
     texts = [t.get_text() for t in ax.texts]
     assert sum("unreliable (contended runs)" in t for t in texts) == 2
     assert any(t.strip().startswith("-") and "images/s" in t for t in texts)  # host copy's loss
-    answer = people.answer_text(found)
+    answer = analysis.answer_text(found)
     assert "Waterfall" in answer and "Worker counts: 1:" in answer
 
 

@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis import diagnose as analysis
-from benchlib.analysis import diagnose_others, references
+from benchlib.analysis import diagnose_others, diagnose_text, references
 from benchlib.errors import InputError
+from benchlib.execute import diagnose as ladder
 from benchlib.inputs import diagnose_plan
 from benchlib.inputs.diagnose_defaults import DEFAULTS
-from benchlib.publish import diagnose as people
+from benchlib.publish.waterfall import waterfall_plot
 from tests.fakes import write_record_notebook
 from tests.test_diagnose import SLOW_DATA, _campaign, _found, _plan
 
@@ -43,13 +44,11 @@ def test_each_setting_gets_its_own_default_campaign_and_the_same_resumes(tmp_pat
 
 
 def test_an_explicit_campaign_with_other_settings_is_refused_before_running(tmp_path):
-    from benchlib.execute.diagnose import run_ladder
-
     first = _plan(tmp_path, workers=1, campaign="mine")
     diagnose_plan.write_plan(first, tmp_path / "out" / "mine")
     other = _plan(tmp_path, workers=2, campaign="mine")
     with pytest.raises(InputError, match="use another --campaign"):
-        run_ladder(other, tmp_path / "out", say=None)
+        ladder.run_ladder(other, tmp_path / "out", say=None)
     assert diagnose_plan.read_plan(tmp_path / "out" / "mine") == first  # not overwritten
 
 
@@ -105,17 +104,18 @@ def test_a_too_wide_interval_is_said_in_words_everywhere(tmp_path):
     found = _wide(tmp_path)
     decode = found.steps.set_index("step").loc["decode"]
     assert decode["known"]
-    texts = [people.loss_text(found.steps.iloc[1]), people.answer_text(found),
-             people.steps_frame(found).to_string(),
-             " ".join(t.get_text() for t in people.waterfall_plot(found).axes[0].texts)]
+    texts = [diagnose_text.loss_text(found.steps.iloc[1]), analysis.answer_text(found),
+             diagnose_text.steps_frame(found.steps).to_string(),
+             " ".join(t.get_text() for t in waterfall_plot(found).axes[0].texts)]
     for text in texts:
         assert "unknown: the repeats disagree" in text
         assert "-100428106%" not in text and "e+" not in text
-    frame = people.steps_frame(found)
+    frame = diagnose_text.steps_frame(found.steps)
     assert not any(col.startswith(("loss 95", "share 95")) for col in frame.columns)
     # a normal interval reads the same in the table as on the console
     host = found.steps.iloc[0]
-    assert people.steps_frame(found).iloc[0]["change (95 % interval)"] in people.loss_text(host)
+    shown = diagnose_text.steps_frame(found.steps).iloc[0]["change (95 % interval)"]
+    assert shown in diagnose_text.loss_text(host)
 
 
 def test_worker_counts_use_the_same_interval_words(tmp_path):
@@ -126,7 +126,7 @@ def test_worker_counts_use_the_same_interval_words(tmp_path):
     assert switch_change({"ratio": 1.7, "low": 1.63, "high": 1.78}) == "+70% (+63% to +78%)"
     found = _found(_campaign(tmp_path, _plan(tmp_path), SLOW_DATA,
                              {"disk-w1": 0.6, "disk-w2": 0.3}))
-    assert "(+" in people.answer_text(found).split("Worker counts:")[1]
+    assert "(+" in analysis.answer_text(found).split("Worker counts:")[1]
     assert "x (" not in analysis.recommendation(found)
 
 
@@ -150,10 +150,10 @@ def _load(root: Path) -> pd.DataFrame:
 
 
 def test_help_docs_and_plan_say_the_same_cpu_image_size(tmp_path):
-    from benchlib.publish.diagnose_cli import add_parser
+    from benchlib.cli.diagnose import Diagnose
 
     parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers())
+    Diagnose.setup_arguments(parser.add_subparsers())
     help_text = " ".join(parser._subparsers._group_actions[0].choices["diagnose"]
                          .format_help().split())
     size = DEFAULTS["cpu"]["image_size"]
@@ -170,7 +170,6 @@ def test_a_diagnosis_prints_short(tmp_path):
 
 
 def test_a_resumed_ladder_says_what_is_left(tmp_path):
-    from benchlib.execute.diagnose import points_left
     from benchlib.records.results import read_record
     from benchlib.records.store import write_sidecar
 
@@ -178,17 +177,17 @@ def test_a_resumed_ladder_says_what_is_left(tmp_path):
     root = _campaign(tmp_path, plan, SLOW_DATA)
     for path in root.glob("*.ipynb"):
         write_sidecar(path, read_record(path))
-    left = points_left(plan, tmp_path)
+    left = ladder.points_left(plan, tmp_path)
     assert left == ["probe"]  # the fake campaign has every benchmark run, no probe
-    text = people.describe_plan(plan, left)
+    text = ladder.describe_plan(plan, left)
     assert f"{len(plan.points()) - 1} of {len(plan.points())} points ran before, 1 left" in text
     assert "in all" not in text
     probe = write_record_notebook(root / f"{plan.points()[0][1].name}.ipynb", {
         "schema_version": 1, "campaign": plan.campaign, "benchmark": "probe_node",
         "status": "ok", "error": ""})
     write_sidecar(probe, read_record(probe))
-    assert "nothing left to run" in people.describe_plan(plan, points_left(plan, tmp_path))
-    assert "in all" in people.describe_plan(plan)
+    assert "nothing left to run" in ladder.describe_plan(plan, ladder.points_left(plan, tmp_path))
+    assert "in all" in ladder.describe_plan(plan)
 
 
 def test_the_speeds_say_which_statistic_they_are(tmp_path):

@@ -17,6 +17,7 @@ from benchlib.data.em_volume import write_em_volume
 from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.shard import Rank
 from benchlib.data.volumes import open_volume
+from benchlib.errors import LaunchError
 from benchlib.inputs.config import ClassificationConfig, describe_validation_error
 from benchlib.inputs.probe_config import AllReduceConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
@@ -147,7 +148,7 @@ def test_ddp_gradients_equal_one_process_on_the_global_batch():
 def _fails(target: str, **extra) -> tuple[str, float]:
     config = ClassificationConfig(device="cpu", num_devices=2, **extra)
     start = time.monotonic()
-    with pytest.raises(launch.LaunchError) as error:
+    with pytest.raises(LaunchError) as error:
         launch.run(config, target=f"tests.dist_targets:{target}")
     return str(error.value), time.monotonic() - start
 
@@ -289,7 +290,7 @@ def test_several_nodes_outside_slurm_is_a_clear_error(monkeypatch, tmp_path):
     for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
         monkeypatch.delenv(name, raising=False)
     config = ClassificationConfig(num_devices=4, num_nodes=2)
-    with pytest.raises(launch.LaunchError, match="not a SLURM allocation of 2 nodes"):
+    with pytest.raises(LaunchError, match="not a SLURM allocation of 2 nodes"):
         launch.node_launcher(config)
     monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
     monkeypatch.setattr(launch, "_first_slurm_host", lambda: "node001")

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from papermill.translators import PythonTranslator
 
 from benchlib.cli import main
-from benchlib.errors import InputError
-from benchlib.inputs.config import ConfigError
+from benchlib.errors import ConfigError, InputError
 from benchlib.inputs.params import Point, load_sweep, papermill_parameters
 from benchlib.inputs.yaml_input import MAX_ALIASES, parse_yaml
 

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from benchlib.publish.report import ReportError, build_report
+from benchlib.errors import ReportError
+from benchlib.publish.report import build_report
 
 from .fakes import campaign
 

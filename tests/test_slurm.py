@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from benchlib.cli import main
+from benchlib.errors import ConfigError
 from benchlib.execute import campaign, slurm
-from benchlib.inputs.config import ConfigError
 from benchlib.inputs.executors import LocalExecutor, SlurmExecutor, apply_overrides
 from benchlib.inputs.params import load_sweep
 from benchlib.records.results import load

@@ -13,8 +13,9 @@ import sys
 import pytest
 import yaml
 
+from benchlib.errors import RequestTooLarge
 from benchlib.execute import campaign, slurm, slurm_limits, slurm_pending
-from benchlib.execute.slurm_sweep import RequestTooLarge, submit_sweep
+from benchlib.execute.slurm_sweep import submit_sweep
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import load_sweep
 

@@ -5,8 +5,8 @@ import pytest
 import yaml
 
 from benchlib.cli import main
+from benchlib.errors import ConfigError
 from benchlib.execute.sweep import run_sweep
-from benchlib.inputs.config import ConfigError
 from benchlib.inputs.params import Point, load_sweep
 from benchlib.records.results import load
 

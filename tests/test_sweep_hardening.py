@@ -14,9 +14,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from benchlib.errors import InputError
+from benchlib.errors import ConfigError, InputError
 from benchlib.execute.sweep import DEFAULT_CELL_TIMEOUT_S, cell_timeout_for, run_sweep
-from benchlib.inputs.config import ConfigError
 from benchlib.inputs.params import MAX_STEM_BYTES, NOTEBOOK_DIR, Point, load_sweep
 from benchlib.records.results import load
 from benchlib.registry import BENCHMARKS

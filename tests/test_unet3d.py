@@ -14,17 +14,17 @@ from benchlib.data.patches import affinities, augment, boundaries
 from benchlib.data.volumes import (
     LABEL_KEY,
     RAW_KEY,
-    VolumeError,
     array_keys,
     check_volume,
     create_dataset,
     open_volume,
     read_padded,
 )
+from benchlib.errors import ShapeError, VolumeError
 from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.kinds.record import make_record
-from benchlib.models.geometry import ShapeError, UNetGeometry
+from benchlib.models.geometry import UNetGeometry
 from benchlib.models.unet3d import UNet3D
 from benchlib.workloads import blockwise, unet3d
 

@@ -15,6 +15,7 @@ Usage: python tools/make_facade.py [--check]
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
 import importlib
 import inspect
@@ -30,7 +31,7 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
     "benchlib/__init__.py": [
         ("load", "benchlib.records.results", "load"),
         ("scan", "benchlib.records.results", "scan"),
-        ("diagnose", "benchlib.publish.diagnose", "diagnose"),
+        ("diagnose", "benchlib.cli.diagnose", "diagnose"),
     ],
     "benchlib/results.py": [  # load and scan: benchlib's own, imported there
         ("read_iterations", "benchlib.records.store", "read_iterations"),
@@ -98,14 +99,33 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> str:
     return f"{indent}{head}(\n{inner}{indent}){tail}\n"
 
 
+def _type_checking_imports(module: object) -> dict[str, str]:
+    """Name -> ``from ... import`` line of what ``module`` imports under ``if TYPE_CHECKING:``
+    (names it keeps out of its imports at run time, to stay light)."""
+    found = {}
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom):
+                    for alias in statement.names:
+                        name = alias.asname or alias.name
+                        alias_text = f" as {alias.asname}" if alias.asname else ""
+                        found[name] = f"from {statement.module} import {alias.name}{alias_text}"
+    return found
+
+
 def _type_imports(functions: list[object]) -> list[str]:
     """``import`` lines for the names the annotations use (for type checkers and Jedi)."""
     lines: set[str] = set()
     for function in functions:
         module_globals = vars(sys.modules[function.__module__])
+        checking = _type_checking_imports(sys.modules[function.__module__])
         annotations = [str(a) for a in function.__annotations__.values()]
         for name in {m for a in annotations for m in IDENTIFIER.findall(a)}:
             value = module_globals.get(name)
+            if value is None and name in checking:
+                lines.add(checking[name])
+                continue
             if value is None or hasattr(builtins, name):
                 continue
             if inspect.ismodule(value):

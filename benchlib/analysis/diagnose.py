@@ -13,6 +13,8 @@ the speed before it. Its 95 % interval is the interval of the step's ratio of sp
 repeats (:func:`benchlib.analysis.intervals.repeats_effect`: Welch t over each rung's runs);
 in samples/s it is that interval times the speed before the step. A step with a contended or
 throttled run is ``unreliable`` (:func:`benchlib.records.flags.disturbed`) and gets no verdict.
+:func:`load_diagnosis` reads a campaign folder's diagnosis; :func:`answer_text` is what
+``benchlib diagnose`` prints.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
-from benchlib.analysis.diagnose_text import step_change, switch_change
+from benchlib.analysis.diagnose_text import UNIT, loss_text, step_change, switch_change, worker_change
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
-from benchlib.inputs.diagnose_plan import Plan, Rung
+from benchlib.errors import InputError
+from benchlib.inputs.diagnose_plan import Plan, Rung, read_plan
 from benchlib.records import flags
+from benchlib.records.results import load
 
 #: What each kind of step is, for people.
 STEP_NAMES = {"device": "precision", "host": "host copy", "memory": "decode", "disk": "filesystem"}
@@ -306,7 +311,7 @@ def recommendation(found: Diagnosis) -> str:
     if found.best is None or found.user is None:
         return ("No finished run of this model in the campaign: nothing to diagnose (see the "
                 "failed runs).")
-    unit = "images/s"
+    unit = UNIT
     best, user = found.best, found.user
     parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} "
              f"({runs_text(user)}) with your setting ({user.rung.label}, {plan.precision}"
@@ -332,3 +337,32 @@ def recommendation(found: Diagnosis) -> str:
         parts.append(f"Unreliable, so not judged: {', '.join(bad['step'])} "
                      f"({bad['unreliable'].iloc[0]}).")
     return " ".join(parts)
+
+
+def answer_text(found: Diagnosis) -> str:
+    """What ``benchlib diagnose`` prints at the end: the paragraph and the waterfall table."""
+    lines = [recommendation(found), ""]
+    if found.best is not None:
+        lines.append(f"Waterfall ({UNIT}; each step's change, and in % of the speed before it "
+                     "with its 95 % interval, Welch t over the repeats):")
+        lines.append(f"  best here: {found.best.speed:,.1f} ({found.best.rung.label})")
+        for _, row in found.steps.iterrows():
+            lines.append(f"  {row['step']:>10}: {loss_text(row)} -> {row['lower_speed']:,.1f} "
+                         f"({row['label']})")
+        lines.append(f"  yours: {found.user.speed:,.1f} ({found.user.rung.label})")
+    if len(found.workers) > 1:
+        lines.append("Worker counts: " + "; ".join(
+            f"{int(r.workers)}: {r.speed:,.1f}" + (f" ({worker_change(r._asdict())} against "
+                                                    f"yours, {r.verdict})"
+                                                    if pd.notna(r.ratio) else " (yours)")
+            for r in found.workers.itertuples()))
+    lines += [f"Note: {note}" for note in found.notes]
+    return "\n".join(lines)
+
+
+def load_diagnosis(campaign_dir: str | Path) -> Diagnosis:
+    """The diagnosis of a finished diagnose campaign folder (InputError when it is not one)."""
+    plan = read_plan(campaign_dir)
+    if plan is None:
+        raise InputError(f"{campaign_dir}: not a diagnose campaign (no plan in it)")
+    return diagnose(load(campaign_dir), plan)

@@ -1,7 +1,8 @@
 """How ``benchlib diagnose`` writes a change of speed and its 95 % interval, the same way on the
 console, the plot, the page's tables and the paragraph: ``-57% (-59% to -55%)``; a change
 beyond +999 % as ``>+999%``; an interval spanning more than :data:`WIDE_FACTOR` times (the
-repeats disagree) in words instead of numbers."""
+repeats disagree) in words instead of numbers. Also a step of the waterfall as text
+(:func:`loss_text`, :func:`steps_frame`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
+
+#: The unit of every speed a diagnosis gives.
+UNIT = "images/s"
 #: An interval whose high end is more than this many times its low end says nothing.
 WIDE_FACTOR = 10.0
 #: What a too-wide interval is, and what to do about it.
@@ -57,3 +62,36 @@ def switch_change(row: Mapping[str, Any]) -> str:
     """What switching to the faster side of a comparison measured: its ``ratio`` (faster over
     yours) as a change with its ``low``-``high`` interval."""
     return change_text(float(row["ratio"]), float(row["low"]), float(row["high"]))
+
+
+def worker_change(row: Mapping[str, Any]) -> str:
+    """A worker count's speed against the user's count, with its interval (``-`` for the
+    user's own count)."""
+    return switch_change(row) if pd.notna(row["ratio"]) else "-"
+
+
+def loss_text(row: Mapping[str, Any]) -> str:
+    """``-54.5 images/s, -57% (-59% to -55%)``: a step's change of speed and of the speed
+    before it, with the 95 % interval (:func:`step_change`); what it is when not a clear
+    loss."""
+    text = f"{-float(row['loss']):+,.1f} {UNIT}, {step_change(row)}"
+    if row["verdict"] == "unreliable":
+        return f"unreliable ({row['unreliable'].split(':')[0]}): {text}"
+    if row["verdict"] in ("unknown", "no significant change"):
+        return f"{text}, {row['verdict']}"
+    return text
+
+
+def steps_frame(steps: pd.DataFrame) -> pd.DataFrame:
+    """The waterfall's ``steps`` as text columns for a table: step, what runs after it, speeds,
+    loss, the change with its interval (as on the console and the plot), runs and verdict."""
+    rows = []
+    for _, row in steps.iterrows():
+        rows.append({"step": row["step"], "then": row["label"],
+                     "before": f"{row['upper_speed']:,.1f}", "after": f"{row['lower_speed']:,.1f}",
+                     "loss": f"{row['loss']:,.1f}",
+                     "change (95 % interval)": step_change(row),
+                     "runs": f"{row['runs_upper']} + {row['runs_lower']}",
+                     "verdict": row["verdict"] + (f": {row['unreliable']}" if row["unreliable"]
+                                                  else "")})
+    return pd.DataFrame(rows)

@@ -47,7 +47,7 @@ from pydantic import (
 
 from benchlib import reference, registry
 from benchlib.analysis.tables import labels
-from benchlib.errors import InputError
+from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
 from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.yaml_input import load_yaml
 from benchlib.records import flags
@@ -358,8 +358,8 @@ def exit_code(checked: pd.DataFrame) -> int:
     """1 when a run fails a reference (or failed to run), else 3 when a run could not be
     judged (``unreliable``: contended or throttled), else 0."""
     if len(failed(checked)):
-        return 1
-    return 3 if (checked["verdict"] == CheckVerdict.UNRELIABLE).any() else 0
+        return EXIT_FAILURE
+    return EXIT_UNCERTIFIED if (checked["verdict"] == CheckVerdict.UNRELIABLE).any() else 0
 
 
 def junit_cases(checked: pd.DataFrame) -> list:

@@ -40,6 +40,7 @@ import pandas as pd
 
 from benchlib.analysis import intervals
 from benchlib.analysis.tables import config_columns, ok
+from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
 from benchlib.formatting import literal
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, JUnitOutcome
@@ -218,8 +219,8 @@ def exit_code(verdicts: pd.Series) -> int:
     """1 when a configuration regressed (reliably), else 3 when some could not be judged
     (``unknown`` or ``unreliable``), else 0."""
     if (verdicts == CompareVerdict.REGRESSION).any():
-        return 1
-    return 3 if verdicts.isin(UNJUDGED).any() else 0
+        return EXIT_FAILURE
+    return EXIT_UNCERTIFIED if verdicts.isin(UNJUDGED).any() else 0
 
 
 def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:

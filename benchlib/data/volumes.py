@@ -15,17 +15,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from benchlib.errors import InputError
+from benchlib.errors import VolumeError
 
 Format = Literal["hdf5", "zarr"]
 SUFFIXES: dict[str, Format] = {".h5": "hdf5", ".hdf": "hdf5", ".hdf5": "hdf5", ".zarr": "zarr"}
 RAW_KEY = "volumes/raw"
 LABEL_KEY = "volumes/labels/neuron_ids"
 PREDICTION_KEY = "volumes/predictions"
-
-
-class VolumeError(InputError):
-    """A volume path, format or dataset key that cannot be used; the message says what can."""
 
 
 def volume_format(path: str | Path) -> Format:

@@ -23,33 +23,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib.errors import BenchlibError, InputError
+from benchlib.errors import (
+    ConfigError,
+    Preempted,
+    RequestTooLarge,
+    SubmissionError,
+    TimeLimitReached,
+)
 from benchlib.execute import campaign, job_start, slurm, slurm_limits
 from benchlib.execute.locks import campaign_lock
-from benchlib.inputs.config import ConfigError
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import Point
 from benchlib.measure.environment import job_ids_from_env
 from benchlib.records.build import failed_record
 from benchlib.records.store import sidecar_path, write_json_atomic
 from benchlib.vocabulary import PointState
-
-
-class SubmissionError(InputError):
-    """sbatch refused a submission; the message is sbatch's own."""
-
-
-class RequestTooLarge(InputError):
-    """Points ask for more than any node of the partition has; the message says which and how
-    to fit them. Nothing was submitted."""
-
-
-class TimeLimitReached(BenchlibError):
-    """Slurm's warning signal: the job's time limit is ``signal_delay_s`` away."""
-
-
-class Preempted(BenchlibError):
-    """Slurm's warning signal long before the time limit: the job is being preempted."""
 
 
 @dataclass

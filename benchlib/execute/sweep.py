@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlib.errors import OutputError, describe_os_error
+from benchlib.errors import OutputError, RecordError, describe_os_error
 from benchlib.execute.campaign import remember_points
 from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
-from benchlib.records.store import RecordError, notebook_fingerprint, sidecar_path, write_sidecar
+from benchlib.records.store import notebook_fingerprint, sidecar_path, write_sidecar
 from benchlib.registry import notebook_configs
 from benchlib.vocabulary import PointState, RecordStatus
 

@@ -20,7 +20,6 @@ from pydantic import (
 )
 
 from benchlib import vocabulary
-from benchlib.errors import InputError
 
 Precision = vocabulary.literal(vocabulary.Precision)
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
@@ -213,10 +212,6 @@ class ClassificationConfig(RunConfig):
     def resolved_image_size(self) -> int:
         """The image side actually used: ``image_size`` or the model's default."""
         return self.image_size or DEFAULT_IMAGE_SIZE.get(self.model, 224)
-
-
-class ConfigError(InputError):
-    """Invalid configuration; the message names the file, field, bad value and what is allowed."""
 
 
 def describe_validation_error(error: Exception, where: str = "",

@@ -43,7 +43,7 @@ from benchlib.inputs.config import (
     describe_validation_error,
 )
 from benchlib.inputs.diagnose_defaults import DEFAULTS
-from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
+from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.vocabulary import MatmulPrecision
@@ -169,20 +169,21 @@ def worker_counts(user: int, cores: int, devices: int) -> list[int]:
     return chosen
 
 
-def _target(request: DiagnoseRequest, executor: str) -> Literal["cpu", "cuda"]:
+def _target(request: DiagnoseRequest, runs_here: bool) -> Literal["cpu", "cuda"]:
     if request.device != "auto":
         return request.device  # type: ignore[return-value]
-    if executor == "slurm":
-        return "cuda"  # planned on a login node: the job runs on a GPU node
+    if not runs_here:
+        return "cuda"  # planned on a login node: the jobs run on a GPU node
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def require_device(plan_: Plan, executor: str = "local") -> None:
-    """InputError before anything runs when a local ladder is planned on a GPU that torch does
-    not see here (every run would fail)."""
-    if plan_.target != "cuda" or executor == "slurm":
+def require_device(plan_: Plan, runs_here: bool = True) -> None:
+    """InputError before anything runs when a ladder that ``runs_here`` (on this machine, as
+    the executor's settings say) is planned on a GPU that torch does not see here (every run
+    would fail)."""
+    if plan_.target != "cuda" or not runs_here:
         return
     import torch
 
@@ -232,9 +233,10 @@ def _rungs(request: DiagnoseRequest, target: str, workers: int,
     return found
 
 
-def plan(request: DiagnoseRequest, executor: str = "local") -> Plan:
-    """The ladder for ``request`` (InputError naming the option when a value is not allowed)."""
-    target = _target(request, executor)
+def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
+    """The ladder for ``request`` (InputError naming the option when a value is not allowed);
+    ``runs_here``: whether its points run on this machine (else ``device: auto`` means a GPU)."""
+    target = _target(request, runs_here)
     defaults = DEFAULTS[target]
     cores = request.cores or cores_available()
     workers = request.num_workers if request.num_workers is not None else min(4, cores)
@@ -298,8 +300,7 @@ def request_from(values: dict[str, Any]) -> DiagnoseRequest:
     return _validated(DiagnoseRequest, values, "diagnose")
 
 
-def sweep(plan_: Plan, plan_path: Path,
-          executor: LocalExecutor | SlurmExecutor | None = None) -> Sweep:
+def sweep(plan_: Plan, plan_path: Path, executor: Settings | None = None) -> Sweep:
     """The plan as a sweep of the normal machinery: the probe first, then every rung, its
     repeats interleaved (ABCABC)."""
     spec = SweepFile(campaign=plan_.campaign, notebook=[registry.NODE_PROBE.notebook, plan_.benchmark],

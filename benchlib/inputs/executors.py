@@ -1,19 +1,24 @@
 """The ``executor`` section of a params file: where the points run (this machine or SLURM),
-and the command line's overrides of it."""
+and the command line's overrides of it. Each kind's settings are one class here
+(:data:`SETTINGS`); what each kind does with them is its executor class in
+:mod:`benchlib.execute.executor`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
-from benchlib.inputs.config import ConfigError, describe_validation_error
+from benchlib.errors import ConfigError
+from benchlib.inputs.config import describe_validation_error
 
 
 class LocalExecutor(BaseModel):
     """Run points one after another on this machine."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    #: Whether the points run on this machine (a diagnose ladder is planned for its devices).
+    runs_here: ClassVar[bool] = True
     kind: Literal["local"] = "local"
     cell_timeout_s: PositiveInt | None = None
 
@@ -28,6 +33,7 @@ class SlurmExecutor(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    runs_here: ClassVar[bool] = False
     kind: Literal["slurm"] = "slurm"
     partition: str | None = None
     account: str | None = None
@@ -52,14 +58,30 @@ class SlurmExecutor(BaseModel):
                           "pinned to its node with --nodelist")
 
 
-def apply_overrides(executor: LocalExecutor | SlurmExecutor, kind: str | None,
-                    **settings: object) -> LocalExecutor | SlurmExecutor:
-    """The params file's executor with command-line overrides (``--executor``, ``--partition``...)."""
+#: The settings of a params file's ``executor`` section, one class per kind.
+Settings = LocalExecutor | SlurmExecutor
+#: Each kind's settings class, by the kind's name (``executor.kind``).
+SETTINGS: dict[str, type[Settings]] = {
+    model.model_fields["kind"].default: model for model in (LocalExecutor, SlurmExecutor)}
+
+
+def apply_overrides(executor: Settings, kind: str | None, **settings: object) -> Settings:
+    """The params file's executor with command-line overrides (``--executor``, ``--partition``...);
+    ConfigError naming the options the chosen kind does not take."""
     values = executor.model_dump()
     if kind and kind != values["kind"]:
         values = {"kind": kind, "cell_timeout_s": values.get("cell_timeout_s")}
+    model = SETTINGS.get(values["kind"])
+    if model is None:
+        raise ConfigError(f"--executor {kind}: not an executor (known: {', '.join(SETTINGS)})")
+    foreign = [name for name, value in settings.items()
+               if value is not None and name not in model.model_fields]
+    if foreign:
+        takers = [k for k, m in SETTINGS.items() if set(foreign) <= set(m.model_fields)]
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in foreign)
+        raise ConfigError(f"options {flags} need the {' or '.join(takers)} executor (executor: "
+                          f"{{kind: {takers[0]}}} in the params file, or --executor {takers[0]})")
     values.update({k: v for k, v in settings.items() if v is not None})
-    model = SlurmExecutor if values["kind"] == "slurm" else LocalExecutor
     try:
         return model(**values)
     except ValidationError as error:

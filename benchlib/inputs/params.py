@@ -29,9 +29,9 @@ from pydantic import (
 )
 
 from benchlib import PROJECT_ROOT
-from benchlib.errors import InputError
-from benchlib.inputs.config import ConfigError, check_campaign, describe_validation_error
-from benchlib.inputs.executors import LocalExecutor, SlurmExecutor
+from benchlib.errors import ConfigError, InputError
+from benchlib.inputs.config import check_campaign, describe_validation_error
+from benchlib.inputs.executors import SETTINGS, LocalExecutor, Settings
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import notebook_configs
 
@@ -75,7 +75,7 @@ class SweepFile(BaseModel):
     #: ``interleaved``: every point once, then every point again (ABCABC), so that slow drift of
     #: the machine spreads over all configurations; ``grouped``: a point's repeats back to back.
     repeat_order: Literal["interleaved", "grouped"] = "interleaved"
-    executor: LocalExecutor | SlurmExecutor = Field(default_factory=LocalExecutor, discriminator="kind")
+    executor: Settings = Field(default_factory=LocalExecutor, discriminator="kind")
 
     @field_validator("campaign")
     @classmethod
@@ -295,7 +295,7 @@ def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
 
 def _explain_key_error(line: str) -> str:
     """``executor.slurm.x: ...`` -> ``executor.x: ...``; unknown keys get the allowed ones."""
-    for kind, model in (("slurm", SlurmExecutor), ("local", LocalExecutor)):
+    for kind, model in SETTINGS.items():
         if line.startswith(f"executor.{kind}."):
             line = "executor." + line[len(f"executor.{kind}."):]
             if "unknown parameter" in line:

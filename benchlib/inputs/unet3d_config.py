@@ -80,7 +80,8 @@ class UNet3DConfig(RunConfig):
 
     def _volume_shape(self, key_field: str = "raw_key") -> tuple[int, ...]:
         """Shape of the dataset named by ``key_field``; errors name that field or ``volume``."""
-        from benchlib.data.volumes import VolumeError, check_volume
+        from benchlib.data.volumes import check_volume
+        from benchlib.errors import VolumeError
 
         if not self.volume:
             raise ValueError(f"volume is empty: {self.benchmark} needs an HDF5 or zarr volume "
@@ -173,7 +174,8 @@ class UNet3DPredictConfig(UNet3DConfig):
         geometry.block_input(block, halo)
         self._volume_shape()
         if self.output:
-            from benchlib.data.volumes import VolumeError, volume_format
+            from benchlib.data.volumes import volume_format
+            from benchlib.errors import VolumeError
 
             try:
                 volume_format(self.output)

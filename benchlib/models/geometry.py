@@ -13,15 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from benchlib.errors import InputError
+from benchlib.errors import ShapeError
 
 Shape = tuple[int, int, int]
 Padding = Literal["valid", "same"]
 AXES = ("z", "y", "x")
-
-
-class ShapeError(InputError):
-    """A shape the network cannot take; the message names the axis and valid sizes nearby."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.errors import BenchlibError, InputError
+from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish import navigation, reuse
@@ -58,10 +58,6 @@ DIAGNOSE_LINK = Link(f"{DIAGNOSE}.html", "Diagnosis", "why this node is slower t
 #: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
 COMPARE = "summary_compare"
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
-
-
-class ReportError(BenchlibError):
-    """A summary notebook failed; the message names it and the cell's error."""
 
 
 def _run_summary(name: str, campaign_dir: Path, target: Path,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import SCHEMA_HISTORY
+from benchlib.errors import RecordError
 from benchlib.measure.timing import PHASES
 from benchlib.records import schema, values
 from benchlib.records.build import failed_record
@@ -28,7 +29,6 @@ from benchlib.records.flags import with_flags
 from benchlib.records.run_table import RunTable
 from benchlib.records.store import (
     ITERATIONS_KEY,
-    RecordError,
     encodable,
     find_record,
     read_json_bounded,

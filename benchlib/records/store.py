@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.errors import InputError, OutputError, describe_os_error
+from benchlib.errors import OutputError, RecordError, describe_os_error
 from benchlib.records import values
 
 log = logging.getLogger(__name__)
@@ -23,10 +23,6 @@ log = logging.getLogger(__name__)
 #: Record key of the raw per-iteration seconds; stored beside the sidecar as
 #: ``<point>.iterations.csv`` (:func:`write_iterations`), never a column of the loaded table.
 ITERATIONS_KEY = "per_iteration_s"
-
-
-class RecordError(InputError):
-    """A file that should hold a record does not hold a usable one."""
 
 
 def current_umask() -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import PROJECT_ROOT, registry
-from benchlib.errors import BenchlibError
+from benchlib.errors import LaunchError
 from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import run_target
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
@@ -42,10 +42,6 @@ from benchlib.run.merge import merge
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
 STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
-
-
-class LaunchError(BenchlibError):
-    """A distributed run that failed or hung; the message names the rank and its error."""
 
 
 def dump_config(config: CommonConfig) -> dict[str, Any]:

@@ -10,10 +10,11 @@ import pandas as pd
 
 from benchlib.analysis import diagnose as analysis
 from benchlib.analysis import diagnose_others
+from benchlib.analysis import diagnose_text as text
 from benchlib.inputs.diagnose_plan import read_plan
-from benchlib.publish import diagnose as people
 from benchlib.publish import plots, present
 from benchlib.publish.pages import Call, Page, node, note, show
+from benchlib.publish.waterfall import waterfall_plot
 
 
 def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:
@@ -35,9 +36,9 @@ def waterfall(found: analysis.Diagnosis | None) -> None:
     if found is None or not len(found.steps):
         note("Fewer than two rungs finished: no waterfall.")
         return
-    plots.show(people.waterfall_plot(found))
-    show(present.table(people.steps_frame(found), "Each step of the waterfall: the speed before "
-                       f"and after it ({people.UNIT}, geometric mean of each rung's runs), the "
+    plots.show(waterfall_plot(found))
+    show(present.table(text.steps_frame(found.steps), "Each step of the waterfall: the speed before "
+                       f"and after it ({text.UNIT}, geometric mean of each rung's runs), the "
                        "loss, the change in % of the speed before it with its 95 % interval "
                        "(Welch t over the repeats of the two rungs), and the verdict "
                        "(unreliable: a contended or throttled run)",
@@ -50,9 +51,9 @@ def workers(found: analysis.Diagnosis | None) -> None:
         note("No worker counts to compare.")
         return
     table = found.workers.assign(
-        against_yours=[people.worker_change(r._asdict()) for r in found.workers.itertuples()]
+        against_yours=[text.worker_change(r._asdict()) for r in found.workers.itertuples()]
     ).drop(columns=["ratio", "low", "high"])
-    show(present.table(table, f"Speed ({people.UNIT}, geometric mean of each count's runs) at "
+    show(present.table(table, f"Speed ({text.UNIT}, geometric mean of each count's runs) at "
                        "each loader worker count, and the change against your count with its "
                        "95 % interval (Welch t over the repeats)", say_constant=False))
 
@@ -77,7 +78,7 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
     if found is None:
         return
     show(present.table(analysis.rungs_table(df, found.plan), "The ladder's rungs: finished "
-                       f"runs, speed ({people.UNIT}, geometric mean of the runs), the slowest "
+                       f"runs, speed ({text.UNIT}, geometric mean of the runs), the slowest "
                        "and fastest run, and the runs disturbed (contended or throttled; none: "
                        "no run was)", say_constant=False, missing_reason="no finished run"))
 

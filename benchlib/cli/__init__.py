@@ -1,0 +1,75 @@
+"""The ``benchlib`` command: one module per subcommand, each a :class:`~benchlib.cli.base.Command`
+listed once in :data:`COMMANDS` (which ``benchlib --help`` lists); :func:`main` turns
+benchlib's exceptions (:mod:`benchlib.errors`) into one message and their exit code."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+
+from benchlib.cli import check, compare, data, diagnose, report, results, status, sweep
+from benchlib.cli.base import Command
+from benchlib.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_UNCERTIFIED,
+    BenchlibError,
+    describe_os_error,
+)
+
+#: Every subcommand, in the order ``benchlib --help`` lists them.
+COMMANDS: tuple[type[Command], ...] = (
+    sweep.Sweep, status.Status, diagnose.Diagnose, data.Data, results.Results, report.Report,
+    check.Check, compare.Compare)
+EXIT_INTERRUPTED = 130
+DESCRIPTION = ("Benchmark deep-learning GPU nodes: run params files as campaigns of notebooks, "
+               "follow them, diagnose a node, read, check and compare the results, and publish "
+               "them as an HTML report. `benchlib COMMAND --help` says more about each command.")
+EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} a failure while working (a point could not "
+          "be written, the campaign is in use, --strict with failed points); "
+          f"{EXIT_BAD_INPUT} bad input (params file, paths, options); "
+          f"{EXIT_UNCERTIFIED} check / compare: "
+          "nothing failed but some runs cannot be certified; "
+          f"{EXIT_INTERRUPTED} interrupted. Errors print one message; --debug adds the "
+          "traceback.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="benchlib", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    subparsers = parser.add_subparsers(dest="command", required=True, title="commands",
+                                       metavar="COMMAND")
+    for command in COMMANDS:
+        command.setup_arguments(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``benchlib`` console script: run the command ``argv`` names; its exit
+    status (:data:`EPILOG`), benchlib's errors as one message each (their ``lead`` first)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler.run(args)
+    except BenchlibError as error:
+        return _fail(args, "\n".join(filter(None, (error.lead, str(error)))), error.exit_code)
+    except FileNotFoundError as error:
+        return _fail(args, str(error), EXIT_BAD_INPUT)
+    except OSError as error:
+        return _fail(args, describe_os_error(error), EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted", EXIT_INTERRUPTED)
+    except Exception as error:  # a bug: one line, the traceback with --debug
+        return _fail(args, f"unexpected {type(error).__name__}: {error} (run again as "
+                     "`benchlib --debug ...` for the traceback, and report it)", EXIT_FAILURE)
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exc()
+    for line in message.splitlines() or [""]:
+        print(f"error: {line}", file=sys.stderr)
+    return code

@@ -1,0 +1,55 @@
+"""``benchlib check``: runs against references with tolerances."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchlib.cli.base import Command, show
+from benchlib.vocabulary import CheckVerdict
+
+
+class Check(Command):
+    name = "check"
+    help = "check runs against references with tolerances (exit 1 when any fails)"
+    epilog = ("exit status:\n"
+              "  0  every run with a reference was judged and none failed\n"
+              "  1  a run failed its reference (or failed to run)\n"
+              "  2  bad input (the results folder, the references file)\n"
+              "  3  nothing failed, but some runs cannot be certified: they were contended\n"
+              "     or throttled (the CANNOT CERTIFY lines say which and how to re-run)")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("results", help="a results folder (outputs/<campaign>) or notebook")
+        parser.add_argument("--references", help="references YAML (default: the shipped "
+                            "published figures and datasheet ceilings)")
+        parser.add_argument("--junit", help="also write the checks as JUnit XML to this file")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Print every check and its verdict; the exit status the epilog lists."""
+        import pandas as pd
+
+        from benchlib.analysis import junit, references
+        from benchlib.records.paths import check_output_file, check_results_path, load_records
+
+        check_output_file("--junit", args.junit)
+        check_results_path(args.results)
+        refs = (references.load_references(args.references) if args.references
+                else references.shipped())
+        checked = references.check(load_records(args.results), refs)
+        shown = ["run", "configuration", "metric", "measured", "expected", "low", "high",
+                 "verdict", "reference", "flags"]
+        with pd.option_context("display.width", 200, "display.max_rows", 1000,
+                               "display.max_colwidth", 60):
+            show(checked[shown].to_string(index=False, na_rep=""))
+        counts = checked["verdict"].value_counts()
+        print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
+        for row in references.failed(checked).itertuples():
+            show(f"FAIL {row.run}: {row.message}")
+        for row in checked[checked["verdict"] == CheckVerdict.UNRELIABLE].itertuples():
+            show(f"CANNOT CERTIFY {row.run}: {row.message}")
+        if args.junit:
+            cases = references.junit_cases(checked)
+            print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', cases)}")
+        return references.exit_code(checked)

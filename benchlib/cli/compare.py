@@ -1,0 +1,70 @@
+"""``benchlib compare``: NEW against BASE per configuration, with intervals from the repeats."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchlib.cli.base import Command, show
+from benchlib.errors import InputError
+
+
+class Compare(Command):
+    name = "compare"
+    help = ("NEW against BASE per configuration (exit 1 on a significant regression beyond the "
+            "threshold)")
+    description = ("Pairs runs by configuration and gives NEW's speed relative to BASE with a "
+                   "95 % interval made from each side's repeats (separate runs), never from "
+                   "one run's own iterations.")
+    epilog = ("verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
+              "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
+              "exit status:\n"
+              "  0  every configuration was judged and none regressed\n"
+              "  1  a configuration of reliable runs regressed\n"
+              "  2  bad input (folders, --metric, --threshold)\n"
+              "  3  nothing regressed, but some configurations cannot be certified (unknown\n"
+              "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run)")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("base", help="the baseline results folder")
+        parser.add_argument("new", help="the results folder to judge")
+        parser.add_argument("--threshold", type=float, default=0.05,
+                            help="smallest slowdown that counts as a regression (default 0.05)")
+        parser.add_argument("--metric", default="throughput",
+                            help="numeric measurement column compared (default throughput; "
+                                 "time_* columns count lower as better)")
+        parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Print the comparison and its summary; the exit status the epilog lists."""
+        import pandas as pd
+
+        from benchlib.analysis import junit, regression
+        from benchlib.analysis.metrics import check_metric
+        from benchlib.records.paths import check_output_file, check_results_path, load_records
+
+        if not 0 <= args.threshold < 1:
+            raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
+                             "(0.05 = 5 %)")
+        check_output_file("--junit", args.junit)
+        for path in (args.base, args.new):
+            check_results_path(path)
+        base, new = load_records(args.base), load_records(args.new)
+        check_metric(args.metric, {args.base: base, args.new: new})
+        compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
+        for warning in compared.attrs["warnings"]:
+            show(f"warning: {warning}")
+        shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
+                             "base_runs", "new_runs", "flags") if c in compared]
+        print("NEW / BASE speed per configuration; low-high: 95 % interval from the repeats "
+              "(Welch t over each side's runs); a within-run interval never decides")
+        with pd.option_context("display.width", 200, "display.max_rows", 1000,
+                               "display.max_colwidth", 70):
+            show(compared[shown].to_string(index=False, na_rep=""))
+        for line in regression.summary(compared, args.threshold):
+            show(line)
+        if args.junit:
+            cases = regression.junit_cases(compared)
+            print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
+        return regression.exit_code(compared["verdict"]) if len(compared) else 0

@@ -1,0 +1,70 @@
+"""``benchlib data``: write a sample data set (an ImageNet-layout JPEG folder, an EM volume)."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchlib.cli.base import Command
+from benchlib.errors import ConfigError
+
+
+class Data(Command):
+    name = "data"
+    help = "write sample data sets"
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        kinds = parser.add_subparsers(dest="kind", required=True)
+        folder = kinds.add_parser("imagefolder", help="ImageNet-layout JPEG folder")
+        folder.add_argument("dir")
+        folder.add_argument("--classes", type=int, default=4)
+        folder.add_argument("--images", type=int, default=16, help="images per class")
+        folder.add_argument("--size", type=int, default=256, help="short side in px")
+        folder.add_argument("--seed", type=int, default=0)
+        folder.set_defaults(write=_imagefolder)
+        volume = kinds.add_parser("volume", help="EM-like CREMI-layout volume (HDF5 .h5 or .zarr)")
+        volume.add_argument("path", help="file.h5 / file.hdf5 (HDF5) or dir.zarr (zarr)")
+        volume.add_argument("--shape", type=int, nargs=3, required=True, metavar=("Z", "Y", "X"))
+        volume.add_argument("--cell", type=int, nargs=3, default=[6, 40, 40],
+                            metavar=("Z", "Y", "X"),
+                            help="mean cell size in voxels (default: 6 40 40)")
+        volume.add_argument("--chunks", type=int, nargs=3, default=[8, 128, 128],
+                            metavar=("Z", "Y", "X"), help="storage chunks (default: 8 128 128)")
+        volume.add_argument("--compression", choices=["none", "gzip"], default="none")
+        volume.add_argument("--seed", type=int, default=0)
+        volume.add_argument("--quiet", action="store_true", help="no progress bar")
+        volume.set_defaults(write=_volume)
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Write the data set asked for and say what was written where."""
+        args.write(args)
+        return 0
+
+
+def _imagefolder(args: argparse.Namespace) -> None:
+    from benchlib.data.generate import write_imagefolder
+
+    root = write_imagefolder(args.dir, classes=args.classes, images_per_class=args.images,
+                             size=args.size, seed=args.seed)
+    print(f"wrote {args.classes} x {args.images} JPEG images (~{args.size} px) to {root}")
+
+
+def _volume(args: argparse.Namespace) -> None:
+    import math
+
+    from benchlib.data.em_volume import write_em_volume
+    from benchlib.data.volumes import LABEL_KEY, RAW_KEY, volume_format
+    from benchlib.errors import VolumeError
+
+    try:
+        volume_format(args.path)
+    except VolumeError as error:
+        raise ConfigError(str(error)) from None
+    if min(args.shape) < 1 or min(args.cell) < 1 or min(args.chunks) < 1:
+        raise ConfigError("--shape, --cell and --chunks take three positive sizes (z y x)")
+    shape = write_em_volume(args.path, args.shape, args.cell, args.chunks, args.seed,
+                            "gzip" if args.compression == "gzip" else None,
+                            progress=not args.quiet)
+    print(f"wrote {RAW_KEY} (uint8) and {LABEL_KEY} (uint64), shape {list(shape)} "
+          f"({math.prod(shape):,} voxels), to {args.path}")

@@ -1,0 +1,127 @@
+"""``benchlib diagnose``, and :func:`diagnose`, the same from Python: the ladder planned and run
+as one campaign (:mod:`benchlib.execute.diagnose`), analysed (:mod:`benchlib.analysis.diagnose`)
+and given its report page."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchlib import registry
+from benchlib.cli.base import Command
+from benchlib.inputs.diagnose_defaults import per_target
+from benchlib.vocabulary import Precision
+
+if TYPE_CHECKING:
+    from benchlib.analysis.diagnose import Diagnosis
+    from benchlib.inputs.executors import Settings
+
+
+class Diagnose(Command):
+    name = "diagnose"
+    help = "why this node is slower than it should be for a model: a ladder of runs and its waterfall"
+    description = (
+        "Why this node is slower than it should be for a model, answered by an experiment: the "
+        "node probe, then the model on synthetic data on the device (what the node can do for "
+        "it), synthetic data from the host, real data from memory (decode only) and real data "
+        "from disk at your worker count and others (on a GPU also other precisions and "
+        "channels_last), each with repeats, run as one campaign through the normal sweep. "
+        "Prints the biggest loss, what to change and what that change measured here, and the "
+        "waterfall; writes the report page.")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        add = parser.add_argument
+        add("--model", default="resnet50", help="torchvision model (default resnet50)")
+        add("--data-dir", default="", help="your ImageNet-layout JPEG folder (none: synthetic "
+            "data only)")
+        add("--benchmark", choices=registry.DIAGNOSED, default=registry.DIAGNOSED[0])
+        add("--workers", type=int, help="your loader worker count (default: 4, or the cores "
+            "available when fewer)")
+        add("--precision", choices=list(Precision), default=Precision.FP32.value,
+            help="your precision (default fp32)")
+        add("--channels-last", action="store_true", help="your runs use channels_last")
+        add("--devices", type=int, default=1, help="devices (default 1)")
+        add("--batch-size", type=int, help=f"per device (default: {per_target('batch_size')})")
+        add("--image-size", type=int,
+            help=f"image side in px (default: {per_target('image_size')})")
+        add("--budget", type=float, help=f"seconds for the whole ladder (default: "
+            f"{per_target('budget_s')}); each run's time budget is sized from it")
+        add("--repeats", type=int, help=f"runs per rung (default: {per_target('repeats')})")
+        add("--device", choices=["auto", "cuda", "cpu"], default="auto")
+        add("--campaign", default="", help="campaign name (default diagnose-MODEL-TAG, TAG "
+            "naming the settings: the same command resumes its campaign, other settings get "
+            "their own)")
+        add("--outputs", default="outputs", help="results root (default: outputs)")
+        add("--executor", metavar="KIND", default="local",
+            help="where the runs go: local (default) or slurm")
+        add("--partition", help="SLURM partition (slurm executor)")
+        add("--account", help="SLURM account (slurm executor)")
+        add("--time-min", type=int, help="SLURM time limit per point in minutes")
+        add("--no-report", action="store_true", help="do not build the report page")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Plan, run and analyse the ladder; print the answer and where the page is."""
+        from benchlib.inputs.executors import LocalExecutor, apply_overrides
+
+        executor = apply_overrides(LocalExecutor(), args.executor, partition=args.partition,
+                                   account=args.account, time_min=args.time_min)
+        options = {"benchmark": args.benchmark, "num_workers": args.workers,
+                   "precision": args.precision, "channels_last": args.channels_last,
+                   "num_devices": args.devices, "batch_size": args.batch_size,
+                   "image_size": args.image_size, "budget_s": args.budget,
+                   "repeats": args.repeats, "device": args.device, "campaign": args.campaign}
+        start = time.perf_counter()
+        result = diagnose(args.model, args.data_dir, args.outputs, executor,
+                          report=not args.no_report,
+                          **{k: v for k, v in options.items() if v is not None})
+        print()
+        print(result)
+        where = Path(args.outputs) / result.campaign_dir.name
+        print(f"\nruns in {where}; took {time.perf_counter() - start:.0f} s")
+        if result.page is not None:
+            print(f"page: {where / 'report' / result.page.name}")
+        return 0
+
+
+@dataclass
+class Result:
+    """What :func:`diagnose` returns: the diagnosis, its campaign folder and its page."""
+
+    diagnosis: Diagnosis
+    campaign_dir: Path
+    page: Path | None
+
+    def __str__(self) -> str:
+        from benchlib.analysis.diagnose import answer_text
+
+        return answer_text(self.diagnosis)
+
+    def __repr__(self) -> str:
+        return f"<diagnose Result {self.campaign_dir}: {self.diagnosis!r}>"
+
+
+def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | Path = "outputs",
+             executor: Settings | None = None, report: bool = True,
+             say: Callable[[str], None] | None = print, **options: object) -> Result:
+    """Plan, run (here, or with ``executor`` the settings of another executor, e.g.
+    :class:`~benchlib.inputs.executors.SlurmExecutor`) and analyse the ladder for ``model`` on
+    ``data_dir``; ``options`` are :class:`benchlib.inputs.diagnose_plan.DiagnoseRequest` fields
+    (``num_workers``, ``precision``, ``budget_s``, ...). With ``report``, builds the campaign's
+    report page. Relative paths are taken from the current folder."""
+    from benchlib.analysis.diagnose import load_diagnosis
+    from benchlib.execute.diagnose import run
+    from benchlib.publish.report import DIAGNOSE, build_report
+
+    campaign_dir = run(model, data_dir, outputs, executor, say=say, **options)
+    found = load_diagnosis(campaign_dir)
+    page = None
+    if report:
+        index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False)
+        page = index.parent / f"{DIAGNOSE}.html"
+    return Result(found, campaign_dir, page)

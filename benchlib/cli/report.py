@@ -1,0 +1,32 @@
+"""``benchlib report``: run a campaign's summary notebooks and export the HTML report."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchlib.cli.base import Command
+
+
+class Report(Command):
+    name = "report"
+    help = "run the summary notebooks and export HTML"
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("campaign_dir", help="outputs/<campaign>")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        parser.add_argument("--baseline", help="a baseline campaign folder: adds a page "
+                            "comparing this campaign with it (regression / improvement / no "
+                            "change)")
+        parser.add_argument("--references", help="references YAML for the acceptance page "
+                            "(default: the shipped published figures and datasheet ceilings)")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Build the report; say where its index is."""
+        from benchlib.publish.report import build_report
+
+        index = build_report(args.campaign_dir, progress=not args.quiet,
+                             baseline=args.baseline, references=args.references)
+        print(f"report: {index}")
+        return 0
