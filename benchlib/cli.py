@@ -154,7 +154,7 @@ def _results(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from benchlib.publish.report import ReportError, build_report
+    from benchlib.publish.report.build import ReportError, build_report
 
     try:
         index = build_report(args.campaign_dir, progress=not args.quiet,

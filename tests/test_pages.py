@@ -32,7 +32,7 @@ from benchlib.publish.pages import (
     projection,
     scaling,
 )
-from benchlib.publish.summary import load_results
+from benchlib.publish.pages.summary import load_results
 from benchlib.records.store import RECORD_MIME
 from benchlib.workloads.result import RunResult
 

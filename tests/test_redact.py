@@ -11,7 +11,7 @@ import pytest
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.measure.environment import allowed_environment, container_image
 from benchlib.measure.redact import redact
-from benchlib.publish import present
+from benchlib.publish.pages import present
 from benchlib.records.build import make_record
 from benchlib.run import launch
 

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from benchlib.publish.report import ReportError, build_report
+from benchlib.publish.report.build import ReportError, build_report
 
 from .fakes import campaign
 
@@ -45,7 +45,7 @@ def _report_files(folder):
 def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     import threading
 
-    from benchlib.publish import run_pages
+    from benchlib.publish.report import run_pages
 
     root = campaign(tmp_path / "fake")
     export = run_pages.export_html
@@ -81,7 +81,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
 
 
 def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
-    from benchlib.publish import run_pages
+    from benchlib.publish.report import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -104,7 +104,7 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from benchlib.publish import report as report_module
+    from benchlib.publish.report import build as report_module
 
     root = campaign(tmp_path / "fake")
     notebooks = tmp_path / "notebooks"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.publish.run_pages import POOL_THRESHOLD
+from benchlib.publish.report.run_pages import POOL_THRESHOLD
 
 from .fakes import write_record_notebook
 from .walk import benchlib

@@ -12,8 +12,8 @@ import pandas as pd
 from benchlib.analysis import diagnose as analysis
 from benchlib.analysis.diagnose_text import is_wide, step_change, switch_change
 from benchlib.inputs.diagnose_plan import Plan
-from benchlib.publish import palette
-from benchlib.publish.plots import plain, tidy
+from benchlib.publish.pages import palette
+from benchlib.publish.pages.plots import plain, tidy
 
 #: Colours of the waterfall's bars.
 COLOURS = {"speed": palette.BASE[0], "loss": palette.FIXED["verdict"]["data-bound"],
@@ -196,7 +196,7 @@ def _minutes(seconds: float) -> str:
 
 def build_page(campaign_dir: Path) -> Path:
     """The campaign's report with the diagnose page (and the node page); the page's path."""
-    from benchlib.publish.report import DIAGNOSE, build_report
+    from benchlib.publish.report.build import DIAGNOSE, build_report
 
     index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False)
     return index.parent / f"{DIAGNOSE}.html"

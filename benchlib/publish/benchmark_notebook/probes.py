@@ -4,9 +4,9 @@ table and curves, publish its record."""
 from __future__ import annotations
 
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
-from benchlib.publish import plots, present
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
+from benchlib.publish.pages import plots, present
 from benchlib.records import build
 
 ALLREDUCE_ABOUT = (

@@ -12,8 +12,7 @@ from benchlib.analysis import diagnose as analysis
 from benchlib.analysis import diagnose_others
 from benchlib.inputs.diagnose_plan import read_plan
 from benchlib.publish import diagnose as people
-from benchlib.publish import plots, present
-from benchlib.publish.pages import Call, Page, node, note, show
+from benchlib.publish.pages import Call, Page, node, note, plots, present, show
 
 
 def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:

@@ -25,11 +25,11 @@ import pandas as pd
 from benchlib.errors import BenchlibError, InputError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR
-from benchlib.publish import navigation, reuse
-from benchlib.publish.export import export_html
-from benchlib.publish.index_page import Link, render
-from benchlib.publish.run_pages import export_runs
-from benchlib.publish.scratch import remove_stale, scratch_folder
+from benchlib.publish.report import navigation, reuse
+from benchlib.publish.report.export import export_html
+from benchlib.publish.report.index_page import Link, render
+from benchlib.publish.report.run_pages import export_runs
+from benchlib.publish.report.scratch import remove_stale, scratch_folder
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
 from benchlib.records.store import current_umask
 
@@ -160,7 +160,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     pages = report_pages(summaries, inputs)
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib.publish.compare_page import compare_runs
+        from benchlib.publish.pages.compare_tables import compare_runs
 
         compared = compare_runs(load(inputs.baseline), records)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
@@ -206,7 +206,7 @@ def _summary_page(name: str, campaign_dir: Path, building: Path,
                   inputs: ReportInputs | None = None, key: str = "",
                   previous: Mapping[str, str] | None = None) -> bool:
     """Execute summary ``name`` into ``building`` (True), or reuse the previous report's page
-    (HTML too) when its key (:mod:`benchlib.publish.reuse`) is ``key`` (False)."""
+    (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
         return False
     _run_summary(name, campaign_dir, building / f"{name}.ipynb",
@@ -216,7 +216,7 @@ def _summary_page(name: str, campaign_dir: Path, building: Path,
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
-    """Each summary page's key: what it is made from (:mod:`benchlib.publish.reuse`), its
+    """Each summary page's key: what it is made from (:mod:`benchlib.publish.report.reuse`), its
     navigation bar included (another set of pages makes the page again)."""
     made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
                                     list(filter(None, [inputs.references])))
@@ -283,7 +283,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
-    (:mod:`benchlib.publish.scratch`); a failed summary notebook is kept under
+    (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)

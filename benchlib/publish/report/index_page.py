@@ -23,7 +23,7 @@ from markupsafe import Markup
 from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.analysis.intervals import HEADLINE_NAME
-from benchlib.publish import compare_page, summary
+from benchlib.publish.pages import compare_tables, summary
 from benchlib.publish.templating import render as render_template
 from benchlib.publish.templating import words
 from benchlib.records import flags
@@ -33,7 +33,7 @@ from benchlib.vocabulary import CompareVerdict, RecordStatus
 DESCRIBE = ("cluster", "gpu", "num_nodes", "num_devices", "dataset", "synthetic_kind",
             "batch_size", "precision", "num_workers", "channels_last", "compile", "image_size",
             "noise_samples", "patch_shape", "block_shape", "scaling")
-CSS = (Path(__file__).resolve().parent / "templates" / "offline" / "page.css")
+CSS = Path(__file__).resolve().parent.parent / "templates" / "offline" / "page.css"
 INDEX_CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 78rem; color: #222;
        padding: 0 2rem; line-height: 1.45; }
@@ -243,11 +243,11 @@ def flagged(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[s
 
 def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
     """One line per benchmark (and model) against its matching reference
-    (:func:`benchlib.publish.acceptance.stands_lines`), failures marked."""
-    from benchlib.publish import acceptance
+    (:func:`benchlib.publish.pages.acceptance_tables.stands_lines`), failures marked."""
+    from benchlib.publish.pages import acceptance_tables
 
     out = []
-    for line in acceptance.stands_lines(done, list(refs)):
+    for line in acceptance_tables.stands_lines(done, list(refs)):
         css = ' class="flag"' if "slower than it should be" in line else ""
         name, _, rest = line.partition(": ")
         out.append(f"<li{css}><b>{_e(name)}</b>: {_e(rest)}</li>")
@@ -264,12 +264,12 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
         counts = compared["verdict"].value_counts()
         items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
                  f"(configurations)</li>"]
-        labels = compare_page.compare_labels(compared)
+        labels = compare_tables.compare_labels(compared)
         items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
                   f"base speed (95 % interval {row.low:.2f}–{row.high:.2f} over the repeats)</li>"
                   for i, row in regression.regressions(compared).iterrows()]
-        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_page.UNRELIABLE),
-                              (CompareVerdict.UNKNOWN, compare_page.UNKNOWN)):
+        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_tables.UNRELIABLE),
+                              (CompareVerdict.UNKNOWN, compare_tables.UNKNOWN)):
             if verdict in counts:
                 items.append(f'<li class="flag">{counts[verdict]} cannot be certified: '
                              f"{_e(said)}</li>")
@@ -377,10 +377,10 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
            compared: pd.DataFrame | None = None, baseline: str = "",
            diagnosis: str = "") -> str:
-    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.navigation`,
+    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
     (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
-    from benchlib.publish import navigation
+    from benchlib.publish.report import navigation
 
     by_key = {Path(p.href).stem: p for p in pages}
     done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \
