@@ -12,7 +12,7 @@ from benchlib.analysis import references
 from benchlib.cli import main
 from benchlib.publish.pages import acceptance_tables, fleet_tables, summary
 from benchlib.publish.report import index_page
-from benchlib.publish.report.build import PAGES, build_report
+from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
 
 from .fakes import REFERENCES, campaign, references_file, slower_copy, write_record_notebook
 
@@ -129,7 +129,7 @@ def test_report_refuses_a_missing_baseline_or_bad_references(tmp_path, capsys):
 
 
 def test_the_acceptance_page_is_listed_and_the_sources_escaped():
-    assert "summary_acceptance.html" in [p.href for p in PAGES]
+    assert "summary_acceptance.html" in [p.href for p in report_pages(SUMMARIES)]
     checked = pd.DataFrame([{"run": "r", "configuration": "c", "metric": "throughput",
                              "verdict": "pass", "reference_index": 1, "reference": "<b>x</b>",
                              "reference_source": "[l](javascript:x)"}])

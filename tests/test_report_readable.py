@@ -12,7 +12,7 @@ from benchlib import formatting
 from benchlib.publish.pages import present, summary
 from benchlib.publish.pages.scaling_sheet import Sheet
 from benchlib.publish.report import index_page
-from benchlib.publish.report.build import PAGES, build_report
+from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
 
 from .browser import chromium
 from .conftest import ROOT
@@ -99,7 +99,7 @@ def test_a_relative_results_dir_is_found_from_the_notebook_folder(tmp_path, monk
 def test_the_index_answers_first_and_links_each_answer(tmp_path):
     records = summary.load_results(campaign(tmp_path / "fake"))
     runs = {f"train-{i}": f"runs/train-{i}.html" for i in range(12)}
-    page = index_page.render("fake", records, PAGES, runs)
+    page = index_page.render("fake", records, report_pages(SUMMARIES), runs)
     answers = page[page.index("<h2>Answers</h2>"):page.index("<h2>Pages</h2>")]
     assert page.index("<h2>Answers</h2>") < page.index(">Runs by benchmark</h2>")
     best = 2500 * 4 * 0.95 ** 3 * 1.1  # synthetic, batch 64, 4 devices
