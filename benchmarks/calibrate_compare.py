@@ -90,7 +90,7 @@ def compare(outputs: Path, base: str, new: str) -> list[dict]:
     """``benchlib compare``'s verdicts (through its Python API, the same code) and its exit."""
     import benchlib
     from benchlib.analysis import regression
-    from benchlib.publish.compare_page import compare_runs
+    from benchlib.publish.pages.compare_tables import compare_runs
 
     compared = compare_runs(benchlib.load(outputs / base), benchlib.load(outputs / new))
     code = regression.exit_code(compared["verdict"])

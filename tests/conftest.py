@@ -62,7 +62,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The index of a full report of tests/fakes.py's campaign, built once for the tests that
     only read it: every summary page, a references file, and a baseline 1.25x faster than the
     campaign (so the compare page too). Its tests share an ``xdist_group``: one build."""
-    from benchlib.publish.report import build_report
+    from benchlib.publish.report.build import build_report
 
     from .fakes import campaign, references_file, slower_copy
 

@@ -140,7 +140,7 @@ def test_against_others_scales_a_published_figure_by_the_datasheets(tmp_path):
 
 
 def test_waterfall_plot_hatches_unreliable_steps_and_labels_losses(tmp_path):
-    from benchlib.publish.waterfall import waterfall_plot
+    from benchlib.publish.pages.waterfall import waterfall_plot
 
     plan = _plan(tmp_path)
     found = _found(_campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6},

@@ -17,7 +17,7 @@ from benchlib.errors import InputError
 from benchlib.execute import diagnose as ladder
 from benchlib.inputs import diagnose_plan
 from benchlib.inputs.diagnose_defaults import DEFAULTS
-from benchlib.publish.waterfall import waterfall_plot
+from benchlib.publish.pages.waterfall import waterfall_plot
 from tests.fakes import write_record_notebook
 from tests.test_diagnose import SLOW_DATA, _campaign, _found, _plan
 

@@ -26,7 +26,7 @@ def _table() -> dict[str, tuple[set[str], set[str]]]:
         documented = {f"{group}/{name}" for group, inner in GROUP.findall(modules)
                       for name in TICKED.findall(inner)}
         documented |= {n for n in TICKED.findall(GROUP.sub("", modules)) if "/" not in n}
-        table[layer] = (documented, set(names[1:]))
+        table[layer] = (documented, {n for n in names[1:] if "." not in n})
     return table
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from benchlib import analysis
-from benchlib.publish import plots
+from benchlib.publish.pages import plots
 from benchlib.records.results import load
 
 from .fakes import write_record_notebook
@@ -52,7 +52,7 @@ def test_the_ratio_plot_marks_the_headline(tmp_path):
 
 @pytest.mark.slow
 def test_every_page_states_the_same_figure(tmp_path):
-    from benchlib.publish.report import build_report
+    from benchlib.publish.report.build import build_report
 
     root = _campaign(tmp_path / "stat")
     index = build_report(root, summaries=("summary_comparisons",), progress=False)

@@ -6,7 +6,9 @@ displayed value (Markdown, tables, figures as PNG) in order instead of a noteboo
 
 from __future__ import annotations
 
+import importlib
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -26,20 +28,19 @@ from benchlib.publish.pages import (
     common,
     compare,
     comparisons,
-    diagnose,
     modules,
     node,
     projection,
     scaling,
 )
-from benchlib.publish.summary import load_results
+from benchlib.publish.pages.catalog import SUMMARY_PAGES
+from benchlib.publish.pages.summary import load_results
 from benchlib.records.store import RECORD_MIME
 from benchlib.workloads.result import RunResult
 
 from .fakes import campaign, write_record_notebook
 
-PAGES = [scaling.PAGE, comparisons.PAGE, breakdown.PAGE, projection.PAGE, node.PAGE,
-         acceptance.PAGE, compare.PAGE, diagnose.PAGE]
+PAGES = [importlib.import_module(page.module).PAGE for page in SUMMARY_PAGES]
 
 
 class Shown(list):
@@ -379,6 +380,26 @@ def test_allreduce_bandwidth_plot(monkeypatch, shown):
 
 def _cells(page: Page) -> list:
     return [*page.cells, *common.TAIL]
+
+
+def test_one_registry_holds_every_summary_page():
+    """Each page module's PAGE is named in the catalog once, with its notebook, and each
+    parameter the report gives a page is one its notebook takes."""
+    import benchlib.publish.pages as package
+
+    from .conftest import ROOT
+
+    names = [p.name for p in SUMMARY_PAGES]
+    assert len(set(names)) == len(names) and all(n.startswith("summary_") for n in names)
+    with_a_page = {f"{package.__name__}.{path.stem}"
+                   for path in Path(package.__file__).parent.glob("*.py")
+                   if "\nPAGE = Page(" in path.read_text()}
+    assert {p.module for p in SUMMARY_PAGES} == with_a_page
+    for entry, page in zip(SUMMARY_PAGES, PAGES, strict=True):
+        assert isinstance(page, Page), entry.module
+        assert (ROOT / "notebooks" / entry.notebook).is_file(), entry.notebook
+        assert {name for name, _ in entry.inputs} <= set(page.parameters), entry.name
+        assert "{" not in entry.titled("base")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.title.split(":")[0])

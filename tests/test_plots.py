@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis import comparisons, lab_units
-from benchlib.publish import axes, phase_plots, plots, summary
+from benchlib.publish.pages import axes, phase_plots, plots, summary
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 

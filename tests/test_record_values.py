@@ -16,7 +16,7 @@ import pytest
 
 from benchlib.analysis import comparisons, references
 from benchlib.cli import main
-from benchlib.publish import fleet_page, plots
+from benchlib.publish.pages import fleet_tables, plots
 from benchlib.records import values
 from benchlib.records.results import scan
 from benchlib.records.store import write_json_atomic, write_sidecar
@@ -174,7 +174,7 @@ def test_the_comparison_plot_shows_record_text_literally():
 def test_the_fleet_heat_map_shows_record_text_literally():
     nodes = pd.DataFrame([{**GOOD, "gpu": MATH, "host": host, "throughput": speed}
                           for host, speed in ((MATH, 1000.0), ("n2", 1100.0), ("n3", 1050.0))])
-    [(heat, _alt)] = fleet_page.heatmaps(nodes)
+    [(heat, _alt)] = fleet_tables.heatmaps(nodes)
     heat.canvas.draw()
     assert heat.axes[0].get_title().startswith("GPU \\$")
 
@@ -189,7 +189,7 @@ def test_writes_a_sidecar_json_that_loads(tmp_path):
 
 @pytest.mark.slow
 def test_a_report_of_a_campaign_with_hostile_sidecars_names_the_ones_left_out(folder):
-    from benchlib.publish.report import build_report
+    from benchlib.publish.report.build import build_report
 
     _lone(folder, "huge", batch_size=1e308)
     _lone(folder, "nodevice", num_devices=0)

@@ -12,7 +12,7 @@ from benchlib.inputs.config import ClassificationConfig
 from benchlib.kinds.record import make_record
 from benchlib.measure.environment import allowed_environment, container_image
 from benchlib.measure.redact import redact
-from benchlib.publish import present
+from benchlib.publish.pages import present
 from benchlib.run import launch
 
 from .conftest import ROOT, TINY

@@ -4,13 +4,14 @@ import re
 import pytest
 
 from benchlib.errors import ReportError
-from benchlib.publish.report import build_report
+from benchlib.publish.pages.catalog import SUMMARY_PAGES, Needs
+from benchlib.publish.report.build import build_report
 
 from .fakes import campaign
 
-#: Every summary page; the compare page comes with a baseline (the ``report`` fixture has one).
-SUMMARIES = ["summary_acceptance", "summary_breakdown", "summary_compare", "summary_comparisons",
-             "summary_node", "summary_projection", "summary_scaling"]
+#: Every summary page but a diagnose campaign's; the compare page comes with a baseline (the
+#: ``report`` fixture has one).
+SUMMARIES = sorted(p.name for p in SUMMARY_PAGES if p.needs is not Needs.DIAGNOSE_PLAN)
 
 
 @pytest.mark.slow
@@ -20,7 +21,7 @@ def test_report_has_every_page_offline(report):
     assert sorted(p.stem for p in folder.glob("summary_*.html")) == SUMMARIES
     assert len(list((folder / "runs").glob("*.html"))) == 13
     index = report.read_text()
-    assert len(set(re.findall(r'href="(summary_\w+\.html)"', index))) == 7
+    assert len(set(re.findall(r'href="(summary_\w+\.html)"', index))) == len(SUMMARIES)
     assert len(set(re.findall(r'href="(runs/[^"]+)"', index))) == 13
     for page in folder.rglob("*.html"):
         text = page.read_text()
@@ -46,7 +47,7 @@ def _report_files(folder):
 def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     import threading
 
-    from benchlib.publish import run_pages
+    from benchlib.publish.report import run_pages
 
     root = campaign(tmp_path / "fake")
     export = run_pages.export_html
@@ -82,7 +83,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
 
 
 def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
-    from benchlib.publish import run_pages
+    from benchlib.publish.report import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -105,7 +106,7 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from benchlib.publish import report as report_module
+    from benchlib.publish.report import build as report_module
 
     root = campaign(tmp_path / "fake")
     notebooks = tmp_path / "notebooks"

@@ -10,8 +10,9 @@ import pytest
 
 from benchlib.analysis import references
 from benchlib.cli import main
-from benchlib.publish import acceptance, fleet_page, index_page, summary
-from benchlib.publish.report import PAGES, build_report
+from benchlib.publish.pages import acceptance_tables, fleet_tables, summary
+from benchlib.publish.report import index_page
+from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
 
 from .fakes import REFERENCES, campaign, references_file, slower_copy, write_record_notebook
 
@@ -45,14 +46,14 @@ def _text(page: Path) -> str:
 def test_check_headline_and_index_line_name_the_pass_and_the_failure(tmp_path):
     df = summary.load_results(campaign(tmp_path / "fake"))
     refs = references.load_references(references_file(tmp_path))
-    checked = acceptance.check(df, refs)
-    line = acceptance.headline(checked, df, given=True)
+    checked = acceptance_tables.check(df, refs)
+    line = acceptance_tables.headline(checked, df, given=True)
     assert line.startswith("**1 of 2 runs pass** (train-0); **1 fails**: train-2 \\(1 dev, real")
     assert "0.70x the expected speed, 1.43x slower than expected by H100 ResNet-50 bf16" in line
-    shown = acceptance.check_display(checked).cells
+    shown = acceptance_tables.check_display(checked).cells
     assert shown["verdict"].tolist() == ["pass", "⚠ fail"]
     assert shown["configuration"].tolist() == ["1 dev, synthetic, batch 32", "1 dev, real, batch 32"]
-    lines = acceptance.stands_lines(df[df["status"] == "ok"], refs)
+    lines = acceptance_tables.stands_lines(df[df["status"] == "ok"], refs)
     assert lines == ["train resnet50: best run train-0 1.00x, worst train-2 0.70x the expected "
                      "speed: 1.4x slower than it should be (H100 ResNet-50 bf16, 1 device, batch "
                      "32; a test figure from a healthy node); 1 of 2 runs pass (train-0)"]
@@ -62,25 +63,25 @@ def test_cpu_runs_match_no_reference_and_say_so():
     df = pd.DataFrame([{"gpu": "cpu", "benchmark": name, "model": "resnet18", "status": "ok",
                         "throughput": 50.0, "source": f"{name}.ipynb"}
                        for name in ("train", "inference", "smooth_inference")])
-    checked = acceptance.check(df, references.shipped())
-    assert acceptance.headline(checked, df) == ("**No reference matches these runs** (CPU runs); "
+    checked = acceptance_tables.check(df, references.shipped())
+    assert acceptance_tables.headline(checked, df) == ("**No reference matches these runs** (CPU runs); "
                                                  "see the shipped references below.")
-    assert acceptance.stands_lines(df, references.shipped()) == [  # said once, not per benchmark
+    assert acceptance_tables.stands_lines(df, references.shipped()) == [  # said once, not per benchmark
         "No published reference matches: inference resnet18, smooth_inference resnet18, "
         "train resnet18"]
 
 
 def test_fleet_section_finds_the_slow_node(tmp_path):
     df = summary.load_results(fleet_campaign(tmp_path / "fleet"))
-    assert fleet_page.node_count(df) == 7
-    nodes = fleet_page.node_table(df)
+    assert fleet_tables.node_count(df) == 7
+    nodes = fleet_tables.node_table(df)
     assert nodes["host"].iloc[0] == SLOW_NODE and nodes["outlier"].tolist() == [True] + [False] * 6
-    assert "**1 outlier node** among 7" in fleet_page.outlier_text(nodes)
-    assert fleet_page.node_display(nodes).cells["outlier"].iloc[0] == "⚠ outlier"
-    [(figure, alt)] = fleet_page.heatmaps(df)
+    assert "**1 outlier node** among 7" in fleet_tables.outlier_text(nodes)
+    assert fleet_tables.node_display(nodes).cells["outlier"].iloc[0] == "⚠ outlier"
+    [(figure, alt)] = fleet_tables.heatmaps(df)
     assert f"outliers marked: {SLOW_NODE} ⚠" in alt
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()][-1] == "train resnet50"
-    assert fleet_page.node_count(summary.load_results(campaign(tmp_path / "one"))) < 2
+    assert fleet_tables.node_count(summary.load_results(campaign(tmp_path / "one"))) < 2
 
 
 @pytest.mark.slow
@@ -128,11 +129,11 @@ def test_report_refuses_a_missing_baseline_or_bad_references(tmp_path, capsys):
 
 
 def test_the_acceptance_page_is_listed_and_the_sources_escaped():
-    assert "summary_acceptance.html" in [p.href for p in PAGES]
+    assert "summary_acceptance.html" in [p.href for p in report_pages(SUMMARIES)]
     checked = pd.DataFrame([{"run": "r", "configuration": "c", "metric": "throughput",
                              "verdict": "pass", "reference_index": 1, "reference": "<b>x</b>",
                              "reference_source": "[l](javascript:x)"}])
-    text = acceptance.sources_used(checked)
+    text = acceptance_tables.sources_used(checked)
     assert "<b>" not in text and "](" not in text
     runs = pd.DataFrame([{"benchmark": "<script>x</script>", "model": "m", "status": "ok",
                           "throughput": 1.0}])

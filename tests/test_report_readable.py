@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from benchlib import formatting
-from benchlib.publish import index_page, present, summary
-from benchlib.publish.report import PAGES, build_report
-from benchlib.publish.sheet import Sheet
+from benchlib.publish.pages import present, summary
+from benchlib.publish.pages.scaling_sheet import Sheet
+from benchlib.publish.report import index_page
+from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
 
 from .browser import chromium
 from .conftest import ROOT
@@ -98,7 +99,7 @@ def test_a_relative_results_dir_is_found_from_the_notebook_folder(tmp_path, monk
 def test_the_index_answers_first_and_links_each_answer(tmp_path):
     records = summary.load_results(campaign(tmp_path / "fake"))
     runs = {f"train-{i}": f"runs/train-{i}.html" for i in range(12)}
-    page = index_page.render("fake", records, PAGES, runs)
+    page = index_page.render("fake", records, report_pages(SUMMARIES), runs)
     answers = page[page.index("<h2>Answers</h2>"):page.index("<h2>Pages</h2>")]
     assert page.index("<h2>Answers</h2>") < page.index(">Runs by benchmark</h2>")
     best = 2500 * 4 * 0.95 ** 3 * 1.1  # synthetic, batch 64, 4 devices
@@ -123,7 +124,7 @@ def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_p
 
 
 def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch):
-    from benchlib.publish import run_pages
+    from benchlib.publish.report import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -181,7 +182,8 @@ def test_every_page_renders_and_reads_at_1400_px_in_chromium(report):
 def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path):
     """'42.9 % to 85.7 % over 4 runs' says which run is the 42.9 % one."""
     from benchlib.analysis import comparisons
-    from benchlib.publish import index_page, summary
+    from benchlib.publish.pages import summary
+    from benchlib.publish.report import index_page
 
     from .fakes import campaign
 
@@ -196,7 +198,8 @@ def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path
 
 def test_the_index_scaling_line_flags_a_disturbed_run_behind_it(tmp_path):
     from benchlib.analysis import comparisons
-    from benchlib.publish import index_page, summary
+    from benchlib.publish.pages import summary
+    from benchlib.publish.report import index_page
 
     from .fakes import campaign
 

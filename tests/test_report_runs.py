@@ -14,9 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-from benchlib.publish.report import build_report
-from benchlib.publish.run_pages import _page_names, page_name
-from benchlib.publish.scratch import ORPHAN_AFTER_S
+from benchlib.publish.report.build import build_report
+from benchlib.publish.report.run_pages import _page_names, page_name
+from benchlib.publish.report.scratch import ORPHAN_AFTER_S
 
 from .fakes import campaign, write_record_notebook
 
@@ -108,7 +108,7 @@ def test_scratch_of_a_dead_build_is_removed_and_a_live_ones_kept(tmp_path):
 HOLDER = """
 import sys, time
 from pathlib import Path
-from benchlib.publish.scratch import scratch_folder
+from benchlib.publish.report.scratch import scratch_folder
 with scratch_folder(Path(sys.argv[1])) as folder:
     (folder / "page.html").write_text("half-built")
     print(folder, flush=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
-from benchlib.publish import summary
-from benchlib.publish.export import export_html
-from benchlib.publish.report import build_report
+from benchlib.publish.pages import summary
+from benchlib.publish.report.build import build_report
+from benchlib.publish.report.export import export_html
 
 from .browser import chromium
 from .fakes import write_record_notebook
@@ -119,9 +119,9 @@ def test_summary_markdown_holds_no_markup():
     lines = [summary.describe(df, SCRIPT), summary.bullet_list(summary.missing(df), "none"),
              *(summary.md_text(c.title) for c in summary.comparisons(df))]
     from benchlib.analysis import verdict
-    from benchlib.publish import verdict_page
+    from benchlib.publish.pages import verdict_tables
 
-    lines.append(verdict_page.reasons(verdict.verdicts(df)))
+    lines.append(verdict_tables.reasons(verdict.verdicts(df)))
     for line in lines:
         assert "<" not in line and "](" not in line, line
 

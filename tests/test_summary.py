@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from benchlib.analysis import comparisons
-from benchlib.publish import summary
+from benchlib.publish.pages import summary
 
 from .fakes import campaign
 

@@ -11,7 +11,7 @@ import torch
 
 from benchlib.measure import telemetry
 from benchlib.measure.telemetry import Telemetry, TelemetrySampler, merge_summaries
-from benchlib.publish.plots import telemetry_plot
+from benchlib.publish.pages.plots import telemetry_plot
 
 
 class NVMLError(Exception):

@@ -4,8 +4,10 @@ record text escaped in tables and the sheet; only Markup passes as HTML."""
 import pandas as pd
 from markupsafe import Markup
 
-from benchlib.publish import index_page, present, templating
-from benchlib.publish.sheet import Block, Sheet, _view
+from benchlib.publish import templating
+from benchlib.publish.pages import present
+from benchlib.publish.pages.scaling_sheet import Block, Sheet, _view
+from benchlib.publish.report import index_page
 
 HOSTILE = '<script>alert("x")</script>'
 

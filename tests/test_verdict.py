@@ -185,7 +185,7 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
 
     from benchlib.execute.sweep import run_sweep
     from benchlib.inputs.params import load_sweep
-    from benchlib.publish.report import build_report
+    from benchlib.publish.report.build import build_report
     from benchlib.records.results import load
 
     common = "campaign: node-test\nrepeats: 1\ngrid: {}\n"
@@ -237,7 +237,7 @@ def test_node_probe_and_telemetry_on_cuda(tiny) -> None:
 
 
 def test_plots_of_ceilings_and_verdicts() -> None:
-    from benchlib.publish.plots import ceilings_plot, verdict_plot
+    from benchlib.publish.pages.plots import ceilings_plot, verdict_plot
 
     figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
@@ -249,7 +249,7 @@ def test_plots_of_ceilings_and_verdicts() -> None:
 
 
 def test_verdict_table_and_reasons_name_each_run() -> None:
-    from benchlib.publish.verdict_page import reasons, verdict_table
+    from benchlib.publish.pages.verdict_tables import reasons, verdict_table
 
     judged = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "num_devices": 2,
                                                  "throughput": 2000.0}]))
@@ -275,7 +275,7 @@ def test_runs_without_telemetry_are_named(monkeypatch):
     """'Telemetry unavailable for 1 of 2 runs' says which run."""
     import pandas as pd
 
-    from benchlib.publish import verdict_page
+    from benchlib.publish.pages import verdict_tables
 
     shown = []
     monkeypatch.setattr("IPython.display.display", shown.append)
@@ -283,7 +283,7 @@ def test_runs_without_telemetry_are_named(monkeypatch):
                        "model": ["a", "b"], "telemetry": ["nvml", "unavailable: no GPU"],
                        "gpu_util_mean": [90.0, None], "throughput": [1.0, 2.0],
                        "source": ["/x/c/train-fast.ipynb", "/x/c/train-cpu.ipynb"]})
-    table = verdict_page.telemetry_display(df)
+    table = verdict_tables.telemetry_display(df)
     assert [m.data for m in shown] == ["Telemetry unavailable for 1 of 2 runs (train-cpu): "
                                        "no GPU."]
     assert "/x/c" not in repr(table) and "source" not in repr(table)

@@ -18,6 +18,7 @@ Usage: python tools/make_notebooks.py [--check [FOLDER]]   (FOLDER: notebooks/ b
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,30 +30,12 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from benchlib import registry
 from benchlib.publish.benchmark_notebook import layouts, run, views
 from benchlib.publish.cells import Call, Cell, imports
-from benchlib.publish.pages import (
-    Page,
-    acceptance,
-    breakdown,
-    common,
-    compare,
-    comparisons,
-    diagnose,
-    node,
-    projection,
-    scaling,
-)
+from benchlib.publish.pages import common
+from benchlib.publish.pages.catalog import SUMMARY_PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
-SUMMARIES: dict[str, Page] = {
-    "summary_scaling": scaling.PAGE,
-    "summary_comparisons": comparisons.PAGE,
-    "summary_breakdown": breakdown.PAGE,
-    "summary_projection": projection.PAGE,
-    "summary_node": node.PAGE,
-    "summary_acceptance": acceptance.PAGE,
-    "summary_compare": compare.PAGE,
-    "summary_diagnose": diagnose.PAGE,
-}
+#: Every summary notebook's cells: the PAGE of the module each entry of the catalog names.
+SUMMARIES = {page.name: importlib.import_module(page.module).PAGE for page in SUMMARY_PAGES}
 
 
 def _code(cell: Call | tuple[Call, ...]) -> nbformat.NotebookNode:

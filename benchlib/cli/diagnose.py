@@ -116,7 +116,7 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     report page. Relative paths are taken from the current folder."""
     from benchlib.analysis.diagnose import load_diagnosis
     from benchlib.execute.diagnose import run
-    from benchlib.publish.report import DIAGNOSE, build_report
+    from benchlib.publish.report.build import DIAGNOSE, build_report
 
     campaign_dir = run(model, data_dir, outputs, executor, say=say, **options)
     found = load_diagnosis(campaign_dir)

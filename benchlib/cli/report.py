@@ -24,7 +24,7 @@ class Report(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Build the report; say where its index is."""
-        from benchlib.publish.report import build_report
+        from benchlib.publish.report.build import build_report
 
         index = build_report(args.campaign_dir, progress=not args.quiet,
                              baseline=args.baseline, references=args.references)

@@ -5,9 +5,11 @@ text)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import jinja2
+from markupsafe import Markup
 
 
 @cache
@@ -29,3 +31,9 @@ def words(value: object) -> str:
 def render(template: str, /, **values: object) -> str:
     """Template ``template`` rendered with ``values`` (escaped unless Markup)."""
     return environment().get_template(template).render(**values)
+
+
+def macro(template: str, name: str, /) -> Callable[..., Markup]:
+    """Macro ``name`` of ``template``: called with values, it gives Markup (each value escaped
+    unless Markup)."""
+    return getattr(environment().get_template(template).module, name)

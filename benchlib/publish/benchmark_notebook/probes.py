@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds.record import make_record
-from benchlib.publish import plots, present
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
+from benchlib.publish.pages import plots, present
 
 ALLREDUCE_ABOUT = (
     "# All-reduce probe: bus bandwidth over message sizes\n\nThe collective that data-parallel "

@@ -11,8 +11,8 @@ import pandas as pd
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.kinds.record import make_record
-from benchlib.publish import plots, present
 from benchlib.publish.cells import Call, show
+from benchlib.publish.pages import plots, present
 from benchlib.records import build, hand_run
 from benchlib.workloads.result import RunResult
 

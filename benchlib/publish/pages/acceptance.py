@@ -10,9 +10,8 @@ import pandas as pd
 
 from benchlib.analysis import references
 from benchlib.analysis.references import Reference
-from benchlib.publish import acceptance as checks
-from benchlib.publish import fleet_page, plots, summary
-from benchlib.publish.pages import Call, Page, note, show
+from benchlib.publish.pages import Call, Page, fleet_tables, note, plots, show, summary
+from benchlib.publish.pages import acceptance_tables as checks
 
 SHIPPED = ("Shipped with benchlib: benchlib/reference/expectations.yaml (published figures) and "
            "the datasheet matmul ceilings.")
@@ -52,16 +51,16 @@ def check(df: pd.DataFrame, refs: References) -> None:
 def fleet(df: pd.DataFrame) -> None:
     """When the runs come from several nodes: the outliers, each node against the fleet's
     median, and heat maps per probe and workload. Nothing for one node."""
-    count = fleet_page.node_count(df)
+    count = fleet_tables.node_count(df)
     if count <= 1:
         return
     note(f"## Fleet: {count} nodes")
-    nodes = fleet_page.node_table(df)
+    nodes = fleet_tables.node_table(df)
     if len(nodes):
-        note(fleet_page.outlier_text(nodes))
-        show(fleet_page.node_display(nodes))
+        note(fleet_tables.outlier_text(nodes))
+        show(fleet_tables.node_display(nodes))
     note(FLEET_NOTE)
-    for figure, alt in fleet_page.heatmaps(df):
+    for figure, alt in fleet_tables.heatmaps(df):
         plots.show(figure, alt=alt)
 
 

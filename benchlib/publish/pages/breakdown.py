@@ -7,8 +7,7 @@ import pandas as pd
 
 from benchlib import reference
 from benchlib.analysis import comparisons
-from benchlib.publish import phase_plots, plots, present, summary
-from benchlib.publish.pages import Call, Page, show
+from benchlib.publish.pages import Call, Page, phase_plots, plots, present, show, summary
 
 
 def phases(done: pd.DataFrame) -> None:

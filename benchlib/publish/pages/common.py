@@ -10,8 +10,7 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons
-from benchlib.publish import present, summary
-from benchlib.publish.pages import Call, note, show
+from benchlib.publish.pages import Call, note, present, show, summary
 
 #: pandas display options set to None: a table is never cut with "...".
 UNCUT = ("display.max_columns", "display.max_rows", "display.max_colwidth")

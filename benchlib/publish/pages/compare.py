@@ -8,23 +8,22 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.analysis import comparisons
-from benchlib.publish import compare_page, plots, summary
-from benchlib.publish.pages import Call, Page, note, show
+from benchlib.publish.pages import Call, Page, compare_tables, note, plots, show, summary
 
 
 def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> None:
     """Runs paired with the baseline's by configuration: warnings, the headline, and where any
     pair exists the table of new over base speed with its interval and verdict, and a plot."""
     base_dir = summary.resolve_results_dir(baseline_dir)
-    compared = compare_page.compare_runs(summary.load_results(base_dir), df, threshold=threshold)
-    if compare_page.warnings_text(compared):
-        note(compare_page.warnings_text(compared))
-    note(compare_page.compare_headline(compared, base_dir.name))
+    compared = compare_tables.compare_runs(summary.load_results(base_dir), df, threshold=threshold)
+    if compare_tables.warnings_text(compared):
+        note(compare_tables.warnings_text(compared))
+    note(compare_tables.compare_headline(compared, base_dir.name))
     if not len(compared):
         return
     units = comparisons.ok(df)["unit"].dropna().unique()
-    show(compare_page.compare_display(compared, units[0] if len(units) == 1 else ""))
-    plots.show(compare_page.compare_plot(compared, base_dir.name))
+    show(compare_tables.compare_display(compared, units[0] if len(units) == 1 else ""))
+    plots.show(compare_tables.compare_plot(compared, base_dir.name))
 
 
 PAGE = Page(

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib.analysis.intervals import HEADLINE_NAME, describe_effect
-from benchlib.publish import plots, summary
-from benchlib.publish.pages import Call, Page, note, show
-from benchlib.publish.summary import Comparison
+from benchlib.publish.pages import Call, Page, note, plots, show, summary
+from benchlib.publish.pages.summary import Comparison
 
 
 def which_matter(done: pd.DataFrame) -> list[Comparison]:

@@ -12,9 +12,8 @@ from benchlib.analysis import diagnose as analysis
 from benchlib.analysis import diagnose_others
 from benchlib.analysis import diagnose_text as text
 from benchlib.inputs.diagnose_plan import read_plan
-from benchlib.publish import plots, present
-from benchlib.publish.pages import Call, Page, node, note, show
-from benchlib.publish.waterfall import waterfall_plot
+from benchlib.publish.pages import Call, Page, node, note, plots, present, show
+from benchlib.publish.pages.waterfall import waterfall_plot
 
 
 def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib.analysis import verdict
-from benchlib.publish import plots, present, verdict_page
-from benchlib.publish.pages import Call, Page, note, show
+from benchlib.publish.pages import Call, Page, note, plots, present, show, verdict_tables
 
 DATASHEET_CAPTION = ("Dense TFLOP/s per precision, memory and host-link GB/s "
                      "(benchlib/reference/gpu_datasheets.csv)")
@@ -21,7 +20,7 @@ def ceilings(df: pd.DataFrame) -> None:
         note("No node probe in these results: run `notebooks/node_probe.ipynb` "
              "(params/node.yaml).")
         return
-    show(verdict_page.ceilings_display(found))
+    show(verdict_tables.ceilings_display(found))
     if found["of_datasheet"].notna().any():
         plots.show(plots.ceilings_plot(found))
 
@@ -56,14 +55,14 @@ def verdicts(df: pd.DataFrame) -> None:
         return
     counts = judged.groupby("verdict").size().rename("runs").reset_index()
     show(present.table(counts, "Runs per verdict", keep=("verdict", "runs")),
-         verdict_page.verdict_display(judged))
-    note(verdict_page.reasons(judged))
+         verdict_tables.verdict_display(judged))
+    note(verdict_tables.reasons(judged))
     plots.show(plots.verdict_plot(judged))
 
 
 def telemetry(df: pd.DataFrame) -> None:
     """NVML means over each run's timed loop."""
-    show(verdict_page.telemetry_display(df))
+    show(verdict_tables.telemetry_display(df))
 
 
 PAGE = Page(

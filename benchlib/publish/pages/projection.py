@@ -8,8 +8,7 @@ from IPython.display import Markdown
 
 from benchlib import reference, registry
 from benchlib.analysis import comparisons, lab_units
-from benchlib.publish import plots, present, summary
-from benchlib.publish.pages import Call, Page, note, show
+from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
 
 
 def training(done: pd.DataFrame, target_iterations: int) -> None:

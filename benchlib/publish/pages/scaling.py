@@ -6,9 +6,8 @@ import pandas as pd
 from IPython.display import Markdown
 
 from benchlib.analysis import comparisons
-from benchlib.publish import plots, present, summary
-from benchlib.publish.pages import Call, Page, note, show
-from benchlib.publish.sheet import Sheet
+from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
+from benchlib.publish.pages.scaling_sheet import Sheet
 
 
 def sheet(done: pd.DataFrame) -> None:

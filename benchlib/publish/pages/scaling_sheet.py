@@ -16,8 +16,8 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons
-from benchlib.publish import summary
-from benchlib.publish.plots import short_labels
+from benchlib.publish.pages import summary
+from benchlib.publish.pages.plots import short_labels
 from benchlib.publish.templating import render
 
 #: Factors with a "speedup from" block, in the sheet's order.

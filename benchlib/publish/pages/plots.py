@@ -1,5 +1,5 @@
 """Seaborn / matplotlib figures for people: one unit per axis, short labels from the fields
-that vary, one colour per phase / model / precision on every page (:mod:`benchlib.publish.palette`),
+that vary, one colour per phase / model / precision on every page (:mod:`benchlib.publish.pages.palette`),
 alt text on every image (:func:`show`), no warnings printed into pages (:func:`tidy`)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from benchlib.analysis.comparisons import headline
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.kinds import kind_named
 from benchlib.measure.telemetry import Telemetry
-from benchlib.publish import palette
-from benchlib.publish.axes import log_axis, spans_decades
+from benchlib.publish.pages import palette
+from benchlib.publish.pages.axes import log_axis, spans_decades
 from benchlib.records import flags
 from benchlib.records.run_table import FIRST
 from benchlib.workloads.result import RunResult
@@ -368,7 +368,7 @@ def verdict_plot(table: pd.DataFrame, title: str = "Where each run stands") -> p
     """Per run (labelled with its verdict): the share of the iteration spent waiting for data
     and the model FLOPs utilization; the line marks the 10 % data-bound threshold."""
     from benchlib.analysis.verdict import DATA_BOUND_SHARE
-    from benchlib.publish.verdict_page import run_labels
+    from benchlib.publish.pages.verdict_tables import run_labels
 
     run = run_labels(table)
     frame = table.assign(run=(run + " [" + table["verdict"] + "]").map(plain))

@@ -8,8 +8,8 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons, fleet
-from benchlib.publish import present
-from benchlib.publish.summary import md_text
+from benchlib.publish.pages import present
+from benchlib.publish.pages.summary import md_text
 from benchlib.records import flags
 
 #: Configuration columns a fleet's node table is grouped by (nodes are compared within).

@@ -4,15 +4,14 @@ pages, then the runs grouped by benchmark.
 Per campaign: how fast the node is per benchmark and model (the best configuration, its
 throughput with unit and 95 % interval), how it scales (efficiency at the most devices), which
 factors matter (paired effects with intervals), what holds the runs back (the verdicts), and
-what is flagged. The page, its sections and the run tables come from ``templates/pages/``
-(``index.html.j2``, ``section.html.j2``, ``runs.html.j2``) with autoescape; the answer lines are
-built here with every record text HTML-escaped.
+what is flagged. The page, its style, its sections, their lines and the run tables come from
+``templates/pages/`` (``index.html.j2`` and ``index.css``, ``section.html.j2``, the macros of
+``answers.html.j2``, ``runs.html.j2``) with autoescape: this module computes what they say.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,9 @@ from markupsafe import Markup
 from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.analysis.intervals import HEADLINE_NAME
-from benchlib.publish import compare_page, summary
+from benchlib.publish.pages import compare_tables, summary
+from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
-from benchlib.publish.templating import words
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, RecordStatus
 
@@ -33,16 +32,7 @@ from benchlib.vocabulary import CompareVerdict, RecordStatus
 DESCRIBE = ("cluster", "gpu", "num_nodes", "num_devices", "dataset", "synthetic_kind",
             "batch_size", "precision", "num_workers", "channels_last", "compile", "image_size",
             "noise_samples", "patch_shape", "block_shape", "scaling")
-CSS = (Path(__file__).resolve().parent / "templates" / "offline" / "page.css")
-INDEX_CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 78rem; color: #222;
-       padding: 0 2rem; line-height: 1.45; }
-h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; }
-h3 { margin: 1.2rem 0 0.4rem 0; }
-.answers li { margin: 0.3rem 0; } .meta { color: #555; }
-.significant { font-weight: 600; } .flag { color: #b3261e; }
-a { color: #1f5fa8; }
-"""
+CSS = Path(__file__).resolve().parent.parent / "templates" / "offline" / "page.css"
 
 
 @dataclass(frozen=True)
@@ -54,8 +44,10 @@ class Link:
     answers: str = ""
 
 
-def _e(value: object) -> str:
-    return html.escape(" ".join(str(value).split()))
+def _line(name: str, /, *values: object) -> Markup:
+    """One answer line: macro ``name`` of ``templates/pages/answers.html.j2`` (record text in
+    ``values`` escaped, Markup passed as it is)."""
+    return macro("answers.html.j2", name)(*values)
 
 
 def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> Link | None:
@@ -92,17 +84,16 @@ def _runs(configurations: int, repeats: pd.Series, setting: str) -> str:
     return f"best of {configurations} configurations{won}{what}"
 
 
-def named_runs(rows: pd.DataFrame, runs: Mapping[str, str]) -> str:
+def named_runs(rows: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     """HTML naming ``rows``' runs, each linked to its page: ``train-3, train-7 and 4 more``."""
-    names = []
-    for _, row in rows.head(summary.NAMED_RUNS).iterrows():
-        page = run_page(row, runs)
-        stem = _stem(row) or "(unnamed run)"
-        names.append(f'<a href="{_e(page)}">{_e(stem)}</a>' if page else _e(stem))
+    names = [_line("run_link", _stem(row) or "(unnamed run)", run_page(row, runs))
+             for _, row in rows.head(summary.NAMED_RUNS).iterrows()]
     more = len(rows) - summary.NAMED_RUNS
     if more > 0:
-        return f"{', '.join(names)} and {more} more"
-    return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+        return Markup("{} and {} more").format(Markup(", ").join(names), more)
+    if len(names) > 1:
+        return Markup("{} and {}").format(Markup(", ").join(names[:-1]), names[-1])
+    return Markup("").join(names)
 
 
 def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, int]:
@@ -127,7 +118,7 @@ def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
     return runs.get(source) or runs.get(Path(source).stem)
 
 
-def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
+def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:
     """One line per benchmark and model: the best configuration and its throughput."""
     lines = []
     work = comparisons.benchmarks(done).dropna(subset=["throughput"])
@@ -137,21 +128,14 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[str]:
         best, repeats, configurations = _best_configuration(rows)
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
-        came = _runs(configurations, repeats, setting)
-        page = run_page(best, runs)
-        run = (f' (run <a href="{_e(page)}">{_e(_stem(best))}</a>)' if page
-               else f" (run {_e(_stem(best))})" if _stem(best) else "")
-        flagged = (f' <span class="flag">⚠ {_e(best["flags"])}</span>'
-                   if flags.of(best.get("flags")) else "")
-        lines.append(f"<li><b>{_e(benchmark)} {_e(model)}</b>: "
-                     f"<b>{_e(formatting.number(float(repeats.median())))} {_e(unit)}</b>"
-                     f"{' ' + _e(_interval(best, repeats).strip()) if _interval(best, repeats) else ''}"
-                     f"{'; ' + _e(came) if came else ''}"
-                     f"{run}{flagged}</li>")
+        lines.append(_line("fastest", benchmark, model, formatting.number(float(repeats.median())),
+                           unit, _interval(best, repeats), _runs(configurations, repeats, setting),
+                           _stem(best), run_page(best, runs),
+                           best["flags"] if flags.of(best.get("flags")) else ""))
     return lines
 
 
-def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list[str]:
+def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list[Markup]:
     """Per benchmark, model and unit with several device counts: efficiency at the most
     devices (median over configurations, with their range and the runs at its ends)."""
     runs = summary.scalable(comparisons.benchmarks(done))
@@ -168,40 +152,33 @@ def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list
         top = rows[rows["num_devices"] == most]
         efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
         low, high = top.loc[top["efficiency"].idxmin()], top.loc[top["efficiency"].idxmax()]
-        spread = (f", {_e(formatting.percent(low['efficiency']))} "
-                  f"({named_runs(low.to_frame().T, linked or {})}) to "
-                  f"{_e(formatting.percent(high['efficiency']))} "
-                  f"({named_runs(high.to_frame().T, linked or {})}) over {len(top)} runs"
-                  if len(top) > 1 and formatting.percent(low["efficiency"])
-                  != formatting.percent(high["efficiency"]) else "")
+        ends = [(formatting.percent(end["efficiency"]), named_runs(end.to_frame().T, linked or {}))
+                for end in (low, high)]
+        spread = len(top) > 1 and ends[0][0] != ends[1][0]  # the range and its runs, said
         # a flagged run behind the figure (superlinear included) is said where it is read
         marked = rows[[bool(flags.of(f)) for f in rows.get("flags", [""] * len(rows))]]
         names = flags.join(n for f in marked.get("flags", []) for n in flags.of(f))
-        flagged = (f' <span class="flag">⚠ {_e(names)}</span> ({named_runs(marked, linked or {})})'
-                   if names else "")
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
-        lines.append(f"<li><b>{_e(name)}</b>: {most} devices give "
-                     f"<b>{_e(formatting.ratio(speedup))}</b> the throughput of {base}: efficiency "
-                     f"<b>{_e(formatting.percent(efficiency))}</b>{spread}{flagged}</li>")
+        lines.append(_line("scaling", name, most, formatting.ratio(speedup), base,
+                           formatting.percent(efficiency), ends if spread else None, len(top),
+                           names, named_runs(marked, linked or {}) if names else ""))
     return lines
 
 
-def factors(done: pd.DataFrame) -> list[str]:
+def factors(done: pd.DataFrame) -> list[Markup]:
     """One line per paired comparison, significant effects first."""
     found = sorted(summary.comparisons(done), key=lambda c: not c.effect["significant"])
     lines = []
     for comparison in found:
         effect = comparison.effect
-        css = (' class="flag"' if effect.get("unreliable")
-               else ' class="significant"' if effect["significant"] else "")
-        lines.append(f"<li{css}>{_e(comparison.factor.replace('_', ' '))} {_e(comparison.a)} vs "
-                     f"{_e(comparison.b)}: {_e(summary.describe_effect(effect))} "
-                     f"({HEADLINE_NAME} over {effect['pairs']} "
-                     f"pair{'' if effect['pairs'] == 1 else 's'})</li>")
+        css = "flag" if effect.get("unreliable") else "significant" if effect["significant"] else ""
+        lines.append(_line("factor", css, comparison.factor.replace("_", " "), comparison.a,
+                           comparison.b, summary.describe_effect(effect), HEADLINE_NAME,
+                           effect["pairs"]))
     return lines
 
 
-def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[str]:
+def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[Markup]:
     """How many runs each verdict covers, which (the first ``summary.NAMED_RUNS``, those waiting
     longest for data first), with the typical data wait or MFU."""
     from benchlib.analysis import verdict
@@ -226,32 +203,28 @@ def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> li
             detail = f": median MFU {formatting.percent(mfu.median())} of the matmul peak"
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
-        lines.append(f"<li><b>{len(rows)} of {len(judged)} runs {_e(name)}</b> "
-                     f"({named_runs(rows, runs or {})}){_e(detail)}</li>")
+        lines.append(_line("bottleneck", len(rows), len(judged), name, named_runs(rows, runs or {}),
+                           detail))
     return lines
 
 
-def flagged(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[str]:
+def flagged(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[Markup]:
     """One line per flag present: how many runs and which, what it means, what to do."""
     total = len(done)
     marked = [flags.of(f) for f in done.get("flags", pd.Series("", index=done.index))]
-    return [f'<li><span class="flag"><b>{_e(name)}</b></span> ({count} of {total} runs: '
-            f"{named_runs(done[[name in m for m in marked]], runs or {})}): "
-            f"{_e(flags.FLAGS.get(name, 'see the run record'))}</li>"
+    return [_line("flagged", name, count, total,
+                  named_runs(done[[name in m for m in marked]], runs or {}),
+                  flags.FLAGS.get(name, "see the run record"))
             for name, count in flags.flag_counts(done).items()]
 
 
-def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[str]:
+def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[Markup]:
     """One line per benchmark (and model) against its matching reference
-    (:func:`benchlib.publish.acceptance.stands_lines`), failures marked."""
-    from benchlib.publish import acceptance
+    (:func:`benchlib.publish.pages.acceptance_tables.stands_lines`), failures marked."""
+    from benchlib.publish.pages import acceptance_tables
 
-    out = []
-    for line in acceptance.stands_lines(done, list(refs)):
-        css = ' class="flag"' if "slower than it should be" in line else ""
-        name, _, rest = line.partition(": ")
-        out.append(f"<li{css}><b>{_e(name)}</b>: {_e(rest)}</li>")
-    return out
+    return [_line("stands", "slower than it should be" in line, *line.partition(": ")[::2])
+            for line in acceptance_tables.stands_lines(done, list(refs))]
 
 
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
@@ -259,29 +232,26 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
     from benchlib.analysis import regression
 
     if compared.empty:
-        items = ["<li>No configuration ran in both campaigns: nothing to compare.</li>"]
+        items = [_line("nothing_compared")]
     else:
         counts = compared["verdict"].value_counts()
-        items = [f"<li><b>{_e(', '.join(f'{n} {v}' for v, n in counts.items()))}</b> "
-                 f"(configurations)</li>"]
-        labels = compare_page.compare_labels(compared)
-        items += [f'<li class="flag"><b>regression</b> {_e(labels[i])}: {row.ratio:.2f}x the '
-                  f"base speed (95 % interval {row.low:.2f}–{row.high:.2f} over the repeats)</li>"
+        items = [_line("compare_counts", ", ".join(f"{n} {v}" for v, n in counts.items()))]
+        labels = compare_tables.compare_labels(compared)
+        items += [_line("regression", labels[i], row.ratio, row.low, row.high)
                   for i, row in regression.regressions(compared).iterrows()]
-        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_page.UNRELIABLE),
-                              (CompareVerdict.UNKNOWN, compare_page.UNKNOWN)):
+        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_tables.UNRELIABLE),
+                              (CompareVerdict.UNKNOWN, compare_tables.UNKNOWN)):
             if verdict in counts:
-                items.append(f'<li class="flag">{counts[verdict]} cannot be certified: '
-                             f"{_e(said)}</li>")
+                items.append(_line("uncertified", counts[verdict], said))
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, "summary_compare", "compare page"))
 
 
-def _section(title: str, items: list[str], empty: str, link: Link | None) -> Markup:
-    """One answer from ``templates/pages/section.html.j2``; ``items`` are lines built here from
-    escaped text (:func:`_e`), so passed as Markup."""
+def _section(title: str, items: list[Markup], empty: str, link: Link | None) -> Markup:
+    """One answer from ``templates/pages/section.html.j2``; ``items`` are its lines, rendered
+    from ``answers.html.j2``."""
     return Markup(render_template("section.html.j2", title=title, link=link, empty=empty,
-                         items=[Markup(item) for item in items]))
+                                  items=items))
 
 
 def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str],
@@ -293,10 +263,9 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
     for campaign in sorted(campaigns.unique()):
         done = comparisons.ok(records[campaigns == campaign])
         if len(campaigns.unique()) > 1:
-            parts.append(Markup("<h2>Campaign {}</h2>").format(words(campaign or "(unnamed)")))
+            parts.append(_line("campaign", campaign or "(unnamed)"))
         if done.empty:
-            parts.append(Markup("<p>No finished run in this campaign: see the failed runs "
-                                "below.</p>"))
+            parts.append(_line("no_finished_run"))
             continue
         parts.append(_section("How fast", fastest(done, runs),
                               "No benchmark run with a throughput.", _link(pages, "summary_scaling")))
@@ -369,7 +338,7 @@ def diagnosis_section(text: str, pages: Mapping[str, Link]) -> Markup:
     """A diagnose campaign's recommendation, linked to its page ('' without one)."""
     if not text:
         return Markup("")
-    return _section("Why it is slower than it should be", [f"<li>{_e(text)}</li>"], "",
+    return _section("Why it is slower than it should be", [_line("line", text)], "",
                     _link(pages, "summary_diagnose", "diagnosis"))
 
 
@@ -377,10 +346,10 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
            compared: pd.DataFrame | None = None, baseline: str = "",
            diagnosis: str = "") -> str:
-    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.navigation`,
+    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
     (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
-    from benchlib.publish import navigation
+    from benchlib.publish.report import navigation
 
     by_key = {Path(p.href).stem: p for p in pages}
     done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \
@@ -389,10 +358,10 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
     return render_template("index.html.j2", campaign=campaign, stamp=stamp, total=len(records), done=done,
                   failed=len(records) - done, pages=pages,
                   nav=Markup(navigation.bar(pages, navigation.INDEX)),
-                  css=Markup(CSS.read_text(encoding="utf-8") + INDEX_CSS),  # ours, not records'
+                  css=Markup(CSS.read_text(encoding="utf-8")),  # ours, not records'
                   diagnosis=diagnosis_section(diagnosis, by_key),
                   answers=answers(records, by_key, runs, refs),
                   compared=(compared_counts(compared, baseline, by_key) if compared is not None
                             else ""),
                   runs=run_list(records, runs),
-                  skipped=Markup(skipped))  # report._skipped_section escapes its text
+                  skipped=Markup(skipped))  # rendered from skipped.html.j2 (escaped)

@@ -7,8 +7,8 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import verdict
-from benchlib.publish import present
-from benchlib.publish.summary import md_text, run_names
+from benchlib.publish.pages import present
+from benchlib.publish.pages.summary import md_text, run_names
 from benchlib.records import flags
 
 FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
@@ -39,7 +39,7 @@ def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
 
 def reasons(judged: pd.DataFrame) -> str:
     """One Markdown bullet per run: its label, verdict and the reason in full (record text
-    escaped, :func:`benchlib.publish.summary.md_text`)."""
+    escaped, :func:`benchlib.publish.pages.summary.md_text`)."""
     labels = run_labels(judged)
     return "\n".join(f"- **{md_text(label)}**: {md_text(row.verdict)}: {md_text(row.reason)}"
                      for label, row in zip(labels, judged.itertuples(), strict=True))

@@ -300,14 +300,14 @@ def resolve_results_dir(results_dir: str | Path) -> Path:
 
 def overview_table(df: pd.DataFrame) -> object:
     """:func:`overview` as a table for people."""
-    from benchlib.publish import present
+    from benchlib.publish.pages import present
 
     return present.table(overview(df), "Runs per benchmark and status", keep=("runs",))
 
 
 def throughput_tables(runs: pd.DataFrame) -> object:
     """Median throughput per configuration (repeats aggregated), one table per unit."""
-    from benchlib.publish import present
+    from benchlib.publish.pages import present
 
     table = aggregate(flags.with_flags(runs))
     if "unit" not in table and "unit" in runs:
@@ -322,7 +322,7 @@ def throughput_tables(runs: pd.DataFrame) -> object:
 
 def effects_table(found: list[Comparison]) -> object:
     """:func:`headlines` as a table for people."""
-    from benchlib.publish import present
+    from benchlib.publish.pages import present
 
     frame = headlines(found)
     return present.table(frame, f"Each factor's effect on throughput: {HEADLINE_NAME} a / b over "
@@ -333,7 +333,7 @@ def effects_table(found: list[Comparison]) -> object:
 def pairs_table(comparison: Comparison) -> object:
     """One comparison's pairs, one table per unit: the settings that vary, a and b with the
     unit, their ratio."""
-    from benchlib.publish import present
+    from benchlib.publish.pages import present
 
     pairs = comparison.pairs.drop(columns=[c for c in comparison.pairs
                                            if c.startswith(("a_", "b_"))])
@@ -352,7 +352,7 @@ def pairs_table(comparison: Comparison) -> object:
 
 def breakdown_table(table: pd.DataFrame, caption: str) -> object:
     """:func:`benchlib.analysis.comparisons.breakdown` as a table for people (milliseconds per phase)."""
-    from benchlib.publish import present
+    from benchlib.publish.pages import present
 
     first = [c for c in ("time_iteration_s", "bottleneck", "data_share") if c in table]
     labels = [c for c in table.columns if not c.startswith("time_") and c not in first

@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt
 
 from benchlib.analysis import diagnose as analysis
 from benchlib.analysis.diagnose_text import UNIT, is_wide, loss_text
-from benchlib.publish import palette
-from benchlib.publish.plots import plain, tidy
+from benchlib.publish.pages import palette
+from benchlib.publish.pages.plots import plain, tidy
 
 #: Colours of the waterfall's bars.
 COLOURS = {"speed": palette.BASE[0], "loss": palette.FIXED["verdict"]["data-bound"],

@@ -10,9 +10,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.publish import palette
-from benchlib.publish.axes import log_axis, spans_decades
-from benchlib.publish.plots import at_most, plain, text_labels, tidy
+from benchlib.publish.pages import palette
+from benchlib.publish.pages.axes import log_axis, spans_decades
+from benchlib.publish.pages.plots import at_most, plain, text_labels, tidy
 
 #: Largest over smallest iteration a single linear axis shows (beyond it: two panels).
 DECADE = 10.0

@@ -1,10 +1,10 @@
 """What the acceptance page of the report shows, built from
 :func:`benchlib.analysis.references.check` (the fleet and compare pages are
-:mod:`benchlib.publish.fleet_page` and :mod:`benchlib.publish.compare_page`).
+:mod:`benchlib.publish.pages.fleet_tables` and :mod:`benchlib.publish.pages.compare_tables`).
 
 Sentences returned for Markdown have every record text escaped (:func:`summary.md_text`); the
 ``*_lines`` functions return plain text (the index escapes it as HTML). Tables are
-:class:`benchlib.publish.present.Table` (escaped when shown).
+:class:`benchlib.publish.pages.present.Table` (escaped when shown).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pandas as pd
 
 from benchlib import formatting, reference
 from benchlib.analysis import references
-from benchlib.publish import present
-from benchlib.publish.summary import md_text
+from benchlib.publish.pages import present
+from benchlib.publish.pages.summary import md_text
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision
 
 #: Verdicts of a check row with a reference that applied.
@@ -165,7 +165,7 @@ def check_plot(checked: pd.DataFrame):
     tolerance shaded and 1.0 (the published figure) marked."""
     import matplotlib.pyplot as plt
 
-    from benchlib.publish.plots import plain, tidy
+    from benchlib.publish.pages.plots import plain, tidy
 
     rows = checked[checked["verdict"].isin(CHECKED)].dropna(subset=["ratio"])
     fig, ax = plt.subplots(figsize=(9, 0.4 * max(len(rows), 1) + 1.8))

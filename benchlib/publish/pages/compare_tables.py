@@ -7,8 +7,8 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.analysis import comparisons
-from benchlib.publish import present
-from benchlib.publish.summary import md_text
+from benchlib.publish.pages import present
+from benchlib.publish.pages.summary import md_text
 from benchlib.vocabulary import CompareVerdict
 
 VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
@@ -118,7 +118,7 @@ def compare_plot(compared: pd.DataFrame, base: str):
     """NEW / BASE per configuration with its 95 % interval, coloured by verdict, 1.0 marked."""
     import matplotlib.pyplot as plt
 
-    from benchlib.publish.plots import plain, tidy
+    from benchlib.publish.pages.plots import plain, tidy
 
     rows = compared.assign(label=compare_labels(compared)).dropna(subset=["ratio"])
     fig, ax = plt.subplots(figsize=(9, 0.42 * max(len(rows), 1) + 1.6))

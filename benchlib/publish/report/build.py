@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import html
 import itertools
 import logging
 import os
@@ -25,38 +24,24 @@ import pandas as pd
 from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import NOTEBOOK_DIR
-from benchlib.publish import navigation, reuse
-from benchlib.publish.export import export_html
-from benchlib.publish.index_page import Link, render
-from benchlib.publish.run_pages import export_runs
-from benchlib.publish.scratch import remove_stale, scratch_folder
+from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
+from benchlib.publish.report import navigation, reuse
+from benchlib.publish.report.export import export_html
+from benchlib.publish.report.index_page import Link, render
+from benchlib.publish.report.run_pages import export_runs
+from benchlib.publish.report.scratch import remove_stale, scratch_folder
+from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
 from benchlib.records.store import current_umask
 
 log = logging.getLogger(__name__)
-#: The report's pages after the index, in the order it lists them: a summary notebook executed
-#: on the campaign (``notebooks/<name>.ipynb``), its title and the question it answers. Further
-#: pages (checks, comparisons with other campaigns) are added here.
-PAGES: list[Link] = [
-    Link("summary_scaling.html", "Scaling",
-         "throughput, speedup and efficiency against devices, in the reference sheets' layout"),
-    Link("summary_comparisons.html", "Comparisons",
-         "which settings (data, batch size, precision, GPU, model) change the throughput"),
-    Link("summary_breakdown.html", "Breakdown", "where each iteration's time goes, phase by phase"),
-    Link("summary_projection.html", "Projections",
-         "hours to a training target or through a data set, beside the reference campaign"),
-    Link("summary_node.html", "The node",
-         "its ceilings, each run's telemetry, and what held each run back"),
-    Link("summary_acceptance.html", "Acceptance",
-         "each run against the published figure it should reach; nodes slower than their peers"),
-]
-SUMMARIES = tuple(Path(page.href).stem for page in PAGES)
+#: The summary pages every report has (the others come with what they need:
+#: :mod:`benchlib.publish.pages.catalog`).
+SUMMARIES = EVERY_REPORT
 #: The page of a ``benchlib diagnose`` campaign, first when the folder holds a diagnose plan.
-DIAGNOSE = "summary_diagnose"
-DIAGNOSE_LINK = Link(f"{DIAGNOSE}.html", "Diagnosis", "why this node is slower than it should "
-                     "be: from its best speed down to your setting, and what to change")
+(DIAGNOSE,) = needing(Needs.DIAGNOSE_PLAN)
 #: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
-COMPARE = "summary_compare"
+(COMPARE,) = needing(Needs.BASELINE)
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 
 
@@ -112,38 +97,37 @@ class ReportInputs:
         return (references.load_references(self.references) if self.references
                 else references.shipped())
 
-    def compare_link(self) -> Link:
-        """The compare page's entry in the index."""
-        name = self.baseline.name if self.baseline else "the baseline"
-        return Link(f"{COMPARE}.html", f"Compared with {name}",
-                    "regression, improvement or no change per configuration, with intervals")
+    def has(self, needs: Needs) -> bool:
+        """Whether these inputs give what a page built from ``needs`` needs (a diagnose plan
+        is read from the campaign folder: :func:`_with_diagnosis`)."""
+        return needs is not Needs.BASELINE or self.baseline is not None
+
+    def link(self, page: SummaryPage) -> Link:
+        """``page``'s entry in the index and the navigation bar."""
+        return Link(page.href, page.titled(self.baseline.name if self.baseline else
+                                           "the baseline"), page.answers)
 
     def parameters(self, summary: str) -> dict[str, object]:
-        """The papermill parameters ``summary`` takes from these inputs."""
-        if summary == COMPARE and self.baseline:
-            return {"baseline_dir": str(self.baseline)}
-        if summary == "summary_acceptance" and self.references:
-            return {"references_file": str(self.references)}
-        return {}
+        """The papermill parameters ``summary`` takes from these inputs (those given)."""
+        page = named(summary)
+        given = ((name, getattr(self, field)) for name, field in (page.inputs if page else ()))
+        return {name: str(value) for name, value in given if value is not None}
 
 
 def _skipped_section(skipped: Sequence[Skipped]) -> str:
-    if not skipped:
-        return ""
-    items = "".join(f"<li><code>{html.escape(s.path.name)}</code>: "
-                    f"{html.escape(s.reason.replace(str(s.path), '').lstrip(': '))}</li>"
-                    for s in skipped)
-    return (f"<h2>Skipped files</h2><p>{len(skipped)} files in the campaign folder hold no "
-            f"usable record and are left out of every page:</p><ul>{items}</ul>")
+    """The index's list of files that hold no usable record (``templates/pages/skipped.html.j2``)."""
+    return render_template("skipped.html.j2", skipped=[
+        {"name": s.path.name, "reason": s.reason.replace(str(s.path), "").lstrip(": ")}
+        for s in skipped])
 
 
 def report_pages(summaries: Sequence[str], inputs: ReportInputs | None = None) -> list[Link]:
     """The report's summary pages, in the index's order: those of ``summaries`` among
-    :data:`PAGES` (the diagnose page first, the compare page last), then any other summary by
-    its name. The index lists them and every page's navigation bar links them."""
+    :data:`~benchlib.publish.pages.catalog.SUMMARY_PAGES` in its order (the diagnose page first,
+    the compare page last, given a baseline), then any other summary by its name. The index
+    lists them and every page's navigation bar links them."""
     inputs = inputs or ReportInputs()
-    known = [DIAGNOSE_LINK, *PAGES, *([inputs.compare_link()] if inputs.baseline else [])]
-    pages = [p for p in known if Path(p.href).stem in summaries]
+    pages = [inputs.link(p) for p in SUMMARY_PAGES if p.name in summaries and inputs.has(p.needs)]
     pages += [Link(f"{name}.html", name.removeprefix("summary_").replace("_", " ").title())
               for name in summaries if name not in {Path(p.href).stem for p in pages}]
     return pages
@@ -156,7 +140,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     pages = report_pages(summaries, inputs)
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib.publish.compare_page import compare_runs
+        from benchlib.publish.pages.compare_tables import compare_runs
 
         compared = compare_runs(load(inputs.baseline), records)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
@@ -202,7 +186,7 @@ def _summary_page(name: str, campaign_dir: Path, building: Path,
                   inputs: ReportInputs | None = None, key: str = "",
                   previous: Mapping[str, str] | None = None) -> bool:
     """Execute summary ``name`` into ``building`` (True), or reuse the previous report's page
-    (HTML too) when its key (:mod:`benchlib.publish.reuse`) is ``key`` (False)."""
+    (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
         return False
     _run_summary(name, campaign_dir, building / f"{name}.ipynb",
@@ -212,7 +196,7 @@ def _summary_page(name: str, campaign_dir: Path, building: Path,
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
-    """Each summary page's key: what it is made from (:mod:`benchlib.publish.reuse`), its
+    """Each summary page's key: what it is made from (:mod:`benchlib.publish.report.reuse`), its
     navigation bar included (another set of pages makes the page again)."""
     made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
                                     list(filter(None, [inputs.references])))
@@ -279,13 +263,13 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
-    (:mod:`benchlib.publish.scratch`); a failed summary notebook is kept under
+    (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
-    if inputs.baseline is not None and COMPARE not in summaries:
-        summaries = (*summaries, COMPARE)
+    summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
+                               and inputs.has(p.needs) and p.name not in summaries))
     found = scan(campaign_dir)
     if found.frame.empty:
         raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchlib.publish.export import TEMPLATES, export_html
+from benchlib.publish.report.export import TEMPLATES, export_html
 
 if TYPE_CHECKING:
     from benchlib.records.results import Skipped
 
-log = logging.getLogger("benchlib.publish.report")
+log = logging.getLogger("benchlib.publish.report.build")
 
 #: Run pages exported with more workers than this go to a process pool (fewer: in process).
 POOL_THRESHOLD = 24
@@ -48,7 +48,7 @@ def _export_version() -> str:
     import hashlib
     from importlib import metadata
 
-    from benchlib.publish import export, run_lead
+    from benchlib.publish.report import export, run_lead
 
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for library in ("nh3", "mistune", "nbconvert", "pygments", "jinja2", "nbformat"):

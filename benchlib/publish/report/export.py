@@ -21,7 +21,7 @@ from pathlib import Path
 from markupsafe import Markup, escape
 from nbformat import NotebookNode
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 #: HTML kept in pages (Markdown, pandas tables, highlighted code); the rest is stripped.
@@ -127,7 +127,7 @@ WARNING_TEXT = re.compile(r"\b\w*Warning: ")
 
 
 def _alt_texts(nb: NotebookNode) -> None:
-    """Give every image output alt text: its own (set by :func:`benchlib.publish.plots.show`), else its
+    """Give every image output alt text: its own (set by :func:`benchlib.publish.pages.plots.show`), else its
     plain-text representation when that says something, else the heading above it."""
     heading = "Figure"
     for cell in nb.get("cells", []):
@@ -326,16 +326,16 @@ def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
     styles, no scripts): its outputs and Markdown sanitized whoever wrote the notebook. A file
     that is not a valid notebook raises (``nbformat.ValidationError``, ...).
 
-    ``nav``: the report's navigation bar (:mod:`benchlib.publish.navigation`, HTML built by
+    ``nav``: the report's navigation bar (:mod:`benchlib.publish.report.navigation`, HTML built by
     benchlib), first on the page. A ``run_page`` opens with what was measured and the
-    parameters the run was given (:mod:`benchlib.publish.run_lead`), and leaves out the
+    parameters the run was given (:mod:`benchlib.publish.report.run_lead`), and leaves out the
     notebook's parameter cells (its defaults, and the given ones the lead shows)."""
     import nbformat
 
     nb = nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
     lead = Markup("")
     if run_page:
-        from benchlib.publish import run_lead
+        from benchlib.publish.report import run_lead
 
         lead = run_lead.lead(nb, notebook.stem)  # before neutralise: it drops the record
         run_lead.without_parameter_cells(nb)
