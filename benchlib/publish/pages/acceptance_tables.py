@@ -19,6 +19,7 @@ from benchlib import formatting, reference
 from benchlib.analysis import references
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
+from benchlib.records import schema
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision
 
 #: Verdicts of a check row with a reference that applied.
@@ -30,16 +31,13 @@ def short_source(source: object) -> str:
     return re.split(r"[,;]", str(source), maxsplit=1)[0].strip()[:100]
 
 
-#: Settings that name a run's configuration in the check (those that vary are shown).
-DESCRIBE = ("benchmark", "model", "gpu", "num_nodes", "num_devices", "dataset", "batch_size",
-            "precision", "num_workers", "channels_last", "compile", "image_size")
 
 
 def check(df: pd.DataFrame, refs: Sequence[references.Reference]) -> pd.DataFrame:
     """:func:`references.check`, each run's configuration as a short label of the settings
     that vary in the campaign (``train resnet50, batch 32, real``)."""
     checked = references.check(df, list(refs))
-    varying = [c for c in DESCRIBE if c in df and df[c].astype(str).nunique() > 1]
+    varying = [c for c in schema.describing() if c in df and df[c].astype(str).nunique() > 1]
     shown = df.reset_index(drop=True)
     names = [references._run_name(row, i) for i, row in enumerate(shown.to_dict("records"))]
     if varying and len(set(names)) == len(names):

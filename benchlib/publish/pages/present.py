@@ -25,10 +25,8 @@ from benchlib.formatting import (
     si,
 )
 from benchlib.publish.templating import render
+from benchlib.records import schema
 
-#: Settings named in a caption when every row has the same value.
-SAY_CONSTANT = ("cluster", "gpu", "num_nodes", "num_devices", "benchmark", "model", "dataset",
-                "batch_size", "precision", "num_workers", "image_size", "scaling", "status")
 #: Settings a one-row table keeps as columns when it says its other settings in the caption.
 NAMED_IN_ROW = ("benchmark", "model")
 
@@ -113,7 +111,7 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
     names = {c: (labels or {}).get(c) or column_label(c, unit) for c in shown}
     cells = pd.DataFrame({names[c]: frame[c].map(formatter(c)) for c in shown})
     text = caption.rstrip(".") + "."
-    said = describe_constant(frame, [c for c in constant if c in SAY_CONSTANT])
+    said = describe_constant(frame, [c for c in constant if c in schema.said_once()])
     if say_constant and said:
         text += f" Every row: {said}."
     if (cells == DASH).any().any():

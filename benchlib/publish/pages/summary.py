@@ -24,16 +24,10 @@ from benchlib.analysis.comparisons import (
 )
 from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
 from benchlib.analysis.lab_units import has_lab_units
-from benchlib.records import flags
+from benchlib.records import flags, schema
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 from benchlib.vocabulary import Precision
 
-#: Factors compared when the data has more than one value, with how to order the pair.
-FACTORS = ("dataset", "batch_size", "gpu", "model", "precision", "cluster", "num_workers",
-           "channels_last", "compile", "synthetic_kind")
-#: Core record columns holding text (the others hold counts or measurements).
-TEXT_COLUMNS = ("campaign", "cluster", "host", "gpu", "device_name", "benchmark", "model",
-                "dataset", "precision", "channels_last", "compile", "unit", "status", "error")
 #: Characters with a meaning in Markdown (or nbconvert's math), escaped by :func:`md_text`.
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~$^])")
 #: A list marker starting the text (``-``, ``+``, ``1.``), escaped by :func:`md_text`.
@@ -98,7 +92,7 @@ def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         if column in INTEGER_COLUMNS:
             added[column] = pd.Series(pd.NA, index=frame.index, dtype="Int64")
-        elif column in TEXT_COLUMNS:
+        elif schema.column(column).dtype in ("text", "bool", "shape"):  # type: ignore[union-attr]
             added[column] = pd.Series(None, index=frame.index, dtype=object)
         else:
             added[column] = pd.Series(float("nan"), index=frame.index, dtype=float)
@@ -151,7 +145,7 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
     """Every paired comparison the data supports (factors with two or more values that pair)."""
     done = ok(df)
     found = []
-    for factor in FACTORS:
+    for factor in schema.factors():
         if factor not in done:
             continue
         values = [v for v in done[factor].dropna().unique().tolist() if v != ""]
@@ -388,12 +382,7 @@ def unet_caveat(unet: pd.DataFrame, done: pd.DataFrame) -> str:
             "bars show the method, not a like-for-like comparison.")
 
 
-#: Settings that tell runs apart on a page (a network's internals stay on the run pages).
-DESCRIBED = ("benchmark", "model", "cluster", "gpu", "num_nodes", "num_devices", "dataset",
-             "synthetic_kind", "batch_size", "precision", "num_workers", "image_size",
-             "noise_samples", "patch_shape", "block_shape")
-
-
 def described(table: pd.DataFrame) -> list[str]:
-    """The settings of :data:`DESCRIBED` that vary in ``table`` (labels for tables and plots)."""
-    return varying(table, [c for c in DESCRIBED if c in table])
+    """The settings that describe a run (the schema's ``describes``) and vary in ``table``:
+    labels for tables and plots (a network's internals stay on the run pages)."""
+    return varying(table, [c for c in schema.describing() if c in table])

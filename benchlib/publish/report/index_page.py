@@ -25,13 +25,12 @@ from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.publish.pages import compare_tables, summary
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
-from benchlib.records import flags
+from benchlib.records import flags, schema
 from benchlib.vocabulary import CompareVerdict, RecordStatus
 
-#: Settings that describe a configuration on the front page (those that vary are shown).
-DESCRIBE = ("cluster", "gpu", "num_nodes", "num_devices", "dataset", "synthetic_kind",
-            "batch_size", "precision", "num_workers", "channels_last", "compile", "image_size",
-            "noise_samples", "patch_shape", "block_shape", "scaling")
+#: Settings that describe a configuration on the front page (those that vary are shown): the
+#: schema's, but benchmark and model, by which its lines are grouped.
+DESCRIBE = tuple(c for c in schema.describing() if c not in ("benchmark", "model"))
 CSS = Path(__file__).resolve().parent.parent / "templates" / "offline" / "page.css"
 
 
