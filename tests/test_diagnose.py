@@ -179,16 +179,14 @@ def test_memory_folder_reads_once_and_caps_the_bytes(tmp_path):
 
 @pytest.mark.slow
 def test_diagnose_as_a_user_runs_it(tmp_path):
-    """The command a user types, with relative paths, a tiny budget and one repeat (the
-    ladder's statistics are tested on made campaigns above): progress per point, the answer,
-    and the page in the campaign's report."""
+    """The command a user types, with relative paths and a tiny budget: progress per point,
+    the answer, and the page in the campaign's report."""
     done = subprocess.run(
         [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet18",
-         "--device", "cpu", "--workers", "1", "--budget", "20", "--repeats", "1",
-         "--outputs", "out"],
+         "--device", "cpu", "--workers", "1", "--budget", "20", "--outputs", "out"],
         cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "[1/4] node_probe: ok" in done.stdout  # the probe, then 3 rungs once each
+    assert "[1/7] node_probe: ok" in done.stdout  # the probe, then 3 rungs twice (the least)
     assert "resnet18 train on this node:" in done.stdout
     [campaign] = (tmp_path / "out").glob("diagnose-resnet18-*")  # its tag names the settings
     assert f"page: out/{campaign.name}/report/summary_diagnose.html" in done.stdout
