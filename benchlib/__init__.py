@@ -11,8 +11,16 @@ light: no torch, no pandas)::
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# jsonschema imports rfc3987_syntax whenever it is installed (JupyterLab's jupyter-events asks
+# for it), and that module compiles a grammar on import: 1.3 s in every process that imports
+# nbformat (each sweep, report, Slurm job and pool worker). Neither nbformat's nor papermill's
+# schemas check an IRI format, so benchlib's processes do without it (jsonschema then skips
+# those two formats, as when the package is absent). See docs/measurements.md.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 #: The package's version (pyproject.toml reads it from here).
 __version__ = "0.1.0"
