@@ -5,7 +5,7 @@ records carry, the config class that validates its parameters, the name of its k
 :class:`benchlib.kinds.Kind` registered under that name in :mod:`benchlib.kinds`, a higher
 layer), what it does (``activity``, ``trains``, the config fields it ``ignores``) and its title
 and description (the notebook's heading). The shipped benchmarks are :data:`BENCHMARKS`; a
-site adds its own from its own package through the ``benchlib.kinds`` entry-point group
+site adds its own from its own package through the ``benchlib.benchmarks`` entry-point group
 (:func:`benchmarks` imports each entry point's module once, which calls :func:`register`;
 docs/architecture.md). This module names no kind's code: it imports only the config classes.
 """
@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 
+from benchlib.errors import ConfigError
 from benchlib.inputs.config import ClassificationConfig, CommonConfig
 from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
@@ -40,6 +42,9 @@ class Benchmark:
     trains: bool = False
     #: Fields of its config class this benchmark does not take (a shared config's others').
     ignores: tuple[str, ...] = ()
+    #: The folder holding its notebook (a site's benchmark: its own package's folder, where
+    #: ``tools/make_notebooks.py`` writes it); None: benchlib's ``notebooks/``.
+    folder: Path | None = None
 
     @property
     def fixed(self) -> dict[str, object]:
@@ -110,8 +115,8 @@ _PLUGINS_LOADED = False
 
 
 def register(entry: Benchmark) -> Benchmark:
-    """Add a site's benchmark (from its package's ``benchlib.kinds`` entry point); a notebook
-    or ``benchmark`` value already registered is refused."""
+    """Add a site's benchmark (from its package's ``benchlib.benchmarks`` entry point); a
+    notebook or ``benchmark`` value already registered is refused."""
     taken = {b.notebook for b in (*BENCHMARKS, *_REGISTERED)} | \
         {b.benchmark for b in (*BENCHMARKS, *_REGISTERED)}
     if entry.notebook in taken or entry.benchmark in taken:
@@ -122,13 +127,21 @@ def register(entry: Benchmark) -> Benchmark:
 
 
 def benchmarks() -> tuple[Benchmark, ...]:
-    """Every benchmark: the shipped ones, then those of the ``benchlib.kinds`` entry points
-    (each entry point's module imported once, on the first call)."""
+    """Every benchmark: the shipped ones, then those of the ``benchlib.benchmarks`` entry
+    points (each entry point's module imported once, on the first call). A site's module that
+    cannot be imported, or that registers a name already taken, is a ConfigError naming the
+    entry point and its package."""
     global _PLUGINS_LOADED
     if not _PLUGINS_LOADED:
-        _PLUGINS_LOADED = True
         for point in entry_points(group=ENTRY_POINT_GROUP):
-            point.load()
+            try:
+                point.load()
+            except Exception as error:
+                package = point.dist.name if point.dist is not None else "unknown package"
+                raise ConfigError(f"the {ENTRY_POINT_GROUP} entry point {point.name!r} = "
+                                  f"{point.value!r} (package {package}) failed to load: "
+                                  f"{type(error).__name__}: {error}") from error
+        _PLUGINS_LOADED = True
     return (*BENCHMARKS, *_REGISTERED)
 
 

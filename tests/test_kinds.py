@@ -7,6 +7,7 @@ import ast
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from benchlib import kinds, registry
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds import Kind
 from benchlib.kinds.record import make_record
+from benchlib.records.results import load
 from benchlib.workloads.collectives import AllReduceResult
 from benchlib.workloads.node_probe import NodeProbeResult
 
@@ -162,47 +164,71 @@ def test_allreduce_record_has_flags_and_interval_columns():
 PLUGIN = ROOT / "tests" / "example_kind"
 PLUGIN_RUN = """
 import json, pandas as pd
-from pathlib import Path
 from benchlib import kinds, registry
 from benchlib.analysis import comparisons
-from benchlib.inputs.params import load_sweep
 from benchlib.kinds.record import make_record
+from benchlib.records.results import load
 from benchlib.run import launch
 
 entry = registry.by_notebook("example_axpy")
 config = entry.config(device="cpu", elements=10000, repeats=3)
 record = make_record(config, launch.run(config), {})
-sweep = load_sweep("axpy.yaml", notebook_dir=Path("notebooks"))
 print(json.dumps({
     "kind": type(kinds.kind_of(config)).__name__, "probe": kinds.is_probe("example_axpy"),
     "record": {k: record[k] for k in ("benchmark", "unit", "status", "flags", "num_devices")},
     "throughput": record["throughput"] > 0, "kept": len(comparisons.benchmarks(pd.DataFrame([record]))),
-    "points": [(p.notebook, p.parameters.get("elements")) for p in sweep.points],
 }))
 """
 
 
 def test_a_site_adds_a_kind_from_its_own_package_by_entry_point(tmp_path):
-    (tmp_path / "axpy.yaml").write_text("campaign: axpy\nnotebook: example_axpy\n"
-                                        "base: {device: cpu}\ngrid: {elements: [1000, 2000]}\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(ROOT)])}
-    (tmp_path / "notebooks").mkdir()  # its notebook, written by the generator like every other
+    plugin = tmp_path / "site"
+    shutil.copytree(PLUGIN, plugin)  # its notebook is written into its own package's folder
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])}
+    (tmp_path / "shipped").mkdir()  # the shipped notebooks, written beside (not over) the checkout's
     made = subprocess.run([sys.executable, str(ROOT / "tools" / "make_notebooks.py"),
-                           str(tmp_path / "notebooks")], env=env, capture_output=True, text=True,
+                           str(tmp_path / "shipped")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert made.returncode == 0, made.stderr
-    cell = nbformat.read(tmp_path / "notebooks" / "example_axpy.ipynb", as_version=4).cells[1]
+    notebook = plugin / "benchlib_example_kind" / "notebooks" / "example_axpy.ipynb"
+    cell = nbformat.read(notebook, as_version=4).cells[1]
     assert "parameters" in cell.metadata.tags and "elements = 1000000" in cell.source
+
     out = subprocess.run([sys.executable, "-c", PLUGIN_RUN], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
-    found = json.loads(out.stdout.strip().splitlines()[-1])
-    assert found == {"kind": "Axpy", "probe": False, "throughput": True, "kept": 1,
-                     "record": {"benchmark": "example_axpy", "unit": "GB/s", "status": "ok",
-                                "flags": "", "num_devices": 1},
-                     "points": [["example_axpy", 1000], ["example_axpy", 2000]]}
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "kind": "Axpy", "probe": False, "throughput": True, "kept": 1,
+        "record": {"benchmark": "example_axpy", "unit": "GB/s", "status": "ok", "flags": "",
+                   "num_devices": 1}}
+
+    # the user's path: a params file naming it, swept through papermill by the CLI
+    (tmp_path / "axpy.yaml").write_text("campaign: axpy\nnotebook: example_axpy\n"
+                                        "base: {device: cpu, repeats: 3}\n"
+                                        "grid: {elements: [1000, 2000]}\n")
+    benchlib = str(Path(sys.executable).with_name("benchlib"))
+    swept = subprocess.run([benchlib, "sweep", "axpy.yaml", "--outputs", "out", "--quiet"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert swept.returncode == 0 and "2 points: 2 done" in swept.stdout, swept.stdout + swept.stderr
+    frame = load(tmp_path / "out" / "axpy")
+    assert len(frame) == 2 and set(frame["status"]) == {"ok"} and frame["point_id"].nunique() == 2
+    assert set(frame["unit"]) == {"GB/s"} and (frame["throughput"] > 0).all()
+
     # without the entry point the name is unknown, and said so
-    bare = subprocess.run([sys.executable, "-c", "from benchlib import registry; "
-                           "print(registry.by_notebook('example_axpy'))"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert bare.stdout.strip() == "None"
+    bare = subprocess.run([benchlib, "sweep", "axpy.yaml", "--dry-run"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert bare.returncode == 2 and "'example_axpy'" in bare.stderr
+
+
+def test_a_site_package_that_fails_to_load_is_named(tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(PLUGIN / "benchlib_example_kind-0.1.dist-info",
+                    broken / "benchlib_example_kind-0.1.dist-info")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(ROOT)])}
+    (tmp_path / "p.yaml").write_text("campaign: p\nnotebook: train\n")
+    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep", "p.yaml",
+                           "--dry-run"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "benchlib.benchmarks entry point 'example_axpy'" in done.stderr
+    assert "package benchlib-example-kind" in done.stderr and "ModuleNotFoundError" in done.stderr

@@ -416,7 +416,7 @@ def test_every_call_uses_names_defined_before_it(page):
 
 
 def test_benchmark_cells_use_names_the_notebook_defines():
-    for cells in (run.CLASSIFICATION, run.unet_cells(run.PREDICT_PHASES), probes.ALLREDUCE,
+    for cells in (run.TIMED_LOOP, run.ONE_RUN, run.unet_cells(run.PREDICT_PHASES), probes.ALLREDUCE,
                   probes.NODE):
         defined = {"config"}
         for call in (c for c in cells if isinstance(c, Call)):

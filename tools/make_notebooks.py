@@ -161,11 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     builds = {b.notebook: build for b in registry.benchmarks()}
     builds.update(dict.fromkeys(SUMMARIES, build_summary))
     for name, make in builds.items():
-        path = args.folder / f"{name}.ipynb"
+        entry = registry.by_notebook(name)
+        folder = entry.folder if entry is not None and entry.folder is not None else args.folder
+        path = Path(folder) / f"{name}.ipynb"  # a site's benchmark: in its own package
         nb = make(name)
         if args.check:
             stale += [f"{path}: {why}" for why in differences(nb, path)]
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(nbformat.writes(nb) + "\n")
     if stale:
         print("stale notebooks (run python tools/make_notebooks.py):", *stale, sep="\n  ")

@@ -44,7 +44,11 @@ class Data(Command):
 
 def _imagefolder(args: argparse.Namespace) -> None:
     from benchlib.data.generate import write_imagefolder
+    from benchlib.errors import ConfigError
 
+    if args.classes < 1 or args.images < 1 or args.size < 8:
+        raise ConfigError(f"--classes {args.classes}, --images {args.images}, --size {args.size}: "
+                          "classes and images take 1 or more, size 8 px or more")
     root = write_imagefolder(args.dir, classes=args.classes, images_per_class=args.images,
                              size=args.size, seed=args.seed)
     print(f"wrote {args.classes} x {args.images} JPEG images (~{args.size} px) to {root}")

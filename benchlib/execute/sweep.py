@@ -25,7 +25,13 @@ from benchlib.errors import OutputError, RecordError, describe_os_error
 from benchlib.execute.campaign import remember_points
 from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.execute.notebook_run import execute_notebook
-from benchlib.inputs.params import NOTEBOOK_DIR, Point, Sweep, papermill_parameters
+from benchlib.inputs.params import (
+    NOTEBOOK_DIR,
+    Point,
+    Sweep,
+    notebook_path,
+    papermill_parameters,
+)
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record, record_from_notebook
 from benchlib.records.store import notebook_fingerprint, sidecar_path, write_sidecar
@@ -173,7 +179,7 @@ def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base
     from nbclient.exceptions import CellTimeoutError
 
     try:
-        execute_notebook(notebook_dir / f"{point.notebook}.ipynb", partial,
+        execute_notebook(notebook_path(point.notebook, notebook_dir), partial,
                          papermill_parameters(point, base_dir), base_dir, cell_timeout_s)
     except papermill.PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"

@@ -33,7 +33,7 @@ from benchlib.errors import ConfigError, InputError
 from benchlib.inputs.config import check_campaign, describe_validation_error
 from benchlib.inputs.executors import SETTINGS, LocalExecutor, Settings
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
-from benchlib.registry import notebook_configs
+from benchlib.registry import by_notebook, notebook_configs
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
@@ -185,11 +185,21 @@ def _slug(value: object) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "", str(value))[:24] or "x"
 
 
+def notebook_path(name: str, notebook_dir: Path = NOTEBOOK_DIR) -> Path:
+    """Where notebook ``name`` is: a site's benchmark in its own folder (its registry entry's
+    ``folder``), any other in ``notebook_dir`` (benchlib's ``notebooks/``, or a test's)."""
+    entry = by_notebook(name)
+    if entry is not None and entry.folder is not None and \
+            Path(notebook_dir).resolve() == NOTEBOOK_DIR.resolve():
+        return Path(entry.folder) / f"{name}.ipynb"
+    return Path(notebook_dir) / f"{name}.ipynb"
+
+
 def notebook_parameters(name: str, notebook_dir: Path = NOTEBOOK_DIR) -> dict[str, Any]:
-    """The ``parameters`` cell's names and defaults of ``notebooks/<name>.ipynb`` (papermill)."""
+    """The ``parameters`` cell's names and defaults of notebook ``name`` (papermill)."""
     import papermill
 
-    path = notebook_dir / f"{name}.ipynb"
+    path = notebook_path(name, notebook_dir)
     return {k: v["default"] for k, v in papermill.inspect_notebook(str(path)).items()}
 
 
@@ -235,13 +245,14 @@ def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set
     errors: list[str] = []
     accepted: dict[str, set[str]] = {}
     for name in spec.notebooks:
-        path = notebook_dir / f"{name}.ipynb"
+        path = notebook_path(name, notebook_dir)
         if path.is_file():
             accepted[name] = set(notebook_parameters(name, notebook_dir))
         else:
-            available = sorted(p.stem for p in notebook_dir.glob("*.ipynb"))
-            errors.append(f"notebook: {name!r} not found as {path}; available: "
-                          f"{', '.join(available)}")
+            available = [n for n in allowed_notebooks(notebook_dir)
+                         if notebook_path(n, notebook_dir).is_file()]
+            errors.append(f"notebook: {name!r} not found as {path} (write it with python "
+                          f"tools/make_notebooks.py); available: {', '.join(available)}")
     if accepted:
         allowed = set().union(*accepted.values())
         for key in [*spec.base, *spec.grid]:

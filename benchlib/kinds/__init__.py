@@ -3,7 +3,7 @@ records are made and read (:class:`~benchlib.kinds.base.Kind`), looked up from a
 record's ``benchmark`` through the registry's entries (:mod:`benchlib.registry`).
 
 The shipped kinds register themselves (``@register_kind``) when their modules are imported,
-below; a site's kinds come from its package's ``benchlib.kinds`` entry point, imported by
+below; a site's kinds come from its package's ``benchlib.benchmarks`` entry point, imported by
 :func:`benchlib.registry.benchmarks`. How a kind is shown lives in
 :mod:`benchlib.publish.benchmark_notebook.views`.
 """

@@ -26,7 +26,7 @@ class Kind:
     timed_loop: bool = True
     #: A probe of the node (its figures are ceilings, not a workload's throughput).
     probe: bool = False
-    #: Lab units (columns of :func:`benchlib.analysis.comparisons.derived_units`) it reports.
+    #: Lab units (columns of :func:`benchlib.analysis.lab_units.derived_units`) it reports.
     lab_units: ClassVar[tuple[str, ...]] = ()
     #: The lab unit its summary plot shows, and the plot's words for it.
     lab_panel: ClassVar[tuple[str, str] | None] = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchlib import registry
+from benchlib import kinds, registry
 from benchlib.publish.benchmark_notebook import probes, run
 
 #: The cells of a benchmark notebook: its first Markdown cell, the heading over the
@@ -35,12 +35,13 @@ class Layout:
         return intro, self.heading, self.sections
 
 
-#: The timed loop's layout, for kinds without one of their own.
-TIMED_LOOP = Layout(run.CLASSIFICATION)
+#: The layouts of a kind without one of its own: a timed loop's, and one run's (not a loop).
+TIMED_LOOP = Layout(run.TIMED_LOOP)
+ONE_RUN = Layout(run.ONE_RUN, example="device cpu")
 #: Each shipped kind's layout, by the kind's registered name.
 LAYOUTS: dict[str, Layout] = {
-    "classification": Layout(run.CLASSIFICATION, example="model resnet50"),
-    "language_model": Layout(run.CLASSIFICATION, "params/lm.yaml", "size tiny"),
+    "classification": Layout(run.TIMED_LOOP, example="model resnet50"),
+    "language_model": Layout(run.TIMED_LOOP, "params/lm.yaml", "size tiny"),
     "unet3d_train": Layout(run.unet_cells(""), "params/unet3d.yaml", "volume data/em.h5",
                            "## Configuration and network"),
     "unet3d_predict": Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
@@ -51,5 +52,7 @@ LAYOUTS: dict[str, Layout] = {
 
 
 def cells(entry: registry.Benchmark) -> Cells:
-    """The cells of ``entry``'s notebook (its kind's layout)."""
-    return LAYOUTS.get(entry.kind, TIMED_LOOP).cells(entry)
+    """The cells of ``entry``'s notebook: its kind's layout, else a timed loop's or one run's
+    (as the kind says)."""
+    default = TIMED_LOOP if kinds.KINDS[entry.kind].timed_loop else ONE_RUN
+    return LAYOUTS.get(entry.kind, default).cells(entry)

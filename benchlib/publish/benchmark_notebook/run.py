@@ -1,6 +1,6 @@
-"""The sections the benchmark notebooks share (``train``, ``inference``, ``smooth_inference``,
-``unet3d_train``, ``unet3d_predict``): run the configuration, then its environment, ranks,
-telemetry, timings and the result record."""
+"""The sections the benchmark notebooks share (the classification, language-model and 3D U-Net
+kinds, and a site's kind without a layout of its own): run the configuration, then its
+environment, ranks, telemetry, timings and the result record."""
 
 from __future__ import annotations
 
@@ -152,8 +152,9 @@ SHARED = (
     "## Per-iteration timing",
     Call(timeline, "config, result"),
 )
-#: A classification notebook's cells after its configuration cell.
-CLASSIFICATION = (
+#: A timed loop's cells after its configuration cell (classification, language model, and the
+#: default of a site's timed-loop kind).
+TIMED_LOOP = (
     RUN,
     Call(launch, "config", "result"),
     *SHARED,
@@ -178,3 +179,12 @@ def unet_cells(phases_note: str = "") -> tuple:
         Call(lab_units, "config, result", "record"),
         Call(publish, "record"),
     )
+#: The cells of a run that is not a timed loop (a site's kind without a layout of its own):
+#: run it, its environment, its record.
+ONE_RUN = (
+    RUN,
+    Call(launch, "config", "result"),
+    *ENVIRONMENT,
+    f"## Result record\n\n{RECORD}",
+    Call(record, "config, result", "record"),
+)

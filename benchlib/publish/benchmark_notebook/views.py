@@ -19,7 +19,13 @@ class View:
     comments: ClassVar[dict[str, str]] = {}
 
     def headline(self, config: Any, result: Any) -> str:
-        """One line on what the run achieved."""
+        """One line on what the run achieved: a timed loop's throughput, iterations and time;
+        for another run (a site's kind that is not a loop), its throughput and unit if it has
+        them."""
+        if not all(hasattr(result, n) for n in ("unit", "iterations", "wall_time_s", "warmup")):
+            throughput = getattr(result, "throughput", None)
+            return "done" if throughput is None else \
+                f"{throughput:.4g} {getattr(result, 'unit', '')}".strip()
         return (f"{result.throughput:.2f} {result.unit} over {result.iterations} timed "
                 f"iterations ({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")
 

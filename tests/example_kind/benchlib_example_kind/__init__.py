@@ -1,6 +1,7 @@
 """A site's own benchmark kind, added from outside benchlib as a user would: an axpy loop
 (``y += a * x``) reported in GB/s. Its package's ``benchlib.benchmarks`` entry point names this
-module; importing it registers the benchmark (:func:`benchlib.registry.register`) and its kind
+module; importing it registers the benchmark (:func:`benchlib.registry.register`, its notebook
+in this package's ``notebooks/``, written by ``tools/make_notebooks.py``) and its kind
 (:func:`benchlib.kinds.register_kind`). ``tests/test_kinds.py`` installs it by putting this
 folder (with its ``.dist-info``) on ``PYTHONPATH``."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -32,6 +34,7 @@ class AxpyResult:
     device: torch.device
     throughput: float
     repeats: int
+    unit: str = "GB/s"
     env: dict[str, object] = field(default_factory=dict)
     num_devices: int = 1
     num_nodes: int = 1
@@ -68,4 +71,5 @@ class Axpy(Kind):
 
 registry.register(registry.Benchmark(
     "example_axpy", "example_axpy", AxpyConfig, "example_axpy", "Axpy example",
-    "y += a * x over float32 vectors, in GB/s.", activity="axpy"))
+    "y += a * x over float32 vectors, in GB/s.", activity="axpy",
+    folder=Path(__file__).resolve().parent / "notebooks"))
