@@ -270,7 +270,7 @@ def test_the_scale_benchmark_prints_cold_rebuild_memory_and_disk(tmp_path):
 
     _source(tmp_path / "src")
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "report_scale.py"),
-                           "--runs", "30", "--source", str(tmp_path / "src"), "--folder",
+                           "--runs", "8", "--source", str(tmp_path / "src"), "--folder",
                            str(tmp_path / "bench"), "--json", str(tmp_path / "figures.json")],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -279,7 +279,7 @@ def test_the_scale_benchmark_prints_cold_rebuild_memory_and_disk(tmp_path):
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert figures["cold"]["peak_rss_bytes"] > 50e6 and figures["rebuild"]["cpu_s"] > 0
     assert figures["one new run"]["cpu_s"] > figures["rebuild"]["cpu_s"]  # summaries run again
-    assert figures["report_files"] > 31
+    assert figures["report_files"] > 9  # the index, a page per run, the summaries
 
 
 def _tiny_summary(folder: Path, text: str = "len(load(results_dir))") -> Path:
