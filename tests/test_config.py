@@ -52,3 +52,20 @@ def test_image_size_limits():
         ClassificationConfig(model="inception_v3", benchmark="train", image_size=128)
     with pytest.raises(ValidationError, match="below 32"):
         ClassificationConfig(image_size=16)
+
+
+def test_the_model_names_come_from_torchvision_source_without_importing_it():
+    import subprocess
+    import sys
+
+    import torchvision
+
+    from benchlib.inputs.config import classification_models
+
+    assert classification_models() == tuple(sorted(
+        torchvision.models.list_models(module=torchvision.models)))
+    code = ("import sys; from benchlib.inputs.config import classification_models; "
+            "names = classification_models(); assert 'resnet50' in names, names; "
+            "print('torchvision' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import functools
+import importlib.util
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,9 +45,36 @@ def check_campaign(value: str) -> str:
     return value
 
 
+def _registered_in_source(folder: Path) -> set[str]:
+    """The names torchvision's ``@register_model()`` gives the functions of the modules in
+    ``folder`` (not its subpackages: detection, video, ... are not classifiers)."""
+    found = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and \
+                        getattr(decorator.func, "id", "") == "register_model":
+                    named = [k.value for k in decorator.keywords if k.arg == "name"] + \
+                        list(decorator.args)
+                    found.add(named[0].value if named and isinstance(named[0], ast.Constant)
+                              else node.name)
+    return found
+
+
 @functools.cache
 def classification_models() -> tuple[str, ...]:
-    """Names of torchvision's image-classification models (``resnet50``, ``inception_v3``, ...)."""
+    """Names of torchvision's image-classification models (``resnet50``, ``inception_v3``, ...):
+    ``torchvision.models.list_models(module=torchvision.models)``, read from torchvision's own
+    source, so that checking a params file does not import torchvision.models (2.7 s on the
+    2-core VM; tests/test_config.py holds the two equal), else by importing it."""
+    spec = importlib.util.find_spec("torchvision")
+    if spec is not None and spec.origin is not None:
+        with contextlib.suppress(OSError, SyntaxError, ValueError):
+            names = _registered_in_source(Path(spec.origin).parent / "models")
+            if names:
+                return tuple(sorted(names))
     import torchvision
 
     return tuple(sorted(torchvision.models.list_models(module=torchvision.models)))
