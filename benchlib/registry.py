@@ -111,6 +111,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               ignores=_NODE_FIXED),
 )
 _REGISTERED: list[Benchmark] = []
+_BY_BENCHMARK: dict[str, Benchmark] = {}
 _PLUGINS_LOADED = False
 
 
@@ -155,8 +156,16 @@ DIAGNOSED = ("train", "inference")
 
 
 def by_benchmark(benchmark: object) -> Benchmark | None:
-    """The entry whose records carry ``benchmark`` (None for a value no benchmark has)."""
-    return next((b for b in benchmarks() if b.benchmark == benchmark), None)
+    """The entry whose records carry ``benchmark`` (None for a value no benchmark has). A dict
+    lookup: tables ask it once per row."""
+    entries = benchmarks()
+    if len(_BY_BENCHMARK) != len(entries):  # built once, again after a site's register()
+        _BY_BENCHMARK.clear()
+        _BY_BENCHMARK.update({b.benchmark: b for b in entries})
+    try:
+        return _BY_BENCHMARK.get(benchmark)  # type: ignore[arg-type]
+    except TypeError:  # an unhashable value (a list in a hand-built table): no benchmark
+        return None
 
 
 #: The node probe: diagnose runs it first, datasheet figures are set against it.

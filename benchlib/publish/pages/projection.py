@@ -33,7 +33,8 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     if not len(runs):
         note("No image run.")
         return
-    passes = runs["benchmark"].map(lambda b: epochs if b in registry.training() else 1)
+    trains = registry.training()
+    passes = runs["benchmark"].map(lambda b: epochs if b in trains else 1)
     hours = dataset_samples * passes / runs["throughput"] / 3600
     table = runs.assign(passes=passes, hours=hours)
     show(present.table(table[[*summary.described(runs), "throughput", "unit", "passes", "hours"]],
