@@ -66,17 +66,20 @@ def names(role: Role | None = None, dtype: str | None = None, core: bool | None 
                  and (core is None or c.core == core))
 
 
+@cache
 def describing() -> tuple[str, ...]:
     """Columns that describe a run's configuration in tables and labels, in their order."""
     return tuple(c.name for c in sorted((c for c in COLUMNS if c.describes),
                                         key=lambda c: c.describes))
 
 
+@cache
 def factors() -> tuple[str, ...]:
     """Columns the comparisons pair runs over, in the comparisons' order."""
     return tuple(c.name for c in sorted((c for c in COLUMNS if c.factor), key=lambda c: c.factor))
 
 
+@cache
 def said_once() -> tuple[str, ...]:
     """Columns a table names once in its caption when every row has the same value."""
     return tuple(c.name for c in COLUMNS if c.said_once)
