@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,11 @@ def test_sweep_results_and_report_take_relative_paths(project: Path):
 def test_check_and_compare_take_relative_paths(project: Path):
     check = benchlib(project, "check", "outputs/demo")
     assert check.returncode == 0, check.stderr  # CPU runs match no reference: nothing fails
-    compare = benchlib(project, "compare", "outputs/demo", "outputs/demo")
+    same = benchlib(project, "compare", "outputs/demo", "outputs/demo")
+    assert same.returncode == 2 and "same folder" in same.stderr, same.stdout + same.stderr
+    shutil.copytree(project / "outputs" / "demo", project / "demo-again",
+                    ignore=shutil.ignore_patterns("report", ".report*"))
+    compare = benchlib(project, "compare", "outputs/demo", "demo-again")
     assert compare.returncode in (0, 3), compare.stdout + compare.stderr
 
 

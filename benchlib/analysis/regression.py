@@ -25,12 +25,18 @@ machine (docs/measurements.md), the same campaign run twice gave 1.18x (1.005-1.
 configuration, beyond 1.0 from the machine's drift between campaigns but not beyond 1.05.
 - ``only in base`` / ``only in new``: nothing to pair with.
 
+Campaigns of different benchmarks or units (:data:`NOT_COMPARABLE`) are not compared, nor a
+campaign with itself (a run on both sides: the same notebook file, through a link or not):
+both are bad input (:class:`~benchlib.errors.InputError`, exit 2).
+
 :func:`exit_code` turns the verdicts into the commands' exit status: 1 when a reliable
-configuration regressed, else 3 when some could not be judged (unknown or unreliable), else 0.
+configuration regressed, else 3 when some could not be judged (unknown or unreliable) or none
+was (no configuration in common), else 0.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,7 +46,7 @@ import pandas as pd
 
 from benchlib.analysis import intervals
 from benchlib.analysis.tables import config_columns, ok
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
+from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
 from benchlib.formatting import literal
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, JUnitOutcome
@@ -57,6 +63,9 @@ INCOMPARABLE = {"gpu": "GPU model", "device_name": "GPU variant", "env_driver": 
 #: Further columns compared when present: power limits and clock settings.
 INCOMPARABLE_PATTERN = re.compile(r"power_limit|clock_limit|applications?_clock|locked_clock")
 DEFAULT_THRESHOLD = 0.05
+#: Columns whose difference between the campaigns makes their numbers incomparable (another
+#: benchmark, another unit): never paired across.
+NOT_COMPARABLE = ("benchmark", "unit")
 
 
 def higher_is_better(metric: str) -> bool:
@@ -99,6 +108,42 @@ def pairing_columns(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], l
         else:
             keys.append(column)
     return keys, differing
+
+
+def _not_comparable(base: pd.DataFrame, new: pd.DataFrame, differing: list[str]) -> None:
+    """InputError when the campaigns differ in a :data:`NOT_COMPARABLE` column."""
+    said = [f"{c} {', '.join(sorted(_distinct(base[c])))} (base) vs "
+            f"{', '.join(sorted(_distinct(new[c])))} (new)"
+            for c in NOT_COMPARABLE if c in differing]
+    if said:
+        raise InputError(f"compare: the campaigns are not comparable: {'; '.join(said)}; "
+                         "compare campaigns of one benchmark and unit")
+
+
+def _run_files(frame: pd.DataFrame) -> dict[object, str]:
+    """Each run's notebook (``source``) by identity: its device and inode where it exists (so
+    a link and its target are one file), else its absolute path."""
+    found: dict[object, str] = {}
+    for source in frame.get("source", pd.Series(dtype=object)).tolist():
+        if not isinstance(source, str) or not source:
+            continue
+        try:
+            info = os.stat(source)
+            found[(info.st_dev, info.st_ino)] = source
+        except (OSError, ValueError):
+            found[os.path.abspath(source)] = source
+    return found
+
+
+def _same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
+    """InputError when a run is on both sides (the same campaign twice)."""
+    a, b = _run_files(base), _run_files(new)
+    shared = sorted(b[key] for key in a.keys() & b.keys())
+    if shared:
+        raise InputError(f"compare: base and new hold the same runs ({len(shared)} of "
+                         f"{len(a)} base and {len(b)} new notebooks are the same files, e.g. "
+                         f"{shared[0]}): a campaign compared with itself certifies nothing; "
+                         "give the baseline campaign and the campaign to judge")
 
 
 def _speeds(runs: pd.DataFrame, metric: str) -> np.ndarray:
@@ -162,11 +207,13 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
     ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
     the campaigns incomparable and the columns paired across (see the module docstring)."""
+    _same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
         if metric not in frame:
             raise KeyError(f"compare: the {name} results have no column {metric!r}")
     keys, differing = pairing_columns(base, new)
+    _not_comparable(base, new, differing)
     warnings = incomparable(base, new)
     warnings += [f"{c} differs between the campaigns ({', '.join(sorted(_distinct(base[c])))} vs "
                  f"{', '.join(sorted(_distinct(new[c])))}); runs were paired across it"
@@ -197,6 +244,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     if len(table):
         table.insert(0, "configuration", _label(table, keys))
     table.attrs["warnings"] = warnings
+    table.attrs["pairing"] = keys
     table.attrs["metric"] = metric
     table.attrs["threshold"] = threshold
     return table
@@ -215,19 +263,39 @@ UNJUDGED = (CompareVerdict.UNKNOWN, CompareVerdict.UNRELIABLE)
 ONLY_ONE_SIDE = (CompareVerdict.ONLY_IN_NEW, CompareVerdict.ONLY_IN_BASE)
 
 
+#: Verdicts of a configuration that was judged: what a comparison certifies.
+JUDGED = (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT, CompareVerdict.NO_CHANGE)
+
+
 def exit_code(verdicts: pd.Series) -> int:
     """1 when a configuration regressed (reliably), else 3 when some could not be judged
-    (``unknown`` or ``unreliable``), else 0."""
+    (``unknown`` or ``unreliable``) or none was (nothing in common), else 0."""
     if (verdicts == CompareVerdict.REGRESSION).any():
         return EXIT_FAILURE
-    return EXIT_UNCERTIFIED if verdicts.isin(UNJUDGED).any() else 0
+    if verdicts.isin(UNJUDGED).any() or not verdicts.isin(JUDGED).any():
+        return EXIT_UNCERTIFIED
+    return 0
+
+
+def _nothing_in_common(compared: pd.DataFrame) -> str:
+    """Why no configuration was paired: the pairing columns whose values differ between the
+    configurations only in base and those only in new (at most five)."""
+    sides = {verdict: compared[compared["verdict"] == verdict] for verdict in ONLY_ONE_SIDE}
+    said = []
+    for column in compared.attrs.get("pairing", []):
+        values = {v: _distinct(rows[column]) if column in rows else set()
+                  for v, rows in sides.items()}
+        if values[CompareVerdict.ONLY_IN_BASE] != values[CompareVerdict.ONLY_IN_NEW]:
+            said.append(f"{column}: base {', '.join(sorted(values[CompareVerdict.ONLY_IN_BASE]))}"
+                        f", new {', '.join(sorted(values[CompareVerdict.ONLY_IN_NEW]))}")
+    return "no configuration in common" + (f" ({'; '.join(said[:5])})" if said else "")
 
 
 def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
     """Counts per verdict, one line per regression with its size and interval, then what could
     not be judged, why, and how to re-run."""
     if compared.empty:
-        return ["nothing to compare"]
+        return ["NOTHING CERTIFIED: no ok runs to compare"]
     counts = compared["verdict"].value_counts()
     lines = [", ".join(f"{n} {v}" for v, n in counts.items())]
     for row in regressions(compared).itertuples():
@@ -240,8 +308,12 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
         lines.append(f"CANNOT CERTIFY {count} configuration{'' if count == 1 else 's'} "
                      f"({judged}): {reason}")
         lines += [f"  - {name}" for name in rows["configuration"]]
-    if not len(regressions(compared)):
-        judged = len(compared) - len(unjudged) - int(compared["verdict"].isin(ONLY_ONE_SIDE).sum())
+    judged = int(compared["verdict"].isin(JUDGED).sum())
+    if not judged:
+        why = (_nothing_in_common(compared) if not len(unjudged) else
+               "every configuration in common could not be judged (above)")
+        lines.append(f"NOTHING CERTIFIED: {why}; no configuration was judged")
+    elif not len(regressions(compared)):
         lines.append(f"no significant regression beyond {threshold:.0%} among the {judged} "
                      f"configuration{'' if judged == 1 else 's'} judged"
                      + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else ""))

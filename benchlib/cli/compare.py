@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -18,11 +19,13 @@ class Compare(Command):
     epilog = ("verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
               "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
               "exit status:\n"
-              "  0  every configuration was judged and none regressed\n"
+              "  0  every configuration in common was judged and none regressed\n"
               "  1  a configuration of reliable runs regressed\n"
-              "  2  bad input (folders, --metric, --threshold)\n"
+              "  2  bad input (folders, --metric, --threshold; one campaign twice; campaigns\n"
+              "     of different benchmarks or units)\n"
               "  3  nothing regressed, but some configurations cannot be certified (unknown\n"
-              "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run)")
+              "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run),\n"
+              "     or none was judged (no configuration in common: NOTHING CERTIFIED)")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -50,6 +53,10 @@ class Compare(Command):
         check_output_file("--junit", args.junit)
         for path in (args.base, args.new):
             check_results_path(path)
+        if os.path.samefile(args.base, args.new):
+            raise InputError(f"compare: {args.base} and {args.new} are the same folder: a "
+                             "campaign compared with itself certifies nothing; give the "
+                             "baseline campaign and the campaign to judge")
         base, new = load_records(args.base), load_records(args.new)
         check_metric(args.metric, {args.base: base, args.new: new})
         compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
@@ -67,4 +74,4 @@ class Compare(Command):
         if args.junit:
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
-        return regression.exit_code(compared["verdict"]) if len(compared) else 0
+        return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))

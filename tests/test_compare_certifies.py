@@ -1,0 +1,127 @@
+"""``benchlib compare`` certifies only what it compared: campaigns of different benchmarks or
+units are bad input, a comparison that judged nothing cannot certify (exit 3, saying why), and
+a campaign compared with itself (the same folder, a link to it, links to its notebooks) is bad
+input; ``analysis.compare_campaigns`` gives the same outcome as the command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchlib import analysis
+from benchlib.analysis import regression
+from benchlib.cli import main
+from benchlib.errors import EXIT_BAD_INPUT, EXIT_UNCERTIFIED, InputError
+from benchlib.records.results import load
+from tests.fakes import write_record_notebook
+
+RUN = {"schema_version": 1, "cluster": "c", "host": "n1", "gpu": "H100", "benchmark": "train",
+       "model": "resnet50", "dataset": "synthetic", "precision": "amp_bf16", "num_devices": 1,
+       "num_nodes": 1, "unit": "images/s", "status": "ok", "error": "", "iterations": 50,
+       "wall_time_s": 10.0}
+LM = {"benchmark": "lm_train", "model": "gpt2-small", "unit": "tokens/s"}
+
+
+def _campaign(root: Path, speeds: list[float], **changes: object) -> Path:
+    for repeat, speed in enumerate(speeds):
+        write_record_notebook(root / f"r{repeat}.ipynb",
+                              {**RUN, "campaign": root.name, "batch_size": 32, "repeat": repeat,
+                               "throughput": speed, **changes})
+    return root
+
+
+def _compare(capsys: pytest.CaptureFixture, *args: object) -> tuple[int, str]:
+    code = main(["compare", *map(str, args)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_different_benchmarks_or_units_are_not_compared(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    images = _campaign(tmp_path / "images", [1000.0, 1010.0, 990.0])
+    tokens = _campaign(tmp_path / "tokens", [1.0, 1.01, 0.99], **LM)
+    code, out = _compare(capsys, tokens, images)
+    assert code == EXIT_BAD_INPUT, out
+    assert "REGRESSION" not in out and "benchmark" in out
+    assert "lm_train" in out and "train" in out and "tokens/s" in out and "images/s" in out
+    same_benchmark = _campaign(tmp_path / "voxels", [1.0, 1.01, 0.99], unit="voxels/s")
+    code, out = _compare(capsys, images, same_benchmark)
+    assert code == EXIT_BAD_INPUT and "unit" in out and "voxels/s" in out, out
+    with pytest.raises(InputError, match="benchmark"):
+        analysis.compare_campaigns(load(tokens), load(images))
+
+
+def test_nothing_judged_cannot_certify_and_says_why(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0], batch_size=32)
+    new = _campaign(tmp_path / "new", [1000.0, 1010.0], batch_size=64, dataset="real")
+    write_record_notebook(new / "r2.ipynb", {**RUN, "campaign": "new", "batch_size": 32,
+                                             "dataset": "synthetic", "throughput": 5.0,
+                                             "repeat": 0, "precision": "fp32"})
+    code, out = _compare(capsys, base, new)
+    assert code == EXIT_UNCERTIFIED, out
+    assert "no configuration in common" in out and "0 configurations judged" not in out
+    compared = analysis.compare_campaigns(load(base), load(new))
+    assert regression.exit_code(compared["verdict"]) == EXIT_UNCERTIFIED
+    assert set(compared["verdict"]) == {"only in base", "only in new"}
+    assert regression.exit_code(pd.Series([], dtype=object)) == EXIT_UNCERTIFIED  # no rows
+
+
+def test_some_configurations_judged_still_pass(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
+    new = _campaign(tmp_path / "new", [1001.0, 1009.0, 992.0])
+    write_record_notebook(new / "extra.ipynb", {**RUN, "campaign": "new", "batch_size": 64,
+                                                "throughput": 1500.0, "repeat": 0})
+    code, out = _compare(capsys, base, new)
+    assert code == 0, out
+    assert "1 configuration judged" in out
+
+
+@pytest.mark.parametrize("how", ["same path", "linked folder", "linked notebooks",
+                                 "hard-linked notebooks"])
+def test_a_campaign_against_itself_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                how: str) -> None:
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
+    if how == "same path":
+        new = base
+    elif how == "linked folder":
+        new = tmp_path / "link"
+        new.symlink_to(base, target_is_directory=True)
+    else:
+        new = tmp_path / "new"
+        new.mkdir()
+        for notebook in base.glob("*.ipynb"):
+            if how == "linked notebooks":
+                (new / notebook.name).symlink_to(notebook)
+            else:
+                os.link(notebook, new / notebook.name)
+    code, out = _compare(capsys, base, new)
+    assert code == EXIT_BAD_INPUT, out
+    assert "same" in out and "certifies nothing" in out and "no change" not in out
+    with pytest.raises(InputError, match="certifies nothing"):
+        analysis.compare_campaigns(load(base), load(new))
+
+
+def test_the_same_frame_twice_is_bad_input_from_python() -> None:
+    frame = pd.DataFrame([{**RUN, "campaign": "a", "batch_size": 32, "throughput": v,
+                           "repeat": i, "source": f"/a/r{i}.ipynb"}
+                          for i, v in enumerate([1000.0, 1010.0])])
+    with pytest.raises(InputError, match="certifies nothing"):
+        regression.compare(frame, frame)
+    other = frame.assign(source=[f"/b/r{i}.ipynb" for i in range(2)])
+    assert list(regression.compare(frame, other)["verdict"]) == ["no change"]
+
+
+def test_a_copy_of_a_campaign_is_compared(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Two folders holding equal records (a copy) are two campaigns: compared as ever."""
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for notebook in base.glob("*.ipynb"):
+        (copy / notebook.name).write_bytes(notebook.read_bytes())
+    code, out = _compare(capsys, base, copy)
+    assert code == 0 and "no change" in out, out
