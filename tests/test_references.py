@@ -215,6 +215,24 @@ def test_cli_check_gives_no_verdict_from_a_contended_run(tmp_path: Path,
     assert main(["check", str(busy), "--references", str(refs)]) == 1
 
 
+@pytest.mark.parametrize("flag", ["contended", "throttled", ""])
+def test_a_run_at_zero_fails_its_reference_whatever_its_flags(tmp_path: Path, flag: str,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    """Contention or throttling can slow a run, not stop it: 0 is a failure, never "cannot
+    certify"; so is 0 against a reference that has an upper bound only."""
+    stalled = tmp_path / "stalled"
+    write_record_notebook(stalled / "train-0.ipynb", {**RUN, "throughput": 0.0, "flags": flag,
+                                                      "contended": flag == "contended"})
+    assert main(["check", str(stalled), "--references", str(_refs(tmp_path))]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL train-0: throughput 0" in out and "CANNOT CERTIFY" not in out
+    ceiling = references.parse_references({"references": [
+        {"match": {"gpu": "H100"}, "metric": "throughput", "value": 10, "lower": None,
+         "upper": 0.5, "source": "a ceiling only"}]})
+    row = references.check(_frame({"throughput": 0.0, "flags": flag}), ceiling).iloc[0]
+    assert row["verdict"] == "fail" and "did no work" in row["message"]
+
+
 def test_a_backtracking_regex_is_bad_input_not_a_hang(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     # ^(a|a)*$ against 40 a's and a b backtracks 2^40 times with Python's re: check would spin

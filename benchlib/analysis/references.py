@@ -18,7 +18,8 @@ For each metric, the most specific matching reference applies (the most non-``'*
 between equally specific ones the first in the file wins and the row's ``note`` names the others.
 
 A measurement passes when ``value * (1 + lower) <= measured <= value * (1 + upper)``; one that
-is not finite (infinity) fails whatever the bounds.
+is not finite (infinity) or not above 0 (a run that did nothing) fails whatever the bounds, and
+whatever the run's flags: contention or throttling can slow a run, not stop it.
 """
 
 from __future__ import annotations
@@ -281,6 +282,12 @@ def _slower(ratio: float) -> str:
         "none of the speed expected by"
 
 
+def _plausible(measured: float | None) -> bool:
+    """Whether a disturbed run's ``measured`` could be a slowed-down measurement: finite and
+    above 0."""
+    return measured is not None and math.isfinite(measured) and measured > 0
+
+
 def _verdict(ref: Reference, measured: float | None) -> tuple[CheckVerdict, str]:
     low, high = ref.bounds()
     if measured is None:
@@ -288,6 +295,9 @@ def _verdict(ref: Reference, measured: float | None) -> tuple[CheckVerdict, str]
     if not math.isfinite(measured):  # no bound passes a broken number, unbounded or not
         return CheckVerdict.FAIL, (f"{ref.metric} {measured} is not a finite measurement: the run's record "
                         f"is broken; re-run it ({ref.label!r})")
+    if measured <= 0:  # no bound, flag or tolerance makes a run that did nothing pass
+        return CheckVerdict.FAIL, (f"{ref.metric} {measured:g} {ref.unit}: the run did no work, "
+                                   f"{_slower(0)} {ref.label!r} ({ref.source})")
     ratio = measured / ref.value
     if measured < low:
         return CheckVerdict.FAIL, (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
@@ -329,7 +339,9 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
             measured = number(row.get(ref.metric))
             verdict, message = _verdict(ref, measured)
             bad = flags.disturbed([base["flags"]])
-            if bad and verdict in (CheckVerdict.PASS, CheckVerdict.FAIL):  # none from a disturbed run
+            # none from a disturbed run, but contention slows a run, never stops it: a
+            # measurement of 0 (or a broken one) fails whatever the flags
+            if bad and verdict in (CheckVerdict.PASS, CheckVerdict.FAIL) and _plausible(measured):
                 verdict, message = CheckVerdict.UNRELIABLE, (
                     f"the run was {' and '.join(bad)}, so its {verdict} says nothing "
                     f"({message}); {flags.RERUN_ADVICE}")

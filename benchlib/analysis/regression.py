@@ -36,8 +36,6 @@ was (no configuration in common), else 0.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,105 +43,30 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
+from benchlib.analysis.comparable import (  # noqa: F401  (regression's names before the split)
+    INCOMPARABLE,
+    INCOMPARABLE_PATTERN,
+    NOT_COMPARABLE,
+    TIME_COLUMNS,
+    WHERE,
+    distinct,
+    incomparable,
+    not_comparable,
+    pairing_columns,
+    same_runs,
+)
 from benchlib.analysis.tables import config_columns, ok
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
+from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
 from benchlib.formatting import literal
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, JUnitOutcome
 
-#: Columns taken as the time a run was made, first found first (records written by benchlib
-#: hold none; then the sidecar's, else the notebook's, modification time is used).
-TIME_COLUMNS = ("timestamp", "time", "finished", "started")
-#: Columns that say where or when a run was made, not what it ran: never paired on.
-WHERE = ("campaign", "cluster", "host", "side", *TIME_COLUMNS)
-#: Columns whose difference makes two campaigns' numbers incomparable, and what they hold.
-INCOMPARABLE = {"gpu": "GPU model", "device_name": "GPU variant", "env_driver": "driver",
-                "env_torch": "torch", "env_container": "container", "env_cuda": "CUDA",
-                "env_cudnn": "cuDNN", "env_nccl": "NCCL"}
-#: Further columns compared when present: power limits and clock settings.
-INCOMPARABLE_PATTERN = re.compile(r"power_limit|clock_limit|applications?_clock|locked_clock")
 DEFAULT_THRESHOLD = 0.05
-#: Columns whose difference between the campaigns makes their numbers incomparable (another
-#: benchmark, another unit): never paired across.
-NOT_COMPARABLE = ("benchmark", "unit")
 
 
 def higher_is_better(metric: str) -> bool:
     """Throughputs and bandwidths: yes; ``time_*`` columns: no."""
     return not metric.startswith("time_")
-
-
-def _distinct(values: pd.Series) -> set[str]:
-    return {str(v) for v in values.replace("", np.nan).dropna().unique()}
-
-
-def incomparable(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
-    """One warning per column of :data:`INCOMPARABLE` (or a power-limit / clock column) whose
-    values differ between the two campaigns."""
-    columns = [*INCOMPARABLE, *sorted(c for c in {*base.columns, *new.columns}
-                                      if INCOMPARABLE_PATTERN.search(c) and c not in INCOMPARABLE)]
-    warnings = []
-    for column in columns:
-        a = _distinct(base[column]) if column in base else set()
-        b = _distinct(new[column]) if column in new else set()
-        if a and b and a != b:
-            what = INCOMPARABLE.get(column, column)
-            warnings.append(f"{what} differs ({column}): base {', '.join(sorted(a))}; new "
-                            f"{', '.join(sorted(b))}: the numbers are not like for like")
-    return warnings
-
-
-def pairing_columns(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The configuration columns runs are paired on, and those left out because each campaign
-    holds one value of them and the two differ (the difference being compared)."""
-    both = pd.concat([base, new], ignore_index=True)
-    keys, differing = [], []
-    for column in config_columns(both, exclude=WHERE):
-        a = _distinct(base[column]) if column in base else set()
-        b = _distinct(new[column]) if column in new else set()
-        if not a or not b:
-            continue
-        if len(a) == 1 and len(b) == 1 and a != b:
-            differing.append(column)
-        else:
-            keys.append(column)
-    return keys, differing
-
-
-def _not_comparable(base: pd.DataFrame, new: pd.DataFrame, differing: list[str]) -> None:
-    """InputError when the campaigns differ in a :data:`NOT_COMPARABLE` column."""
-    said = [f"{c} {', '.join(sorted(_distinct(base[c])))} (base) vs "
-            f"{', '.join(sorted(_distinct(new[c])))} (new)"
-            for c in NOT_COMPARABLE if c in differing]
-    if said:
-        raise InputError(f"compare: the campaigns are not comparable: {'; '.join(said)}; "
-                         "compare campaigns of one benchmark and unit")
-
-
-def _run_files(frame: pd.DataFrame) -> dict[object, str]:
-    """Each run's notebook (``source``) by identity: its device and inode where it exists (so
-    a link and its target are one file), else its absolute path."""
-    found: dict[object, str] = {}
-    for source in frame.get("source", pd.Series(dtype=object)).tolist():
-        if not isinstance(source, str) or not source:
-            continue
-        try:
-            info = os.stat(source)
-            found[(info.st_dev, info.st_ino)] = source
-        except (OSError, ValueError):
-            found[os.path.abspath(source)] = source
-    return found
-
-
-def _same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
-    """InputError when a run is on both sides (the same campaign twice)."""
-    a, b = _run_files(base), _run_files(new)
-    shared = sorted(b[key] for key in a.keys() & b.keys())
-    if shared:
-        raise InputError(f"compare: base and new hold the same runs ({len(shared)} of "
-                         f"{len(a)} base and {len(b)} new notebooks are the same files, e.g. "
-                         f"{shared[0]}): a campaign compared with itself certifies nothing; "
-                         "give the baseline campaign and the campaign to judge")
 
 
 def _speeds(runs: pd.DataFrame, metric: str) -> np.ndarray:
@@ -207,16 +130,16 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
     ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
     the campaigns incomparable and the columns paired across (see the module docstring)."""
-    _same_runs(base, new)
+    same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
         if metric not in frame:
             raise KeyError(f"compare: the {name} results have no column {metric!r}")
     keys, differing = pairing_columns(base, new)
-    _not_comparable(base, new, differing)
+    not_comparable(base, new, differing)
     warnings = incomparable(base, new)
-    warnings += [f"{c} differs between the campaigns ({', '.join(sorted(_distinct(base[c])))} vs "
-                 f"{', '.join(sorted(_distinct(new[c])))}); runs were paired across it"
+    warnings += [f"{c} differs between the campaigns ({', '.join(sorted(distinct(base[c])))} vs "
+                 f"{', '.join(sorted(distinct(new[c])))}); runs were paired across it"
                  for c in differing if c not in INCOMPARABLE]
     both = pd.concat([base.assign(side="base"), new.assign(side="new")], ignore_index=True)
     rows = []
@@ -283,7 +206,7 @@ def _nothing_in_common(compared: pd.DataFrame) -> str:
     sides = {verdict: compared[compared["verdict"] == verdict] for verdict in ONLY_ONE_SIDE}
     said = []
     for column in compared.attrs.get("pairing", []):
-        values = {v: _distinct(rows[column]) if column in rows else set()
+        values = {v: distinct(rows[column]) if column in rows else set()
                   for v, rows in sides.items()}
         if values[CompareVerdict.ONLY_IN_BASE] != values[CompareVerdict.ONLY_IN_NEW]:
             said.append(f"{column}: base {', '.join(sorted(values[CompareVerdict.ONLY_IN_BASE]))}"
