@@ -9,6 +9,8 @@ import csv
 import errno
 import io
 import os
+import socket
+import stat
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -268,3 +270,154 @@ def test_a_file_that_is_not_a_notebook_is_not_a_results_folder(command: list[str
     assert done.returncode == 2, done.stderr
     assert "params/demo.yaml: not a results folder" in done.stderr
     assert "WARNING" not in done.stderr
+
+
+# --- 7: --csv / --junit never replace what they are pointed at ----------------------------------
+
+def _device(folder: Path, name: str, minor: int) -> Path:
+    """A private character device with /dev/null's (minor 3) or /dev/full's (7) numbers."""
+    node = folder / name
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except PermissionError:
+        pytest.skip("mknod is not permitted here (not root, or a container without CAP_MKNOD)")
+    return node
+
+
+def _is_device(node: Path, minor: int) -> bool:
+    info = os.lstat(node)
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == os.makedev(1, minor)
+
+
+@pytest.fixture
+def one_run(tmp_path: Path) -> Path:
+    return _notebook(tmp_path / "c" / "a.ipynb", RUN).parent
+
+
+@pytest.fixture
+def two_campaigns(tmp_path: Path) -> tuple[Path, Path]:
+    base, new = tmp_path / "base", tmp_path / "new"
+    for folder, speed in ((base, 1000.0), (new, 1001.0)):
+        for repeat in range(2):
+            _notebook(folder / f"r{repeat}.ipynb", {**RUN, "throughput": speed + repeat,
+                                                    "repeat": repeat})
+    return base, new
+
+
+def test_csv_and_junit_write_into_a_character_device_and_keep_it(
+        tmp_path: Path, one_run: Path, two_campaigns: tuple[Path, Path],
+        capsys: pytest.CaptureFixture) -> None:
+    null = _device(tmp_path, "null", 3)
+    link = tmp_path / "link"
+    link.symlink_to(null)
+    assert main(["results", str(one_run), "--csv", str(null)]) == 0
+    assert main(["results", str(one_run), "--csv", str(link)]) == 0
+    assert main(["compare", *map(str, two_campaigns), "--junit", str(null)]) == 0
+    assert main(["check", str(one_run), "--junit", str(link)]) == 0
+    assert _is_device(null, 3) and link.is_symlink() and os.readlink(link) == str(null)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "c", "link", "new", "null"]
+    capsys.readouterr()
+
+
+def test_a_full_device_fails_the_export_and_stays_a_device(
+        tmp_path: Path, one_run: Path, capsys: pytest.CaptureFixture) -> None:
+    full = _device(tmp_path, "full", 7)
+    assert main(["results", str(one_run), "--csv", str(full)]) == 1
+    assert f"no space left on device: {full}" in capsys.readouterr().err
+    assert _is_device(full, 7)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_csv_into_a_fifo_is_written_in_place(tmp_path: Path, one_run: Path,
+                                             capsys: pytest.CaptureFixture) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there: the write goes on
+    try:
+        assert main(["results", str(one_run), "--csv", str(fifo)]) == 0
+        received = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert received.startswith(b"schema_version,") and b"resnet50" in received
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # no reader: said at once (never a hang), and the FIFO stays
+    assert main(["results", str(one_run), "--csv", str(fifo)]) == 1
+    assert "no process reads" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_csv_to_a_link_to_standard_output_goes_to_standard_output(tmp_path: Path,
+                                                                  one_run: Path) -> None:
+    """A private link to /proc/self/fd/1, as /dev/stdout is: the CSV comes out of the pipe."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    done = _benchlib("results", "c", "--csv", str(link), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "schema_version," in done.stdout and link.is_symlink()
+
+
+def test_a_link_to_a_regular_file_keeps_the_link(tmp_path: Path, one_run: Path) -> None:
+    target = tmp_path / "exports" / "records.csv"
+    target.parent.mkdir()
+    target.write_text("the previous export\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(target)
+    assert main(["results", str(one_run), "--csv", str(link)]) == 0
+    assert link.is_symlink() and target.read_text().startswith("schema_version,")
+
+
+def _socket(folder: Path) -> Path:
+    path = folder / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()
+    return path
+
+
+def _block(folder: Path) -> Path:
+    path = folder / "disk"
+    try:
+        os.mknod(path, stat.S_IFBLK | 0o600, os.makedev(7, 200))
+    except PermissionError:
+        pytest.skip("mknod is not permitted here (not root, or a container without CAP_MKNOD)")
+    return path
+
+
+@pytest.mark.parametrize(("make", "what"), [(_socket, "a socket"), (_block, "a block device"),
+                                            (lambda f: f, "a folder")])
+@pytest.mark.parametrize("through_link", [False, True])
+def test_sockets_block_devices_and_folders_are_bad_input(
+        tmp_path: Path, one_run: Path, two_campaigns: tuple[Path, Path],
+        capsys: pytest.CaptureFixture, make: Callable[[Path], Path], what: str,
+        through_link: bool) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    node = make(scratch)
+    before = os.lstat(node)
+    path = node
+    if through_link:
+        path = tmp_path / "link"
+        path.symlink_to(node)
+    assert main(["results", str(one_run), "--csv", str(path)]) == 2
+    assert f"--csv {path}: is {what}" in capsys.readouterr().err
+    assert main(["compare", *map(str, two_campaigns), "--junit", str(path)]) == 2
+    assert f"--junit {path}: is {what}" in capsys.readouterr().err
+    after = os.lstat(node)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino,
+                                                            before.st_rdev)
+    assert path.is_symlink() == through_link
+
+
+def test_the_writer_itself_never_replaces_a_special_file(tmp_path: Path) -> None:
+    """Whoever calls it (a sidecar, a ledger): a socket is refused, a FIFO without a reader
+    too, never replaced."""
+    from benchlib.errors import OutputError
+    from benchlib.records.store import write_bytes_atomic
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (_socket(tmp_path), fifo):
+        with pytest.raises(OutputError, match=str(path)):
+            write_bytes_atomic(path, b"x")
+    assert stat.S_ISSOCK(os.lstat(tmp_path / "sock").st_mode)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

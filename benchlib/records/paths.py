@@ -5,12 +5,14 @@ naming the option or path and what to give instead."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from benchlib.errors import InputError
+from benchlib.errors import InputError, describe_os_error
+from benchlib.records import store
 
 
 def check_results_path(path: str) -> None:
@@ -34,13 +36,25 @@ def load_records(path: str) -> pd.DataFrame:
 
 
 def check_output_file(option: str, path: str | None) -> None:
-    """An output file (``--csv``, ``--junit``) must be a file path in an existing folder that
-    takes new files (it is written to a temporary file there, then renamed)."""
+    """An output file (``--csv``, ``--junit``) is a new or regular file in an existing folder
+    that takes new files (written to a temporary file there, then renamed), or a character
+    device or FIFO you can write (``/dev/stdout``: written in place); anything else is refused
+    (:func:`benchlib.records.store.output_kind`)."""
     if not path:
         return
     target = Path(path).expanduser().absolute()
-    if target.is_dir():
-        raise InputError(f"{option} {path}: is a folder; give a file path")
+    try:
+        kind = store.output_kind(target)
+    except OSError as error:
+        raise InputError(f"{option} {path}: {describe_os_error(error)}") from None
+    if kind == store.STREAM:
+        if not os.access(target, os.W_OK):
+            raise InputError(f"{option} {path}: you may not write to it")
+        return
+    if kind not in store.WRITABLE:
+        raise InputError(f"{option} {path}: is {kind}; give a file path (or a character device "
+                         "or FIFO such as /dev/stdout, written in place)")
+    target = Path(os.path.realpath(target))
     if not target.parent.is_dir():
         raise InputError(f"{option} {path}: its folder does not exist (create it, or give a "
                          "path in an existing folder)")

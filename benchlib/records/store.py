@@ -1,9 +1,11 @@
-"""Result files on disk: atomic writes that honour the umask, the sidecar (``<point>.json``,
+"""Result files on disk: atomic writes that honour the umask and never replace what is not a
+regular file (a device or FIFO is written in place), the sidecar (``<point>.json``,
 fingerprinted to its notebook) and the per-iteration seconds (``<point>.iterations.csv``);
 bounded reads that refuse special files."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -38,10 +40,70 @@ def current_umask() -> int:
     return mask
 
 
+#: What :func:`output_kind` calls a path it writes: nothing there yet, a regular file (both
+#: replaced atomically), a character device or FIFO (written in place: a terminal, /dev/null,
+#: a pipe); anything else is refused, never replaced.
+NEW, FILE, STREAM = "new", "file", "stream"
+WRITABLE = (NEW, FILE, STREAM)
+
+
+def output_kind(path: str | Path) -> str:
+    """How a file written to ``path`` is written, through links: :data:`NEW`, :data:`FILE`,
+    :data:`STREAM`, or what it is when it is none of them (``a folder``, ``a block device``,
+    ``a socket``): refused. OSError when ``path`` cannot be looked at (a loop of links)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return NEW
+    if stat.S_ISREG(mode):
+        return FILE
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return STREAM
+    return ("a folder" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """Write ``data`` into a character device or FIFO as it is (never replaced). The FIFO is
+    opened without waiting: one no process reads fails at once instead of hanging."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise OutputError(f"{path}: a FIFO that no process reads; start its reader "
+                              "first") from None
+        raise OutputError(describe_os_error(error, path)) from error
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            raise OutputError(f"{path}: changed while being written to; not written")
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OutputError:
+        raise
+    except OSError as error:
+        raise OutputError(describe_os_error(error, path)) from error
+    finally:
+        os.close(fd)
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync and a rename: never
-    half-written. The file gets the mode a plain ``open`` would (0666 less the umask).
+    half-written. The file gets the mode a plain ``open`` would (0666 less the umask). A
+    link is followed (the file it names is replaced, the link kept); a character device or
+    FIFO is written in place; nothing else that is not a regular file is ever replaced.
     Raises OutputError naming the path and the reason when it cannot be written whole."""
+    try:
+        kind = output_kind(path)
+    except OSError as error:
+        raise OutputError(describe_os_error(error, path)) from error
+    if kind == STREAM:
+        return _write_in_place(path, data)
+    if kind not in WRITABLE:
+        raise OutputError(f"{path}: is {kind}, not a file; not replaced")
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     tmp = ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
