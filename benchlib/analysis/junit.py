@@ -5,7 +5,9 @@ with a ``<failure message>``, ``<error message>`` or ``<skipped message>`` child
 not pass, as the JUnit schema those tools read expects. Record text (errors, names) may hold
 what XML 1.0 forbids (control characters, lone surrogates) and terminal colour escapes: escapes
 are dropped and forbidden characters become U+FFFD, so the file is always well-formed. The file
-is written through a temporary file and a rename, never half-written.
+is written through a temporary file and a rename, never half-written; a character device or
+FIFO (``/dev/stdout``) is written in place, never replaced
+(:func:`benchlib.records.store.write_bytes_atomic`).
 """
 
 from __future__ import annotations

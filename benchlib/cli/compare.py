@@ -36,7 +36,8 @@ class Compare(Command):
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column compared (default throughput; "
                                  "time_* columns count lower as better)")
-        parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file")
+        parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file "
+                            "(a device or FIFO such as /dev/stdout is written in place)")
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -53,7 +54,8 @@ class Compare(Command):
         check_output_file("--junit", args.junit)
         for path in (args.base, args.new):
             check_results_path(path)
-        if os.path.samefile(args.base, args.new):
+        if all(map(os.path.exists, (args.base, args.new))) and os.path.samefile(args.base,
+                                                                                  args.new):
             raise InputError(f"compare: {args.base} and {args.new} are the same folder: a "
                              "campaign compared with itself certifies nothing; give the "
                              "baseline campaign and the campaign to judge")

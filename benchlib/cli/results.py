@@ -15,7 +15,8 @@ class Results(Command):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path")
         parser.add_argument("--csv", help="also write every column to this CSV file (text that "
-                            "starts like a spreadsheet formula gets a leading ')")
+                            "starts like a spreadsheet formula gets a leading '; a device or "
+                            "FIFO such as /dev/stdout is written in place, never replaced)")
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ formula (``=HYPERLINK(...)``, ``-2+3+cmd|' /C calc'!A0``) that a spreadsheet wou
 OWASP's CSV injection advice says, such text cells get a leading ``'``; numbers (and text that
 is only a number) are written as they are. Text that UTF-8 cannot hold (a lone surrogate) is
 written as ``?``. Lines end in CRLF (RFC 4180), so a field holding a bare CR is quoted too.
+The file is written whole or not at all, and never replaces a device, FIFO or link.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 def write_csv(path: str | Path, frame: pd.DataFrame) -> Path:
     """Write ``frame`` as a safe CSV file through a temporary file and a rename (any previous
-    file stays when it cannot be written whole); OutputError naming the path and the reason."""
+    file stays when it cannot be written whole; a character device or FIFO is written in place,
+    never replaced: :func:`~benchlib.records.store.write_bytes_atomic`); OutputError naming the
+    path and the reason."""
     path = Path(path)
     write_bytes_atomic(path, csv_bytes(frame))
     return path
