@@ -125,3 +125,15 @@ def test_a_copy_of_a_campaign_is_compared(tmp_path: Path, capsys: pytest.Capture
         (copy / notebook.name).write_bytes(notebook.read_bytes())
     code, out = _compare(capsys, base, copy)
     assert code == 0 and "no change" in out, out
+
+
+@pytest.mark.parametrize("flag", ["", "contended"])
+def test_new_runs_at_zero_are_a_regression_whatever_their_flags(
+        tmp_path: Path, capsys: pytest.CaptureFixture, flag: str) -> None:
+    """Contention can slow a run, not stop it: a new campaign at 0 regressed (exit 1), never
+    'cannot certify' because its zeros gave no interval."""
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
+    new = _campaign(tmp_path / "new", [0.0, 0.0, 0.0], flags=flag, contended=bool(flag))
+    code, out = _compare(capsys, base, new)
+    assert code == 1, out
+    assert "REGRESSION" in out and "did no work" in out and "CANNOT CERTIFY" not in out

@@ -13,6 +13,8 @@ with a 95 % Welch t interval made from the *repeats* of each side (separate runs
 
 Verdicts, with ``threshold`` t (default 0.05), in this order:
 
+- ``regression`` at 0x when a new run measured a throughput of 0, whatever its flags:
+  contention can slow a run, not stop it;
 - ``unreliable``: a run of either side was ``contended`` or ``throttled`` (the reason says
   which): no verdict is given from disturbed runs;
 - ``unknown``: fewer than two runs on a side ("one run each: set repeats: 3 to know");
@@ -76,11 +78,24 @@ def _speeds(runs: pd.DataFrame, metric: str) -> np.ndarray:
     return values if higher_is_better(metric) else 1.0 / values
 
 
+def _stalled(runs: pd.DataFrame, metric: str) -> int:
+    """How many ``runs`` measured a throughput-like ``metric`` of 0: they did no work."""
+    if not higher_is_better(metric):
+        return 0
+    return int((pd.to_numeric(runs[metric], errors="coerce") == 0).sum())
+
+
 def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
           threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str, object], str, str]:
     """The effect of NEW against BASE for one configuration (speed ratio new / base from the
     repeats), its verdict, and the reason when it is ``unknown`` or ``unreliable``."""
     found = intervals.repeats_effect(_speeds(new_runs, metric), _speeds(base_runs, metric))
+    stalled = _stalled(new_runs, metric)
+    if stalled and len(_speeds(base_runs, metric)):  # whatever the flags: slowed, not stopped
+        said = f"{stalled} of {len(new_runs)} new runs did no work ({metric} 0)"
+        return ({**found, intervals.HEADLINE: 0.0, "low": 0.0, "high": 0.0, "pairs": stalled,
+                 "known": True, "significant": True, "method": said},
+                CompareVerdict.REGRESSION.value, said)
     bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
            for side, runs in (("base", base_runs), ("new", new_runs))}
     if bad["base"] or bad["new"]:
