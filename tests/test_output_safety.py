@@ -421,3 +421,24 @@ def test_the_writer_itself_never_replaces_a_special_file(tmp_path: Path) -> None
             write_bytes_atomic(path, b"x")
     assert stat.S_ISSOCK(os.lstat(tmp_path / "sock").st_mode)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_an_internal_write_replaces_a_planted_link_and_never_follows_it(tmp_path: Path) -> None:
+    """A sidecar path that is a link to a file elsewhere: the link is replaced by the record,
+    the file it pointed at is untouched (a planted link cannot send a record outside its
+    campaign); a character device there is refused, never written."""
+    from benchlib.errors import OutputError
+    from benchlib.records.store import write_bytes_atomic
+
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("mine")
+    link = tmp_path / "campaign" / "point.json"
+    link.parent.mkdir()
+    link.symlink_to(elsewhere)
+    write_bytes_atomic(link, b"{}")
+    assert not link.is_symlink() and link.read_bytes() == b"{}"
+    assert elsewhere.read_text() == "mine"
+    device = _device(tmp_path, "null", 3)
+    with pytest.raises(OutputError, match="character device"):
+        write_bytes_atomic(device, b"x")
+    assert _is_device(device, 3)

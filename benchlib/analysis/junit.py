@@ -7,7 +7,7 @@ what XML 1.0 forbids (control characters, lone surrogates) and terminal colour e
 are dropped and forbidden characters become U+FFFD, so the file is always well-formed. The file
 is written through a temporary file and a rename, never half-written; a character device or
 FIFO (``/dev/stdout``) is written in place, never replaced
-(:func:`benchlib.records.store.write_bytes_atomic`).
+(:func:`benchlib.records.store.write_output_file`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchlib.errors import OutputError
-from benchlib.records.store import write_bytes_atomic
+from benchlib.records.store import write_output_file
 from benchlib.vocabulary import JUnitOutcome
 
 Outcome = JUnitOutcome  #: the former name
@@ -71,7 +71,7 @@ def write(path: str | Path, suite: str, cases: list[Case]) -> Path:
     ET.indent(tree)
     data = ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True)
     try:
-        write_bytes_atomic(path, data)
+        write_output_file(path, data)
     except OutputError as error:
         raise OutputError(f"cannot write JUnit XML: {error}") from None
     return path

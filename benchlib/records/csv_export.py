@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.records.store import write_bytes_atomic
+from benchlib.records.store import write_output_file
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -51,8 +51,8 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 def write_csv(path: str | Path, frame: pd.DataFrame) -> Path:
     """Write ``frame`` as a safe CSV file through a temporary file and a rename (any previous
     file stays when it cannot be written whole; a character device or FIFO is written in place,
-    never replaced: :func:`~benchlib.records.store.write_bytes_atomic`); OutputError naming the
+    never replaced: :func:`~benchlib.records.store.write_output_file`); OutputError naming the
     path and the reason."""
     path = Path(path)
-    write_bytes_atomic(path, csv_bytes(frame))
+    write_output_file(path, csv_bytes(frame))
     return path

@@ -59,7 +59,13 @@ def output_kind(path: str | Path) -> str:
         return FILE
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return STREAM
+    return _what(mode)
+
+
+def _what(mode: int) -> str:
+    """What a file of ``mode`` that is not a regular file is, in words."""
     return ("a folder" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a character device" if stat.S_ISCHR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
 
 
@@ -89,12 +95,11 @@ def _write_in_place(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and a rename: never
-    half-written. The file gets the mode a plain ``open`` would (0666 less the umask). A
-    link is followed (the file it names is replaced, the link kept); a character device or
-    FIFO is written in place; nothing else that is not a regular file is ever replaced.
-    Raises OutputError naming the path and the reason when it cannot be written whole."""
+def write_output_file(path: Path, data: bytes) -> None:
+    """Write a file the user named (``--csv``, ``--junit``): a link is followed (the file it
+    names is replaced atomically, the link kept), a character device or FIFO is written in
+    place (``/dev/stdout``), anything else that is not a regular file is refused, never
+    replaced. OutputError naming the path and the reason."""
     try:
         kind = output_kind(path)
     except OSError as error:
@@ -103,7 +108,24 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         return _write_in_place(path, data)
     if kind not in WRITABLE:
         raise OutputError(f"{path}: is {kind}, not a file; not replaced")
-    path = Path(os.path.realpath(path)) if path.is_symlink() else path
+    write_bytes_atomic(Path(os.path.realpath(path)), data)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (a file benchlib names: a sidecar, a ledger) through a
+    temporary file, fsync and a rename: never half-written. The file gets the mode a plain
+    ``open`` would (0666 less the umask). A link at ``path`` is replaced, never followed (a
+    planted link cannot send a record outside its folder); a folder, device, FIFO or socket is
+    refused, never replaced. Raises OutputError naming the path and the reason when it cannot
+    be written whole."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    except OSError as error:
+        raise OutputError(describe_os_error(error, path)) from error
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise OutputError(f"{path}: is {_what(mode)}, not a file; not replaced")
     tmp = ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
