@@ -255,6 +255,22 @@ def test_cmyk_16_bit_palette_webp_and_non_utf8_names_load(tmp_path):
     for index in range(len(dataset)):
         image, _ = dataset[index]
         assert image.shape == (3, 32, 32) and image.dtype == torch.uint8
+    in_memory = memory_folder.memory_folder_loader(tmp_path / "odd", 32, 5, 0, train=False,
+                                                   pin_memory=False)
+    images, _ = next(iter(in_memory))
+    assert images.shape == (5, 3, 32, 32)
+
+
+def test_a_broken_image_with_a_non_utf8_name_is_named(tmp_path):
+    folder = tmp_path / "odd" / "class_0"
+    folder.mkdir(parents=True)
+    Image.new("RGB", (40, 40)).save(folder / "fine.jpg")
+    data = (folder / "fine.jpg").read_bytes()
+    with open(os.fsencode(folder) + b"/caf\xe9.jpg", "wb") as file:
+        file.write(data[: len(data) // 2])
+    dataset = image_folder(tmp_path / "odd", 32, train=False)
+    with pytest.raises(InputError, match=r"caf\\udce9\.jpg"):
+        [dataset[i] for i in range(len(dataset))]
 
 
 # -- the data path each run read -------------------------------------------------------------

@@ -110,7 +110,7 @@ def _remove(path: Path) -> None:
 def _replace(new: Path, path: Path) -> None:
     """Put ``new`` at ``path``: a rename, after moving a previous volume aside (a zarr folder
     cannot be renamed over), which is then removed."""
-    if not (path.exists() or path.is_symlink()):
+    if not path.is_dir() or new.is_file():  # a file over a file or nothing: one rename
         os.replace(new, path)
         return
     old = path.with_name(f".{path.stem}.old-{secrets.token_hex(4)}{path.suffix}")
