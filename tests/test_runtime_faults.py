@@ -158,6 +158,16 @@ def test_train_fixed_count_over_epochs_with_a_last_batch_of_one(tiny, nine_image
     assert classification.run(config).samples == 20
 
 
+def test_synthetic_loader_train_epoch_with_a_last_batch_of_one(tiny):
+    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.workloads import classification
+
+    tiny.update(iterations="epoch", batch_size=4, warmup=0, synthetic_kind="loader",
+                synthetic_samples=9)
+    result = classification.run(ClassificationConfig(benchmark="train", **tiny))
+    assert result.samples == 8 and result.extras["images_dropped_per_epoch"] == 1
+
+
 def test_inference_keeps_its_last_batch(nine_images):
     loader = image_folder_loader(nine_images, 32, 4, 0, train=False, pin_memory=False)
     assert [len(labels) for _, labels in loader] == [4, 4, 1]
@@ -331,3 +341,12 @@ def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
         volume = str(tmp_path / "." / "em.h5")
 
     assert recorded_data_path(Volume()) == str(tmp_path.resolve() / "em.h5")
+
+
+def test_cli_volume_on_a_full_disk_exits_1_naming_the_path(tmp_path, monkeypatch, capsys):
+    from benchlib.cli import main
+
+    _no_space(monkeypatch)
+    path = tmp_path / "em.h5"
+    assert main(["data", "volume", str(path), "--shape", "64", "64", "64", "--quiet"]) == 1
+    assert "no space for" in capsys.readouterr().err and os.listdir(tmp_path) == []
