@@ -4,7 +4,9 @@ Cells are the Voronoi regions of a jittered grid of seeds (anisotropic, like ser
 with thick z sections); voxels near the boundary between two cells form a dark membrane; each
 cell has its own grey level, and noise plus a light blur stand in for the texture. Labels are
 the cell ids (``volumes/labels/neuron_ids``), raw the uint8 image (``volumes/raw``). The volume
-is written plane by plane, so its size is bounded by disk, not memory.
+is written plane by plane, so its size is bounded by disk, not memory. It is written under a
+temporary name beside ``path`` and renamed into place once whole (free space checked first):
+an interrupted or failed write leaves nothing at ``path`` (a previous volume there is kept).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import secrets
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from benchlib.data.volumes import LABEL_KEY, RAW_KEY, create_dataset
+from benchlib.data.space import check_free_space
+from benchlib.data.volumes import LABEL_KEY, RAW_KEY, create_dataset, volume_format
 
 DEFAULT_CELL = (6, 40, 40)  #: mean cell extent in voxels (z, y, x)
 MEMBRANE_WIDTH = 2.0  #: voxels (in y / x units) either side of a boundary that are membrane
@@ -67,17 +72,66 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
     """Write raw and labels of an EM-like volume of ``shape`` (z, y, x) to ``path``.
 
     HDF5 or zarr by the suffix. Planes are computed by ``workers`` processes (default: one per
-    CPU core); memory use is a few slabs. The result does not depend on ``workers``.
-    Returns the shape.
+    CPU core); memory use is a few slabs. The result does not depend on ``workers``. Free
+    space is checked against :func:`estimated_bytes` first (OutputError); the volume is
+    written to ``.NAME.partial-XXXXXXXX.SUFFIX`` beside ``path``, removed on any failure or
+    interrupt, and replaces whatever was at ``path`` only once it is whole. Returns the shape.
     """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != 3 or min(shape) < 1:
+        raise ValueError(f"shape {list(shape)}: three positive sizes (z, y, x) are needed")
+    path = Path(path)
+    volume_format(path)
+    check_free_space(path, estimated_bytes(shape, compression))
+    partial = path.with_name(f".{path.stem}.partial-{secrets.token_hex(4)}{path.suffix}")
+    try:
+        _write(partial, shape, cell, chunks, seed, compression, progress, workers, path.name)
+        _replace(partial, path)
+    finally:
+        _remove(partial)
+    return shape
+
+
+def estimated_bytes(shape: Sequence[int], compression: str | None) -> int:
+    """Bytes a volume of ``shape`` takes: uint8 raw and uint64 labels, 9 bytes a voxel; with
+    compression, the raw voxels (EM-like noise barely compresses; the labels shrink to little)."""
+    voxels = int(np.prod(shape, dtype=np.int64))
+    return voxels * (9 if compression is None else 1)
+
+
+def _remove(path: Path) -> None:
+    """Remove the file or folder at ``path`` (a zarr volume is a folder), if any."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _replace(new: Path, path: Path) -> None:
+    """Put ``new`` at ``path``: a rename, after moving a previous volume aside (a zarr folder
+    cannot be renamed over), which is then removed."""
+    if not path.is_dir() or new.is_file():  # a file over a file or nothing: one rename
+        os.replace(new, path)
+        return
+    old = path.with_name(f".{path.stem}.old-{secrets.token_hex(4)}{path.suffix}")
+    os.replace(path, old)
+    try:
+        os.replace(new, path)
+    except BaseException:
+        os.replace(old, path)
+        raise
+    _remove(old)
+
+
+def _write(path: Path, shape: tuple[int, ...], cell: Sequence[int], chunks: Sequence[int],
+           seed: int, compression: str | None, progress: bool, workers: int | None,
+           name: str) -> None:
+    """Write the volume's planes to ``path`` (a new file), slab by slab."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm.auto import tqdm
 
-    shape = tuple(int(s) for s in shape)
-    if len(shape) != 3 or min(shape) < 1:
-        raise ValueError(f"shape {list(shape)}: three positive sizes (z, y, x) are needed")
     rng = np.random.default_rng(seed)
     seeds = _seed_grid(shape, cell, rng)
     grey = rng.uniform(120, 215, size=seeds.shape[0] * seeds.shape[1] * seeds.shape[2])
@@ -90,7 +144,7 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
     with create_dataset(path, RAW_KEY, shape, chunks, np.uint8, compression=compression) as raw, \
             create_dataset(path, LABEL_KEY, shape, chunks, np.uint64,
                            compression=compression) as labels:
-        planes = tqdm(range(0, shape[0], slab), desc=f"writing {Path(path).name}", unit="slab",
+        planes = tqdm(range(0, shape[0], slab), desc=f"writing {name}", unit="slab",
                       disable=not progress)
         try:
             for z0 in planes:
@@ -100,5 +154,4 @@ def write_em_volume(path: str | Path, shape: Sequence[int], cell: Sequence[int] 
                 labels[z0:z0 + len(pairs)] = np.stack([p[1] for p in pairs])
         finally:
             if pool:
-                pool.shutdown()
-    return shape
+                pool.shutdown(cancel_futures=True)

@@ -7,6 +7,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from benchlib.data.space import check_free_space
+
+#: JPEG bytes per pixel of the writer's pictures at quality 90 (measured: 0.23 at 256 px,
+#: 0.5 at 48 px) and a file system block per file: an estimate on the high side.
+JPEG_BYTES_PER_PIXEL = 0.5
+BLOCK_BYTES = 4096
+
 
 def _image(rng: np.random.Generator, width: int, height: int, hue: np.ndarray) -> Image.Image:
     """A photo-like picture: a smooth gradient, shapes in the class's colours, sensor noise."""
@@ -37,11 +44,13 @@ def write_imagefolder(
     """Write an ImageNet-layout JPEG folder: ``root/class_XXX/img_XXXXX.JPEG``.
 
     Images are about ``size`` px on the short side with varied aspect ratios (so that
-    RandomResizedCrop and Resize + CenterCrop do real work). Returns ``root``.
+    RandomResizedCrop and Resize + CenterCrop do real work). Free space is checked against
+    :func:`estimated_bytes` before anything is written (OutputError). Returns ``root``.
     """
     if classes < 1 or images_per_class < 1 or size < 8:
         raise ValueError("classes and images_per_class must be >= 1 and size >= 8")
     root = Path(root)
+    check_free_space(root / "class_000", estimated_bytes(classes * images_per_class, size))
     rng = np.random.default_rng(seed)
     for c in range(classes):
         folder = root / f"class_{c:03d}"
@@ -52,6 +61,15 @@ def write_imagefolder(
             width, height = (int(size * aspect), size) if rng.random() < 0.5 else (size, int(size * aspect))
             path = folder / f"img_{i:05d}.JPEG"
             tmp = path.with_suffix(".tmp")
-            _image(rng, width, height, hue).save(tmp, format="JPEG", quality=quality)
-            tmp.replace(path)
+            try:
+                _image(rng, width, height, hue).save(tmp, format="JPEG", quality=quality)
+                tmp.replace(path)
+            finally:
+                tmp.unlink(missing_ok=True)
     return root
+
+
+def estimated_bytes(images: int, size: int) -> int:
+    """Bytes ``images`` pictures of about ``size`` px on the short side take (aspect 1.25 on
+    average, :data:`JPEG_BYTES_PER_PIXEL`, a block per file)."""
+    return int(images * (size * size * 1.25 * JPEG_BYTES_PER_PIXEL + BLOCK_BYTES))

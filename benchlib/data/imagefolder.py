@@ -8,16 +8,22 @@ and the CPU workers do less per image.
 The folder is listed by :func:`list_samples`, not by torchvision's own walk: it follows symbolic
 links as torchvision does, but enters each real directory once per class, so links that loop
 (``a/x -> ../b``, ``b/y -> ../a``, a link to an ancestor) cannot make the listing endless, and
-it stops with an error past :data:`MAX_ENTRIES` entries.
+it stops with an error past :data:`MAX_ENTRIES` entries. An image that cannot be decoded
+(truncated, not an image) is an InputError naming its file, raised where it is read.
+
+A training loader drops a last batch of one image (:func:`training_drops`): BatchNorm in
+train mode cannot take it; the loader says so when it is made and the run records the count.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from PIL import Image
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 from torchvision import datasets, transforms
 
@@ -28,6 +34,15 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 #: Files and folders a listing of ``data_dir`` may meet (ImageNet-21k has 14 million images).
 MAX_ENTRIES = 50_000_000
+#: What reading a broken image raises (truncated: OSError; not an image: UnidentifiedImageError,
+#: an OSError; a decompression bomb; a bad header: ValueError).
+IMAGE_ERRORS = (OSError, ValueError, Image.DecompressionBombError)
+
+
+def unreadable_image(path: str, error: BaseException) -> InputError:
+    """The error for an image of ``data_dir`` that cannot be decoded: its path, then the
+    decoder's own message."""
+    return InputError(f"data_dir: image {path!r} cannot be read: {error}")
 
 
 def _walk_class(folder: str, max_entries: int, seen: list[int]) -> list[tuple[str, list[str]]]:
@@ -96,6 +111,14 @@ class ImageFolder(datasets.ImageFolder):
         """The samples of ``directory`` (:func:`list_samples`)."""
         return list_samples(directory, class_to_idx, extensions, is_valid_file, allow_empty)
 
+    def __getitem__(self, index: int) -> tuple[object, int]:
+        """The transformed image and class of sample ``index``; InputError naming its file when
+        it cannot be decoded."""
+        try:
+            return super().__getitem__(index)
+        except IMAGE_ERRORS as error:
+            raise unreadable_image(self.samples[index][0], error) from error
+
 
 def train_transform(image_size: int) -> transforms.Compose:
     """RandomResizedCrop + horizontal flip, as in ImageNet training; uint8 CHW out."""
@@ -162,8 +185,23 @@ def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: b
                                          shuffle=True, seed=seed, drop_last=True)
         else:
             dataset = Subset(dataset, shard.shard(range(len(dataset))))
-    return DataLoader(
+    length = len(sampler) if sampler is not None else len(dataset)
+    dropped = training_drops(length, batch_size) if train else 0
+    if dropped:
+        warnings.warn(f"training drops the last batch of each epoch: {length} images in batches "
+                      f"of {batch_size} leave a last batch of {dropped}, which BatchNorm in "
+                      "train mode cannot take", stacklevel=2)
+    loader = DataLoader(
         dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
-        num_workers=num_workers, pin_memory=pin_memory, drop_last=False,
+        num_workers=num_workers, pin_memory=pin_memory, drop_last=bool(dropped),
         persistent_workers=num_workers > 0,
     )
+    loader.extras = {"images_dropped_per_epoch": dropped} if dropped else {}
+    return loader
+
+
+def training_drops(length: int, batch_size: int) -> int:
+    """Images a training epoch of ``length`` images in batches of ``batch_size`` leaves out:
+    a last batch of one (BatchNorm in train mode needs more than one value per channel), else
+    none (a larger partial batch is kept)."""
+    return 1 if batch_size > 1 and length > 1 and length % batch_size == 1 else 0

@@ -3,6 +3,7 @@ interval, ``env_*`` and flags (the one ``make_record`` every kind's records go t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ def make_record(config: CommonConfig, result: object, env: Mapping[str, object] 
     kind = kind_of(config)
     record: dict[str, object] = {**run_identity(config, result),
                                  **kind.record_fields(config, result, **context),
+                                 "data_path": recorded_data_path(config),
                                  "status": RecordStatus.OK.value, "error": ""}
     record.update(flops_columns(lambda: kind.flops_per_sample(config), record.get("throughput")))
     record.update(kind.interval(result))
@@ -37,3 +39,15 @@ def make_record(config: CommonConfig, result: object, env: Mapping[str, object] 
     if per_iteration is not None:
         record[ITERATIONS_KEY] = per_iteration_lists(per_iteration)
     return record
+
+
+def recorded_data_path(config: object) -> str:
+    """The record's ``data_path``: the data ``config`` reads
+    (:func:`benchlib.measure.environment.data_path`) resolved where the run ran, so two
+    spellings of one folder are one configuration and two folders are two, then redacted as
+    ``env_*`` values are (:func:`benchlib.measure.redact.redact`); '' for synthetic data."""
+    from benchlib.measure.environment import data_path
+    from benchlib.measure.redact import redact
+
+    path = data_path(config)
+    return redact(os.path.realpath(path)) if path else ""

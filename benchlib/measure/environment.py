@@ -189,10 +189,12 @@ def run_identity(config: CommonConfig, result: object) -> dict[str, object]:
 
 
 def data_path(config: object) -> str:
-    """The data a config reads: its ``data_dir`` or ``volume`` ('' for synthetic data)."""
+    """The data a config reads: its ``data_dir``, ``volume`` or ``token_file`` ('' for
+    synthetic data)."""
     if getattr(config, "dataset", "real") == "synthetic":
         return ""
-    return str(getattr(config, "data_dir", "") or getattr(config, "volume", "") or "")
+    return str(getattr(config, "data_dir", "") or getattr(config, "volume", "")
+               or getattr(config, "token_file", "") or "")
 
 
 def capture(device: torch.device, data_path: str = "") -> dict[str, object]:

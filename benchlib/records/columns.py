@@ -67,6 +67,9 @@ COLUMNS: tuple[Column, ...] = (
            describes=8, factor=10),
     Column("data_source", C, "text", "", "real data: disk (read as it goes) or memory (files "
            "read once before timing: decode only)"),
+    Column("data_path", C, "text", "", "the data the run read: data_dir, volume or token_file, "
+           "resolved (links and relative parts followed) and redacted; empty for synthetic "
+           "data", describes=19, factor=11),
     Column("image_size", C, "count", "px", "image side", minimum=1,
            describes=14, said_once=True),
     Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image",

@@ -10,7 +10,7 @@ import torchvision
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
-from benchlib.data.imagefolder import image_folder_loader, normalize
+from benchlib.data.imagefolder import image_folder_loader, normalize, training_drops
 from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.inputs.config import ClassificationBenchmark, ClassificationConfig
@@ -38,7 +38,9 @@ def batches(config: ClassificationConfig, device: torch.device,
     or a JPEG folder loader (training's augmentation for a training step).
 
     Under torchrun each rank gets its own share: a disjoint part of the image folder and
-    its own random seed for synthetic data.
+    its own random seed for synthetic data. A training epoch leaves out a last batch of one
+    image (:func:`benchlib.data.imagefolder.training_drops`), decided before it starts; the
+    count is the loader's ``extras`` (the record's ``result_images_dropped_per_epoch``).
     """
     rank = distributed.current()
     batch = step_class.images_per_batch(config)
@@ -52,7 +54,7 @@ def batches(config: ClassificationConfig, device: torch.device,
             config.data_dir, size, batch, config.num_workers, train=step_class.training,
             pin_memory=pin, shard=rank, seed=config.seed,
         )
-        return loader if epoch else _epochs(loader)
+        return loader if epoch else Epochs(loader)
     if config.iterations == "auto":  # as many as the time budget takes
         if config.synthetic_kind == "loader":
             return loader_batches(batch, size, config.num_classes, AUTO_SAMPLES,
@@ -61,19 +63,28 @@ def batches(config: ClassificationConfig, device: torch.device,
     total = config.warmup + (0 if epoch else config.iterations)
     length = len(rank.shard(range(config.synthetic_samples))) if epoch else total * batch
     if config.synthetic_kind == "loader":
-        return loader_batches(batch, size, config.num_classes, length, config.num_workers, pin,
-                              seed=seed)
+        dropped = training_drops(length, batch) if step_class.training and epoch else 0
+        loader = loader_batches(batch, size, config.num_classes, length - dropped,
+                                config.num_workers, pin, seed=seed)
+        loader.extras = {"images_dropped_per_epoch": dropped} if dropped else {}
+        return loader
     count = -(-length // batch)
     return device_batches(batch, size, config.num_classes, device, count=count, seed=seed)
 
 
-def _epochs(loader: DataLoader) -> Iterator:
-    """Pass over ``loader`` again and again (for a fixed iteration count), reshuffling a
-    distributed sampler for each pass."""
-    for epoch in itertools.count():
-        if isinstance(loader.sampler, DistributedSampler):
-            loader.sampler.set_epoch(epoch)
-        yield from loader
+class Epochs:
+    """Passes over ``loader`` again and again (for a fixed iteration count), reshuffling a
+    distributed sampler for each pass; its ``extras`` are the loader's."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
+        self.extras: dict[str, object] = getattr(loader, "extras", {})
+
+    def __iter__(self) -> Iterator:
+        for epoch in itertools.count():
+            if isinstance(self.loader.sampler, DistributedSampler):
+                self.loader.sampler.set_epoch(epoch)
+            yield from self.loader
 
 
 def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,

@@ -35,7 +35,9 @@ def build_model(config: LanguageModelConfig) -> nn.Module:
 
 def batches(config: LanguageModelConfig, device: torch.device) -> Iterator:
     """This rank's (inputs, targets) batches: one synthetic batch made once on the device, or
-    random windows of the token file made on the host (each rank its own seed)."""
+    random windows of the token file made on the host (each rank its own seed), each batch's
+    ids checked against the vocabulary (an InputError naming ``token_file`` and the offset,
+    not the embedding's "index out of range" or a device-side assert)."""
     seed = distributed.current().seed(config.seed)
     vocab = model_shape(config).vocab_size
     if config.dataset == "synthetic":
@@ -48,7 +50,7 @@ def batches(config: LanguageModelConfig, device: torch.device) -> Iterator:
     pin = device.type == "cuda"
     while True:
         inputs, targets = file_batch(tokens, config.device_batch_size, config.sequence_length,
-                                     generator)
+                                     generator, vocab_size=vocab)
         yield (inputs.pin_memory(), targets.pin_memory()) if pin else (inputs, targets)
 
 

@@ -113,7 +113,9 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
               channels_last: bool = False) -> RunResult:
     """Seed, build and prepare the model, make the data and the step, run the timed loop
     (:func:`benchlib.workloads.loop.timed_loop`), and return what it measured; ``unit`` is
-    what the samples count per second. Extras: the step's :meth:`Step.finish`, ``loop_stop``."""
+    what the samples count per second. Extras: the step's :meth:`Step.finish`, the data's own
+    (an ``extras`` mapping on what ``batches`` returns: images a training epoch drops, ...),
+    ``loop_stop``."""
     torch.manual_seed(config.seed)
     device, model = setup_run(config, build_model(), channels_last, ddp=step.training)
     data = batches(device)
@@ -127,4 +129,5 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit=unit, per_iteration=loop.timer.samples(),
         peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
-        contention=loop.contention, extras={**runner.finish(), "loop_stop": loop.stop})
+        contention=loop.contention,
+        extras={**runner.finish(), **getattr(data, "extras", {}), "loop_stop": loop.stop})
