@@ -148,3 +148,89 @@ def test_a_report_of_payloads_is_inert_in_chromium(tmp_path):
     assert "onerror" in texts["summary_scaling.html"]  # the failed run's error
     assert SCRIPT in texts["summary_comparisons.html"] or IMG in texts["summary_comparisons.html"]
     assert "javascript:" in texts["summary_node.html"]
+
+
+# ---------------------------------------------------------------- links into the report
+
+
+def _build_runs(campaign: Path, into: str) -> Path:
+    """The run pages of a build of ``campaign`` (no summaries) in ``campaign/into``, then made
+    the campaign's report (as a build swaps it in)."""
+    from benchlib.publish.report.build import _build_pages
+    from benchlib.records.results import scan
+
+    building = campaign / into
+    building.mkdir()
+    _build_pages(campaign, building, scan(campaign), (), progress=False)
+    report = campaign / "report"
+    if report.exists():
+        import shutil
+
+        shutil.rmtree(report)
+    building.rename(report)
+    return report
+
+
+def _link_campaign(tmp_path: Path) -> tuple[Path, Path]:
+    campaign = tmp_path / "outputs" / "c"
+    write_record_notebook(campaign / "a.ipynb", _record(0))
+    private = tmp_path / "home" / "private"
+    write_record_notebook(private / "x.ipynb", _record(1, env_note="PRIVATE-NOTEBOOK-TEXT"))
+    (private / "secret.html").write_text("<p>PRIVATE-PAGE-TEXT</p>")
+    return campaign, private
+
+
+def test_a_notebook_linked_from_elsewhere_is_no_run_page(tmp_path):
+    campaign, private = _link_campaign(tmp_path)
+    (campaign / "zz.ipynb").symlink_to(private / "x.ipynb")
+    (campaign / "sub").mkdir()
+    (campaign / "sub" / "y.ipynb").symlink_to(campaign / "a.ipynb")  # a link, even inside
+    report = _build_runs(campaign, ".report-1")
+    pages = sorted(p.name for p in (report / "runs").glob("*.html"))
+    assert pages == ["a.html"]
+    assert "PRIVATE-NOTEBOOK-TEXT" not in "".join(p.read_text() for p in report.rglob("*.html"))
+    assert "zz.ipynb" in (report / "index.html").read_text()  # listed as not shown
+
+
+def test_a_cached_page_replaced_by_a_link_is_not_reused(tmp_path):
+    campaign, private = _link_campaign(tmp_path)
+    report = _build_runs(campaign, ".report-1")
+    page = report / "runs" / "a.html"
+    page.unlink()
+    page.symlink_to(private / "secret.html")
+    report = _build_runs(campaign, ".report-2")
+    page = report / "runs" / "a.html"
+    assert not page.is_symlink() and "PRIVATE-PAGE-TEXT" not in page.read_text()
+    # a cached page rewritten in place (not what the build wrote) is not reused either
+    page.write_text("<p>PRIVATE-PAGE-TEXT</p>")
+    assert "PRIVATE-PAGE-TEXT" not in (_build_runs(campaign, ".report-3") / "runs" /
+                                       "a.html").read_text()
+
+
+def test_an_unchanged_cached_page_is_still_reused(tmp_path):
+    campaign, _ = _link_campaign(tmp_path)
+    first = (_build_runs(campaign, ".report-1") / "runs" / "a.html").stat()
+    again = (_build_runs(campaign, ".report-2") / "runs" / "a.html").stat()
+    assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+
+
+def test_a_cached_summary_page_replaced_by_a_link_is_not_reused(tmp_path):
+    from benchlib.publish.report import reuse
+
+    campaign, private = _link_campaign(tmp_path)
+    report = campaign / "report"
+    report.mkdir()
+    for suffix in (".ipynb", ".html"):
+        (report / f"summary_x{suffix}").write_text(f"page {suffix}")
+    reuse.write_keys(report, {"summary_x": "k1"})
+    previous = reuse.previous_keys(campaign)
+    building = campaign / ".report-1"
+    building.mkdir()
+    assert reuse.link_previous("summary_x", "k1", previous, campaign, building)
+    assert (building / "summary_x.html").read_text() == "page .html"
+    (report / "summary_x.html").unlink()
+    (report / "summary_x.html").symlink_to(private / "secret.html")
+    building = campaign / ".report-2"
+    building.mkdir()
+    assert not reuse.link_previous("summary_x", "k1", previous, campaign, building)
+    assert not list(building.iterdir())
