@@ -234,3 +234,53 @@ def test_a_cached_summary_page_replaced_by_a_link_is_not_reused(tmp_path):
     building.mkdir()
     assert not reuse.link_previous("summary_x", "k1", previous, campaign, building)
     assert not list(building.iterdir())
+
+
+# ---------------------------------------------------------------- harder payloads
+
+#: Markup that mutates when a sanitizer's output is parsed again (mXSS).
+MXSS = ('<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>">',
+        '<svg></p><style><a id="</style><img src=1 onerror=window.__pwned=1>">',
+        '<math><mtext><table><mglyph><style><img src=x onerror=window.__pwned=1>',
+        '<form><math><mtext></form><form><mglyph><style></math><img src onerror=window.__pwned=1>')
+#: ``javascript:`` URLs spelled with entities, tabs, case and leading control characters.
+ENCODED = ('<a href="jav&#x09;ascript:window.__pwned=1">e1</a>',
+           '<a href="&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;'
+           'window.__pwned=1">e2</a>',
+           '<a href="JaVaScRiPt:window.__pwned=1">e3</a>',
+           '<a href=" &#14; javascript:window.__pwned=1">e4</a>')
+#: CSS that would fetch from the network (a page of the report fetches nothing).
+CSS = ('<div style="background:url(http://127.0.0.1:9/a.png)">c1</div>',
+       '<style>@import url("http://127.0.0.1:9/b.css"); body {background: url(http://127.0.0.1:9/c)}'
+       '</style>',
+       '<p style="background-image: u\\72l(http://127.0.0.1:9/d)">c3</p>')
+SVG_MORE = ('<svg><a xlink:href="javascript:window.__pwned=1"><text>s1</text></a></svg>',
+            '<svg><animate attributeName="href" values="javascript:window.__pwned=1"/></svg>',
+            '<svg><image href="http://127.0.0.1:9/e.png"/></svg>')
+RESOURCES = "return performance.getEntriesByType('resource').map(e => e.name);"
+
+
+def test_a_foreign_notebook_with_mxss_encoded_links_css_and_widgets_is_inert(tmp_path):
+    html = "".join((*MXSS, *ENCODED, *CSS, *SVG_MORE))
+    widget = {"application/vnd.jupyter.widget-state+json": {"state": {"m": {
+        "model_name": "HTMLModel", "state": {"value": SCRIPT + IMG}}}, "version_major": 2}}
+    outputs = [new_output("display_data", data={"text/html": html, "text/plain": "h"}),
+               new_output("display_data", data={"text/html": "<p>still here</p>"}),
+               new_output("display_data", data={"text/markdown": "[m](jav&#x61;script:x) "
+                                                "<javascript:window.__pwned=1> " + CSS[0]}),
+               new_output("display_data", data={
+                   "image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg'>"
+                                    + "".join(SVG_MORE) + "</svg>"}),
+               new_output("display_data", data={
+                   "application/vnd.jupyter.widget-view+json": {"model_id": "m"}})]
+    nb = new_notebook(cells=[new_markdown_cell("# Foreign\n\n" + "".join(MXSS + ENCODED + CSS)),
+                             new_code_cell("x = 1", outputs=outputs)],
+                      metadata={"widgets": widget})
+    (tmp_path / "foreign.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    page = export_html(tmp_path / "foreign.ipynb", tmp_path / "foreign.html", include_code=True)
+    source = page.read_text()
+    assert "127.0.0.1:9" not in source and "@import" not in source
+    with chromium() as driver:
+        text = _assert_inert(driver, page)
+        assert [r for r in driver.execute_script(RESOURCES) if not r.startswith("data:")] == []
+    assert "still here" in text and "Foreign" in text
