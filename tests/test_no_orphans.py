@@ -165,6 +165,23 @@ def test_the_next_sweep_keeps_the_scratch_of_a_point_running_now(tmp_path):
     assert not running.exists() and elsewhere.is_dir()
 
 
+def test_scratch_from_another_host_or_without_owner_is_removed_once_a_day_old(tmp_path):
+    from benchlib.execute.sweep import remove_stale_scratch
+
+    campaign = tmp_path / "outputs" / "c"
+    recent, old = _scratch(campaign, "p1", "another-host"), _scratch(campaign, "p2", "another-host")
+    unowned, unowned_old = _scratch(campaign, "p3", ""), _scratch(campaign, "p4", "")
+    for folder in (unowned, unowned_old):
+        (folder / "owner.json").unlink()
+    day_ago = time.time() - 25 * 3600
+    for folder in (old, unowned_old):
+        for path in (*folder.iterdir(), folder):
+            os.utime(path, (day_ago, day_ago))
+    remove_stale_scratch(campaign)
+    assert recent.is_dir() and unowned.is_dir()
+    assert not old.exists() and not unowned_old.exists()
+
+
 # --- a torchrun point: its time limit, Ctrl-C, kill -9 ------------------------------------------
 
 @pytest.mark.slow

@@ -174,11 +174,14 @@ def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_d
         try:
             scratch_root.mkdir(exist_ok=True)
             scratch = Path(tempfile.mkdtemp(prefix=f"{target.stem}.", dir=scratch_root)).absolute()
-            (scratch / OWNER).write_text(json.dumps({"host": socket.gethostname(),
-                                                     "pid": os.getpid()}), encoding="utf-8")
         except OSError as error:
             raise OutputError(describe_os_error(error, scratch_root)) from error
         try:
+            try:
+                (scratch / OWNER).write_text(json.dumps({"host": socket.gethostname(),
+                                                         "pid": os.getpid()}), encoding="utf-8")
+            except OSError as error:
+                raise OutputError(describe_os_error(error, scratch / OWNER)) from error
             return _execute_in(point, target, scratch / target.name, cell_timeout_s, base_dir,
                                notebook_dir, point_context(point, context))
         finally:
@@ -196,13 +199,17 @@ def _remove_scratch(scratch: Path) -> None:
 def _left_behind(scratch: Path) -> bool:
     """Whether a point's scratch folder, whose point lock this process holds, is left behind:
     its owner ran on this host (the lock is free, so it is gone), or it ran elsewhere and its
-    folder has not changed for :data:`STALE_AFTER_S`."""
+    folder has not changed for :data:`STALE_AFTER_S` (so too one without an owner file: an
+    older benchlib's, or killed before it wrote one)."""
     try:
         owner = json.loads((scratch / OWNER).read_text(encoding="utf-8"))
-        if isinstance(owner, dict) and owner.get("host") == socket.gethostname():
-            return True
-        newest = max(p.lstat().st_mtime for p in (scratch, *scratch.iterdir()))
     except (OSError, ValueError):
+        owner = None
+    if isinstance(owner, dict) and owner.get("host") == socket.gethostname():
+        return True
+    try:
+        newest = max(p.lstat().st_mtime for p in (scratch, *scratch.iterdir()))
+    except OSError:
         return False
     return time.time() - newest > STALE_AFTER_S
 
