@@ -284,3 +284,17 @@ def test_a_foreign_notebook_with_mxss_encoded_links_css_and_widgets_is_inert(tmp
         text = _assert_inert(driver, page)
         assert [r for r in driver.execute_script(RESOURCES) if not r.startswith("data:")] == []
     assert "still here" in text and "Foreign" in text
+
+
+def test_a_linked_notebook_or_sidecar_gives_no_record_to_the_summaries(tmp_path):
+    """The summary notebooks load the campaign themselves: a linked file's record is not read."""
+    from benchlib.records.results import scan
+    from benchlib.records.store import write_sidecar
+
+    campaign, private = _link_campaign(tmp_path)
+    (campaign / "zz.ipynb").symlink_to(private / "x.ipynb")
+    write_sidecar(private / "y.ipynb", _record(2, env_note="PRIVATE-SIDECAR-TEXT"))
+    (campaign / "yy.json").symlink_to(private / "y.json")
+    found = scan(campaign)
+    assert found.frame["point_id"].tolist() == ["a"]
+    assert sorted(s.path.name for s in found.skipped) == ["yy.json", "zz.ipynb"]
