@@ -202,21 +202,21 @@ class Launch:
         print(f"launch: {self.world} ranks on {self.config.num_nodes} node(s), "
               f"{self.config.devices_per_node} per node, device {self.config.device}, {self.mode} "
               f"(work folder {self.out})", flush=True)
-        for index, command in enumerate(self.commands()):
-            log = self.out / f"agent-{index}.log"
-            self.logs.append(log)
-            with log.open("wb") as handle:
-                self.procs.append(subprocess.Popen(with_death_signal(command), stdout=handle,
-                                                   stderr=subprocess.STDOUT, env=env,
-                                                   start_new_session=True))
         try:
+            for index, command in enumerate(self.commands()):
+                log = self.out / f"agent-{index}.log"
+                self.logs.append(log)
+                with log.open("wb") as handle:
+                    self.procs.append(subprocess.Popen(with_death_signal(command), stdout=handle,
+                                                       stderr=subprocess.STDOUT, env=env,
+                                                       start_new_session=True))
             self._watch()
             parts = self._collect()
+            seconds = time.perf_counter() - started
         finally:  # done, failed or interrupted: nothing of the launch is left
             self._kill()
             end_processes(self.out)
             shutil.rmtree(self.out, ignore_errors=True)
-        seconds = time.perf_counter() - started
         result = merge(parts, num_nodes=self.config.num_nodes)
         if hasattr(result, "extras"):
             slowest = max(p["result"].wall_time_s for p in parts)
