@@ -306,3 +306,113 @@ def test_status_shows_a_point_running_in_a_local_sweep(tmp_path, capsys):
     a_file.write_text("x")
     assert main(["status", str(a_file)]) == 2
     assert "is a file, not a campaign folder" in capsys.readouterr().err
+
+
+# --- held: diagnose resumed and run twice at once; reports while a sweep writes ---------------
+
+def _fake_points(monkeypatch, stop_after: int | None = None) -> list[str]:
+    """Points run without a kernel: each writes a half notebook into its scratch, then its ok
+    record; the point after ``stop_after`` is interrupted (Ctrl-C) instead."""
+    from benchlib.execute import sweep as sweep_module
+
+    ran: list[str] = []
+
+    def execute_in(point, target, partial, *args):
+        partial.write_text("{")
+        if stop_after is not None and len(ran) == stop_after:
+            raise KeyboardInterrupt
+        ran.append(point.name)
+        record = {"schema_version": 1, "status": "ok", "error": "", "benchmark": "train",
+                  "throughput": 10.0, "unit": "images/s", "batch_size": 8, "num_devices": 1}
+        return commit_result(point, target, None, record)
+
+    monkeypatch.setattr(sweep_module, "_execute_in", execute_in)
+    return ran
+
+
+def test_an_interrupted_diagnose_resumes_where_it_stopped(tmp_path, monkeypatch):
+    from benchlib.execute import diagnose as ladder
+
+    from .test_diagnose import _plan
+
+    plan = _plan(tmp_path)
+    total = len(plan.points())
+    first = _fake_points(monkeypatch, stop_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        ladder.run_ladder(plan, tmp_path / "out", say=None)
+    campaign_dir = tmp_path / "out" / plan.campaign
+    assert len(first) == 2 and not (campaign_dir / ".partial").exists()
+    assert len(ladder.points_left(plan, tmp_path / "out")) == total - 2
+    second = _fake_points(monkeypatch)
+    ladder.run_ladder(plan, tmp_path / "out", say=None)
+    assert len(second) == total - 2 and not set(first) & set(second)
+    assert ladder.points_left(plan, tmp_path / "out") == []
+
+
+def test_two_diagnoses_of_one_campaign_at_once_are_refused(tmp_path, monkeypatch):
+    from benchlib.errors import CampaignBusyError
+    from benchlib.execute import diagnose as ladder
+
+    from .test_diagnose import _plan
+
+    plan = _plan(tmp_path)
+    ran = _fake_points(monkeypatch)
+    busy = pytest.raises(CampaignBusyError, match="is in use by benchlib diagnose resnet18")
+    with campaign_lock(tmp_path / "out" / plan.campaign, command="benchlib diagnose resnet18"), busy:
+        ladder.run_ladder(plan, tmp_path / "out", say=None)
+    assert ran == []
+
+
+@pytest.mark.slow
+def test_two_reports_while_a_sweep_writes_into_the_campaign(tmp_path):
+    import sys
+    import threading
+    import time
+
+    from benchlib.publish.report.build import build_report
+
+    from .fakes import campaign as fake_campaign
+    from .test_sweep_hardening import PUBLISH as PUBLISH_X
+    from .test_sweep_hardening import _notebook
+
+    outputs = tmp_path / "outputs"
+    root = fake_campaign(outputs / "fake")
+    folder, flag = tmp_path / "notebooks", tmp_path / "go"
+    _notebook(folder / "waits.ipynb", f"campaign = 'x'\nflag = {str(flag)!r}",
+              "import os, time\nwhile not os.path.exists(flag):\n    time.sleep(0.2)", PUBLISH_X)
+    params = tmp_path / "params.yaml"
+    params.write_text("campaign: fake\nnotebook: waits\n")
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from benchlib.execute.sweep import run_sweep\n"
+            "from benchlib.inputs.params import load_sweep\n"
+            "run_sweep(load_sweep(Path(sys.argv[1]), Path(sys.argv[2])), Path(sys.argv[3]), "
+            "progress=False)\n")
+    sweep = subprocess.Popen([sys.executable, "-c", code, str(params), str(folder), str(outputs)],
+                             cwd=Path(__file__).resolve().parent.parent)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(root.glob(".partial/*/*.ipynb")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(root.glob(".partial/*/*.ipynb")), "the sweep's point never started"
+        errors, results = [], []
+
+        def build():
+            try:
+                results.append(build_report(root, summaries=(), progress=False))
+            except BaseException as error:
+                errors.append(error)
+
+        threads = [threading.Thread(target=build) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors
+        assert results == [root / "report" / "index.html"] * 2
+        pages = sorted(p.name for p in (root / "report" / "runs").glob("*.html"))
+        assert len(pages) == 13 and not any("waits" in p for p in pages)  # nothing half-written
+        flag.write_text("")
+        assert sweep.wait(120) == 0
+    finally:
+        sweep.kill()
+    assert len(load(root)) == 14 and not (root / ".partial").exists()

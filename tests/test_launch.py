@@ -342,3 +342,52 @@ def test_every_registered_config_survives_the_launch_spec():
         assert loaded == config and type(loaded) is entry.config
     with pytest.raises(KeyError, match="not a registered config"):
         load_config({"class": "Popen", "params": {}})
+
+
+@pytest.mark.slow
+def test_a_failed_launch_leaves_neither_its_work_folder_nor_a_rank(tmp_path, monkeypatch):
+    import tempfile
+
+    from benchlib.workloads.scratch import marked
+
+    monkeypatch.delenv("BENCHLIB_SCRATCH", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the work folder goes
+    message, _ = _fails("hang", hang_timeout_s=3)
+    assert "finished no iteration for 3 s" in message
+    assert not list(tmp_path.glob("benchlib-launch-*"))
+    assert marked(tmp_path) == []
+
+
+def test_an_agent_gets_sigterm_when_its_launcher_dies(tmp_path):
+    """torchrun runs in a session of its own (the kernel's time limit kills only the kernel's
+    process group): on Linux it is started so that the kernel's death stops it."""
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    pid_file = tmp_path / "agent.pid"
+    parent = ("import subprocess, sys, time\n"
+              "from benchlib.run.launch import with_death_signal\n"
+              "agent = subprocess.Popen(with_death_signal(['sleep', '300']), "
+              "start_new_session=True)\n"
+              f"open({str(pid_file)!r}, 'w').write(str(agent.pid))\n"
+              "time.sleep(300)\n")
+    process = subprocess.Popen([sys.executable, "-c", parent])
+    deadline = time.monotonic() + 60
+    while not pid_file.is_file() or not pid_file.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    agent = int(pid_file.read_text())
+    time.sleep(1)  # the guard has execed sleep
+    process.kill()
+    process.wait()
+    import psutil
+
+    try:
+        psutil.Process(agent).wait(timeout=20)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        psutil.Process(agent).kill()
+        pytest.fail("the agent outlived its launcher")

@@ -148,3 +148,153 @@ def test_a_report_of_payloads_is_inert_in_chromium(tmp_path):
     assert "onerror" in texts["summary_scaling.html"]  # the failed run's error
     assert SCRIPT in texts["summary_comparisons.html"] or IMG in texts["summary_comparisons.html"]
     assert "javascript:" in texts["summary_node.html"]
+
+
+# ---------------------------------------------------------------- links into the report
+
+
+def _build_runs(campaign: Path, into: str) -> Path:
+    """The run pages of a build of ``campaign`` (no summaries) in ``campaign/into``, then made
+    the campaign's report (as a build swaps it in)."""
+    from benchlib.publish.report.build import _build_pages
+    from benchlib.records.results import scan
+
+    building = campaign / into
+    building.mkdir()
+    _build_pages(campaign, building, scan(campaign), (), progress=False)
+    report = campaign / "report"
+    if report.exists():
+        import shutil
+
+        shutil.rmtree(report)
+    building.rename(report)
+    return report
+
+
+def _link_campaign(tmp_path: Path) -> tuple[Path, Path]:
+    campaign = tmp_path / "outputs" / "c"
+    write_record_notebook(campaign / "a.ipynb", _record(0))
+    private = tmp_path / "home" / "private"
+    write_record_notebook(private / "x.ipynb", _record(1, env_note="PRIVATE-NOTEBOOK-TEXT"))
+    (private / "secret.html").write_text("<p>PRIVATE-PAGE-TEXT</p>")
+    return campaign, private
+
+
+def test_a_notebook_linked_from_elsewhere_is_no_run_page(tmp_path):
+    campaign, private = _link_campaign(tmp_path)
+    (campaign / "zz.ipynb").symlink_to(private / "x.ipynb")
+    (campaign / "sub").mkdir()
+    (campaign / "sub" / "y.ipynb").symlink_to(campaign / "a.ipynb")  # a link, even inside
+    report = _build_runs(campaign, ".report-1")
+    pages = sorted(p.name for p in (report / "runs").glob("*.html"))
+    assert pages == ["a.html"]
+    assert "PRIVATE-NOTEBOOK-TEXT" not in "".join(p.read_text() for p in report.rglob("*.html"))
+    assert "zz.ipynb" in (report / "index.html").read_text()  # listed as not shown
+
+
+def test_a_cached_page_replaced_by_a_link_is_not_reused(tmp_path):
+    campaign, private = _link_campaign(tmp_path)
+    report = _build_runs(campaign, ".report-1")
+    page = report / "runs" / "a.html"
+    page.unlink()
+    page.symlink_to(private / "secret.html")
+    report = _build_runs(campaign, ".report-2")
+    page = report / "runs" / "a.html"
+    assert not page.is_symlink() and "PRIVATE-PAGE-TEXT" not in page.read_text()
+    # a cached page rewritten in place (not what the build wrote) is not reused either
+    page.write_text("<p>PRIVATE-PAGE-TEXT</p>")
+    assert "PRIVATE-PAGE-TEXT" not in (_build_runs(campaign, ".report-3") / "runs" /
+                                       "a.html").read_text()
+
+
+def test_an_unchanged_cached_page_is_still_reused(tmp_path):
+    campaign, _ = _link_campaign(tmp_path)
+    first = (_build_runs(campaign, ".report-1") / "runs" / "a.html").stat()
+    again = (_build_runs(campaign, ".report-2") / "runs" / "a.html").stat()
+    assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+
+
+def test_a_cached_summary_page_replaced_by_a_link_is_not_reused(tmp_path):
+    from benchlib.publish.report import reuse
+
+    campaign, private = _link_campaign(tmp_path)
+    report = campaign / "report"
+    report.mkdir()
+    for suffix in (".ipynb", ".html"):
+        (report / f"summary_x{suffix}").write_text(f"page {suffix}")
+    reuse.write_keys(report, {"summary_x": "k1"})
+    previous = reuse.previous_keys(campaign)
+    building = campaign / ".report-1"
+    building.mkdir()
+    assert reuse.link_previous("summary_x", "k1", previous, campaign, building)
+    assert (building / "summary_x.html").read_text() == "page .html"
+    (report / "summary_x.html").unlink()
+    (report / "summary_x.html").symlink_to(private / "secret.html")
+    building = campaign / ".report-2"
+    building.mkdir()
+    assert not reuse.link_previous("summary_x", "k1", previous, campaign, building)
+    assert not list(building.iterdir())
+
+
+# ---------------------------------------------------------------- harder payloads
+
+#: Markup that mutates when a sanitizer's output is parsed again (mXSS).
+MXSS = ('<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>">',
+        '<svg></p><style><a id="</style><img src=1 onerror=window.__pwned=1>">',
+        '<math><mtext><table><mglyph><style><img src=x onerror=window.__pwned=1>',
+        '<form><math><mtext></form><form><mglyph><style></math><img src onerror=window.__pwned=1>')
+#: ``javascript:`` URLs spelled with entities, tabs, case and leading control characters.
+ENCODED = ('<a href="jav&#x09;ascript:window.__pwned=1">e1</a>',
+           '<a href="&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;'
+           'window.__pwned=1">e2</a>',
+           '<a href="JaVaScRiPt:window.__pwned=1">e3</a>',
+           '<a href=" &#14; javascript:window.__pwned=1">e4</a>')
+#: CSS that would fetch from the network (a page of the report fetches nothing).
+CSS = ('<div style="background:url(http://127.0.0.1:9/a.png)">c1</div>',
+       '<style>@import url("http://127.0.0.1:9/b.css"); body {background: url(http://127.0.0.1:9/c)}'
+       '</style>',
+       '<p style="background-image: u\\72l(http://127.0.0.1:9/d)">c3</p>')
+SVG_MORE = ('<svg><a xlink:href="javascript:window.__pwned=1"><text>s1</text></a></svg>',
+            '<svg><animate attributeName="href" values="javascript:window.__pwned=1"/></svg>',
+            '<svg><image href="http://127.0.0.1:9/e.png"/></svg>')
+RESOURCES = "return performance.getEntriesByType('resource').map(e => e.name);"
+
+
+def test_a_foreign_notebook_with_mxss_encoded_links_css_and_widgets_is_inert(tmp_path):
+    html = "".join((*MXSS, *ENCODED, *CSS, *SVG_MORE))
+    widget = {"application/vnd.jupyter.widget-state+json": {"state": {"m": {
+        "model_name": "HTMLModel", "state": {"value": SCRIPT + IMG}}}, "version_major": 2}}
+    outputs = [new_output("display_data", data={"text/html": html, "text/plain": "h"}),
+               new_output("display_data", data={"text/html": "<p>still here</p>"}),
+               new_output("display_data", data={"text/markdown": "[m](jav&#x61;script:x) "
+                                                "<javascript:window.__pwned=1> " + CSS[0]}),
+               new_output("display_data", data={
+                   "image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg'>"
+                                    + "".join(SVG_MORE) + "</svg>"}),
+               new_output("display_data", data={
+                   "application/vnd.jupyter.widget-view+json": {"model_id": "m"}})]
+    nb = new_notebook(cells=[new_markdown_cell("# Foreign\n\n" + "".join(MXSS + ENCODED + CSS)),
+                             new_code_cell("x = 1", outputs=outputs)],
+                      metadata={"widgets": widget})
+    (tmp_path / "foreign.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    page = export_html(tmp_path / "foreign.ipynb", tmp_path / "foreign.html", include_code=True)
+    source = page.read_text()
+    assert "127.0.0.1:9" not in source and "@import" not in source
+    with chromium() as driver:
+        text = _assert_inert(driver, page)
+        assert [r for r in driver.execute_script(RESOURCES) if not r.startswith("data:")] == []
+    assert "still here" in text and "Foreign" in text
+
+
+def test_a_linked_notebook_or_sidecar_gives_no_record_to_the_summaries(tmp_path):
+    """The summary notebooks load the campaign themselves: a linked file's record is not read."""
+    from benchlib.records.results import scan
+    from benchlib.records.store import write_sidecar
+
+    campaign, private = _link_campaign(tmp_path)
+    (campaign / "zz.ipynb").symlink_to(private / "x.ipynb")
+    write_sidecar(private / "y.ipynb", _record(2, env_note="PRIVATE-SIDECAR-TEXT"))
+    (campaign / "yy.json").symlink_to(private / "y.json")
+    found = scan(campaign)
+    assert found.frame["point_id"].tolist() == ["a"]
+    assert sorted(s.path.name for s in found.skipped) == ["yy.json", "zz.ipynb"]

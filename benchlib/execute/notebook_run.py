@@ -43,6 +43,8 @@ class LocalKernelManager(AsyncKernelManager):
     kernel that exited left running in its process group gets SIGTERM.
     """
 
+    extra_env: Mapping[str, str] = {}  #: added to the kernel's environment (:func:`execute_notebook`)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.transport = "ipc"
@@ -50,9 +52,9 @@ class LocalKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw: Any) -> Any:
         """The kernel's environment is this process's plus :data:`RUNNER_ENV` (the runner saves
-        each point's record, so the notebook does not save its own); this process's own
-        environment is left as it is."""
-        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1"}
+        each point's record, so the notebook does not save its own) and :attr:`extra_env`;
+        this process's own environment is left as it is."""
+        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1", **self.extra_env}
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:
@@ -116,14 +118,19 @@ _use_absolute_local_handler()
 
 
 def execute_notebook(source: Path, target: Path, parameters: Mapping[str, object],
-                     kernel_dir: Path, timeout_s: int | None = None) -> None:
+                     kernel_dir: Path, timeout_s: int | None = None,
+                     env: Mapping[str, str] | None = None) -> None:
     """Execute ``source`` with ``parameters`` into ``target``, the kernel working in
-    ``kernel_dir``. Raises papermill's errors (``PapermillExecutionError`` for a failed cell)."""
+    ``kernel_dir`` with ``env`` added to its environment. Raises papermill's errors
+    (``PapermillExecutionError`` for a failed cell)."""
     import papermill
 
+    manager = LocalKernelManager
+    if env:
+        manager = type("KernelManager", (LocalKernelManager,), {"extra_env": dict(env)})
     papermill.execute_notebook(
         str(Path(source).absolute()), str(Path(target).absolute()),
         parameters=dict(parameters), progress_bar=False, log_output=False,
-        execution_timeout=timeout_s, kernel_manager_class=LocalKernelManager,
+        execution_timeout=timeout_s, kernel_manager_class=manager,
         resources={"metadata": {"path": str(Path(kernel_dir).absolute())}},
     )

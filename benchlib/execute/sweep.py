@@ -5,6 +5,9 @@ A re-run finds the points already done by their ids and skips them. Each point w
 in the point's own scratch folder under ``outputs/<campaign>/.partial/`` and moved into place
 only when complete, and the sidecar comes last, so a point is done exactly when its sidecar
 exists. A sweep holds the campaign's lock, each point its own (:mod:`benchlib.execute.locks`).
+The scratch folder is the point's scratch root (:mod:`benchlib.workloads.scratch`: launches
+and temporary predictions go there), and every process the point started ends with it; a
+sweep first removes the scratch of points whose process was killed (:func:`remove_stale_scratch`).
 Every cell of a local point has a time limit (:func:`cell_timeout_for`), so a hung cell fails
 its point instead of holding the sweep for ever.
 """
@@ -12,8 +15,11 @@ its point instead of holding the sweep for ever.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -37,10 +43,16 @@ from benchlib.records.results import is_complete_notebook, keep_ok_result, read_
 from benchlib.records.store import notebook_fingerprint, sidecar_path, write_sidecar
 from benchlib.registry import notebook_configs
 from benchlib.vocabulary import PointState, RecordStatus
+from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 
 log = logging.getLogger(__name__)
 #: Seconds a cell of a local point may run when ``executor.cell_timeout_s`` is not set.
 DEFAULT_CELL_TIMEOUT_S = 7200
+PARTIAL = ".partial"  #: the points' scratch folders, in the campaign folder
+OWNER = "owner.json"  #: in a point's scratch folder: the host and pid of the process running it
+#: Seconds after which the scratch of a point run on another host (whose locks may not reach
+#: this one) counts as left behind.
+STALE_AFTER_S = 24 * 3600.0
 
 
 @dataclass
@@ -106,6 +118,7 @@ def run_sweep(
     prepare_campaign_dir(campaign_dir)
     outcomes: list[PointOutcome] = []
     with campaign_lock(campaign_dir):
+        remove_stale_scratch(campaign_dir)
         bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
         counts = {s.value: 0 for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
         try:
@@ -157,19 +170,68 @@ def execute_point(point: Point, target: Path, cell_timeout_s: int | None, base_d
     with point_lock(target.parent, target.stem) as mine:
         if not mine:
             return PointOutcome(point, PointState.SKIPPED, error="running in another process")
-        scratch_root = target.parent / ".partial"
+        scratch_root = target.parent / PARTIAL
         try:
             scratch_root.mkdir(exist_ok=True)
-            scratch = Path(tempfile.mkdtemp(prefix=f"{target.stem}.", dir=scratch_root))
+            scratch = Path(tempfile.mkdtemp(prefix=f"{target.stem}.", dir=scratch_root)).absolute()
         except OSError as error:
             raise OutputError(describe_os_error(error, scratch_root)) from error
         try:
+            try:
+                (scratch / OWNER).write_text(json.dumps({"host": socket.gethostname(),
+                                                         "pid": os.getpid()}), encoding="utf-8")
+            except OSError as error:
+                raise OutputError(describe_os_error(error, scratch / OWNER)) from error
             return _execute_in(point, target, scratch / target.name, cell_timeout_s, base_dir,
                                notebook_dir, point_context(point, context))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            _remove_scratch(scratch)
             with contextlib.suppress(OSError):
                 scratch_root.rmdir()  # only when no other point is running
+
+
+def _remove_scratch(scratch: Path) -> None:
+    """End what a point started (its kernel, launches and ranks), then remove its scratch."""
+    end_processes(scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _left_behind(scratch: Path) -> bool:
+    """Whether a point's scratch folder, whose point lock this process holds, is left behind:
+    its owner ran on this host (the lock is free, so it is gone), or it ran elsewhere and its
+    folder has not changed for :data:`STALE_AFTER_S` (so too one without an owner file: an
+    older benchlib's, or killed before it wrote one)."""
+    try:
+        owner = json.loads((scratch / OWNER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        owner = None
+    if isinstance(owner, dict) and owner.get("host") == socket.gethostname():
+        return True
+    try:
+        newest = max(p.lstat().st_mtime for p in (scratch, *scratch.iterdir()))
+    except OSError:
+        return False
+    return time.time() - newest > STALE_AFTER_S
+
+
+def remove_stale_scratch(campaign_dir: Path) -> None:
+    """Remove the scratch folders (``.partial/<point>.XXXXXXXX/``) of points whose process was
+    killed, and end what they started; never that of a point running now (its lock is held)."""
+    root = campaign_dir / PARTIAL
+    try:
+        folders = [f for f in root.iterdir() if f.is_dir() and not f.is_symlink()]
+    except OSError:
+        return
+    for folder in folders:
+        point = folder.name.rpartition(".")[0]
+        if not point:
+            continue
+        with point_lock(campaign_dir, point) as mine:
+            if mine and _left_behind(folder):
+                log.info("removing %s, left by a point that was killed", folder)
+                _remove_scratch(folder.absolute())
+    with contextlib.suppress(OSError):
+        root.rmdir()
 
 
 def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base_dir: Path,
@@ -180,7 +242,8 @@ def _run_papermill(point: Point, partial: Path, cell_timeout_s: int | None, base
 
     try:
         execute_notebook(notebook_path(point.notebook, notebook_dir), partial,
-                         papermill_parameters(point, base_dir), base_dir, cell_timeout_s)
+                         papermill_parameters(point, base_dir), base_dir, cell_timeout_s,
+                         env={SCRATCH_VARIABLE: str(partial.parent)})
     except papermill.PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
     except CellTimeoutError:

@@ -197,8 +197,9 @@ def _usable_record(notebook: Path) -> dict | None:
 def scan(path: str | Path, strict: bool = False) -> Scan:
     """Every record under ``path`` (a folder or one notebook), and the files left out.
 
-    Unreadable or malformed notebooks, unfinished runs, unknown schema versions and records
-    with a bad value in an essential column are left out, each logged as a warning naming the
+    Unreadable or malformed notebooks, unfinished runs, unknown schema versions, records
+    with a bad value in an essential column and (in a folder) notebooks or sidecars that are
+    symbolic links are left out, each logged as a warning naming the
     file (raised when ``strict``); a bad value elsewhere is set missing, logged and noted
     (:mod:`benchlib.records.values`, ``docs/record.md``); the rest loads.
     """
@@ -208,11 +209,15 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
-    notebooks = [root] if root.is_file() else [*iter_notebooks(root), *iter_lone_sidecars(root)]
+    walked = not root.is_file()  # found in a folder, not named by the user
+    notebooks = [*iter_notebooks(root), *iter_lone_sidecars(root)] if walked else [root]
     rows, sources, skipped = _Rows(), [], []
     for notebook in notebooks:
         origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
         try:
+            if walked and (notebook.is_symlink() or sidecar_path(notebook).is_symlink()):
+                # a link may lead anywhere on the machine: only the folder's own files are read
+                raise RecordError(f"{origin}: a symbolic link; only the folder's own files are read")
             record = _usable_record(notebook)
         except RecordError as error:
             if strict:

@@ -10,6 +10,12 @@ one.
 
 A rank that fails ends the launch at once, named with its error; a rank that finishes no
 iteration for ``hang_timeout_s`` is reported with every rank's stack and the launch is killed.
+
+Nothing a launch starts outlives it: its work folder (``benchlib-launch-*``) is in the run's
+scratch folder (:mod:`benchlib.workloads.scratch`: the point's, in a sweep) and names the
+processes it starts (:data:`~benchlib.workloads.scratch.SCRATCH_VARIABLE`), which are ended
+and the folder removed however the launch ends; on Linux torchrun also gets SIGTERM when the
+process that started it dies (``PR_SET_PDEATHSIG``: a kernel killed at its cell time limit).
 """
 
 from __future__ import annotations
@@ -38,10 +44,26 @@ from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import run_target
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
+from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
 STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
+#: Run by Python in an agent's place before it execs the agent's command: the agent gets
+#: SIGTERM when the thread that started it ends (Linux's ``prctl(PR_SET_PDEATHSIG)``, kept
+#: across ``exec``), and is not started when that process is already gone.
+DEATH_SIGNAL_GUARD = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG\n"
+    "if os.getppid() != int(sys.argv[1]): sys.exit('benchlib: the launching process is gone')\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])")
+
+
+def with_death_signal(command: list[str]) -> list[str]:
+    """``command`` started so that it gets SIGTERM when this process dies (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return command
+    return [sys.executable, "-c", DEATH_SIGNAL_GUARD, str(os.getpid()), *command]
 
 
 def dump_config(config: CommonConfig) -> dict[str, Any]:
@@ -136,11 +158,11 @@ class Launch:
     def __init__(self, config: CommonConfig, target: str = "") -> None:
         self.config, self.target = config, target
         self.mode = node_launcher(config)
-        base = os.environ.get("BENCHLIB_LAUNCH_DIR") or (
-            str(Path.cwd() / ".benchlib-launch") if self.mode == "srun" else None)
+        base = (os.environ.get("BENCHLIB_LAUNCH_DIR") or os.environ.get(SCRATCH_VARIABLE) or (
+            str(Path.cwd() / ".benchlib-launch") if self.mode == "srun" else None))
         if base:
             Path(base).mkdir(parents=True, exist_ok=True)
-        self.out = Path(tempfile.mkdtemp(prefix="benchlib-launch-", dir=base))
+        self.out = Path(tempfile.mkdtemp(prefix="benchlib-launch-", dir=base)).absolute()
         self.world = config.num_devices
         self.procs: list[subprocess.Popen] = []
         self.logs: list[Path] = []
@@ -172,26 +194,29 @@ class Launch:
     def run(self) -> Any:
         """Start the agents, watch them, and return the merged result (or raise LaunchError)."""
         env = {**os.environ, "OMP_NUM_THREADS": str(_threads_per_rank(self.config, self.mode)),
-               ROOT_PID_VARIABLE: str(run_root_pid())}  # ranks count each other as the run
+               ROOT_PID_VARIABLE: str(run_root_pid()),  # ranks count each other as the run
+               SCRATCH_VARIABLE: str(self.out)}  # and are ended with the launch
         env["PYTHONPATH"] = os.pathsep.join(
             [str(PROJECT_ROOT), *filter(None, [env.get("PYTHONPATH")])])
         started = time.perf_counter()
         print(f"launch: {self.world} ranks on {self.config.num_nodes} node(s), "
               f"{self.config.devices_per_node} per node, device {self.config.device}, {self.mode} "
               f"(work folder {self.out})", flush=True)
-        for index, command in enumerate(self.commands()):
-            log = self.out / f"agent-{index}.log"
-            self.logs.append(log)
-            with log.open("wb") as handle:
-                self.procs.append(subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
-                                                   env=env, start_new_session=True))
         try:
+            for index, command in enumerate(self.commands()):
+                log = self.out / f"agent-{index}.log"
+                self.logs.append(log)
+                with log.open("wb") as handle:
+                    self.procs.append(subprocess.Popen(with_death_signal(command), stdout=handle,
+                                                       stderr=subprocess.STDOUT, env=env,
+                                                       start_new_session=True))
             self._watch()
             parts = self._collect()
-        except BaseException:
+            seconds = time.perf_counter() - started
+        finally:  # done, failed or interrupted: nothing of the launch is left
             self._kill()
-            raise
-        seconds = time.perf_counter() - started
+            end_processes(self.out)
+            shutil.rmtree(self.out, ignore_errors=True)
         result = merge(parts, num_nodes=self.config.num_nodes)
         if hasattr(result, "extras"):
             slowest = max(p["result"].wall_time_s for p in parts)
@@ -199,7 +224,6 @@ class Launch:
                                  dist_backend=parts[0].get("backend", ""), node_launcher=self.mode)
         print(f"launch: {self.world} ranks ({parts[0].get('backend', '')}) done in {seconds:.1f} s",
               flush=True)
-        shutil.rmtree(self.out, ignore_errors=True)
         return result
 
     # ------------------------------------------------------------- watching

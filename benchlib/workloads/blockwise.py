@@ -25,6 +25,7 @@ from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volu
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig
 from benchlib.models.geometry import Shape
 from benchlib.workloads import distributed
+from benchlib.workloads.scratch import scratch_root
 
 OUTPUT_DTYPES = {"uint8": np.uint8, "float16": np.float16, "float32": np.float32}
 
@@ -143,7 +144,7 @@ def _output_path(config: UNet3DPredictConfig) -> Iterator[Path]:
     suffix = ".zarr" if several or volume_format(config.volume) == "zarr" else ".h5"
     folder = None
     if rank.rank == 0:
-        folder = tempfile.mkdtemp(prefix="benchlib-predict-", dir=Path(config.volume).parent)
+        folder = tempfile.mkdtemp(prefix="benchlib-predict-", dir=scratch_root())
     folder = Path(str(distributed.broadcast_object(folder)))
     try:
         yield folder / f"predictions{suffix}"

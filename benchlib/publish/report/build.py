@@ -184,7 +184,7 @@ def _swap_in(built: Path, final: Path) -> None:
 
 def _summary_page(name: str, campaign_dir: Path, building: Path,
                   inputs: ReportInputs | None = None, key: str = "",
-                  previous: Mapping[str, str] | None = None) -> bool:
+                  previous: Mapping[str, Mapping] | None = None) -> bool:
     """Execute summary ``name`` into ``building`` (True), or reuse the previous report's page
     (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):

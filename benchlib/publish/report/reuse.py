@@ -7,6 +7,10 @@ reads the clock or the environment. Their digest (:func:`inputs_digest`, then
 :func:`summary_key`) is kept per page in ``report/.summaries.json``; a build whose key for a
 page matches links the previous page and its executed notebook instead of running it again.
 Files are compared by path, size and modification time, as the run pages' cache does.
+
+A previous page is reused only when it is still the regular file the build wrote: never through
+a symbolic link (which a browser, a web server, ``cp -L`` or zip would follow out of the
+report), and only while its SHA-256 is the one recorded with it (:func:`reuse_file`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import functools
 import hashlib
 import json
 import os
+import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -83,33 +89,78 @@ def summary_key(inputs: str, notebook: Path, parameters: Mapping[str, object]) -
     return digest.hexdigest()
 
 
-def previous_keys(campaign_dir: Path) -> dict[str, str]:
-    """The previous report's summary keys ({} when there is none or it is unreadable)."""
+def digest_of(path: Path) -> str | None:
+    """The SHA-256 of the regular file ``path`` (a symbolic link is not followed); None for
+    anything else or an unreadable file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def reuse_file(old: Path, target: Path, sha256: object) -> bool:
+    """Put the previous report's file ``old`` at ``target`` when it is a regular file (a link
+    is not followed) whose SHA-256 is ``sha256``, what the build that wrote it recorded: a hard
+    link to it, else a copy of the bytes checked. Whether it did."""
+    try:
+        fd = os.open(old, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # a link (ELOOP), or gone
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        checked = os.fstat(fd)
+        if (not stat.S_ISREG(checked.st_mode)
+                or hashlib.file_digest(handle, "sha256").hexdigest() != sha256):
+            return False
+        try:
+            os.link(old, target, follow_symlinks=False)
+            made = os.lstat(target)
+            if (made.st_dev, made.st_ino) == (checked.st_dev, checked.st_ino):
+                return True
+            target.unlink()  # ``old`` was replaced after it was checked
+        except OSError:  # a file system without hard links
+            pass
+        handle.seek(0)
+        with open(target, "wb") as out:
+            shutil.copyfileobj(handle, out)
+    return True
+
+
+def previous_keys(campaign_dir: Path) -> dict[str, dict]:
+    """The previous report's summary keys and the digests of their files ({} when there is
+    none or it is unreadable)."""
     try:
         found = json.loads((campaign_dir / "report" / CACHE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return found if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        return {}
+    return {name: entry for name, entry in found.items() if isinstance(entry, dict)}
 
 
-def link_previous(name: str, key: str, previous: Mapping[str, str], campaign_dir: Path,
+SUFFIXES = (".ipynb", ".html")  #: a summary page's files
+
+
+def link_previous(name: str, key: str, previous: Mapping[str, Mapping], campaign_dir: Path,
           building: Path) -> bool:
     """Link the previous report's page ``name`` (HTML and executed notebook) into ``building``
-    when its key is ``key``; whether it did."""
-    if previous.get(name) != key:
+    when its key is ``key`` and its files are those that build wrote (:func:`reuse_file`);
+    whether it did."""
+    entry = previous.get(name) or {}
+    if entry.get("key") != key or not isinstance(entry.get("sha256"), dict):
         return False
-    import shutil
-
     made = []
     try:
-        for suffix in (".ipynb", ".html"):
-            old, target = campaign_dir / "report" / f"{name}{suffix}", building / f"{name}{suffix}"
-            try:
-                os.link(old, target)
-            except OSError:  # a file system without hard links
-                shutil.copyfile(old, target)
+        for suffix in SUFFIXES:
+            target = building / f"{name}{suffix}"
+            if not reuse_file(campaign_dir / "report" / f"{name}{suffix}", target,
+                              entry["sha256"].get(suffix)):
+                raise FileNotFoundError(target)
             made.append(target)
-    except OSError:  # gone meanwhile: a concurrent build swapped its report in
+    except OSError:  # changed or gone (a concurrent build swapped its report in)
         for target in made:
             target.unlink()
         return False
@@ -117,5 +168,8 @@ def link_previous(name: str, key: str, previous: Mapping[str, str], campaign_dir
 
 
 def write_keys(building: Path, keys: Mapping[str, str]) -> None:
-    """Keep this build's summary keys with its report."""
-    (building / CACHE_FILE).write_text(json.dumps(dict(keys), indent=1), encoding="utf-8")
+    """Keep this build's summary keys with its report, and the SHA-256 of each page's files."""
+    entries = {name: {"key": key, "sha256": {suffix: digest_of(building / f"{name}{suffix}")
+                                             for suffix in SUFFIXES}}
+               for name, key in keys.items()}
+    (building / CACHE_FILE).write_text(json.dumps(entries, indent=1), encoding="utf-8")

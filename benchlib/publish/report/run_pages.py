@@ -1,5 +1,10 @@
 """The report's run pages: one offline page per executed benchmark notebook, reused from the
-previous report while the notebook's fingerprint and the export code are unchanged."""
+previous report while the notebook's fingerprint and the export code are unchanged.
+
+Only regular files inside the campaign are shown: a notebook that is a symbolic link (to a
+notebook elsewhere on the machine, or even inside the campaign) or resolves outside the
+campaign is listed as not shown. A cached page is reused only while it is the regular file the
+build wrote (:func:`benchlib.publish.report.reuse.reuse_file`)."""
 
 from __future__ import annotations
 
@@ -8,12 +13,13 @@ import itertools
 import logging
 import os
 import re
-import shutil
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchlib.publish.report.export import TEMPLATES, export_html
+from benchlib.publish.report.reuse import digest_of, reuse_file
 
 if TYPE_CHECKING:
     from benchlib.records.results import Skipped
@@ -72,6 +78,20 @@ def _cached_runs(campaign_dir: Path) -> dict[str, dict]:
     return found if isinstance(found, dict) else {}
 
 
+def outside_reason(campaign_dir: Path, notebook: Path) -> str:
+    """Why ``notebook`` is no page of the campaign ``campaign_dir`` ('' when it is one): it
+    must be a regular file (not a symbolic link) whose resolved path is inside the campaign."""
+    try:
+        if not stat.S_ISREG(os.lstat(notebook).st_mode):
+            return "a symbolic link or not a regular file; the report shows only the campaign's own files"
+        notebook.resolve(strict=True).relative_to(campaign_dir.resolve(strict=True))
+    except ValueError:
+        return "outside the campaign folder; the report shows only the campaign's own files"
+    except OSError as error:
+        return f"cannot be read ({type(error).__name__}: {error.strerror})"
+    return ""
+
+
 def _page_names(campaign_dir: Path, notebooks: Sequence[Path]) -> dict[Path, str]:
     """Each notebook's page name (:func:`page_name`), made unique should two names meet."""
     names, used = {}, set()
@@ -104,18 +124,21 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     version = _export_version()
     cached, fresh = _cached_runs(campaign_dir), {}
     runs, skipped, todo = {}, [], []
+    for notebook in notebooks:
+        if reason := outside_reason(campaign_dir, notebook):
+            log.warning("%s: not shown (%s)", notebook, reason)
+            skipped.append(Skipped(notebook, f"not shown: {reason}"))
+    notebooks = [n for n in notebooks if n not in {s.path for s in skipped}]
     for notebook, name in _page_names(campaign_dir, notebooks).items():
         target = building / "runs" / name
         relative = notebook.relative_to(campaign_dir).as_posix()
         key = {**notebook_fingerprint(notebook), "export": version, "page": name,
                "navigation": hashlib.sha256(nav.encode()).hexdigest()[:16]}
         old = campaign_dir / "report" / "runs" / name
-        if cached.get(relative) == key and old.is_file():
-            try:
-                os.link(old, target)
-            except OSError:
-                shutil.copyfile(old, target)
-            runs[str(notebook)], fresh[relative] = f"runs/{name}", key
+        previous = cached.get(relative)
+        if (isinstance(previous, dict) and {**previous, "sha256": None} == {**key, "sha256": None}
+                and reuse_file(old, target, previous.get("sha256"))):
+            runs[str(notebook)], fresh[relative] = f"runs/{name}", previous
             steps.update()
         else:
             todo.append((notebook, target, key))
@@ -138,7 +161,8 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
     for (notebook, target, key), error in zip(todo, outcomes, strict=True):
         if error is None:
             relative = notebook.relative_to(campaign_dir).as_posix()
-            runs[str(notebook)], fresh[relative] = f"runs/{target.name}", key
+            runs[str(notebook)] = f"runs/{target.name}"
+            fresh[relative] = {**key, "sha256": digest_of(target)}
         else:
             log.warning("%s: cannot be shown (%s)", notebook, error)
             skipped.append(Skipped(notebook, f"cannot be shown as a page ({error})"))
