@@ -84,8 +84,9 @@ def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
 def scan(path: str | Path, strict: bool = False) -> Scan:
     """Every record under ``path`` (a folder or one notebook), and the files left out.
 
-    Unreadable or malformed notebooks, unfinished runs, unknown schema versions and records
-    with a bad value in an essential column are left out, each logged as a warning naming the
+    Unreadable or malformed notebooks, unfinished runs, unknown schema versions, records
+    with a bad value in an essential column and (in a folder) notebooks or sidecars that are
+    symbolic links are left out, each logged as a warning naming the
     file (raised when ``strict``); a bad value elsewhere is set missing, logged and noted
     (:mod:`benchlib.records.values`, ``docs/record.md``); the rest loads."""
     from benchlib.records.results import scan as real

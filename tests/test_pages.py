@@ -295,8 +295,11 @@ def test_acceptance_fleet_section_for_several_nodes(tmp_path, shown):
     assert shown.markdown()[0] == "## Fleet: 4 nodes"
 
 
-def test_compare_with_itself_finds_no_change(fake, fake_dir, shown):
-    compare.verdicts(fake, fake_dir, threshold=0.05)
+def test_compare_with_a_copy_finds_no_change(fake, fake_dir, shown, tmp_path):
+    import shutil
+
+    copy = shutil.copytree(fake_dir, tmp_path / "fake")
+    compare.verdicts(fake, copy, threshold=0.05)
     assert shown.markdown()[0].startswith("**Against fake**")
     (table,) = shown.tables()
     assert set(table.cells["new / base"]) == {"1.00x"} and len(table.cells) == 12
