@@ -143,12 +143,16 @@ def test_a_volume_of_text_is_refused_naming_volume_and_raw_key(tmp_path):
     assert "|S2" in err or "bytes" in err, err
 
 
-def test_diagnose_refuses_a_data_dir_without_images_before_planning(tmp_path):
+def test_diagnose_refuses_a_data_dir_without_images_before_planning(tmp_path, capsys):
     (tmp_path / "empty" / "class").mkdir(parents=True)
     (tmp_path / "empty" / "class" / "notes.txt").write_text("x")
-    request = diagnose_plan.request_from({"data_dir": str(tmp_path / "empty"), "device": "cpu"})
-    with pytest.raises(InputError, match=r"data_dir: .*empty.* holds no image file"):
-        diagnose_plan.plan(request)
+    code = main(["diagnose", "--model", "resnet18", "--data-dir", str(tmp_path / "empty"),
+                 "--device", "cpu", "--outputs", str(tmp_path / "out"), "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 2 and "data_dir: " in err and "holds no image file" in err, err
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "empty" / "class" / "a.JPEG").write_bytes(b"")
+    diagnose_plan.check_data_dir(tmp_path / "empty")  # one image is enough to plan
 
 
 def test_diagnose_refuses_a_worker_count_typo(capsys):

@@ -188,9 +188,9 @@ def find_image(folder: str | Path) -> bool | None:
     return False
 
 
-def _check_data_dir(data_dir: str) -> None:
-    """InputError before anything is planned when ``data_dir`` is a folder without images
-    (every rung that reads it could only fail, minutes later)."""
+def check_data_dir(data_dir: str | Path) -> None:
+    """InputError when ``data_dir`` is a folder without images (every rung that reads it could
+    only fail, minutes later); ``benchlib diagnose`` asks before it plans."""
     if data_dir and find_image(data_dir) is False:
         from torchvision.datasets.folder import IMG_EXTENSIONS
 
@@ -278,7 +278,6 @@ def _rungs(request: DiagnoseRequest, target: str, workers: int,
 def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
     """The ladder for ``request`` (InputError naming the option when a value is not allowed);
     ``runs_here``: whether its points run on this machine (else ``device: auto`` means a GPU)."""
-    _check_data_dir(request.data_dir)
     target = _target(request, runs_here)
     defaults = DEFAULTS[target]
     available = request.cores or cores()
