@@ -258,3 +258,175 @@ def test_a_volume_larger_than_the_disk_is_bad_input(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--shape 100000 100000 100000" in err and "free" in err, err
     assert not (tmp_path / "v.h5").exists()
+
+
+# -- every bounded field, from the schemas themselves (Hypothesis) -----------------------------
+
+def _constraints(annotation: object, metadata: list) -> tuple[list, bool, bool]:
+    """(annotated_types bounds, whether the field takes floats, whether a list of them) of a
+    field: its own metadata, or an ``Annotated`` member of a union or of a list."""
+    import types
+    import typing
+
+    import annotated_types
+
+    found = [m for m in metadata if isinstance(m, (annotated_types.Gt, annotated_types.Ge,
+                                                   annotated_types.Lt, annotated_types.Le))]
+    if found:
+        return found, annotation is float or float in typing.get_args(annotation), False
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        more = [getattr(m, "metadata", [m]) for m in extra]
+        bounds, is_float, _ = _constraints(inner, [c for group in more for c in group])
+        return bounds, is_float or inner is float, False
+    if origin is list:
+        bounds, is_float, _ = _constraints(typing.get_args(annotation)[0], [])
+        return bounds, is_float, True
+    if origin in (typing.Union, types.UnionType):
+        for member in typing.get_args(annotation):
+            bounds, is_float, in_list = _constraints(member, [])
+            if bounds:
+                return bounds, is_float, in_list
+    return [], False, False
+
+
+def _bounded(model) -> dict[str, tuple[list, bool, bool]]:
+    """Field name -> its bounds, for every field of ``model`` that has one."""
+    found = {}
+    for name, info in model.model_fields.items():
+        bounds, is_float, in_list = _constraints(info.annotation, info.metadata)
+        if bounds:
+            found[name] = (bounds, is_float, in_list)
+    return found
+
+
+def _outside(bounds: list, is_float: bool, in_list: bool):
+    """A strategy of values outside ``bounds`` (below a lower or above an upper one)."""
+    import annotated_types
+    from hypothesis import strategies as st
+
+    options = []
+    for bound in bounds:
+        if isinstance(bound, (annotated_types.Gt, annotated_types.Ge)):
+            limit = bound.gt if isinstance(bound, annotated_types.Gt) else bound.ge
+            if is_float:
+                options.append(st.floats(max_value=limit, exclude_max=isinstance(
+                    bound, annotated_types.Ge), min_value=limit - 1e12, allow_nan=False))
+            else:
+                top = limit if isinstance(bound, annotated_types.Gt) else limit - 1
+                options.append(st.integers(min_value=top - 2 ** 70, max_value=top))
+        else:
+            limit = bound.lt if isinstance(bound, annotated_types.Lt) else bound.le
+            if is_float:
+                options.append(st.floats(min_value=limit, exclude_min=isinstance(
+                    bound, annotated_types.Le), max_value=limit + 1e12, allow_nan=False))
+            else:
+                low = limit if isinstance(bound, annotated_types.Lt) else limit + 1
+                options.append(st.integers(min_value=low, max_value=low + 2 ** 70))
+    values = st.one_of(*options)
+    return values.map(lambda v: [v]) if in_list else values
+
+
+def _params_cases() -> list[tuple[str, str, tuple]]:
+    """(where the field goes, its name, its bounds) for the params schema: the file's own
+    fields, each executor kind's, and each benchmark notebook's config (each field once)."""
+    from benchlib.inputs.executors import SETTINGS
+    from benchlib.inputs.params import SweepFile, notebook_parameters
+    from benchlib.registry import notebook_configs
+
+    cases = [("file", name, spec) for name, spec in _bounded(SweepFile).items()]
+    cases += [(f"executor:{kind}", name, spec) for kind, model in SETTINGS.items()
+              for name, spec in _bounded(model).items()]
+    seen = set()
+    for notebook, (config, fixed) in sorted(notebook_configs().items()):
+        takes = notebook_parameters(notebook)
+        for name, spec in _bounded(config).items():
+            if name in takes and name not in fixed and (name, repr(spec)) not in seen:
+                seen.add((name, repr(spec)))
+                cases.append((f"notebook:{notebook}", name, spec))
+    return cases
+
+
+PARAMS_CASES = _params_cases()
+
+
+def _params_text(place: str, name: str, value: object) -> tuple[str, str]:
+    """A params file (JSON is YAML) with ``name: value`` at ``place``, and the field's name as
+    the error must give it."""
+    import json
+
+    params: dict = {"campaign": "bounds", "notebook": "train"}
+    if place == "file":
+        params[name] = value
+        where = name
+    elif place.startswith("executor:"):
+        params["executor"] = {"kind": place.split(":")[1], name: value}
+        where = f"executor.{name}"
+    else:
+        params["notebook"] = place.split(":")[1]
+        params["base"] = {name: value}
+        where = f"base.{name}"
+    return json.dumps(params), where
+
+
+def test_the_schemas_have_the_bounds_this_change_added():
+    names = {name for _, name, _ in PARAMS_CASES}
+    assert {"num_workers", "seed", "decode_workers", "repeats", "batch_size"} <= names, names
+
+
+@pytest.mark.parametrize(("place", "name", "spec"), PARAMS_CASES,
+                         ids=[f"{place}.{name}" for place, name, _ in PARAMS_CASES])
+def test_every_bounded_params_field_refuses_out_of_range_values(tmp_path_factory, place, name,
+                                                                spec):
+    from hypothesis import HealthCheck, given, settings
+
+    folder = tmp_path_factory.mktemp("bounds")
+
+    @settings(max_examples=3, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(_outside(*spec))
+    def refused(value):
+        text, where = _params_text(place, name, value)
+        with pytest.raises(ConfigError) as info:
+            load_sweep(_write(folder, text), base_dir=folder)
+        assert f"{where}: bad value" in str(info.value) or \
+            f"{where}.0: bad value" in str(info.value), str(info.value)
+        assert not (folder / "outputs").exists()
+
+    refused()
+
+
+def test_every_bounded_reference_field_refuses_out_of_range_values():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from benchlib.analysis.references import Reference, parse_references
+
+    cases = list(_bounded(Reference).items())
+    assert {name for name, _ in cases} >= {"value", "lower", "upper"}
+
+    @settings(max_examples=30, deadline=None, database=None)
+    @given(st.sampled_from(cases).flatmap(
+        lambda case: st.tuples(st.just(case[0]), _outside(*case[1]))))
+    def refused(case):
+        name, value = case
+        entry = {"match": {"benchmark": "train"}, "metric": "throughput", "value": 1.0,
+                 "source": "test", name: value}
+        with pytest.raises(InputError) as info:
+            parse_references({"references": [entry]}, "refs.yaml")
+        assert f"references.0.{name}: bad value" in str(info.value), str(info.value)
+
+    refused()
+
+
+def test_benchlib_sweep_dry_run_exits_2_for_an_out_of_range_field(tmp_path):
+    from .walk import benchlib
+
+    _write(tmp_path, BASE.replace("num_workers: 0", "num_workers: 257") +
+           "grid: {seed: [0, -1]}\n")
+    done = benchlib(tmp_path, "sweep", "params.yaml", "--dry-run")
+    assert done.returncode == 2, done.stderr
+    assert "base.num_workers: bad value 257" in done.stderr and \
+        "grid.seed: bad value -1" in done.stderr, done.stderr
+    assert not (tmp_path / "outputs").exists() and "unexpected" not in done.stderr

@@ -297,7 +297,7 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
             config_class(**{**values, **fixed})
         except ValidationError as error:
             for line in describe_validation_error(error, fields=config_class.model_fields):
-                field = line.split(":", 1)[0]
+                field = line.split(":", 1)[0].split(".", 1)[0]  # patch_shape.0: its field
                 errors.append(f"{_origin(spec, field, point.notebook)}{line[len(field):]}"
                               if field in config_class.model_fields else line)
     return list(dict.fromkeys(errors + _same_paths(spec, points, base_dir)))
