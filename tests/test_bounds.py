@@ -430,3 +430,12 @@ def test_benchlib_sweep_dry_run_exits_2_for_an_out_of_range_field(tmp_path):
     assert "base.num_workers: bad value 257" in done.stderr and \
         "grid.seed: bad value -1" in done.stderr, done.stderr
     assert not (tmp_path / "outputs").exists() and "unexpected" not in done.stderr
+
+
+def test_a_volume_plane_larger_than_the_memory_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(node_limits, "host_memory", lambda: 1 << 20)
+    code = main(["data", "volume", str(tmp_path / "v.h5"), "--shape", "1", "1000", "1000",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--shape 1 1000 1000: one 1000 x 1000 plane" in err and "memory" in err
+    assert not (tmp_path / "v.h5").exists()
