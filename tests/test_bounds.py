@@ -439,3 +439,13 @@ def test_a_volume_plane_larger_than_the_memory_is_bad_input(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert code == 2 and "--shape 1 1000 1000: one 1000 x 1000 plane" in err and "memory" in err
     assert not (tmp_path / "v.h5").exists()
+
+
+def test_the_size_names_of_the_config_are_the_shapes_it_estimates():
+    import typing
+
+    from benchlib.inputs.lm_config import LanguageModelSize
+    from benchlib.models import lm_shapes, transformer
+
+    assert set(typing.get_args(LanguageModelSize)) == {*lm_shapes.SIZES, "custom"}
+    assert transformer.SIZES is lm_shapes.SIZES  # one table, built and estimated alike
