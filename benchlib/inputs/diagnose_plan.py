@@ -170,22 +170,24 @@ def find_image(folder: str | Path) -> bool | None:
     seen = 0
     try:
         with os.scandir(root) as top:
-            entries = list(top)
-        for entry in entries:
-            seen += 1
-            if entry.name.lower().endswith(IMG_EXTENSIONS) and entry.is_file():
-                return True
-            if entry.is_dir():
-                with os.scandir(entry.path) as inner:
-                    for item in inner:
-                        seen += 1
-                        if item.name.lower().endswith(IMG_EXTENSIONS) and item.is_file():
-                            return True
-                        if seen > IMAGE_SEARCH_ENTRIES:
-                            return None
+            for entry in top:
+                for item in _inner(entry):
+                    seen += 1
+                    if item.name.lower().endswith(IMG_EXTENSIONS) and item.is_file():
+                        return True
+                    if seen > IMAGE_SEARCH_ENTRIES:
+                        return None
     except OSError:
         return None  # unreadable: the run names the reason
     return False
+
+
+def _inner(entry: os.DirEntry) -> list[os.DirEntry]:
+    """``entry`` itself, or the entries of the folder it is (a class folder)."""
+    if not entry.is_dir():
+        return [entry]
+    with os.scandir(entry.path) as inner:
+        return [item for _, item in zip(range(IMAGE_SEARCH_ENTRIES + 1), inner, strict=False)]
 
 
 def check_data_dir(data_dir: str | Path) -> None:
