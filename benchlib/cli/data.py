@@ -7,6 +7,15 @@ import argparse
 from benchlib.cli.base import Command
 from benchlib.errors import ConfigError
 
+#: Largest ``--size`` of ``data imagefolder`` (px on the short side; a generated image of 4096 px
+#: takes about 1.4 GB while it is drawn, and ImageNet's largest are a few thousand px).
+MAX_IMAGE_SIDE = 4096
+#: Bytes per voxel of ``data volume`` on disk, uncompressed: raw uint8 and labels uint64.
+VOLUME_BYTES_PER_VOXEL = 9
+#: Bytes per pixel of one plane while it is drawn (float32 distances, int64 labels, float64
+#: noise and image): a plane must fit in memory.
+PLANE_BYTES_PER_PIXEL = 48
+
 
 class Data(Command):
     name = "data"
@@ -46,9 +55,9 @@ def _imagefolder(args: argparse.Namespace) -> None:
     from benchlib.data.generate import write_imagefolder
     from benchlib.errors import ConfigError
 
-    if args.classes < 1 or args.images < 1 or args.size < 8:
+    if args.classes < 1 or args.images < 1 or not 8 <= args.size <= MAX_IMAGE_SIDE:
         raise ConfigError(f"--classes {args.classes}, --images {args.images}, --size {args.size}: "
-                          "classes and images take 1 or more, size 8 px or more")
+                          f"classes and images take 1 or more, size 8 to {MAX_IMAGE_SIDE} px")
     root = write_imagefolder(args.dir, classes=args.classes, images_per_class=args.images,
                              size=args.size, seed=args.seed)
     print(f"wrote {args.classes} x {args.images} JPEG images (~{args.size} px) to {root}")
@@ -67,8 +76,35 @@ def _volume(args: argparse.Namespace) -> None:
         raise ConfigError(str(error)) from None
     if min(args.shape) < 1 or min(args.cell) < 1 or min(args.chunks) < 1:
         raise ConfigError("--shape, --cell and --chunks take three positive sizes (z y x)")
+    _volume_fits(args.path, args.shape)
     shape = write_em_volume(args.path, args.shape, args.cell, args.chunks, args.seed,
                             "gzip" if args.compression == "gzip" else None,
                             progress=not args.quiet)
     print(f"wrote {RAW_KEY} (uint8) and {LABEL_KEY} (uint64), shape {list(shape)} "
           f"({math.prod(shape):,} voxels), to {args.path}")
+
+
+def _volume_fits(path: str, shape: list[int]) -> None:
+    """ConfigError naming ``--shape`` when the volume cannot fit: its uncompressed bytes against
+    the free space where it goes, one plane against this node's memory."""
+    import math
+    import shutil
+    from pathlib import Path
+
+    from benchlib.inputs.node_limits import host_memory, size_text
+
+    given = f"--shape {' '.join(map(str, shape))}"
+    folder = Path(path).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    needed = math.prod(shape) * VOLUME_BYTES_PER_VOXEL
+    if needed > free:
+        raise ConfigError(f"{given}: {math.prod(shape):,} voxels take {size_text(needed)} "
+                          f"uncompressed ({VOLUME_BYTES_PER_VOXEL} bytes each: raw and labels), "
+                          f"more than the {size_text(free)} free in {folder}")
+    plane = shape[1] * shape[2] * PLANE_BYTES_PER_PIXEL
+    if plane > host_memory():
+        raise ConfigError(f"{given}: one {shape[1]} x {shape[2]} plane takes about "
+                          f"{size_text(plane)} while it is drawn, more than this node's "
+                          f"{size_text(host_memory())} of memory")

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
@@ -23,6 +24,8 @@ from pydantic import (
 )
 
 from benchlib import vocabulary
+from benchlib.inputs import node_limits
+from benchlib.inputs.node_limits import MAX_WORKERS, SEED_LIMIT
 
 Precision = vocabulary.literal(vocabulary.Precision)
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
@@ -100,7 +103,7 @@ class CommonConfig(BaseModel):
     num_nodes: PositiveInt = 1
     node_launcher: Literal["auto", "srun", "localhost"] = "auto"
     hang_timeout_s: PositiveFloat = 600.0
-    seed: int = 0
+    seed: int = Field(0, ge=0, lt=SEED_LIMIT)
 
     @field_validator("campaign")
     @classmethod
@@ -116,10 +119,28 @@ class CommonConfig(BaseModel):
                              f"e.g. {', '.join(map(str, fits))}")
         return self
 
+    @model_validator(mode="after")
+    def _processes_fit_the_node(self) -> CommonConfig:
+        """One process per device: no more on a node than its cores (``device: cpu``) or GPUs
+        (:func:`benchlib.inputs.node_limits.device_bound`)."""
+        bound, why = node_limits.device_bound(self.device)
+        if self.processes_here > bound:
+            where = "this node" if self.processes_here == self.num_devices else "each node"
+            raise ValueError(f"num_devices {self.num_devices}: device {self.device!r} starts "
+                             f"{self.processes_here} processes on {where}, more than {why} "
+                             f"(at most {bound} per node)")
+        return self
+
     @property
     def devices_per_node(self) -> int:
         """Processes torchrun starts on each node."""
         return self.num_devices // self.num_nodes
+
+    @property
+    def processes_here(self) -> int:
+        """Processes one host runs: every device's with ``node_launcher: localhost`` (each
+        "node" is this machine), else :attr:`devices_per_node`."""
+        return self.num_devices if self.node_launcher == "localhost" else self.devices_per_node
 
 
 class RunConfig(CommonConfig):
@@ -141,7 +162,7 @@ class RunConfig(CommonConfig):
     max_time_s: PositiveFloat = 60.0
     warmup: NonNegativeInt = 5
     batch_size: PositiveInt = 32
-    num_workers: NonNegativeInt = 4
+    num_workers: int = Field(4, ge=0, le=MAX_WORKERS)
     breakdown: bool = True
     scaling: Literal["weak", "strong"] = "weak"
     telemetry_interval_s: NonNegativeFloat = 0.1

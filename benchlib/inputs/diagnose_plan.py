@@ -28,7 +28,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     ValidationError,
@@ -44,6 +43,7 @@ from benchlib.inputs.config import (
 )
 from benchlib.inputs.diagnose_defaults import DEFAULTS
 from benchlib.inputs.executors import LocalExecutor, Settings
+from benchlib.inputs.node_limits import MAX_WORKERS, cores
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.vocabulary import MatmulPrecision
@@ -73,7 +73,7 @@ class DiagnoseRequest(BaseModel):
     benchmark: Literal[registry.DIAGNOSED] = registry.DIAGNOSED[0]  # type: ignore[valid-type]
     data_dir: str = ""
     num_devices: PositiveInt = 1
-    num_workers: NonNegativeInt | None = None
+    num_workers: int | None = Field(None, ge=0, le=MAX_WORKERS)
     precision: Precision = Precisions.FP32.value
     channels_last: bool = False
     batch_size: PositiveInt | None = None
@@ -153,9 +153,53 @@ class Plan(BaseModel):
                 f"{len(self.rungs) - 1} rungs x {self.repeats} repeats")
 
 
-def cores_available() -> int:
-    """CPU cores this process may use (its affinity)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+#: Entries looked at when searching ``data_dir`` for an image before planning.
+IMAGE_SEARCH_ENTRIES = 100_000
+
+
+def find_image(folder: str | Path) -> bool | None:
+    """Whether ``folder`` holds an image file (torchvision's ``IMG_EXTENSIONS``) one or two
+    levels down (``DIR/<class>/<image>``, or ``DIR/<image>``); None when it is not a folder
+    (the config names that) or when the first :data:`IMAGE_SEARCH_ENTRIES` entries held none
+    (too many to tell; the run's loader decides)."""
+    from torchvision.datasets.folder import IMG_EXTENSIONS
+
+    root = Path(folder)
+    if not root.is_dir():
+        return None
+    seen = 0
+    try:
+        with os.scandir(root) as top:
+            for entry in top:
+                for item in _inner(entry):
+                    seen += 1
+                    if item.name.lower().endswith(IMG_EXTENSIONS) and item.is_file():
+                        return True
+                    if seen > IMAGE_SEARCH_ENTRIES:
+                        return None
+    except OSError:
+        return None  # unreadable: the run names the reason
+    return False
+
+
+def _inner(entry: os.DirEntry) -> list[os.DirEntry]:
+    """``entry`` itself, or the entries of the folder it is (a class folder)."""
+    if not entry.is_dir():
+        return [entry]
+    with os.scandir(entry.path) as inner:
+        return [item for _, item in zip(range(IMAGE_SEARCH_ENTRIES + 1), inner, strict=False)]
+
+
+def check_data_dir(data_dir: str | Path) -> None:
+    """InputError when ``data_dir`` is a folder without images (every rung that reads it could
+    only fail, minutes later); ``benchlib diagnose`` asks before it plans."""
+    if data_dir and find_image(data_dir) is False:
+        from torchvision.datasets.folder import IMG_EXTENSIONS
+
+        raise InputError(f"diagnose: data_dir: {data_dir!r} holds no image file "
+                         f"({', '.join(IMG_EXTENSIONS)}) in it or in its class folders; give an "
+                         "ImageNet-layout folder (DIR/<class>/<image>.jpg), or no --data-dir for "
+                         "synthetic data only")
 
 
 def worker_counts(user: int, cores: int, devices: int) -> list[int]:
@@ -238,9 +282,9 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
     ``runs_here``: whether its points run on this machine (else ``device: auto`` means a GPU)."""
     target = _target(request, runs_here)
     defaults = DEFAULTS[target]
-    cores = request.cores or cores_available()
-    workers = request.num_workers if request.num_workers is not None else min(4, cores)
-    counts = worker_counts(workers, cores, request.num_devices)
+    available = request.cores or cores()
+    workers = request.num_workers if request.num_workers is not None else min(4, available)
+    counts = worker_counts(workers, available, request.num_devices)
     repeats = request.repeats or defaults["repeats"]
     budget = request.budget_s or defaults["budget_s"]
     rungs = _rungs(request, target, workers, counts)

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import PositiveInt, model_validator
 
+from benchlib.inputs import node_limits
 from benchlib.inputs.config import CompileMode, RunConfig
+from benchlib.models.lm_shapes import shape_for
 
 LanguageModelBenchmark = Literal["lm_train", "lm_inference"]
-#: The named model sizes of :mod:`benchlib.models.transformer` (kept here as data: validating a
-#: config does not import torch).
+#: The named model sizes of :mod:`benchlib.models.lm_shapes` (kept here as a literal for the
+#: parameters cell and the schema).
 LanguageModelSize = Literal["tiny", "mini", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
                             "custom"]
+#: Bytes per parameter a run holds: fp32 weights; training adds their gradients and AdamW's two
+#: moments (4 + 4 + 8).
+BYTES_PER_PARAMETER = {"lm_train": 16, "lm_inference": 4}
+TOKEN_BYTES = 2  #: nanoGPT's token files: one uint16 per token
 
 
 class LanguageModelConfig(RunConfig):
@@ -50,9 +57,62 @@ class LanguageModelConfig(RunConfig):
         if self.size == "custom" and self.width % self.heads:
             raise ValueError(f"width {self.width} is not a multiple of heads {self.heads}")
         if self.dataset == "tokens":
-            if not self.token_file:
-                raise ValueError("token_file is empty: dataset 'tokens' needs a uint16 token "
-                                 "file (nanoGPT's .bin layout)")
-            if not Path(self.token_file).is_file():
-                raise ValueError(f"token_file {self.token_file!r} is not a file")
+            self._check_token_file()
         return self
+
+    def _check_token_file(self) -> None:
+        """What a stat can tell of ``token_file``: a file, not empty, whole uint16 tokens, and
+        enough of them for one window (:func:`benchlib.data.tokens.file_batch` picks a start
+        among ``tokens - sequence_length - 1``)."""
+        if not self.token_file:
+            raise ValueError("token_file is empty: dataset 'tokens' needs a uint16 token "
+                             "file (nanoGPT's .bin layout)")
+        try:
+            size = os.stat(self.token_file).st_size
+        except OSError:
+            size = None
+        if size is None or not Path(self.token_file).is_file():
+            raise ValueError(f"token_file {self.token_file!r} is not a file")
+        if size == 0:
+            raise ValueError(f"token_file {self.token_file!r} is empty (0 bytes); give a "
+                             "tokenized corpus")
+        if size % TOKEN_BYTES:
+            raise ValueError(f"token_file {self.token_file!r}: {size} bytes is not a whole "
+                             "number of uint16 tokens (nanoGPT's .bin layout)")
+        needed = self.sequence_length + 2
+        if size // TOKEN_BYTES < needed:
+            raise ValueError(f"token_file {self.token_file!r}: {size // TOKEN_BYTES} tokens, "
+                             f"fewer than the {needed} one sequence needs (sequence_length "
+                             f"{self.sequence_length} + 1 for the targets + 1 to choose a start)")
+
+    def memory_estimate(self) -> tuple[int, int, str]:
+        """(bytes one process holds for the model's parameters, those parameters, the field
+        that contributes most: ``width`` / ``size``, ``vocab_size`` or ``sequence_length``).
+        A lower bound: activations come on top."""
+        shape = shape_for(self.size, self.layers, self.heads, self.width, self.vocab_size,
+                          self.sequence_length)
+        parts = {("width" if self.size == "custom" else "size"):
+                 12 * shape.layers * shape.width ** 2,
+                 "vocab_size": shape.vocab_size * shape.width,
+                 "sequence_length": shape.max_sequence * shape.width}
+        field = max(parts, key=parts.__getitem__)
+        return shape.parameters * BYTES_PER_PARAMETER[self.benchmark], shape.parameters, field
+
+    @model_validator(mode="after")
+    def _model_fits_the_memory(self) -> LanguageModelConfig:
+        """Refuse a model whose parameters (and, training, their gradients and AdamW state)
+        alone need more than the device's memory (the host's on a CPU, for every process
+        there): it would fail in the allocator or be killed after minutes of start-up."""
+        estimate, parameters, field = self.memory_estimate()
+        processes = self.processes_here if self.device == "cpu" else 1
+        bound, why = node_limits.memory_bound(self.device)
+        if estimate * processes <= bound:
+            return self
+        self_value = getattr(self, field)
+        each = f" x {processes} processes" if processes > 1 else ""
+        raise ValueError(
+            f"{field} {self_value}: this {self.size} model holds {parameters / 1e9:.2f} billion "
+            f"parameters, about {node_limits.size_text(estimate)}{each} in {self.benchmark} "
+            f"({BYTES_PER_PARAMETER[self.benchmark]} bytes per parameter, activations not "
+            f"counted), more than {why} on device {self.device!r}; choose a smaller size, "
+            "width, vocab_size or sequence_length")

@@ -32,12 +32,12 @@ from benchlib import PROJECT_ROOT
 from benchlib.errors import ConfigError, InputError
 from benchlib.inputs.config import check_campaign, describe_validation_error
 from benchlib.inputs.executors import SETTINGS, LocalExecutor, Settings
+from benchlib.inputs.param_paths import resolve_paths, same_paths
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import by_notebook, notebook_configs
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
-PATH_PARAMETERS = ("data_dir", "volume", "output")  #: paths, made absolute before papermill
 #: A notebook of a test's own ``notebook_dir``: a plain name, never a path.
 NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_]+")
 #: The longest point file stem. Files named after a point add at most 42 bytes to it (the
@@ -100,6 +100,19 @@ class SweepFile(BaseModel):
             if isinstance(item, dict) and len(item) != 1:
                 raise ValueError("a notebook entry with parameters is one mapping "
                                  "{name: {parameter: value}}; got keys " + ", ".join(item))
+        return value
+
+    @field_validator("notebook")
+    @classmethod
+    def _each_notebook_once(cls, value: str | list) -> str | list:
+        """A notebook listed twice would keep only its last parameters, silently."""
+        names = [item if isinstance(item, str) else next(iter(item), "")
+                 for item in ([] if isinstance(value, str) else value)]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            counts = ", ".join(f"{name!r} is listed {names.count(name)} times" for name in twice)
+            raise ValueError(f"{counts}; list each notebook once (its own parameters in one "
+                             "mapping), and put the values that should differ in the grid")
         return value
 
     @field_validator("notebook")
@@ -284,24 +297,19 @@ def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> li
             config_class(**{**values, **fixed})
         except ValidationError as error:
             for line in describe_validation_error(error, fields=config_class.model_fields):
-                field = line.split(":", 1)[0]
+                field = line.split(":", 1)[0].split(".", 1)[0]  # patch_shape.0: its field
                 errors.append(f"{_origin(spec, field, point.notebook)}{line[len(field):]}"
                               if field in config_class.model_fields else line)
-    return list(dict.fromkeys(errors))
+    return list(dict.fromkeys(errors + _same_paths(spec, points, base_dir)))
 
 
-def resolve_paths(parameters: dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    """Path parameters made absolute against ``base_dir`` (where the sweep was started);
-    ConfigError naming the parameter for a path whose symbolic links loop (``ln -s a a``)."""
-    resolved = dict(parameters)
-    for key in PATH_PARAMETERS:
-        if resolved.get(key):
-            try:
-                resolved[key] = str((base_dir / str(resolved[key])).resolve())
-            except (RuntimeError, OSError) as error:  # RuntimeError: pathlib's symlink loop
-                raise ConfigError(f"{key}: bad value {resolved[key]!r}: its symbolic links "
-                                  f"loop ({error}); give the folder itself") from None
-    return resolved
+def _same_paths(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:
+    """Points whose parameters are equal once paths are made absolute (``imgs`` and
+    ``./imgs``) would run the same thing twice under two ids: refused, naming both values."""
+    return [f"{_origin(spec, name, notebook)}: {first!r} and {second!r} are the same path "
+            f"({resolved}), so their points would run twice; list it once"
+            for notebook, name, first, second, resolved in same_paths(
+                [(p.notebook, p.parameters, p.repeat) for p in points], base_dir)]
 
 
 def _explain_key_error(line: str) -> str:

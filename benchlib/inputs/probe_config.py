@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
+    Field,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -14,6 +15,7 @@ from pydantic import (
 
 from benchlib import vocabulary
 from benchlib.inputs.config import CommonConfig
+from benchlib.inputs.node_limits import MAX_WORKERS
 
 MatmulPrecision = vocabulary.literal(vocabulary.MatmulPrecision)
 
@@ -75,7 +77,7 @@ class NodeProbeConfig(CommonConfig):
     warmup: NonNegativeInt = 3
     data_dir: str = ""
     image_size: PositiveInt = 224
-    decode_workers: list[NonNegativeInt] = [1, 2, 4, 8]
+    decode_workers: list[Annotated[int, Field(ge=0, le=MAX_WORKERS)]] = [1, 2, 4, 8]
     decode_batch_size: PositiveInt = 64
     decode_batches: PositiveInt = 20
     read_max_bytes: PositiveInt = 2 << 30

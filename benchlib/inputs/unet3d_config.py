@@ -87,10 +87,26 @@ class UNet3DConfig(RunConfig):
             raise ValueError(f"volume is empty: {self.benchmark} needs an HDF5 or zarr volume "
                              "(benchlib data volume PATH --shape Z Y X writes one)")
         try:
-            return check_volume(self.volume, getattr(self, key_field))
+            shape = check_volume(self.volume, getattr(self, key_field))
         except VolumeError as error:
             field = key_field if "has no dataset" in str(error) else "volume"
             raise ValueError(f"{field}: {error}") from None
+        if key_field == "raw_key":
+            self._check_raw_dtype()
+        return shape
+
+    def _check_raw_dtype(self) -> None:
+        """The raw dataset holds numbers (its header's dtype), or the network cannot read it."""
+        import numpy as np
+
+        from benchlib.data.volumes import open_volume
+
+        with open_volume(self.volume, self.raw_key) as array:
+            dtype = np.dtype(array.dtype)
+        if not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
+            raise ValueError(f"raw_key: dataset {self.raw_key!r} of volume {self.volume!r} holds "
+                             f"{dtype.str} ({dtype.name}) values, not numbers; give the key of "
+                             "the raw image (integers or floats)")
 
 
 class UNet3DTrainConfig(UNet3DConfig):

@@ -2,14 +2,18 @@
 
 PyYAML's safe loader still takes duplicate keys (the last silently wins), expands aliases
 without a bound (a "billion laughs" file of a few lines takes gigabytes once something walks
-it) and builds bytes (``!!binary``), dates, sets and other non-JSON values. Params become
-notebook parameters, so :func:`load_yaml` returns only what JSON can hold (text, numbers,
-booleans, null, lists, mappings with text keys) and names the place of anything else.
+it), recurses once per nesting level (3,000 ``[`` end in a RecursionError), merges ``<<`` keys
+as its version does (before 6.0.4, a copy per level: exponential), reads YAML 1.1 integers
+(``016`` is octal 14, ``1:30`` is 90) and builds bytes (``!!binary``), dates, sets and other
+non-JSON values. Params become notebook parameters, so :func:`load_yaml` returns only what JSON
+can hold (text, numbers, booleans, null, lists, mappings with text keys), bounds depth and
+merges itself, and names the place of anything else.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,18 @@ MAX_ALIASES = 100
 MAX_POINTS = 10_000
 #: Most values (scalars, lists and mappings, with aliases counted each time they are used).
 MAX_NODES = 100_000
+#: Deepest nesting of lists and mappings (a params file needs five levels).
+MAX_DEPTH = 64
+#: Integers YAML 1.1 reads otherwise than YAML 1.2 and people do: a leading zero (octal) and
+#: base 60 (``1:30``); ``0x10`` and ``1_000`` mean what they say and stay allowed.
+_OCTAL = re.compile(r"[-+]?0[0-9_]+")
+
+
+class _YAML11Number:
+    """A plain scalar YAML 1.1 reads as a number YAML 1.2 would not: refused with its place."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text, self.reason = text, reason
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -34,6 +50,8 @@ class _StrictLoader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.alias_uses = 0
+        self.depth = 0
+        self.merged = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -42,12 +60,73 @@ class _StrictLoader(yaml.SafeLoader):
                 mark = self.peek_event().start_mark
                 raise InputError(f"line {mark.line + 1}: more than {MAX_ALIASES} aliases (*name); "
                                  "write the values out")
-        return super().compose_node(parent, index)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise InputError(f"line {mark.line + 1}, column {mark.column + 1}: lists and "
+                                 f"mappings nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Merge ``<<`` keys here, not by PyYAML's version: each key once (the first mapping
+        that has it wins, as YAML's merge spec says; the mapping's own keys win over all), and
+        at most :data:`MAX_NODES` pairs merged in the whole file."""
+        merged: list[tuple[Any, Any]] = []
+        keys: set[Any] = set()
+        own = []
+        for key_node, value_node in node.value:
+            if key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.tag == "tag:yaml.org,2002:value":
+                    key_node.tag = "tag:yaml.org,2002:str"
+                own.append((key_node, value_node))
+                continue
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) \
+                else [value_node]
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark, "expected a mapping or "
+                        f"list of mappings for merging, but found {source.id}", source.start_mark)
+                self.flatten_mapping(source)
+                for pair in source.value:
+                    key = (pair[0].tag, pair[0].value) if isinstance(pair[0], yaml.ScalarNode) \
+                        else id(pair[0])
+                    if key not in keys:
+                        keys.add(key)
+                        merged.append(pair)
+                self.merged += len(source.value)
+                if self.merged > MAX_NODES:
+                    raise InputError(f"line {node.start_mark.line + 1}: more than {MAX_NODES:,} "
+                                     "values merged by << keys; write the values out")
+        node.value = merged + own
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
+        text = str(node.value)
+        if _OCTAL.fullmatch(text):
+            digits = text.lstrip("+-").lstrip("0_") or "0"
+            return _YAML11Number(text, f"has a leading zero, which YAML 1.1 reads as the octal "
+                                       f"number {super().construct_yaml_int(node)}; write "
+                                       f"{digits}, or quote it to give text")
+        if ":" in text:
+            return _YAML11Number(text, f"is a base-60 number in YAML 1.1 "
+                                       f"({super().construct_yaml_int(node)}); quote it to give "
+                                       "text")
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> Any:
+        if ":" in str(node.value):
+            return _YAML11Number(str(node.value), "is a base-60 number in YAML 1.1; quote it "
+                                                  "to give text")
+        return super().construct_yaml_float(node)
+
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # <<: *base, merged by PyYAML
+            if key_node.tag == "tag:yaml.org,2002:merge":  # <<: *base, merged by flatten_mapping
                 continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
@@ -59,6 +138,10 @@ class _StrictLoader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: let PyYAML say so
                 break
         return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
 
 
 def _type_name(value: object) -> str:
@@ -84,6 +167,8 @@ def _check_json_typed(value: object, where: str, budget: list[int]) -> None:
         return
     if value is None or isinstance(value, (bool, int)):
         return
+    if isinstance(value, _YAML11Number):
+        raise InputError(f"{where or 'the file'}: {value.text} {value.reason}")
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InputError(f"{where}: {value} is not a finite number")
