@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -11,7 +10,8 @@ from torch import nn
 
 from benchlib.data.tokens import file_batch, open_tokens, synthetic_batch
 from benchlib.inputs.lm_config import LanguageModelBenchmark, LanguageModelConfig
-from benchlib.models.transformer import SIZES, TransformerLM, TransformerShape, language_model_loss
+from benchlib.models.lm_shapes import shape_for
+from benchlib.models.transformer import TransformerLM, TransformerShape, language_model_loss
 from benchlib.workloads import distributed, step
 from benchlib.workloads.result import RunResult
 
@@ -19,13 +19,8 @@ from benchlib.workloads.result import RunResult
 def model_shape(config: LanguageModelConfig) -> TransformerShape:
     """The transformer's shape: the named size, or the custom layers / heads / width; the
     vocabulary and the longest sequence as configured."""
-    if config.size == "custom":
-        base = TransformerShape(layers=config.layers, heads=config.heads, width=config.width)
-    else:
-        base = SIZES[config.size]
-    return dataclasses.replace(
-        base, vocab_size=config.vocab_size or base.vocab_size,
-        max_sequence=max(base.max_sequence, config.sequence_length))
+    return shape_for(config.size, config.layers, config.heads, config.width,
+                     config.vocab_size, config.sequence_length)
 
 
 def build_model(config: LanguageModelConfig) -> nn.Module:
