@@ -333,7 +333,8 @@ def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
     from benchlib.kinds.record import recorded_data_path
 
     tokens = write_tokens(tmp_path / "train.bin", 100, 50)
-    config = LanguageModelConfig(dataset="tokens", token_file=str(tokens), size="tiny")
+    config = LanguageModelConfig(dataset="tokens", token_file=str(tokens), size="tiny",
+                                 sequence_length=16)
     assert recorded_data_path(config) == str(tokens.resolve())
 
     class Volume:
@@ -343,10 +344,15 @@ def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
     assert recorded_data_path(Volume()) == str(tmp_path.resolve() / "em.h5")
 
 
-def test_cli_volume_on_a_full_disk_exits_1_naming_the_path(tmp_path, monkeypatch, capsys):
+def test_cli_volume_on_a_full_disk_is_refused_naming_shape_and_path(tmp_path, monkeypatch,
+                                                                    capsys):
+    """The command checks with the writer's own estimate before writing: exit 2 naming --shape
+    and the path, nothing written."""
     from benchlib.cli import main
 
     _no_space(monkeypatch)
     path = tmp_path / "em.h5"
-    assert main(["data", "volume", str(path), "--shape", "64", "64", "64", "--quiet"]) == 1
-    assert "no space for" in capsys.readouterr().err and os.listdir(tmp_path) == []
+    assert main(["data", "volume", str(path), "--shape", "64", "64", "64", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--shape 64 64 64: no space for" in err and "em.h5" in err
+    assert os.listdir(tmp_path) == []

@@ -10,8 +10,6 @@ from benchlib.errors import ConfigError
 #: Largest ``--size`` of ``data imagefolder`` (px on the short side; a generated image of 4096 px
 #: takes about 1.4 GB while it is drawn, and ImageNet's largest are a few thousand px).
 MAX_IMAGE_SIDE = 4096
-#: Bytes per voxel of ``data volume`` on disk, uncompressed: raw uint8 and labels uint64.
-VOLUME_BYTES_PER_VOXEL = 9
 #: Bytes per pixel of one plane while it is drawn (float32 distances, int64 labels, float64
 #: noise and image): a plane must fit in memory.
 PLANE_BYTES_PER_PIXEL = 48
@@ -76,7 +74,7 @@ def _volume(args: argparse.Namespace) -> None:
         raise ConfigError(str(error)) from None
     if min(args.shape) < 1 or min(args.cell) < 1 or min(args.chunks) < 1:
         raise ConfigError("--shape, --cell and --chunks take three positive sizes (z y x)")
-    _volume_fits(args.path, args.shape)
+    _volume_fits(args.path, args.shape, "gzip" if args.compression == "gzip" else None)
     shape = write_em_volume(args.path, args.shape, args.cell, args.chunks, args.seed,
                             "gzip" if args.compression == "gzip" else None,
                             progress=not args.quiet)
@@ -84,25 +82,20 @@ def _volume(args: argparse.Namespace) -> None:
           f"({math.prod(shape):,} voxels), to {args.path}")
 
 
-def _volume_fits(path: str, shape: list[int]) -> None:
-    """ConfigError naming ``--shape`` when the volume cannot fit: its uncompressed bytes against
-    the free space where it goes, one plane against this node's memory."""
-    import math
-    import shutil
-    from pathlib import Path
-
+def _volume_fits(path: str, shape: list[int], compression: str | None) -> None:
+    """ConfigError naming ``--shape`` when the volume cannot fit: its bytes on disk (the
+    writer's own estimate and free-space check, :mod:`benchlib.data.space`) against the free
+    space where it goes, one plane against this node's memory."""
+    from benchlib.data.em_volume import estimated_bytes
+    from benchlib.data.space import check_free_space
+    from benchlib.errors import OutputError
     from benchlib.inputs.node_limits import host_memory, size_text
 
     given = f"--shape {' '.join(map(str, shape))}"
-    folder = Path(path).absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    free = shutil.disk_usage(folder).free
-    needed = math.prod(shape) * VOLUME_BYTES_PER_VOXEL
-    if needed > free:
-        raise ConfigError(f"{given}: {math.prod(shape):,} voxels take {size_text(needed)} "
-                          f"uncompressed ({VOLUME_BYTES_PER_VOXEL} bytes each: raw and labels), "
-                          f"more than the {size_text(free)} free in {folder}")
+    try:
+        check_free_space(path, estimated_bytes(shape, compression))
+    except OutputError as error:
+        raise ConfigError(f"{given}: {error}") from None
     plane = shape[1] * shape[2] * PLANE_BYTES_PER_PIXEL
     if plane > host_memory():
         raise ConfigError(f"{given}: one {shape[1]} x {shape[2]} plane takes about "
