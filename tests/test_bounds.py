@@ -97,8 +97,28 @@ def test_a_language_model_larger_than_the_memory_is_refused(tmp_path, small_node
     assert "102.4 GB" in err and "8.0 GiB" in err, err
     custom = LM.replace("size: tiny", "size: custom, layers: 1000, heads: 100, width: 12800")
     err = _refused(tmp_path, custom)
-    assert "base.width: width 12800" in err and "8.0 GiB" in err, err
+    assert "base.layers: layers 1000 and width 12800" in err and "8.0 GiB" in err, err
+    deep = LM.replace("size: tiny", "size: custom, layers: 100000, heads: 2, width: 64")
+    assert "layers 100000 and width 64" in _refused(tmp_path, deep)
     assert len(load_sweep(_write(tmp_path, LM), base_dir=tmp_path).points) == 1
+
+
+def test_a_batch_larger_than_the_memory_is_refused(tmp_path, small_node):
+    """The input batch of a classification run and the logits of a language model's are lower
+    bounds of what one iteration holds: beyond the device's memory, refused naming batch_size."""
+    err = _refused(tmp_path, BASE.replace("image_size: 32", "image_size: 4096, batch_size: 100"))
+    assert "base.batch_size: batch_size 100: one batch of 4096 px images" in err, err
+    assert "20.1 GB" in err and "8.0 GiB" in err, err
+    err = _refused(tmp_path, LM.replace("batch_size: 2", "batch_size: 10000000"))
+    assert "base.batch_size: batch_size 10000000: its logits alone" in err, err
+    assert len(load_sweep(_write(tmp_path, BASE), base_dir=tmp_path).points) == 1
+
+
+def test_an_image_side_beyond_the_cap_is_refused_also_by_diagnose(tmp_path):
+    err = _refused(tmp_path, BASE.replace("image_size: 32", "image_size: 100000"))
+    assert "base.image_size: bad value 100000" in err and str(node_limits.MAX_IMAGE_SIDE) in err
+    with pytest.raises(InputError, match=rf"image_size.*100000.*{node_limits.MAX_IMAGE_SIDE}"):
+        diagnose_plan.request_from({"image_size": 100000, "device": "cpu"})
 
 
 def test_the_memory_estimate_counts_training_state():
@@ -449,3 +469,8 @@ def test_the_size_names_of_the_config_are_the_shapes_it_estimates():
 
     assert set(typing.get_args(LanguageModelSize)) == {*lm_shapes.SIZES, "custom"}
     assert transformer.SIZES is lm_shapes.SIZES  # one table, built and estimated alike
+
+
+def test_a_negative_zero_padded_number_is_told_its_sign():
+    with pytest.raises(InputError, match="write -16, or quote it"):
+        parse_yaml("a: -016\n")

@@ -25,7 +25,7 @@ from pydantic import (
 
 from benchlib import vocabulary
 from benchlib.inputs import node_limits
-from benchlib.inputs.node_limits import MAX_WORKERS, SEED_LIMIT
+from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, SEED_LIMIT
 
 Precision = vocabulary.literal(vocabulary.Precision)
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
@@ -210,7 +210,7 @@ class ClassificationConfig(RunConfig):
 
     benchmark: ClassificationBenchmark = "train"
     model: str = "resnet50"
-    image_size: PositiveInt | None = None
+    image_size: int | None = Field(None, gt=0, le=MAX_IMAGE_SIDE)
     dataset: Literal["synthetic", "real"] = "synthetic"
     synthetic_kind: Literal["device", "loader"] = "device"
     data_dir: str = ""
@@ -257,6 +257,21 @@ class ClassificationConfig(RunConfig):
             raise ValueError("scaling 'strong' does not apply to smooth_inference (one image per "
                              "iteration per device; batch_size is its noise chunk): use 'weak', or "
                              "iterations 'epoch' to split a fixed set of images over the devices")
+        return self
+
+    @model_validator(mode="after")
+    def _batch_fits_the_memory(self) -> ClassificationConfig:
+        """Refuse a batch whose input tensor alone (float32, 3 channels) needs more than the
+        device's memory: a lower bound, the model's activations come on top."""
+        side = self.resolved_image_size
+        needed = self.device_batch_size * 3 * side * side * 4
+        processes = self.processes_here if self.device == "cpu" else 1
+        bound, why = node_limits.memory_bound(self.device)
+        if needed * processes > bound:
+            raise ValueError(f"batch_size {self.batch_size}: one batch of {side} px images takes "
+                             f"about {node_limits.size_text(needed)} per device as float32 input "
+                             f"alone, more than {why} on device {self.device!r}; choose a "
+                             "smaller batch_size or image_size")
         return self
 
     @property

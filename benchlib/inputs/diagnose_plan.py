@@ -43,7 +43,7 @@ from benchlib.inputs.config import (
 )
 from benchlib.inputs.diagnose_defaults import DEFAULTS
 from benchlib.inputs.executors import LocalExecutor, Settings
-from benchlib.inputs.node_limits import MAX_WORKERS, cores
+from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, cores
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.vocabulary import MatmulPrecision
@@ -77,7 +77,7 @@ class DiagnoseRequest(BaseModel):
     precision: Precision = Precisions.FP32.value
     channels_last: bool = False
     batch_size: PositiveInt | None = None
-    image_size: PositiveInt | None = None
+    image_size: int | None = Field(None, gt=0, le=MAX_IMAGE_SIDE)
     budget_s: PositiveFloat | None = None
     repeats: int | None = Field(None, ge=2, le=20)
     device: DeviceChoice = "auto"

@@ -91,7 +91,7 @@ class LanguageModelConfig(RunConfig):
         A lower bound: activations come on top."""
         shape = shape_for(self.size, self.layers, self.heads, self.width, self.vocab_size,
                           self.sequence_length)
-        parts = {("width" if self.size == "custom" else "size"):
+        parts = {("layers and width" if self.size == "custom" else "size"):
                  12 * shape.layers * shape.width ** 2,
                  "vocab_size": shape.vocab_size * shape.width,
                  "sequence_length": shape.max_sequence * shape.width}
@@ -108,11 +108,33 @@ class LanguageModelConfig(RunConfig):
         bound, why = node_limits.memory_bound(self.device)
         if estimate * processes <= bound:
             return self
-        self_value = getattr(self, field)
+        named = " and ".join(f"{name} {getattr(self, name)}" for name in field.split(" and "))
         each = f" x {processes} processes" if processes > 1 else ""
         raise ValueError(
-            f"{field} {self_value}: this {self.size} model holds {parameters / 1e9:.2f} billion "
+            f"{named}: this {self.size} model holds {parameters / 1e9:.2f} billion "
             f"parameters, about {node_limits.size_text(estimate)}{each} in {self.benchmark} "
             f"({BYTES_PER_PARAMETER[self.benchmark]} bytes per parameter, activations not "
             f"counted), more than {why} on device {self.device!r}; choose a smaller size, "
-            "width, vocab_size or sequence_length")
+            "layers, width, vocab_size or sequence_length")
+
+    def logits_bytes(self) -> int:
+        """Bytes of one iteration's logits on one device (float32, batch x sequence x
+        vocabulary; training keeps their gradient too): a lower bound of its activations."""
+        shape = shape_for(self.size, self.layers, self.heads, self.width, self.vocab_size,
+                          self.sequence_length)
+        copies = 2 if self.benchmark == "lm_train" else 1
+        return self.device_batch_size * self.sequence_length * shape.vocab_size * 4 * copies
+
+    @model_validator(mode="after")
+    def _batch_fits_the_memory(self) -> LanguageModelConfig:
+        """Refuse a batch whose logits alone need more than the device's memory."""
+        needed = self.logits_bytes()
+        processes = self.processes_here if self.device == "cpu" else 1
+        bound, why = node_limits.memory_bound(self.device)
+        if needed * processes <= bound:
+            return self
+        raise ValueError(
+            f"batch_size {self.batch_size}: its logits alone (batch x sequence_length "
+            f"{self.sequence_length} x vocabulary, float32) take about "
+            f"{node_limits.size_text(needed)} per device, more than {why} on device "
+            f"{self.device!r}; choose a smaller batch_size or sequence_length")

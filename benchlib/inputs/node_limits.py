@@ -19,6 +19,9 @@ MAX_WORKERS = 256
 MAX_GPUS_PER_NODE = 16
 #: One GPU's memory where this node cannot read it (the largest GPUs sold hold 192 GB).
 GPU_MEMORY_CAP = 192 << 30
+#: Largest image side (px) a run or a generated data set takes: ImageNet's largest images are a
+#: few thousand px, and one 4096 px image is 200 MB as float32 before any model sees it.
+MAX_IMAGE_SIDE = 4096
 #: Largest seed + 1: torch's generators take 64-bit seeds, numpy's non-negative ones, and each
 #: rank adds to the seed (``data.shard.Rank.seed``): 0 <= seed < 2**63 leaves room for that.
 SEED_LIMIT = 2 ** 63

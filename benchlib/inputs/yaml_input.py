@@ -106,7 +106,7 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
         text = str(node.value)
         if _OCTAL.fullmatch(text):
-            digits = text.lstrip("+-").lstrip("0_") or "0"
+            digits = ("-" if text.startswith("-") else "") + (text.lstrip("+-").lstrip("0_") or "0")
             return _YAML11Number(text, f"has a leading zero, which YAML 1.1 reads as the octal "
                                        f"number {super().construct_yaml_int(node)}; write "
                                        f"{digits}, or quote it to give text")
