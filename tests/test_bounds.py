@@ -143,6 +143,15 @@ def test_token_files_that_cannot_give_a_sequence_are_refused(tmp_path, size, exp
     assert "base.token_file:" in err and expected in err, err
 
 
+def test_a_missing_or_dangling_token_file_is_said_to_not_exist(tmp_path):
+    (tmp_path / "link.bin").symlink_to(tmp_path / "gone.bin")
+    for name, expected in (("absent.bin", "does not exist"),
+                           ("link.bin", "does not exist (a link to nothing)")):
+        text = LM.replace("device: cpu", f"device: cpu, dataset: tokens, token_file: {name}")
+        err = _refused(tmp_path, text)
+        assert "base.token_file:" in err and expected in err, err
+
+
 def test_a_relative_token_file_is_made_absolute(tmp_path):
     (tmp_path / "tokens.bin").write_bytes(np.arange(100, dtype=np.uint16).tobytes())
     text = LM.replace("device: cpu", "device: cpu, dataset: tokens, token_file: tokens.bin")

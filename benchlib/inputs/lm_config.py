@@ -69,9 +69,13 @@ class LanguageModelConfig(RunConfig):
                              "file (nanoGPT's .bin layout)")
         try:
             size = os.stat(self.token_file).st_size
-        except OSError:
-            size = None
-        if size is None or not Path(self.token_file).is_file():
+        except FileNotFoundError:
+            dangling = " (a link to nothing)" if Path(self.token_file).is_symlink() else ""
+            raise ValueError(f"token_file {self.token_file!r} does not exist{dangling}") from None
+        except OSError as error:
+            raise ValueError(f"token_file {self.token_file!r} cannot be read "
+                             f"({(error.strerror or str(error)).lower()})") from None
+        if not Path(self.token_file).is_file():
             raise ValueError(f"token_file {self.token_file!r} is not a file")
         if size == 0:
             raise ValueError(f"token_file {self.token_file!r} is empty (0 bytes); give a "
