@@ -70,8 +70,7 @@ class LanguageModelConfig(RunConfig):
         try:
             size = os.stat(self.token_file).st_size
         except FileNotFoundError:
-            dangling = " (a link to nothing)" if Path(self.token_file).is_symlink() else ""
-            raise ValueError(f"token_file {self.token_file!r} does not exist{dangling}") from None
+            raise ValueError(f"token_file {self.token_file!r} does not exist") from None
         except OSError as error:
             raise ValueError(f"token_file {self.token_file!r} cannot be read "
                              f"({(error.strerror or str(error)).lower()})") from None
