@@ -13,6 +13,8 @@ EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 #: ``check`` / ``compare``: nothing failed, but some runs cannot be certified.
 EXIT_UNCERTIFIED = 3
+EXIT_INTERRUPTED = 130  #: Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 143  #: SIGTERM (128 + SIGTERM)
 
 
 class BenchlibError(Exception):
@@ -81,6 +83,14 @@ class TimeLimitReached(BenchlibError):
 
 class Preempted(BenchlibError):
     """Slurm's warning signal long before the time limit: the job is being preempted."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, ``kill``, a scheduler) to a ``benchlib`` command. A
+    KeyboardInterrupt, so it takes Ctrl-C's path: the running point's processes are ended and
+    its scratch removed; the command then exits with ``exit_code`` (128 + SIGTERM)."""
+
+    exit_code = EXIT_TERMINATED
 
 
 class ReportError(BenchlibError):

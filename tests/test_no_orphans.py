@@ -258,3 +258,33 @@ def test_predictions_without_output_go_to_the_scratch_never_beside_the_volume(tm
     assert made == [(tmp_path / "point-scratch").resolve()]
     assert sorted(p.name for p in data.parent.rglob("*")) == ["data", "em.h5"]
     assert not list((tmp_path / "point-scratch").iterdir())  # removed at the run's end
+
+
+# --- SIGTERM to the benchlib command (timeout, kill, a scheduler) ------------------------------
+
+@pytest.mark.slow
+def test_sigterm_to_benchlib_sweep_ends_the_point_like_ctrl_c(tmp_path, marked_env):
+    """``benchlib sweep`` given SIGTERM says so, exits 143, ends the point's processes and
+    removes its scratch itself (as on Ctrl-C), instead of dying silently with ``.partial/``."""
+    from benchlib.workloads.scratch import marked
+
+    params = _write(tmp_path, "campaign: c\nnotebook: train\nbase: {model: resnet18, "
+                    "image_size: 32, num_classes: 10, batch_size: 4, iterations: 1000000, "
+                    "warmup: 1, num_workers: 0, device: cpu}\n")
+    campaign = tmp_path / "outputs" / "c"
+    benchlib = str(Path(sys.executable).with_name("benchlib"))
+    sweep = subprocess.Popen([benchlib, "sweep", str(params), "--outputs",
+                              str(tmp_path / "outputs"), "--quiet"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: campaign.glob(".partial/*/*.ipynb"))
+        _wait_for(lambda: marked(campaign / ".partial"))  # the point's kernel is running
+        sweep.send_signal(signal.SIGTERM)
+        stdout, stderr = sweep.communicate(timeout=60)
+    finally:
+        sweep.kill()
+    assert sweep.returncode == 143, stdout + stderr
+    assert "error: terminated (SIGTERM)" in stderr, stderr
+    assert marked(campaign) == []
+    _nothing_left(tmp_path, campaign)
+    assert _left_running(marked_env, 10) == []

@@ -7,6 +7,9 @@ whose outputs carry script, is built into a report; each page is opened in headl
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from benchlib.publish.report.build import build_report
 from benchlib.publish.report.export import export_html
 
 from .browser import chromium
+from .conftest import ROOT
 from .fakes import write_record_notebook
 
 SCRIPT = "<script>window.__pwned=1</script>"
@@ -298,3 +302,58 @@ def test_a_linked_notebook_or_sidecar_gives_no_record_to_the_summaries(tmp_path)
     found = scan(campaign)
     assert found.frame["point_id"].tolist() == ["a"]
     assert sorted(s.path.name for s in found.skipped) == ["yy.json", "zz.ipynb"]
+
+
+def test_a_linked_sidecar_is_named_among_the_skipped_files(tmp_path):
+    """docs/safety.md: a notebook or sidecar that is a link is named in the skipped list."""
+    from benchlib.records.results import scan
+    from benchlib.records.store import write_sidecar
+
+    campaign, private = _link_campaign(tmp_path)
+    write_sidecar(private / "x.ipynb", _record(1, env_note="PRIVATE-SIDECAR-TEXT"))
+    (campaign / "zz.ipynb").symlink_to(private / "x.ipynb")
+    (campaign / "zz.json").symlink_to(private / "x.json")
+    assert sorted(s.path.name for s in scan(campaign).skipped) == ["zz.ipynb", "zz.json"]
+    index = (_build_runs(campaign, ".report-1") / "index.html").read_text()
+    assert "<code>zz.ipynb</code>" in index and "<code>zz.json</code>" in index
+    assert "PRIVATE-SIDECAR-TEXT" not in index
+
+
+# ---------------------------------------------------------------- what stands at report/
+
+
+def _what_stands_at_report(campaign: Path, private: Path, kind: str) -> Path:
+    report = campaign / "report"
+    if kind == "fifo":
+        os.mkfifo(report)
+    elif kind == "link":
+        (private / "repdir").mkdir()
+        (private / "repdir" / "keep.txt").write_text("mine")
+        report.symlink_to(private / "repdir")
+    else:
+        report.write_text("mine")
+    return report
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "file"])
+def test_a_report_path_that_is_no_folder_is_refused_untouched(tmp_path, kind):
+    """``report`` refuses (exit 2, before building) a FIFO, a link or a file at
+    ``<campaign>/report``: no hang, nothing followed or removed, no ``.report-*`` left."""
+    campaign, private = _link_campaign(tmp_path)
+    report = _what_stands_at_report(campaign, private, kind)
+    before = os.lstat(report)
+    benchlib = str(Path(sys.executable).with_name("benchlib"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")]))}
+    try:
+        done = subprocess.run([benchlib, "report", str(campaign), "--quiet"], capture_output=True,
+                              text=True, env=env, timeout=90)
+    finally:
+        left = sorted(p.name for p in campaign.glob(".report-*"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert str(report) in done.stderr and "move it away" in done.stderr, done.stderr
+    assert left == []
+    after = os.lstat(report)  # still there, the very same
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    if kind == "link":
+        assert (private / "repdir" / "keep.txt").read_text() == "mine"

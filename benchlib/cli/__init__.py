@@ -5,17 +5,24 @@ benchlib's exceptions (:mod:`benchlib.errors`) into one message and their exit c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
 
 from benchlib.cli import check, compare, data, diagnose, report, results, status, sweep
 from benchlib.cli.base import Command
 from benchlib.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_UNCERTIFIED,
     BenchlibError,
+    Terminated,
     describe_os_error,
 )
 
@@ -23,7 +30,6 @@ from benchlib.errors import (
 COMMANDS: tuple[type[Command], ...] = (
     sweep.Sweep, status.Status, diagnose.Diagnose, data.Data, results.Results, report.Report,
     check.Check, compare.Compare)
-EXIT_INTERRUPTED = 130
 DESCRIPTION = ("Benchmark deep-learning GPU nodes: run params files as campaigns of notebooks, "
                "follow them, diagnose a node, read, check and compare the results, and publish "
                "them as an HTML report. `benchlib COMMAND --help` says more about each command.")
@@ -32,7 +38,8 @@ EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} a failure while working (a po
           f"{EXIT_BAD_INPUT} bad input (params file, paths, options); "
           f"{EXIT_UNCERTIFIED} check / compare: "
           "nothing failed but some runs cannot be certified; "
-          f"{EXIT_INTERRUPTED} interrupted. Errors print one message; --debug adds the "
+          f"{EXIT_INTERRUPTED} interrupted (Ctrl-C); {EXIT_TERMINATED} terminated (SIGTERM: "
+          "cleaned up as on Ctrl-C). Errors print one message; --debug adds the "
           "traceback.")
 
 
@@ -53,18 +60,42 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
-        return args.handler.run(args)
+        with _sigterm_as_interrupt():
+            return args.handler.run(args)
     except BenchlibError as error:
         return _fail(args, "\n".join(filter(None, (error.lead, str(error)))), error.exit_code)
     except FileNotFoundError as error:
         return _fail(args, str(error), EXIT_BAD_INPUT)
     except OSError as error:
         return _fail(args, describe_os_error(error), EXIT_FAILURE)
+    except Terminated as stop:
+        return _fail(args, "terminated (SIGTERM)", stop.exit_code)
     except KeyboardInterrupt:
         return _fail(args, "interrupted", EXIT_INTERRUPTED)
     except Exception as error:  # a bug: one line, the traceback with --debug
         return _fail(args, f"unexpected {type(error).__name__}: {error} (run again as "
                      "`benchlib --debug ...` for the traceback, and report it)", EXIT_FAILURE)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`~benchlib.errors.Terminated` (a KeyboardInterrupt) while the
+    command runs, so it cleans up as on Ctrl-C (a sweep ends its point's processes and removes
+    its scratch); a further SIGTERM while it does is ignored. Only in the main thread (signal
+    handlers can be set nowhere else); the previous handler is restored afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: None)  # let the clean-up finish
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

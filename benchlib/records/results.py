@@ -194,6 +194,18 @@ def _usable_record(notebook: Path) -> dict | None:
     return record
 
 
+def _linked(notebook: Path) -> list[Skipped]:
+    """The point's files (its notebook, its sidecar) that are symbolic links, each named (a
+    link may lead anywhere on the machine: only the folder's own files are read); a regular
+    notebook whose sidecar is a link is named too, as left out with it."""
+    why = "a symbolic link; only the folder's own files are read"
+    sidecar = sidecar_path(notebook)
+    links = [Skipped(p, f"{p}: {why}") for p in (notebook, sidecar) if p.is_symlink()]
+    if links and notebook.exists() and not notebook.is_symlink():
+        links.insert(0, Skipped(notebook, f"{notebook}: its sidecar {sidecar.name} is {why}"))
+    return links
+
+
 def scan(path: str | Path, strict: bool = False) -> Scan:
     """Every record under ``path`` (a folder or one notebook), and the files left out.
 
@@ -214,10 +226,14 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     rows, sources, skipped = _Rows(), [], []
     for notebook in notebooks:
         origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
+        if walked and (linked := _linked(notebook)):
+            if strict:
+                raise RecordError(linked[0].reason)
+            for found in linked:
+                log.warning("%s", found.reason)
+            skipped.extend(linked)
+            continue
         try:
-            if walked and (notebook.is_symlink() or sidecar_path(notebook).is_symlink()):
-                # a link may lead anywhere on the machine: only the folder's own files are read
-                raise RecordError(f"{origin}: a symbolic link; only the folder's own files are read")
             record = _usable_record(notebook)
         except RecordError as error:
             if strict:

@@ -15,6 +15,7 @@ import itertools
 import logging
 import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -163,11 +164,30 @@ def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str],
     return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
 
 
+def check_report_place(final: Path) -> None:
+    """InputError when something other than a real folder (a symbolic link, FIFO, file, device
+    or socket: ``lstat``) stands at ``final``, the report's place: a build would replace it,
+    so it is refused, never followed nor removed."""
+    try:
+        mode = os.lstat(final).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        return
+    kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode) else "a file" if stat.S_ISREG(mode) else "a socket"
+            if stat.S_ISSOCK(mode) else "a device")
+    raise InputError(f"{final}: {kind}, not a folder; benchlib writes the report there and "
+                     "never replaces what you put there: move it away, then run again")
+
+
 def _swap_in(built: Path, final: Path) -> None:
     """Replace ``final`` by ``built``: the old report is renamed aside, the new one renamed in,
     so a reader sees a whole report (or, for an instant, none). A concurrent build that swaps
-    its report in between is moved aside in turn: the last build to finish wins."""
+    its report in between is moved aside in turn: the last build to finish wins. Only a real
+    folder is replaced (:func:`check_report_place`)."""
     for attempt in itertools.count():
+        check_report_place(final)
         aside = final.with_name(f"{built.name}-old-{attempt}")
         with contextlib.suppress(FileNotFoundError):
             os.rename(final, aside)
@@ -178,7 +198,9 @@ def _swap_in(built: Path, final: Path) -> None:
                 raise
             continue
         finally:
-            shutil.rmtree(aside, ignore_errors=True)
+            with contextlib.suppress(OSError):  # a real folder only: rmtree opens what it gets
+                if stat.S_ISDIR(os.lstat(aside).st_mode):
+                    shutil.rmtree(aside, ignore_errors=True)
         return
 
 
@@ -259,7 +281,8 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
 
     ``baseline``: a campaign folder to compare with (adds the compare page); ``references``:
     a references file for the acceptance page (default: the shipped references); both are
-    checked before anything runs (InputError).
+    checked before anything runs (InputError), as is ``campaign_dir/report`` (InputError when
+    it is anything but a real folder: :func:`check_report_place`).
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
@@ -267,6 +290,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
+    check_report_place(campaign_dir / "report")
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
                                and inputs.has(p.needs) and p.name not in summaries))
