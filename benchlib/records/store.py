@@ -151,9 +151,23 @@ def write_json_atomic(path: Path, data: object) -> None:
     write_bytes_atomic(path, json.dumps(data, indent=1, default=str).encode())
 
 
+#: How a run's per-iteration file is named after its notebook (:func:`iterations_path`).
+ITERATIONS_SUFFIX = ".iterations.csv"
+
+
 def iterations_path(notebook: Path) -> Path:
     """``x.ipynb`` -> ``x.iterations.csv`` (the run's seconds per timed iteration and phase)."""
-    return notebook.with_name(f"{notebook.stem}.iterations.csv")
+    return notebook.with_name(f"{notebook.stem}{ITERATIONS_SUFFIX}")
+
+
+def notebook_of(path: Path) -> Path | None:
+    """The notebook whose sidecar or iterations file ``path`` is by its name (``x.json``,
+    ``x.iterations.csv`` -> ``x.ipynb``), whether or not it exists; None for another name."""
+    if path.name.endswith(ITERATIONS_SUFFIX) and path.name != ITERATIONS_SUFFIX:
+        notebook = path.with_name(f"{path.name[:-len(ITERATIONS_SUFFIX)]}.ipynb")
+        return notebook if iterations_path(notebook) == path else None
+    notebook = path.with_suffix(".ipynb") if path.suffix else None
+    return notebook if notebook is not None and sidecar_path(notebook) == path else None
 
 
 def write_iterations(notebook: Path, record: dict) -> None:
