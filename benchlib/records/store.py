@@ -59,12 +59,13 @@ def output_kind(path: str | Path) -> str:
         return FILE
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return STREAM
-    return _what(mode)
+    return what_is(mode)
 
 
-def _what(mode: int) -> str:
-    """What a file of ``mode`` that is not a regular file is, in words."""
-    return ("a folder" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+def what_is(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat``) is, in words: ``a file``, ``a folder``, ..."""
+    return ("a file" if stat.S_ISREG(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a block device" if stat.S_ISBLK(mode)
             else "a character device" if stat.S_ISCHR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
 
@@ -125,7 +126,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except OSError as error:
         raise OutputError(describe_os_error(error, path)) from error
     if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        raise OutputError(f"{path}: is {_what(mode)}, not a file; not replaced")
+        raise OutputError(f"{path}: is {what_is(mode)}, not a file; not replaced")
     tmp = ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
