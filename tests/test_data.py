@@ -1,9 +1,15 @@
+import os
+from pathlib import Path
+
 import numpy as np
+import pytest
 import torch
 from PIL import Image
 
+from benchlib.cli import main
 from benchlib.data.imagefolder import image_folder, image_folder_loader
 from benchlib.data.synthetic import RandomImages, device_batches, loader_batches
+from benchlib.data.volumes import RAW_KEY, open_volume
 
 
 def test_imagefolder_writer_makes_decodable_varied_jpegs(image_dir):
@@ -57,3 +63,64 @@ def test_normalize_scales_and_standardises_uint8_images():
     for channel in range(3):
         expected = (1 - IMAGENET_MEAN[channel]) / IMAGENET_STD[channel]
         assert torch.allclose(out[:, channel], torch.tensor(expected))
+
+
+# -- benchlib data: sizes and targets refused before anything is written (exit 2) ---------------
+
+def test_an_imagefolder_larger_than_the_disk_is_bad_input(tmp_path, capsys):
+    target = tmp_path / "gen7"
+    code = main(["data", "imagefolder", str(target), "--classes", "100000000", "--images",
+                 "100000000", "--size", "4096"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--classes 100000000, --images 100000000, --size 4096" in err, err
+    assert "free" in err and not target.exists()
+
+
+def _file(path: Path) -> Path:
+    path.write_bytes(b"keep")
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("make", [_file, _fifo])
+def test_an_imagefolder_over_a_file_or_fifo_is_bad_input(tmp_path, capsys, make):
+    target = make(tmp_path / "ok.bin")
+    kind = os.stat(target).st_mode
+    assert main(["data", "imagefolder", str(target), "--classes", "1", "--images", "1",
+                 "--size", "8"]) == 2
+    err = capsys.readouterr().err
+    assert str(target) in err and "not a folder" in err, err
+    assert os.stat(target).st_mode == kind
+
+
+def _plain_folder(path: Path) -> Path:
+    path.mkdir()
+    (path / "notes.txt").write_text("mine")
+    return path
+
+
+@pytest.mark.parametrize(("name", "make", "why"), [
+    ("v.zarr", _plain_folder, "not a zarr volume"), ("v.h5", _plain_folder, "a folder"),
+    ("v.h5", _fifo, "a FIFO"), ("v.zarr", _fifo, "a FIFO"),
+    ("v.h5", lambda p: p.symlink_to("/dev/null") or p, "a character device")])
+def test_a_volume_over_a_folder_fifo_or_device_is_bad_input(tmp_path, capsys, name, make, why):
+    target = make(tmp_path / name)
+    assert main(["data", "volume", str(target), "--shape", "2", "8", "8", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert str(target) in err and why in err, err
+    if target.is_dir():
+        assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_zarr_volume_is_replaced_by_a_new_one(tmp_path, capsys):
+    target = tmp_path / "v.zarr"
+    for shape in ("2", "3"):
+        assert main(["data", "volume", str(target), "--shape", shape, "8", "8", "--quiet"]) == 0
+    capsys.readouterr()
+    with open_volume(target, RAW_KEY) as raw:
+        assert raw.shape == (3, 8, 8)

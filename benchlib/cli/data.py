@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 
 from benchlib.cli.base import Command
-from benchlib.errors import ConfigError
+from benchlib.errors import ConfigError, OutputError, describe_os_error
 
 #: Largest ``--size`` of ``data imagefolder`` (px on the short side; a generated image of 4096 px
 #: takes about 1.4 GB while it is drawn, and ImageNet's largest are a few thousand px).
@@ -49,13 +51,32 @@ class Data(Command):
         return 0
 
 
-def _imagefolder(args: argparse.Namespace) -> None:
-    from benchlib.data.generate import write_imagefolder
-    from benchlib.errors import ConfigError
+def _existing(command: str, path: str) -> int | None:
+    """The ``os.stat`` mode of what is at ``path`` (through links); None when nothing is."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"{command} {path}: {describe_os_error(error)}") from None
 
+
+def _imagefolder(args: argparse.Namespace) -> None:
+    from benchlib.data.generate import check_space, write_imagefolder
+    from benchlib.records.store import what_is
+
+    given = f"--classes {args.classes}, --images {args.images}, --size {args.size}"
     if args.classes < 1 or args.images < 1 or not 8 <= args.size <= MAX_IMAGE_SIDE:
-        raise ConfigError(f"--classes {args.classes}, --images {args.images}, --size {args.size}: "
-                          f"classes and images take 1 or more, size 8 to {MAX_IMAGE_SIDE} px")
+        raise ConfigError(f"{given}: classes and images take 1 or more, size 8 to "
+                          f"{MAX_IMAGE_SIDE} px")
+    mode = _existing("data imagefolder", args.dir)
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise ConfigError(f"data imagefolder {args.dir}: is {what_is(mode)}, not a folder; give "
+                          "a new or existing folder")
+    try:
+        check_space(args.dir, args.classes, args.images, args.size)
+    except OutputError as error:
+        raise ConfigError(f"{given}: {error}") from None
     root = write_imagefolder(args.dir, classes=args.classes, images_per_class=args.images,
                              size=args.size, seed=args.seed)
     print(f"wrote {args.classes} x {args.images} JPEG images (~{args.size} px) to {root}")
@@ -74,6 +95,7 @@ def _volume(args: argparse.Namespace) -> None:
         raise ConfigError(str(error)) from None
     if min(args.shape) < 1 or min(args.cell) < 1 or min(args.chunks) < 1:
         raise ConfigError("--shape, --cell and --chunks take three positive sizes (z y x)")
+    _volume_target(args.path, volume_format(args.path))
     _volume_fits(args.path, args.shape, "gzip" if args.compression == "gzip" else None)
     shape = write_em_volume(args.path, args.shape, args.cell, args.chunks, args.seed,
                             "gzip" if args.compression == "gzip" else None,
@@ -82,13 +104,28 @@ def _volume(args: argparse.Namespace) -> None:
           f"({math.prod(shape):,} voxels), to {args.path}")
 
 
+def _volume_target(path: str, form: str) -> None:
+    """ConfigError naming ``path`` when what is there is not a volume of ``form`` to replace
+    (an HDF5 file, a zarr volume): a folder of other files, a FIFO, a device is never replaced."""
+    from benchlib.data.volumes import is_zarr_volume
+    from benchlib.records.store import what_is
+
+    mode = _existing("data volume", path)
+    if mode is None or (stat.S_ISREG(mode) if form == "hdf5" else is_zarr_volume(path)):
+        return
+    volume = "an HDF5 file" if form == "hdf5" else "a zarr volume"
+    what = ("a folder that is not a zarr volume" if form == "zarr" and stat.S_ISDIR(mode)
+            else f"{what_is(mode)}, not {volume}")
+    raise ConfigError(f"data volume {path}: is {what}; nothing replaced (give a new path, or "
+                      f"{volume} to replace)")
+
+
 def _volume_fits(path: str, shape: list[int], compression: str | None) -> None:
     """ConfigError naming ``--shape`` when the volume cannot fit: its bytes on disk (the
     writer's own estimate and free-space check, :mod:`benchlib.data.space`) against the free
     space where it goes, one plane against this node's memory."""
     from benchlib.data.em_volume import estimated_bytes
     from benchlib.data.space import check_free_space
-    from benchlib.errors import OutputError
     from benchlib.inputs.node_limits import host_memory, size_text
 
     given = f"--shape {' '.join(map(str, shape))}"

@@ -50,7 +50,7 @@ def write_imagefolder(
     if classes < 1 or images_per_class < 1 or size < 8:
         raise ValueError("classes and images_per_class must be >= 1 and size >= 8")
     root = Path(root)
-    check_free_space(root / "class_000", estimated_bytes(classes * images_per_class, size))
+    check_space(root, classes, images_per_class, size)
     rng = np.random.default_rng(seed)
     for c in range(classes):
         folder = root / f"class_{c:03d}"
@@ -67,6 +67,12 @@ def write_imagefolder(
             finally:
                 tmp.unlink(missing_ok=True)
     return root
+
+
+def check_space(root: str | Path, classes: int, images_per_class: int, size: int) -> None:
+    """OutputError when the file system of ``root`` has not about :func:`estimated_bytes` of
+    the folder's pictures free (checked before the writer writes anything)."""
+    check_free_space(Path(root) / "class_000", estimated_bytes(classes * images_per_class, size))
 
 
 def estimated_bytes(images: int, size: int) -> int:

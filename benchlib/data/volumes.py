@@ -33,6 +33,15 @@ def volume_format(path: str | Path) -> Format:
     return SUFFIXES[suffix]
 
 
+#: Files one of which a zarr volume (a folder) holds at its top: zarr v3, then v2 metadata.
+ZARR_MARKERS = ("zarr.json", ".zgroup")
+
+
+def is_zarr_volume(path: str | Path) -> bool:
+    """Whether ``path`` is a folder holding a zarr group (its metadata file at the top)."""
+    return Path(path).is_dir() and any((Path(path) / m).is_file() for m in ZARR_MARKERS)
+
+
 def _open_file(path: str | Path, mode: str = "r") -> Any:
     if volume_format(path) == "hdf5":
         import h5py

@@ -30,6 +30,7 @@ from filelock import FileLock, Timeout
 from benchlib.errors import CampaignBusyError, InputError, describe_os_error
 
 LEDGER = ".benchlib"
+PARTIAL = ".partial"  #: the points' scratch folders, in the campaign folder
 #: Seconds a ledger update waits for another one to finish before giving up.
 LEDGER_TIMEOUT_S = 60.0
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from benchlib.errors import OutputError, RecordError, describe_os_error
 from benchlib.execute.campaign import remember_points
-from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
+from benchlib.execute.locks import PARTIAL, campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.params import (
     NOTEBOOK_DIR,
@@ -48,7 +48,6 @@ from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 log = logging.getLogger(__name__)
 #: Seconds a cell of a local point may run when ``executor.cell_timeout_s`` is not set.
 DEFAULT_CELL_TIMEOUT_S = 7200
-PARTIAL = ".partial"  #: the points' scratch folders, in the campaign folder
 OWNER = "owner.json"  #: in a point's scratch folder: the host and pid of the process running it
 #: Seconds after which the scratch of a point run on another host (whose locks may not reach
 #: this one) counts as left behind.

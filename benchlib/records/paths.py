@@ -12,7 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.errors import InputError, describe_os_error
+from benchlib.execute.locks import LEDGER, PARTIAL
 from benchlib.records import store
+
+#: The folder ``benchlib report`` builds in a campaign's folder (:mod:`benchlib.publish.report`).
+REPORT = "report"
 
 
 def check_results_path(path: str) -> None:
@@ -35,18 +39,53 @@ def load_records(path: str) -> pd.DataFrame:
     return frame
 
 
+def result_file(target: Path) -> str | None:
+    """What ``target`` (a resolved path) is when it is one of benchlib's own result files, in
+    words; None when it is not: a notebook, the sidecar or iterations file of a notebook beside
+    it, anything under a ledger (``.benchlib``), a sweep's scratch (``.partial``) or a campaign's
+    report (``report`` beside the campaign's notebooks or ledger)."""
+    if target.suffix == ".ipynb":
+        return "a notebook (a run's record)"
+    notebook = store.notebook_of(target)
+    if notebook is not None and (notebook.exists() or notebook.is_symlink()):
+        return f"a record file of {notebook.name}"
+    for folder in (target, *target.parents):
+        if folder.name in (LEDGER, PARTIAL):
+            return f"{'' if folder == target else 'in '}{folder} (benchlib's own folder)"
+        if folder.name == REPORT and _is_campaign(folder.parent):
+            return f"{'' if folder == target else 'in '}{folder} (the campaign's report)"
+    return None
+
+
+def _is_campaign(folder: Path) -> bool:
+    """A campaign's folder: it holds a ledger or a notebook."""
+    try:
+        return (folder / LEDGER).is_dir() or any(folder.glob("*.ipynb"))
+    except OSError:
+        return False
+
+
 def check_output_file(option: str, path: str | None) -> None:
-    """An output file (``--csv``, ``--junit``) is a new or regular file in an existing folder
-    that takes new files (written to a temporary file there, then renamed), or a character
-    device or FIFO you can write (``/dev/stdout``: written in place); anything else is refused
+    """An output file (``--csv``, ``--junit``; None: not asked for) is a new or regular file in
+    an existing folder that takes new files (written to a temporary file there, then renamed),
+    or a character device or FIFO you can write (``/dev/stdout``: written in place); an empty
+    path, a campaign's own file (:func:`result_file`) and anything else are refused
     (:func:`benchlib.records.store.output_kind`)."""
-    if not path:
+    if path is None:
         return
+    if not path:
+        raise InputError(f"{option} '': an empty path; give a file path (or /dev/stdout)")
     target = Path(path).expanduser().absolute()
     try:
         kind = store.output_kind(target)
     except OSError as error:
         raise InputError(f"{option} {path}: {describe_os_error(error)}") from None
+    real = Path(os.path.realpath(target))
+    what = result_file(real)
+    if what:
+        via = "" if real == target else f"leads to {real}, which "
+        raise InputError(f"{option} {path}: {via}is {what}, a result file benchlib keeps; give "
+                         "a new file (outputs/<campaign>/table.csv is fine)")
     if kind == store.STREAM:
         if not os.access(target, os.W_OK):
             raise InputError(f"{option} {path}: you may not write to it")

@@ -59,12 +59,13 @@ def output_kind(path: str | Path) -> str:
         return FILE
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return STREAM
-    return _what(mode)
+    return what_is(mode)
 
 
-def _what(mode: int) -> str:
-    """What a file of ``mode`` that is not a regular file is, in words."""
-    return ("a folder" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+def what_is(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat``) is, in words: ``a file``, ``a folder``, ..."""
+    return ("a file" if stat.S_ISREG(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a block device" if stat.S_ISBLK(mode)
             else "a character device" if stat.S_ISCHR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
 
@@ -125,7 +126,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except OSError as error:
         raise OutputError(describe_os_error(error, path)) from error
     if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        raise OutputError(f"{path}: is {_what(mode)}, not a file; not replaced")
+        raise OutputError(f"{path}: is {what_is(mode)}, not a file; not replaced")
     tmp = ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -151,9 +152,23 @@ def write_json_atomic(path: Path, data: object) -> None:
     write_bytes_atomic(path, json.dumps(data, indent=1, default=str).encode())
 
 
+#: How a run's per-iteration file is named after its notebook (:func:`iterations_path`).
+ITERATIONS_SUFFIX = ".iterations.csv"
+
+
 def iterations_path(notebook: Path) -> Path:
     """``x.ipynb`` -> ``x.iterations.csv`` (the run's seconds per timed iteration and phase)."""
-    return notebook.with_name(f"{notebook.stem}.iterations.csv")
+    return notebook.with_name(f"{notebook.stem}{ITERATIONS_SUFFIX}")
+
+
+def notebook_of(path: Path) -> Path | None:
+    """The notebook whose sidecar or iterations file ``path`` is by its name (``x.json``,
+    ``x.iterations.csv`` -> ``x.ipynb``), whether or not it exists; None for another name."""
+    if path.name.endswith(ITERATIONS_SUFFIX) and path.name != ITERATIONS_SUFFIX:
+        notebook = path.with_name(f"{path.name[:-len(ITERATIONS_SUFFIX)]}.ipynb")
+        return notebook if iterations_path(notebook) == path else None
+    notebook = path.with_suffix(".ipynb") if path.suffix else None
+    return notebook if notebook is not None and sidecar_path(notebook) == path else None
 
 
 def write_iterations(notebook: Path, record: dict) -> None:
