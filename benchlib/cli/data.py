@@ -8,10 +8,8 @@ import stat
 
 from benchlib.cli.base import Command
 from benchlib.errors import ConfigError, OutputError, describe_os_error
+from benchlib.inputs.node_limits import MAX_IMAGE_SIDE  # largest --size, as of a run's image_size
 
-#: Largest ``--size`` of ``data imagefolder`` (px on the short side; a generated image of 4096 px
-#: takes about 1.4 GB while it is drawn, and ImageNet's largest are a few thousand px).
-MAX_IMAGE_SIDE = 4096
 #: Bytes per pixel of one plane while it is drawn (float32 distances, int64 labels, float64
 #: noise and image): a plane must fit in memory.
 PLANE_BYTES_PER_PIXEL = 48
