@@ -21,12 +21,12 @@ from pathlib import Path
 from benchlib.errors import InputError
 from benchlib.execute import slurm, slurm_pending
 from benchlib.execute.locks import ledger_lock, point_holder
+from benchlib.inputs.layout import LEDGER, PARTIAL
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
 from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
 from benchlib.vocabulary import JobPhase, PointState, RecordStatus
 
-LEDGER = ".benchlib"
 log = logging.getLogger(__name__)
 #: Where a point stands in the ledger (a sweep's ``skipped`` never appears there).
 LEDGER_STATES = (PointState.DONE, PointState.FAILED, PointState.RUNNING, PointState.PENDING)
@@ -166,7 +166,7 @@ def _write_failed(campaign_dir: Path, name: str, points: dict[str, dict], state:
                            env_slurm_job_nodelist=state.nodes, slurm_state=state.state)
     if keep_ok_result(target, record) is not None:
         return
-    partials = sorted((campaign_dir / ".partial").glob(f"{glob.escape(name)}.*/{glob.escape(target.name)}"),
+    partials = sorted((campaign_dir / PARTIAL).glob(f"{glob.escape(name)}.*/{glob.escape(target.name)}"),
                       key=lambda p: p.stat().st_mtime)
     complete = [p for p in partials if is_complete_notebook(p)]
     if complete:  # what the job got to before it was stopped, for its error cell

@@ -43,6 +43,7 @@ from benchlib.inputs.config import (
 )
 from benchlib.inputs.diagnose_defaults import DEFAULTS
 from benchlib.inputs.executors import LocalExecutor, Settings
+from benchlib.inputs.layout import LEDGER
 from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, cores
 from benchlib.inputs.params import Point, Sweep, SweepFile
 from benchlib.inputs.probe_config import NodeProbeConfig
@@ -50,7 +51,7 @@ from benchlib.vocabulary import MatmulPrecision
 from benchlib.vocabulary import Precision as Precisions
 
 #: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
-PLAN_FILE = Path(".benchlib") / "diagnose.json"
+PLAN_FILE = Path(LEDGER) / "diagnose.json"
 RungKind = Literal["probe", "device", "host", "memory", "disk"]
 #: Seconds a point costs besides its timed loop (kernel start, imports, model, warm-up, record).
 OVERHEAD_S = {"cpu": 15.0, "cuda": 20.0}

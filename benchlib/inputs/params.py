@@ -32,12 +32,13 @@ from benchlib import PROJECT_ROOT
 from benchlib.errors import ConfigError, InputError
 from benchlib.inputs.config import check_campaign, describe_validation_error
 from benchlib.inputs.executors import SETTINGS, LocalExecutor, Settings
+from benchlib.inputs.layout import REPORT
 from benchlib.inputs.param_paths import resolve_paths, same_paths
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import by_notebook, notebook_configs
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
-RESERVED_CAMPAIGNS = ("report",)  #: folder names the readers skip under an outputs root
+RESERVED_CAMPAIGNS = (REPORT,)  #: folder names the readers skip under an outputs root
 #: A notebook of a test's own ``notebook_dir``: a plain name, never a path.
 NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_]+")
 #: The longest point file stem. Files named after a point add at most 42 bytes to it (the

@@ -12,11 +12,10 @@ from pathlib import Path
 import pandas as pd
 
 from benchlib.errors import InputError, describe_os_error
-from benchlib.execute.locks import LEDGER, PARTIAL
+from benchlib.inputs.layout import LEDGER, PARTIAL, REPORT
 from benchlib.records import store
 
 #: The folder ``benchlib report`` builds in a campaign's folder (:mod:`benchlib.publish.report`).
-REPORT = "report"
 
 
 def check_results_path(path: str) -> None:

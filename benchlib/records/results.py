@@ -22,6 +22,7 @@ import pandas as pd
 
 from benchlib import SCHEMA_HISTORY
 from benchlib.errors import RecordError
+from benchlib.inputs.layout import LEDGER, REPORT
 from benchlib.measure.timing import PHASES
 from benchlib.records import schema, values
 from benchlib.records.build import failed_record
@@ -111,7 +112,7 @@ def keep_ok_result(target: Path, failure: Mapping[str, object]) -> Path | None:
     if read_sidecar(target) is None:
         write_sidecar(target, current)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
-    kept = target.parent / ".benchlib" / "rejected" / f"{target.stem}-{stamp}.json"
+    kept = target.parent / LEDGER / "rejected" / f"{target.stem}-{stamp}.json"
     write_json_atomic(kept, dict(failure))
     log.warning("%s: kept the earlier ok result; the new failure is in %s", target.name, kept)
     return kept
@@ -137,7 +138,7 @@ def iter_notebooks(path: Path) -> Iterator[Path]:
     """Executed notebooks under ``path`` (regular files only), skipping hidden folders (work in
     progress) and reports."""
     for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "report")
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != REPORT)
         for name in sorted(files):
             if name.endswith(".ipynb") and os.path.isfile(os.path.join(root, name)):
                 yield Path(root) / name
@@ -147,7 +148,7 @@ def iter_lone_sidecars(path: Path) -> Iterator[Path]:
     """Sidecars under ``path`` whose notebook does not exist (a point that failed before its
     notebook was written), as the notebook paths they stand for."""
     for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "report")
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != REPORT)
         names = set(files)
         for name in sorted(files):
             stem = name[:-5]

@@ -24,6 +24,7 @@ import pandas as pd
 
 from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import execute_notebook
+from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
@@ -290,7 +291,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     inputs = ReportInputs.validated(baseline, references)
-    check_report_place(campaign_dir / "report")
+    check_report_place(campaign_dir / REPORT)
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
                                and inputs.has(p.needs) and p.name not in summaries))
@@ -302,5 +303,5 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     with scratch_folder(campaign_dir) as building:
         _build_pages(campaign_dir, building, found, summaries, progress, inputs)
         os.chmod(building, 0o777 & ~current_umask())  # made 0700
-        _swap_in(building, campaign_dir / "report")
-    return campaign_dir / "report" / "index.html"
+        _swap_in(building, campaign_dir / REPORT)
+    return campaign_dir / REPORT / "index.html"

@@ -25,6 +25,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from benchlib.inputs.layout import REPORT
+
 CACHE_FILE = ".summaries.json"  #: in ``report/``: each summary page's key
 #: Distributions whose versions shape a summary page (its numbers, tables and figures).
 LIBRARIES = ("pandas", "numpy", "scipy", "matplotlib", "seaborn", "pillow", "ipykernel",
@@ -36,7 +38,7 @@ def _tree(digest: hashlib._Hash, folder: Path) -> None:
     """Every file under ``folder`` but reports and report scratch (``.report-*`` folders and
     owner files of builds, this one's too): path, size, mtime."""
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "report" and not d.startswith(".report"))
+        dirs[:] = sorted(d for d in dirs if d != REPORT and not d.startswith(".report"))
         for name in sorted(f for f in files if not f.startswith(".report")):
             path = os.path.join(root, name)
             try:
@@ -133,7 +135,7 @@ def previous_keys(campaign_dir: Path) -> dict[str, dict]:
     """The previous report's summary keys and the digests of their files ({} when there is
     none or it is unreadable)."""
     try:
-        found = json.loads((campaign_dir / "report" / CACHE_FILE).read_text(encoding="utf-8"))
+        found = json.loads((campaign_dir / REPORT / CACHE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(found, dict):
@@ -156,7 +158,7 @@ def link_previous(name: str, key: str, previous: Mapping[str, Mapping], campaign
     try:
         for suffix in SUFFIXES:
             target = building / f"{name}{suffix}"
-            if not reuse_file(campaign_dir / "report" / f"{name}{suffix}", target,
+            if not reuse_file(campaign_dir / REPORT / f"{name}{suffix}", target,
                               entry["sha256"].get(suffix)):
                 raise FileNotFoundError(target)
             made.append(target)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchlib.inputs.layout import REPORT
 from benchlib.publish.report.export import TEMPLATES, export_html
 from benchlib.publish.report.reuse import digest_of, reuse_file
 
@@ -72,7 +73,7 @@ def _cached_runs(campaign_dir: Path) -> dict[str, dict]:
     import json
 
     try:
-        found = json.loads((campaign_dir / "report" / "runs" / CACHE_FILE).read_text())
+        found = json.loads((campaign_dir / REPORT / "runs" / CACHE_FILE).read_text())
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}
@@ -134,7 +135,7 @@ def export_runs(campaign_dir: Path, building: Path, notebooks: Sequence[Path],
         relative = notebook.relative_to(campaign_dir).as_posix()
         key = {**notebook_fingerprint(notebook), "export": version, "page": name,
                "navigation": hashlib.sha256(nav.encode()).hexdigest()[:16]}
-        old = campaign_dir / "report" / "runs" / name
+        old = campaign_dir / REPORT / "runs" / name
         previous = cached.get(relative)
         if (isinstance(previous, dict) and {**previous, "sha256": None} == {**key, "sha256": None}
                 and reuse_file(old, target, previous.get("sha256"))):
