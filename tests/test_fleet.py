@@ -212,3 +212,14 @@ def test_fleet_run_on_a_list_or_the_first_idle_nodes(local_slurm, tmp_path, caps
     with pytest.raises(InputError, match="99 idle nodes asked"):
         slurm.fleet_nodes(SlurmExecutor(**{**SLURM, "partition": "multi", "nodes": 99}))
     assert main(["sweep", str(many), "--outputs", str(out)]) == 2
+
+
+def test_a_heatmap_column_of_record_text_is_never_mathtext() -> None:
+    """A workload named ``$\\frac{1}{$`` (record text) is a heat-map column: seaborn draws the
+    figure while it lays out the labels, so the name is escaped before it gets there (found by
+    tests/test_summary_properties.py's Hypothesis search)."""
+    wide = pd.DataFrame({"host": [f"n{i}" for i in range(4)], "$\\frac{1}{$": [1.0, 2.0, 3.0, 4.0],
+                         "status": "ok"})
+    figure = fleet.heatmap(wide, ["$\\frac{1}{$"], node="host")
+    figure.canvas.draw()
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["\\$\\frac{1}{\\$"]

@@ -149,7 +149,7 @@ def test_config_names_what_is_wrong(tmp_path):
         LanguageModelConfig(size="gpt2", layers=2)
     with pytest.raises(ValueError, match="token_file is empty"):
         LanguageModelConfig(dataset="tokens")
-    with pytest.raises(ValueError, match="is not a file"):
+    with pytest.raises(ValueError, match="does not exist"):
         LanguageModelConfig(dataset="tokens", token_file=str(tmp_path / "missing.bin"))
     custom = LanguageModelConfig(size="custom", layers=1, heads=2, width=32, vocab_size=100,
                                  sequence_length=2048)

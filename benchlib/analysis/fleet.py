@@ -128,12 +128,13 @@ def heatmap(df: pd.DataFrame, columns: Sequence[str] | None = None, node: str | 
     figure, axes = plt.subplots(figsize=(max(8.0, 2 + 1.1 * len(relative.columns)), height))
     spread = float(np.nanmax(np.abs(relative.to_numpy() - 1.0))) if relative.size else 0.1
     spread = max(spread, 0.05)
-    sns.heatmap(relative.set_axis(names), ax=axes, cmap="RdBu", center=1.0,
+    shown = relative.set_axis(names).set_axis(  # literal before seaborn draws: it measures labels
+        [literal(c.replace("_", " ")) for c in relative.columns], axis=1)
+    sns.heatmap(shown, ax=axes, cmap="RdBu", center=1.0,
                 vmin=1 - spread, vmax=1 + spread, annot=count <= 30 and len(relative.columns) <= 10,
                 fmt=".2f", yticklabels=True if count <= 60 else "auto",
                 cbar_kws={"label": "node / fleet median"})
-    axes.set_xticklabels([literal(c.replace("_", " ")) for c in relative.columns], rotation=30,
-                         ha="right")
+    axes.set_xticklabels(axes.get_xticklabels(), rotation=30, ha="right")
     axes.set_ylabel("node" if node == "env_slurm_job_nodelist" else node)
     axes.set_xlabel("probe")
     axes.set_title(f"{count} nodes relative to the fleet median (1.0 = median node)\n"
