@@ -147,3 +147,17 @@ def test_new_runs_at_zero_are_a_regression_whatever_their_flags(
     code, out = _compare(capsys, base, new)
     assert code == 1, out
     assert "REGRESSION" in out and "did no work" in out and "CANNOT CERTIFY" not in out
+
+
+def test_a_report_baseline_that_certifies_nothing_is_refused_before_building(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``benchlib report X --baseline X`` (or a baseline of another benchmark) is refused up
+    front naming --baseline, as compare refuses the pair; nothing is built."""
+    base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
+    lm = _campaign(tmp_path / "lm", [5000.0, 5100.0], **LM)
+    for baseline, said in ((base, "same runs"), (tmp_path / "base" / ".", "same runs"),
+                           (lm, "not comparable")):
+        assert main(["report", str(base), "--baseline", str(baseline)]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert "--baseline" in err and said in err, err
+        assert not (base / "report").exists()

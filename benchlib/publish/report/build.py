@@ -63,6 +63,22 @@ def _run_summary(name: str, campaign_dir: Path, target: Path,
                           f"the executed notebook is {kept}") from None
 
 
+
+def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, campaign: Path) -> None:
+    """InputError naming ``--baseline`` when the compare page could only fail or certify
+    nothing: the baseline holds the campaign's own runs, or another benchmark or unit."""
+    from benchlib.analysis import comparable
+
+    runs = load(campaign)
+    if runs.empty:
+        return
+    try:
+        comparable.same_runs(base_runs, runs)
+        comparable.not_comparable(base_runs, runs, comparable.pairing_columns(base_runs, runs)[1])
+    except InputError as error:
+        raise InputError(f"--baseline {given}: {str(error).removeprefix('compare: ')}") from None
+
+
 @dataclass(frozen=True)
 class ReportInputs:
     """What a report is built against besides its campaign: a baseline campaign folder
@@ -75,16 +91,22 @@ class ReportInputs:
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
-                  references: str | Path | None = None) -> ReportInputs:
-        """Checked before any notebook runs: InputError naming the option otherwise."""
+                  references: str | Path | None = None,
+                  campaign: str | Path | None = None) -> ReportInputs:
+        """Checked before any notebook runs: InputError naming the option otherwise (a
+        baseline that is ``campaign`` itself, or of another benchmark or unit, included)."""
         from benchlib.analysis.references import load_references
 
         base = Path(baseline).expanduser().resolve() if baseline else None
         if base is not None and not base.is_dir():
             raise InputError(f"--baseline {baseline}: not an existing folder (give the "
                              "baseline campaign's results folder, outputs/<campaign>)")
-        if base is not None and load(base).empty:
-            raise InputError(f"--baseline {baseline}: no result records in that folder")
+        if base is not None:
+            base_runs = load(base)
+            if base_runs.empty:
+                raise InputError(f"--baseline {baseline}: no result records in that folder")
+            if campaign is not None:
+                _comparable_baseline(baseline, base_runs, Path(campaign))
         refs = Path(references).expanduser().resolve() if references else None
         if refs is not None:
             if not refs.is_file():
@@ -290,7 +312,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
-    inputs = ReportInputs.validated(baseline, references)
+    inputs = ReportInputs.validated(baseline, references, campaign_dir)
     check_report_place(campaign_dir / REPORT)
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
