@@ -113,7 +113,7 @@ def test_ceilings_against_the_datasheet() -> None:
     assert table.loc["matmul bf16", "of_datasheet"] == pytest.approx(700 / 989.4)
     assert table.loc["device memory", "of_datasheet"] == pytest.approx(2900 / 3350)
     assert table.loc["host to device (pinned)", "of_datasheet"] == pytest.approx(53 / 63)
-    assert pd.isna(table.loc["JPEG decode (best worker count)", "datasheet"])
+    assert pd.isna(table.loc["read + JPEG decode from data_dir (best worker count)", "datasheet"])
     cpu = ceilings(pd.DataFrame([{**PROBE, "device": "cpu", "device_name": "AMD EPYC"}]))
     assert cpu["datasheet"].isna().all()
     curves = decode_curves(pd.DataFrame([PROBE]))
@@ -241,7 +241,8 @@ def test_plots_of_ceilings_and_verdicts() -> None:
 
     figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
-    assert "matmul bf16" in labels and "JPEG decode (best worker count)" not in labels  # no sheet
+    decode = "read + JPEG decode from data_dir (best worker count)"
+    assert "matmul bf16" in labels and decode not in labels  # no sheet
     table = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "batch_size": 128}]))
     labels = [t.get_text() for t in verdict_plot(table).axes[0].get_yticklabels()]
     assert any(label.endswith("[data-bound]") for label in labels)

@@ -39,7 +39,7 @@ CEILINGS = (
     ("h2d_pageable_GBps", "host_link_GBps", "host to device (pageable)", "GB/s"),
     ("d2h_pageable_GBps", "host_link_GBps", "device to host (pageable)", "GB/s"),
     ("allreduce_busbw_GBps", None, "all-reduce bus bandwidth", "GB/s"),
-    ("decode_best_images_per_s", None, "JPEG decode (best worker count)", "images/s"),
+    ("decode_best_images_per_s", None, "read + JPEG decode from data_dir (best worker count)", "images/s"),
     ("read_MBps", None, "data_dir read", "MB/s"),
 )
 

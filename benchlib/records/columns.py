@@ -191,9 +191,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)"),
     Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
            "pageable"),
-    Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: JPEG decode "
-           "with n loader workers"),
-    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best decode rate"),
+    Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: read from data_dir "
+           "+ JPEG decode + transform, n loader workers"),
+    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best read + decode rate"),
     Column("read_MBps", M, "float", "MB/s", "node probe: data directory read"),
     Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read"),
     Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "

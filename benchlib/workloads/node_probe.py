@@ -241,7 +241,7 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
                                        workers, config.decode_batches, budget)
             decode.append({"workers": workers, "images_per_s": rate})
             add("decode", f"{workers} workers", rate, "images/s",
-                f"JPEG decode + RandomResizedCrop {config.image_size} + flip")
+                f"read from data_dir + JPEG decode + RandomResizedCrop {config.image_size} + flip")
         read = read_throughput(config.data_dir, config.read_max_bytes, budget)
         note = f"{read['read_files']} files, {read['read_bytes'] / 1e6:.1f} MB, " + (
             "page cache dropped per file" if read["read_cache_dropped"] else "page cache NOT dropped")

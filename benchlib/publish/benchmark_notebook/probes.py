@@ -18,7 +18,8 @@ ALLREDUCE_ABOUT = (
 NODE_ABOUT = (
     "# Node probe: what this node can do at most\n\nMatrix-multiply TFLOP/s per precision, "
     "device memory bandwidth, host-to-device and device-to-host bandwidth (pinned and pageable), "
-    "JPEG decode + transform images/s against the number of loader workers, the data "
+    "read from the data directory + JPEG decode + transform images/s against the number of "
+    "loader workers (the files read as a loader reads them, not decode alone), the data "
     "directory's read throughput, and the all-reduce bus bandwidth where several GPUs exist. "
     "`summary_node` puts these ceilings beside datasheet figures and uses them to say what held "
     "each benchmark run back.")

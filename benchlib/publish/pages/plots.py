@@ -325,7 +325,8 @@ def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the ti
     return fig
 
 
-def decode_plot(decode: pd.DataFrame, title: str = "JPEG decode + transform") -> plt.Figure:
+def decode_plot(decode: pd.DataFrame,
+                title: str = "read from data_dir + JPEG decode + transform") -> plt.Figure:
     """Images/s the loader delivers against its number of worker processes."""
     fig, ax = plt.subplots(figsize=(6, 3))
     hue = "configuration" if "configuration" in decode and decode["configuration"].nunique() > 1 \
