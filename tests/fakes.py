@@ -82,3 +82,28 @@ def slower_copy(source: Path, target: Path, factor: float) -> Path:
                 record["throughput"] *= factor
         nbformat.write(nb, str(path))
     return target
+
+
+def build_reports_at_once(root: Path, count: int = 2) -> list[Path]:
+    """Build ``count`` reports of the campaign ``root`` (no summary pages) in threads at once;
+    the index paths they return, or the first error any raised."""
+    import threading
+
+    from benchlib.publish.report.build import build_report
+
+    results, errors = [], []
+
+    def build() -> None:
+        try:
+            results.append(build_report(root, summaries=(), progress=False))
+        except BaseException as error:  # handed to the test
+            errors.append(error)
+
+    threads = [threading.Thread(target=build) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results

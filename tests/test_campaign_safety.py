@@ -23,7 +23,7 @@ from benchlib.records.build import failed_record
 from benchlib.records.results import load, read_record, scan
 from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
 
-from .fakes import write_record_notebook
+from .fakes import build_reports_at_once, write_record_notebook
 
 PUBLISH = """\
 from IPython.display import display
@@ -366,10 +366,7 @@ def test_two_diagnoses_of_one_campaign_at_once_are_refused(tmp_path, monkeypatch
 @pytest.mark.slow
 def test_two_reports_while_a_sweep_writes_into_the_campaign(tmp_path):
     import sys
-    import threading
     import time
-
-    from benchlib.publish.report.build import build_report
 
     from .fakes import campaign as fake_campaign
     from .test_sweep_hardening import PUBLISH as PUBLISH_X
@@ -394,21 +391,7 @@ def test_two_reports_while_a_sweep_writes_into_the_campaign(tmp_path):
         while not list(root.glob(".partial/*/*.ipynb")) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert list(root.glob(".partial/*/*.ipynb")), "the sweep's point never started"
-        errors, results = [], []
-
-        def build():
-            try:
-                results.append(build_report(root, summaries=(), progress=False))
-            except BaseException as error:
-                errors.append(error)
-
-        threads = [threading.Thread(target=build) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert not errors, errors
-        assert results == [root / "report" / "index.html"] * 2
+        assert build_reports_at_once(root) == [root / "report" / "index.html"] * 2
         pages = sorted(p.name for p in (root / "report" / "runs").glob("*.html"))
         assert len(pages) == 13 and not any("waits" in p for p in pages)  # nothing half-written
         flag.write_text("")

@@ -7,7 +7,7 @@ from benchlib.errors import ReportError
 from benchlib.publish.pages.catalog import SUMMARY_PAGES, Needs
 from benchlib.publish.report.build import build_report
 
-from .fakes import campaign
+from .fakes import build_reports_at_once, campaign
 
 #: Every summary page but a diagnose campaign's; the compare page comes with a baseline (the
 #: ``report`` fixture has one).
@@ -61,21 +61,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
         return export(notebook, target, include_code, **options)
 
     monkeypatch.setattr(run_pages, "export_html", export_in_step)
-    results, errors = [], []
-
-    def build():
-        try:
-            results.append(build_report(root, summaries=(), progress=False))
-        except BaseException as error:
-            errors.append(error)
-
-    threads = [threading.Thread(target=build) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    assert results == [root / "report" / "index.html"] * 2
+    assert build_reports_at_once(root) == [root / "report" / "index.html"] * 2
     files = _report_files(root / "report")
     assert len([f for f in files if f.startswith("runs/") and f.endswith(".html")]) == 13
     assert "index.html" in files
