@@ -28,7 +28,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from benchlib.errors import CampaignBusyError, InputError, describe_os_error
-from benchlib.inputs.layout import LEDGER, PARTIAL  # noqa: F401 (PARTIAL: the sweep's)
+from benchlib.inputs.layout import LEDGER
 
 #: Seconds a ledger update waits for another one to finish before giving up.
 LEDGER_TIMEOUT_S = 60.0

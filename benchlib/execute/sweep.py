@@ -29,8 +29,9 @@ from typing import Any
 
 from benchlib.errors import OutputError, RecordError, describe_os_error
 from benchlib.execute.campaign import remember_points
-from benchlib.execute.locks import PARTIAL, campaign_lock, point_lock, prepare_campaign_dir
+from benchlib.execute.locks import campaign_lock, point_lock, prepare_campaign_dir
 from benchlib.execute.notebook_run import execute_notebook
+from benchlib.inputs.layout import PARTIAL
 from benchlib.inputs.params import (
     NOTEBOOK_DIR,
     Point,
