@@ -127,7 +127,8 @@ def test_shipped_expectations_have_sources_and_match_like_for_like() -> None:
     refs = references.shipped()
     listed = references.table(refs)
     assert listed["source"].str.len().min() > 20
-    assert {938.0, 2470.0, 2700.0, 370.0} <= set(listed["value"])
+    assert {938.0, 2470.0, 1753.0, 2616.0, 13856.0, 20728.0, 1066.0, 1582.0, 370.0, 3745000.0,
+            1748000.0} <= set(listed["value"])
     dle = {"gpu": "A100", "device_name": "NVIDIA A100-SXM4-80GB", "model": "resnet50",
            "image_size": 224, "dataset": "real", "precision": "tf32", "channels_last": False,
            "throughput": 420.0}
@@ -191,11 +192,14 @@ def test_cli_check_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_cli_check_defaults_to_shipped_references(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
-    record = {**RUN, "gpu": "H100", "image_size": 224, "compile": "none", "throughput": 1300.0}
+    record = {**RUN, "gpu": "H100", "image_size": 224, "compile": "none", "throughput": 1300.0,
+              "batch_size": 1280, "dataset": "synthetic", "precision": "amp_fp16",
+              "channels_last": False}
     write_record_notebook(tmp_path / "c" / "train-0.ipynb", record)
     assert main(["check", str(tmp_path / "c")]) == 1
     out = capsys.readouterr().out
-    assert "Lambda ResNet-50 H100 SXM eager AMP" in out and "2.08x slower" in out
+    assert "Lambda ResNet-50 H100 SXM5 AMP fp16 (1 GPU, batch 1280" in out
+    assert "2.01x slower" in out                                      # 2616 / 1300
 
 
 def test_cli_check_gives_no_verdict_from_a_contended_run(tmp_path: Path,
@@ -246,3 +250,24 @@ def test_a_backtracking_regex_is_bad_input_not_a_hang(tmp_path: Path,
     assert time.monotonic() - started < 60  # the regex module's timeout, not 2^40 steps
     assert references.check(_frame({"gpu": "aaaa", "throughput": 10.0}), refs)[
         "reference_index"].tolist() == [1]
+
+
+def test_lambda_and_llmc_references_match_their_configurations_only() -> None:
+    """Lambda's NCHW A100 AMP figure (36 % below NVIDIA's channels_last one) never judges a
+    channels_last run; llm.c's 8 x H100 GPT-2 figure judges an 8-GPU gpt2 run, not a 1-GPU one."""
+    refs = references.shipped()
+    a100 = {"gpu": "A100", "device_name": "NVIDIA A100-SXM4-80GB", "benchmark": "train",
+            "model": "resnet50", "image_size": 224, "num_devices": 1, "batch_size": 1280,
+            "dataset": "synthetic", "precision": "amp_fp16", "channels_last": False,
+            "throughput": 1500.0}
+    lm = {"gpu": "H100", "device_name": "NVIDIA H100 80GB HBM3", "benchmark": "lm_train",
+          "lm_size": "gpt2", "sequence_length": 1024, "num_devices": 8, "batch_size": 64,
+          "precision": "amp_bf16", "throughput": 1_500_000.0}
+    checked = references.check(_frame(a100, {**a100, "channels_last": True}, lm,
+                                      {**lm, "num_devices": 1}), refs).set_index("run")
+    assert checked.loc["run0", "expected"] == 1582 and checked.loc["run0", "verdict"] == "pass"
+    assert "36 % below" in checked.loc["run0", "reference_source"]
+    assert checked.loc["run1", "verdict"] == "no reference"
+    assert checked.loc["run2", "expected"] == 3_745_000
+    assert checked.loc["run2", "verdict"] == "fail"                    # below half of llm.c
+    assert checked.loc["run3", "verdict"] == "no reference"
