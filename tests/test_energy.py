@@ -139,3 +139,17 @@ def test_cli_compare_prints_the_energy_ratio_without_changing_the_exit(
     main(["compare", str(base), str(blind)])
     out = capsys.readouterr().out
     assert "energy not measured in new" in out and "unknown" in out
+
+
+def test_the_run_list_and_a_run_page_say_each_runs_energy_efficiency() -> None:
+    from benchlib.publish.report.index_page import run_list
+    from benchlib.publish.report.run_lead import _measured
+
+    html = str(run_list(pd.DataFrame([run(1, energy_j=4000.0), run(2, 1900.0, None)]), {}))
+    assert "energy efficiency (images/J)" in html and "2.50" in html and "unknown" in html
+    assert "energy not measured" in html  # what unknown means, said once
+    probe = str(run_list(pd.DataFrame([{**run(), "benchmark": "probe_node",
+                                        "unit": "TFLOP/s (matmul peak)"}]), {}))
+    assert "images/J" not in probe and "energy efficiency" not in probe
+    assert "energy efficiency 2.50 images/J" in _measured(run(energy_j=4000.0))["detail"]
+    assert "energy efficiency unknown" in _measured(run(energy_j=None))["detail"]

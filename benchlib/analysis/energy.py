@@ -86,3 +86,12 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
                                                      f"energy not measured in {said}"]
         compared.loc[rows, ["ratio", "low", "high"]] = np.nan
     return compared
+
+
+def record_said(record: dict) -> str:
+    """One record's energy efficiency in words (``4.21 images/J``, ``unknown``), '' where its
+    kind has no per-joule unit (a probe, a failed run before it had a unit)."""
+    unit = per_joule_unit(record.get("benchmark"), record.get("unit"))
+    if unit is None:
+        return ""
+    return said(with_per_joule(pd.DataFrame([record]))[COLUMN].iloc[0], unit)

@@ -299,7 +299,8 @@ RUN_COLUMNS = ("model", "dataset", "synthetic_kind", "batch_size", "precision", 
 
 def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     """The runs grouped by benchmark: the settings that vary in the group, throughput,
-    iteration time, flags and status, each linked to its page."""
+    iteration time, energy efficiency (where the kind has a per-joule unit), flags and status,
+    each linked to its page."""
     records = flags.with_flags(summary.with_core_columns(records))
     sources = records["source"].dropna().astype(str) if "source" in records else pd.Series(dtype=str)
     stems = sources.map(lambda s: Path(s).stem)
@@ -312,10 +313,13 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
         shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
         units = rows["unit"].dropna().unique()
         unit = units[0] if len(units) == 1 else ""
+        per_joule = energy.frame_unit(rows)  # images/J, ... (none for the probes)
+        rows = energy.with_per_joule(rows) if per_joule else rows
         # the measurement right after the run's name: on a phone it is in the first view
         head = ["run", formatting.column_label("throughput", unit or None), "iteration (ms)",
+                *([formatting.column_label(energy.COLUMN, per_joule)] if per_joule else []),
                 *(formatting.column_label(c) for c in shown), "flags", "status"]
-        numeric = {1, 2}
+        numeric = {1, 2, 3} if per_joule else {1, 2}
         body = []
         for _, row in rows.iterrows():
             stem = _stem(row)
@@ -331,9 +335,12 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
                          "status": status,
                          "cells": [throughput, formatting.formatter("time_iteration_s")(
                                         row.get("time_iteration_s")),
+                                    *([formatting.formatter(energy.COLUMN)(row.get(energy.COLUMN))]
+                                      if per_joule else []),
                                     *(formatting.formatter(c)(row.get(c)) for c in shown)]})
         caption = (f"{len(rows)} {name} run{'' if len(rows) == 1 else 's'}; – = not recorded for "
-                   "that run. Each run links to its page.")
+                   "that run" + (f"; {energy.UNKNOWN_NOTE}" if per_joule else "") +
+                   ". Each run links to its page.")
         out.append(Markup(render_template("runs.html.j2", name=name, caption=caption, head=head,
                                  numeric=numeric, rows=body)))
     return Markup("").join(out)
