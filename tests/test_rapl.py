@@ -1,4 +1,4 @@
-"""RAPL package energy on a fake powercap tree: packages summed, wrap-around undone, an
+"""RAPL package energy on a fake powercap tree: packages summed, wrap-arounds undone (polled), an
 unreadable counter or a missing tree giving no energy (unknown), and a CPU run's record."""
 
 from __future__ import annotations
@@ -50,13 +50,18 @@ def test_the_packages_are_summed_and_a_wrap_around_undone(tree: Path) -> None:
     assert increase(900_000, 400_000, MAX) == 500_000
 
 
-def test_background_readings_catch_more_than_one_wrap(tmp_path: Path) -> None:
+def test_polled_readings_catch_more_than_one_wrap_and_keep_the_interval(tmp_path: Path) -> None:
     domain(tmp_path, "intel-rapl:0", "package-0", 0)
-    with RaplMeter(tmp_path, interval_s=60) as meter:
+    with RaplMeter(tmp_path, interval_s=0) as meter:
         for energy in (600_000, 200_000, 800_000):  # 0.6 J, wrap +0.6 J, +0.6 J
             set_energy(tmp_path, "intel-rapl:0", energy)
-            meter._read()  # what the background thread does every interval
+            meter.poll()  # what the timed loop does after each iteration
     assert meter.energy_j == pytest.approx(1.8)
+    with RaplMeter(tmp_path, interval_s=60) as slow:
+        set_energy(tmp_path, "intel-rapl:0", 900_000)
+        slow.poll()  # too soon: not read (a read would have made the end reading a wrap)
+        set_energy(tmp_path, "intel-rapl:0", 850_000)
+    assert slow.energy_j == pytest.approx(0.05)  # 800,000 -> 850,000 only
 
 
 def test_nothing_readable_leaves_the_energy_unknown_and_says_why(tmp_path: Path) -> None:

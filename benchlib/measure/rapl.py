@@ -2,9 +2,11 @@
 
 Each package domain (``/sys/class/powercap/intel-rapl:N``, its ``name`` file ``package-N``)
 counts microjoules since an arbitrary start and wraps at ``max_energy_range_uj``. The meter
-reads every package at the start, every :data:`READ_INTERVAL_S` seconds in a background thread
-(so a long loop cannot wrap a counter twice between readings) and at the end, adds each step's
-increase (one wrap-around undone) and sums the packages. RAPL counts the whole package, every
+reads every package at the start, at the end, and between them whenever its owner calls
+:meth:`RaplMeter.poll` and :data:`READ_INTERVAL_S` seconds have passed (the timed loop calls it
+after each iteration, so a long loop cannot wrap a counter twice between readings, and no
+thread runs beside the loop's processes), adds each step's increase (one wrap-around undone)
+and sums the packages. RAPL counts the whole package, every
 process on it, not only the run's. Where no package counter is readable (no powercap, a VM, or
 ``energy_uj`` readable by root only since Linux 5.10) the meter measures nothing and says why:
 the energy is unknown, never 0.
@@ -15,7 +17,7 @@ The root folder is :data:`ROOT`, or ``$BENCHLIB_POWERCAP_ROOT`` where set (tests
 from __future__ import annotations
 
 import os
-import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +73,8 @@ def increase(before: int, after: int, max_range_uj: int) -> int:
 
 class RaplMeter:
     """Context manager: the packages' energy over the block (``energy_j``), or why not
-    (``reason``). ``folder`` replaces :func:`root`; ``interval_s`` is the reading interval."""
+    (``reason``). ``folder`` replaces :func:`root`; :meth:`poll` reads at most every
+    ``interval_s`` seconds."""
 
     def __init__(self, folder: Path | None = None, interval_s: float = READ_INTERVAL_S) -> None:
         self.folder, self.interval_s = folder, interval_s
@@ -79,13 +82,13 @@ class RaplMeter:
         self.reason = ""
         self._packages: list[Package] = []
         self._last: list[int] = []
+        self._read_at = 0.0
         self._total_uj = 0
         self._failed = ""
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def _read(self) -> None:
+    def read(self) -> None:
         """Add each package's increase since the last reading."""
+        self._read_at = time.monotonic()
         try:
             now = [p.read() for p in self._packages]
         except (OSError, ValueError) as error:
@@ -95,9 +98,10 @@ class RaplMeter:
                               for b, a, p in zip(self._last, now, self._packages, strict=True))
         self._last = now
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._read()
+    def poll(self) -> None:
+        """Read when ``interval_s`` has passed since the last reading (else nothing)."""
+        if self._packages and time.monotonic() - self._read_at >= self.interval_s:
+            self.read()
 
     def __enter__(self) -> RaplMeter:
         found = packages(self.folder)
@@ -106,16 +110,13 @@ class RaplMeter:
             return self
         self._packages = found
         self._last = [p.read() for p in found]
-        self._thread = threading.Thread(target=self._loop, name="benchlib-rapl", daemon=True)
-        self._thread.start()
+        self._read_at = time.monotonic()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._thread is None:
+        if not self._packages:
             return
-        self._stop.set()
-        self._thread.join()
-        self._read()
+        self.read()
         if self._failed:
             self.reason = self._failed
         else:

@@ -144,6 +144,8 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
                 break
             samples += counted
             progress.tick()
+            if packages is not None:
+                packages.poll()  # a file read every 5 s at most: no counter wraps twice unseen
             if budget is not None:
                 now = time.perf_counter()
                 if now - start >= budget.max_s:
