@@ -113,6 +113,8 @@ def test_compare_gives_energy_efficiency_a_second_ratio_with_the_speeds_interval
     missing = compare_energy(base, campaign("new", [None, None, None])).iloc[0]
     assert missing["verdict"] == "unknown" and math.isnan(missing["ratio"])
     assert missing["reason"] == "energy not measured in new"
+    probes = campaign("new", [5.0]).assign(benchmark="probe_node", unit="TFLOP/s (matmul peak)")
+    assert compare_energy(base, probes).empty  # no workload run on a side: no energy ratio
     shown = compare_display(compare_runs(base, campaign("new", [None] * 3)), "images/s",
                             compare_energy(base, campaign("new", [None] * 3)))
     assert shown.cells["energy efficiency new / base"].tolist() == ["unknown"]

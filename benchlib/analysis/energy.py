@@ -73,6 +73,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> p
     from benchlib.analysis import regression
     from benchlib.vocabulary import CompareVerdict
 
+    if not len(base) or not len(new):  # no workload run on a side (probes only): no ratio
+        return pd.DataFrame()
     compared = regression.compare(with_per_joule(base), with_per_joule(new), metric=COLUMN,
                                   threshold=threshold)
     if compared.empty:
