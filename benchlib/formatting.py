@@ -52,6 +52,9 @@ UNITS = {"hours": "h", "days_to_100k": "days"}
 #: workload: images/s, tokens/s, voxels/s), named with the table's unit when it has one.
 IN_THROUGHPUT_UNIT = ("throughput", "throughput_low", "throughput_high", "demand_per_device",
                       "loader_capacity_per_device")
+#: Energy figures: missing is shown as "unknown" (energy not measured), never as 0 or a dash.
+ENERGY_COLUMNS = ("energy_j", "joules_per_sample", "samples_per_joule")
+UNKNOWN = "unknown"
 #: A unit at the end of a record column's name, dropped where the unit is shown beside it.
 UNIT_SUFFIX = re.compile(r" (per s|GBps|MBps|s|us|w|mhz|c|j)$")
 SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -138,7 +141,8 @@ def kind(column: str) -> str:
 
 def column_label(column: str, unit: str | None = None) -> str:
     """``time_data_s`` -> ``data wait (ms)``; ``throughput`` with unit images/s ->
-    ``throughput (images/s)``."""
+    ``throughput (images/s)``; ``samples_per_joule`` with unit images/J -> ``energy efficiency
+    (images/J)``."""
     if column == "time_iteration_s":
         return "iteration (ms)"
     if column == "time_data_s":
@@ -147,6 +151,8 @@ def column_label(column: str, unit: str | None = None) -> str:
         return f"{match.group(1)} (ms)"
     entry = None if column in NAMES else schema.column(column)
     name = NAMES.get(column) or schema.label(column)
+    if column == "samples_per_joule" and unit:  # the per-joule unit (images/J), not images/s
+        return f"{name} ({unit})"
     if column in (*IN_THROUGHPUT_UNIT, "a", "b") and unit:
         prefix = {"throughput_low": "within-run 95 % low", "throughput_high": "within-run 95 % high"}
         return f"{prefix.get(column, name)} ({unit})"
@@ -160,7 +166,7 @@ def _unit_in_label(column: str, entry: schema.Column) -> bool:
     """Whether a record column's name carries its schema unit: measured quantities shown as bare
     numbers (and pixel sizes); counts are named by what they count, and percentages, times,
     bytes and FLOPs carry their unit in each value."""
-    if entry.unit in ("", "unit") or kind(column) != "plain":
+    if entry.unit in ("", "unit", "unit/J") or kind(column) != "plain":
         return False
     return entry.dtype == "float" or entry.unit == "px"
 
@@ -173,7 +179,7 @@ def formatter(column: str) -> Callable[[object], str]:
 
     def show(value: object) -> str:
         if missing(value):
-            return "" if column == "flags" else DASH
+            return "" if column == "flags" else UNKNOWN if column in ENERGY_COLUMNS else DASH
         if isinstance(value, bool | np.bool_):
             return "yes" if value else "no"
         if pd.api.types.is_number(value):

@@ -23,8 +23,9 @@ def test_every_label_names_a_record_column():
 
 
 def test_measured_columns_show_the_schema_unit():
+    # "unit" and "unit/J": the record's throughput unit (per joule), given by the table
     shown = {c.name: formatting.column_label(c.name) for c in schema.COLUMNS
-             if "{" not in c.name and c.dtype == "float" and c.unit not in ("", "unit")
+             if "{" not in c.name and c.dtype == "float" and c.unit not in ("", "unit", "unit/J")
              and formatting.kind(c.name) == "plain"}
     assert shown, "no measured column with a unit: the check looks at nothing"
     wrong = {name: label for name, label in shown.items()
@@ -47,3 +48,8 @@ def test_labels_read_as_words():
     assert formatting.column_label("demand_per_device") == "model takes per device"
     assert formatting.column_label("result_parameters") == "network parameters"
     assert formatting.column_label("not_a_column") == "not a column"
+
+
+def test_energy_efficiency_is_named_with_the_per_joule_unit_it_is_given():
+    assert formatting.column_label("samples_per_joule", "tokens/J") == "energy efficiency (tokens/J)"
+    assert formatting.column_label("samples_per_joule") == "energy efficiency"

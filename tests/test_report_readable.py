@@ -114,10 +114,11 @@ def test_the_index_answers_first_and_links_each_answer(tmp_path):
 def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_path):
     sheet = Sheet(summary.load_results(campaign(tmp_path / "fake")))
     html = sheet._repr_html_()
-    for block in ("images/s", "speedup", "efficiency", "speedup from synthetic data vs real data",
-                  "speedup from batch 64 vs batch 32"):
+    for block in ("images/s", "speedup", "efficiency", "energy efficiency (images/J)",
+                  "speedup from synthetic data vs real data", "speedup from batch 64 vs batch 32"):
         assert f">{block}</th>" in html, block
-    assert html.count(">median</th>") == 5
+    assert html.count(">median</th>") == 6
+    assert ">unknown<" in html  # the fake campaign measured no energy: unknown, never 0
     assert "From 1 to 4 devices the throughput grows 3.43x" in html
     assert "synthetic data runs 1.43x faster than real data" in html
     assert "images/s: synthetic data runs 1.43x faster" in html  # its scope said

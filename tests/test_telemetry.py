@@ -209,3 +209,49 @@ def test_throttle_reasons_fall_back_to_the_older_nvml_call() -> None:
 
     summary = sample(OldDriver(), seconds=0.05).summary(10)
     assert summary["throttled_share"] == 1.0 and summary["throttle_thermal_share"] == 1.0
+
+
+def test_the_energy_counter_agrees_with_integrated_power_on_a_constant_trace() -> None:
+    """The fake board draws 250 W throughout: the counter's energy and the power samples
+    integrated over the same window agree within what the sampling misses at the two ends."""
+    interval = 0.01
+    seen = sample(FakeNVML(), seconds=0.3, interval=interval)
+    assert seen.energy_source == "counter"
+    power = seen.samples[["t_s", "power_w"]]
+    integrated = float(((power["t_s"].diff()) * power["power_w"]).sum())
+    # the counter also covers the moments before the first and after the last sample
+    assert seen.energy_j == pytest.approx(integrated, abs=250 * 4 * interval)
+    assert seen.energy_j > integrated * 0.9
+
+
+def test_an_unsupported_counter_falls_back_to_integrated_power_named_in_the_record() -> None:
+    seen = sample(FakeNVML(energy=False), seconds=0.2)
+    record = seen.summary(samples_processed=500)
+    assert record["energy_source"] == "integrated power"
+    assert record["samples_per_joule"] == pytest.approx(500 / record["energy_j"])
+    assert record["joules_per_sample"] == pytest.approx(record["energy_j"] / 500)
+
+
+def test_energy_not_measured_is_unknown_with_its_reason_never_zero() -> None:
+    columns = telemetry.energy_columns(0.0, "counter", 100)
+    assert columns["energy_j"] is None and columns["samples_per_joule"] is None
+    assert columns["energy_source"] == "none: counter read 0 J"
+    cpu = Telemetry(False, "no CUDA device", energy_source="none: no RAPL (x: gone)")
+    assert cpu.summary(10) == {"telemetry": "unavailable: no CUDA device", "energy_j": None,
+                               "energy_source": "none: no RAPL (x: gone)",
+                               "joules_per_sample": None, "samples_per_joule": None}
+    rapl = Telemetry(False, "no CUDA device", energy_j=20.0, energy_source="rapl").summary(10)
+    assert rapl["energy_j"] == 20 and rapl["samples_per_joule"] == 0.5
+
+
+def test_merged_package_energy_counts_each_host_once() -> None:
+    rank = {"telemetry": "unavailable: no CUDA device", "energy_j": 30.0, "energy_source": "rapl"}
+    other = {**rank, "energy_j": 50.0}
+    one_host = merge_summaries([rank, rank], 60, hosts=["a", "a"])
+    assert one_host["energy_j"] == 30 and one_host["samples_per_joule"] == 2
+    assert merge_summaries([rank, other], 80, hosts=["a", "b"])["energy_j"] == 80
+    unknown = merge_summaries([rank, other], 80)
+    assert unknown["energy_j"] is None and unknown["energy_source"].startswith("none:")
+    gpu = {"telemetry": "nvml", "energy_j": 10.0, "energy_source": "counter"}
+    partial = merge_summaries([gpu, {**gpu, "energy_j": None}], 10)
+    assert partial["energy_j"] is None and partial["samples_per_joule"] is None

@@ -47,9 +47,10 @@ def hashable(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
-              metric: str = "throughput") -> pd.DataFrame:
+              metric: str = "throughput", also: Sequence[str] = ()) -> pd.DataFrame:
     """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
-    (and ``flags``: every flag of any repeat, when the runs carry flags).
+    (and ``flags``: every flag of any repeat, when the runs carry flags), and the median of
+    each column of ``also`` that ``df`` has (NaN where no repeat measured it).
 
     ``spread`` is IQR / median over the repeats (0 for a single run).
     """
@@ -65,9 +66,15 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None,
                               "count": [len(df)]})
         if "flags" in df:
             table["flags"] = flags.join(n for f in df["flags"] for n in flags.of(f))
+        for column in (c for c in also if c in df):
+            table[column] = pd.to_numeric(df[column], errors="coerce").median()
         return table
     table = grouped.agg([("median", "median"), ("spread", _spread), ("count", "count")]) \
         .rename(columns={"median": metric}).reset_index()
+    for column in (c for c in also if c in df):
+        medians = df.assign(**{column: pd.to_numeric(df[column], errors="coerce")}).groupby(
+            by, dropna=False, sort=False)[column].median()
+        table[column] = medians.to_numpy()
     if "flags" in df:
         joined = df.groupby(by, dropna=False, sort=False)["flags"].agg(
             lambda values: flags.join(n for f in values for n in flags.of(f)))

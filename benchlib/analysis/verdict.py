@@ -241,7 +241,7 @@ def telemetry_table(df: pd.DataFrame) -> pd.DataFrame:
     columns = [c for c in ("cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
                            "precision", "telemetry", "gpu_util_mean", "power_mean_w",
                            "sm_clock_mean_mhz", "temperature_max_c", "throttled_share",
-                           "energy_j", "joules_per_sample", "source") if c in runs]
+                           "energy_j", "joules_per_sample", "energy_source", "source") if c in runs]
     return runs[columns].reset_index(drop=True)
 
 

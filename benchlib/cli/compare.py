@@ -18,6 +18,9 @@ class Compare(Command):
                    "one run's own iterations.")
     epilog = ("verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
               "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
+              "Beside the speed: energy efficiency (samples per joule: images/J, ...) NEW /\n"
+              "BASE with the same interval, unknown where energy was not measured; it does\n"
+              "not change the exit status.\n\n"
               "exit status:\n"
               "  0  every configuration in common was judged and none regressed\n"
               "  1  a configuration of reliable runs regressed\n"
@@ -73,7 +76,35 @@ class Compare(Command):
             show(compared[shown].to_string(index=False, na_rep=""))
         for line in regression.summary(compared, args.threshold):
             show(line)
+        show_energy(base, new, args.threshold)
         if args.junit:
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
+
+
+def show_energy(base: object, new: object, threshold: float) -> None:
+    """The second ratio: energy efficiency NEW / BASE per configuration (the same pairing and
+    interval as the speed's), or why there is none."""
+    import pandas as pd
+
+    from benchlib.analysis import comparisons, energy
+
+    compared = energy.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),  # type: ignore[arg-type]
+                              threshold=threshold)
+    if compared.empty:
+        return
+    unit = energy.frame_unit(comparisons.benchmarks(new)) or "samples/J"  # type: ignore[arg-type]
+    print(f"\nNEW / BASE energy efficiency ({unit}) per configuration; low-high: 95 % interval "
+          "from the repeats, as for speed; unknown: energy not measured (the reason says where)")
+    shown = compared.assign(
+        base=compared["base"].map(lambda v: energy.said(v, unit)),
+        new=compared["new"].map(lambda v: energy.said(v, unit)),
+        ratio=compared["ratio"].map(lambda v: energy.UNKNOWN if pd.isna(v) else f"{v:.2f}"),
+        **{end: compared[end].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+           for end in ("low", "high")})
+    columns = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
+                           "reason") if c in shown]
+    with pd.option_context("display.width", 200, "display.max_rows", 1000,
+                           "display.max_colwidth", 70):
+        show(shown[columns].to_string(index=False, na_rep=""))

@@ -2,8 +2,9 @@
 
 A :class:`Kind` carries what differs between kinds where records are made and read: its run
 function, the record columns it adds, FLOPs per sample, its within-run interval, and the facts
-the analysis asks of it (a probe or not, its lab units). How a kind is shown (notebook cells,
-headline, plot title, parameter comments) is its view, :mod:`benchlib.publish.benchmark_notebook.views`.
+the analysis asks of it (a probe or not, its lab units, the unit of its energy efficiency). How
+a kind is shown (notebook cells, headline, plot title, parameter comments) is its view,
+:mod:`benchlib.publish.benchmark_notebook.views`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ class Kind:
     def flops_per_sample(self, config: Any) -> float | None:
         """Model FLOPs per counted sample (None: this kind has no model FLOPs)."""
         return None
+
+    def per_joule_unit(self, unit: str) -> str | None:
+        """The unit of ``samples_per_joule`` for a record whose throughput is in ``unit``: what
+        a sample is, per joule (images/s -> images/J, tokens/s -> tokens/J, voxels/s ->
+        voxels/J); None where the throughput is not samples per second (a probe's)."""
+        if self.probe or not unit.endswith("/s"):
+            return None
+        return f"{unit.removesuffix('/s')}/J"
 
 
 def register_kind(name: str) -> Callable[[K], K]:

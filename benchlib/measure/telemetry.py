@@ -3,8 +3,10 @@
 Every ``interval_s`` the sampler reads the device's utilization, memory, power, SM and memory
 clocks, temperature and the clock-event (throttle) reasons. Energy comes from NVML's energy
 counter (millijoules since the driver loaded; Volta and newer) read at both ends, or, where the
-counter is not supported, from the power samples integrated over time. Without a CUDA device or
-without NVML the sampler does nothing and the record says why (``telemetry: unavailable: ...``).
+counter is not supported, from the power samples integrated over time (``energy_source``
+``counter`` or ``integrated power``). Without a CUDA device or without NVML the sampler does
+nothing and the record says why (``telemetry: unavailable: ...``); a CPU run's energy is the
+packages' RAPL counters (:mod:`benchlib.measure.rapl`, added by the timed loop).
 
 The thread only calls NVML, which reads the driver's counters and does not touch the CUDA
 stream, so it adds no synchronisation to the timed loop.
@@ -51,14 +53,23 @@ class Telemetry:
     energy_j: float | None = None
     energy_source: str = ""
 
+    def energy(self, samples_processed: int | None) -> dict[str, object]:
+        """The energy columns: ``energy_j``, ``energy_source`` (where it came from, or ``none:
+        why``), ``joules_per_sample`` and ``samples_per_joule`` (None where not measured)."""
+        return energy_columns(self.energy_j, self.energy_source, samples_processed)
+
     def summary(self, samples_processed: int | None = None) -> dict[str, object]:
         """Record columns: means and maxima, the throttled share of samples (in all and per
-        cause), energy and joules per processed sample."""
+        cause), energy, joules per processed sample and samples per joule. Unavailable: why,
+        and the energy where another source measured it (a CPU's RAPL)."""
         if not self.available:
-            return {"telemetry": f"unavailable: {self.reason}"}
+            out = {"telemetry": f"unavailable: {self.reason}"}
+            if self.energy_j is not None or self.energy_source:
+                out.update(self.energy(samples_processed))
+            return out
         frame = self.samples
-        out: dict[str, object] = {"telemetry": "nvml", "telemetry_samples": len(frame),
-                                  "energy_j": self.energy_j, "energy_source": self.energy_source}
+        out = {"telemetry": "nvml", "telemetry_samples": len(frame),
+               **self.energy(samples_processed)}
 
         def column(name: str) -> pd.Series:
             return frame[name].dropna() if name in frame else pd.Series(dtype=float)
@@ -82,9 +93,22 @@ class Telemetry:
                 out[f"throttle_{cause}_share"] = float(((bits & mask) != 0).mean())
         else:
             out["throttled_share"] = None
-        out["joules_per_sample"] = (self.energy_j / samples_processed
-                                    if self.energy_j is not None and samples_processed else None)
         return out
+
+
+def energy_columns(energy_j: float | None, source: str,
+                   samples: int | None) -> dict[str, object]:
+    """``energy_j``, ``energy_source``, ``joules_per_sample`` = energy / samples and
+    ``samples_per_joule`` = samples / energy. A figure that was not measured (no energy, or a
+    reading of 0 J) is None, shown as unknown, never 0; ``energy_source`` then says ``none: why``."""
+    if energy_j is None or energy_j <= 0:
+        why = source if source.startswith("none") else \
+            f"none: {source + ' read 0 J' if energy_j is not None else source or 'not measured'}"
+        return {"energy_j": None, "energy_source": why, "joules_per_sample": None,
+                "samples_per_joule": None}
+    return {"energy_j": energy_j, "energy_source": source,
+            "joules_per_sample": energy_j / samples if samples else None,
+            "samples_per_joule": samples / energy_j if samples else None}
 
 
 def unavailable(reason: str) -> Telemetry:
@@ -92,16 +116,20 @@ def unavailable(reason: str) -> Telemetry:
     return Telemetry(available=False, reason=reason)
 
 
-def merge_summaries(summaries: list[dict[str, object]], samples: int) -> dict[str, object]:
+def merge_summaries(summaries: list[dict[str, object]], samples: int,
+                    hosts: list[str] | None = None) -> dict[str, object]:
     """One device's summary from several ranks' (one device each): energy summed and divided by
-    all ranks' ``samples``; means averaged; maxima and throttled shares of the worst device."""
+    all ranks' ``samples``; means averaged; maxima and throttled shares of the worst device.
+    Without NVML, a CPU's RAPL energy counts whole packages, which the ranks of one host share:
+    one rank's per host (``hosts``, each rank's) is summed; without ``hosts`` several ranks'
+    energy is unknown."""
     sampled = [s for s in summaries if s.get("telemetry") == "nvml"]
     if not sampled:
-        return dict(summaries[0]) if summaries else {"telemetry": "unavailable: no rank reported"}
+        return _merge_packages(summaries, samples, hosts)
     out: dict[str, object] = {"telemetry": "nvml", "telemetry_devices": len(sampled)}
     keys = list(dict.fromkeys(k for s in sampled for k in s))
     for key in keys:
-        if key in ("telemetry", "joules_per_sample", "energy_source"):
+        if key in ("telemetry", "joules_per_sample", "samples_per_joule", "energy_source"):
             continue
         values = [s[key] for s in sampled if isinstance(s.get(key), (int, float))]
         if not values:
@@ -114,10 +142,30 @@ def merge_summaries(summaries: list[dict[str, object]], samples: int) -> dict[st
             out[key] = float(min(values))
         else:
             out[key] = float(np.mean(values))
-    out["energy_source"] = sampled[0].get("energy_source", "")
-    energy = out.get("energy_j")
-    out["joules_per_sample"] = energy / samples if isinstance(energy, float) and samples else None
+    complete = all(isinstance(s.get("energy_j"), (int, float)) for s in sampled)
+    energy = out.get("energy_j") if complete else None  # a device without energy: unknown
+    source = str(sampled[0].get("energy_source", "")) if complete else \
+        "none: a device measured no energy"
+    out.update(energy_columns(energy, source, samples))  # type: ignore[arg-type]
     return out
+
+
+def _merge_packages(summaries: list[dict[str, object]], samples: int,
+                    hosts: list[str] | None) -> dict[str, object]:
+    """Several ranks without NVML: rank 0's columns, the energy of one rank per host."""
+    if not summaries:
+        return {"telemetry": "unavailable: no rank reported"}
+    out = dict(summaries[0])
+    if "energy_j" not in out or len(summaries) == 1:
+        return out
+    if hosts is None or len(hosts) != len(summaries):
+        return {**out, **energy_columns(None, "none: several ranks, hosts not known", samples)}
+    first = {host: summary for host, summary in reversed(list(zip(hosts, summaries, strict=True)))}
+    values = [s.get("energy_j") for s in first.values()]
+    if not all(isinstance(v, (int, float)) for v in values):
+        return {**out, **energy_columns(None, "none: a host measured no energy", samples)}
+    return {**out, **energy_columns(float(sum(values)), str(out.get("energy_source", "")),  # type: ignore[arg-type]
+                                    samples)}
 
 
 def _handle(nvml: ModuleType, device: torch.device) -> object:

@@ -137,7 +137,10 @@ COLUMNS: tuple[Column, ...] = (
            "used (set explicitly)"),
     Column("telemetry", B, "text", "", "nvml, or unavailable: why"),
     Column("telemetry_samples", B, "int", "samples", "NVML readings over the timed loop"),
-    Column("energy_source", B, "text", "", "counter or integrated power samples"),
+    Column("energy_source", B, "text", "", "where energy_j comes from: counter (NVML's energy "
+           "counter), integrated power (NVML power samples), rapl (a CPU run: the packages' RAPL "
+           "counters, whole packages, every process on them); none: why, where nothing was "
+           "measured (energy unknown, never 0)"),
     Column("busbw_peak_size", B, "text", "", "all-reduce: message size of the peak"),
     Column("decode_best_workers", B, "int", "processes", "node probe: loader workers of the "
            "best decode rate"),
@@ -176,8 +179,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("throttled_share", M, "float", "", "share of NVML samples with clocks held down"),
     Column("throttle_{cause}_share", M, "float", "", "share of samples throttled by power, "
            "thermal or hw_slowdown"),
-    Column("energy_j", M, "float", "J", "energy over the timed loop"),
+    Column("energy_j", M, "float", "J", "energy over the timed loop: the GPUs' (NVML), or a CPU "
+           "run's packages (RAPL: all processes on them); empty where not measured (unknown)"),
     Column("joules_per_sample", M, "float", "J/sample", "energy / samples"),
+    Column("samples_per_joule", M, "float", "unit/J", "samples / energy: the throughput's unit "
+           "per joule (images/J, tokens/J, voxels/J; the kind's per_joule_unit); empty where "
+           "energy was not measured (unknown)"),
     Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)"),
     Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop",
            minimum=-math.inf),
@@ -218,7 +225,8 @@ LABELS: dict[str, str] = {
     "achieved_tflops": "achieved", "gpu_util_mean": "GPU utilization",
     "power_mean_w": "mean power", "power_max_w": "max power", "sm_clock_mean_mhz": "mean SM clock",
     "temperature_max_c": "max temperature", "energy_j": "energy",
-    "joules_per_sample": "energy per sample", "peak_memory_bytes": "peak memory",
+    "joules_per_sample": "energy per sample", "samples_per_joule": "energy efficiency",
+    "peak_memory_bytes": "peak memory",
     "flops_per_sample": "work per sample", "wall_time_s": "timed loop",
     "iterations": "timed iterations", "patch_shape": "patch (z x y x x)",
     "block_shape": "block (z x y x x)", "result_parameters": "network parameters",

@@ -58,7 +58,9 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
             iqr=float(np.median([s.iqr for s in each])), count=sum(s.count for s in each))
     peaks = [r.peak_memory_bytes for r in results if r.peak_memory_bytes is not None]
     total = sum(r.samples for r in results)
-    telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total)
+    hosts = [str(p.get("host") or "") for p in parts]
+    telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total,
+                                        hosts if all(hosts) else None)
     return RunResult(
         device=first.device, iterations=first.iterations, warmup=first.warmup,
         samples=total, wall_time_s=max(walls), unit=first.unit,

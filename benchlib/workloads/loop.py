@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -10,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from benchlib.measure import rapl
 from benchlib.measure.contention import Contention, ContentionSampler
+from benchlib.measure.rapl import RaplMeter
 from benchlib.measure.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
 from benchlib.measure.timing import PhaseTimer, WallClock
 
@@ -131,7 +135,7 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
     timer = PhaseTimer(device, breakdown=breakdown)
     samples, stop = 0, "count"
     with ContentionSampler(device) as watch, TelemetrySampler(device, telemetry_interval_s) as \
-            sampler, WallClock(device) as clock:
+            sampler, package_meter(device) as packages, WallClock(device) as clock:
         start = checked = time.perf_counter()
         while iterations is None or len(timer) < iterations:
             counted = step(iterator, timer)
@@ -140,6 +144,8 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
                 break
             samples += counted
             progress.tick()
+            if packages is not None:
+                packages.poll()  # a file read every 5 s at most: no counter wraps twice unseen
             if budget is not None:
                 now = time.perf_counter()
                 if now - start >= budget.max_s:
@@ -156,5 +162,20 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
         raise RuntimeError(
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
-    return LoopResult(timer, warm, samples, clock.seconds, sampler.telemetry, watch.contention,
-                      stop)
+    return LoopResult(timer, warm, samples, clock.seconds, with_packages(sampler.telemetry, packages),
+                      watch.contention, stop)
+
+
+def package_meter(device: torch.device) -> contextlib.AbstractContextManager[RaplMeter | None]:
+    """A CPU run's package energy meter (RAPL, :mod:`benchlib.measure.rapl`); nothing on a GPU,
+    whose energy NVML gives."""
+    return RaplMeter() if device.type == "cpu" else contextlib.nullcontext()
+
+
+def with_packages(telemetry: Telemetry, packages: RaplMeter | None) -> Telemetry:
+    """``telemetry`` with a CPU run's package energy, or why there is none."""
+    if packages is None:
+        return telemetry
+    if packages.energy_j is None:
+        return dataclasses.replace(telemetry, energy_source=f"none: {packages.reason}")
+    return dataclasses.replace(telemetry, energy_j=packages.energy_j, energy_source=rapl.SOURCE)

@@ -13,16 +13,19 @@ from benchlib.publish.pages import Call, Page, compare_tables, note, plots, show
 
 def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> None:
     """Runs paired with the baseline's by configuration: warnings, the headline, and where any
-    pair exists the table of new over base speed with its interval and verdict, and a plot."""
+    pair exists the table of new over base speed with its interval and verdict, the energy
+    efficiency new / base beside it, and a plot."""
     base_dir = summary.resolve_results_dir(baseline_dir)
-    compared = compare_tables.compare_runs(summary.load_results(base_dir), df, threshold=threshold)
+    base = summary.load_results(base_dir)
+    compared = compare_tables.compare_runs(base, df, threshold=threshold)
     if compare_tables.warnings_text(compared):
         note(compare_tables.warnings_text(compared))
     note(compare_tables.compare_headline(compared, base_dir.name))
     if not len(compared):
         return
     units = comparisons.ok(df)["unit"].dropna().unique()
-    show(compare_tables.compare_display(compared, units[0] if len(units) == 1 else ""))
+    energy = compare_tables.compare_energy(base, df, threshold=threshold)
+    show(compare_tables.compare_display(compared, units[0] if len(units) == 1 else "", energy))
     plots.show(compare_tables.compare_plot(compared, base_dir.name))
 
 
@@ -32,7 +35,9 @@ PAGE = Page(
     "speed over the base speed with its 95 % interval over the repeats, and a verdict per "
     "configuration: **regression** (the whole interval more than `threshold` below 1), "
     "**improvement** (the mirror image), **no change**, **unknown** (fewer than two runs a "
-    "side) or **unreliable** (contended or throttled runs). Built by `benchlib report DIR "
+    "side) or **unreliable** (contended or throttled runs). Beside the speed, the energy "
+    "efficiency (images/J, ...) new / base with the same interval, unknown where energy was "
+    "not measured. Built by `benchlib report DIR "
     "--baseline BASE_DIR`.",
     (
         "## Verdict per configuration",

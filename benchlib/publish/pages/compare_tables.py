@@ -37,6 +37,16 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
                               threshold=threshold)
 
 
+def compare_energy(base: pd.DataFrame, new: pd.DataFrame,
+                   threshold: float = 0.05) -> pd.DataFrame:
+    """:func:`benchlib.analysis.energy.compare` of the workload runs: energy efficiency
+    (images/J, ...) new / base per configuration, beside the speed's."""
+    from benchlib.analysis import energy
+
+    return energy.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),
+                          threshold=threshold)
+
+
 def compare_labels(compared: pd.DataFrame) -> pd.Series:
     """Short labels of the configurations (``1 dev, synthetic, batch 32``) from the pairing
     columns that vary; :func:`regression.compare`'s own label when none does."""
@@ -81,13 +91,32 @@ def warnings_text(compared: pd.DataFrame) -> str:
             "ratios below mix their effect in:\n" + "\n".join(f"- {md_text(w)}" for w in found))
 
 
-def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
-    """Per configuration: base and new medians, NEW / BASE with its 95 % interval, verdict,
-    runs on each side and flags."""
-    suffix = f" ({unit})" if unit else ""
+def _interval(low: float, high: float) -> str:
+    return formatting.DASH if formatting.missing(low) else f"{low:.2f}x – {high:.2f}x"
 
-    def interval(low: float, high: float) -> str:
-        return formatting.DASH if formatting.missing(low) else f"{low:.2f}x – {high:.2f}x"
+
+def energy_cells(compared: pd.DataFrame, energy: pd.DataFrame | None) -> dict[str, list[str]]:
+    """The compare table's energy columns: energy efficiency new / base and its 95 % interval
+    per configuration of ``compared`` (unknown where not measured on a side, a dash for no
+    interval); {} without ``energy``."""
+    if energy is None or energy.empty:
+        return {}
+    by_label = dict(zip(compare_labels(energy), energy.to_dict("records"), strict=True))
+    rows = [by_label.get(label, {}) for label in compare_labels(compared)]
+    ratio = [formatting.UNKNOWN if formatting.missing(r.get("ratio")) else
+             formatting.ratio(float(r["ratio"])) for r in rows]
+    return {"energy efficiency new / base": ratio,
+            "energy 95 % interval": [_interval(r.get("low"), r.get("high"))  # type: ignore[arg-type]
+                                     for r in rows]}
+
+
+def compare_display(compared: pd.DataFrame, unit: str = "",
+                    energy: pd.DataFrame | None = None) -> present.Table:
+    """Per configuration: base and new medians, NEW / BASE with its 95 % interval, verdict,
+    runs on each side, flags, and with ``energy`` (:func:`compare_energy`) the energy
+    efficiency new / base with its interval."""
+    suffix = f" ({unit})" if unit else ""
+    interval = _interval
 
     cells = pd.DataFrame({
         "configuration": compare_labels(compared),
@@ -101,6 +130,7 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
         "runs (base / new)": [f"{a} / {b}" for a, b in
                               zip(compared["base_runs"], compared["new_runs"], strict=True)],
         "flags": compared["flags"].fillna("").astype(str),
+        **energy_cells(compared, energy),
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
@@ -110,8 +140,13 @@ def compare_display(compared: pd.DataFrame, unit: str = "") -> present.Table:
                f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "
                f"than {threshold:.0%} below 1; {formatting.DASH} = no "
                "interval (fewer than two runs a side) or nothing to pair.")
+    if energy is not None and not energy.empty:
+        caption += (" Energy efficiency (samples per joule: images/J, ...) new / base: the same "
+                    "ratio and interval over the runs that measured energy; unknown = not "
+                    "measured on a side.")
     return present.Table(cells.reset_index(drop=True), caption,
-                         {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval"})
+                         {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval",
+                          "energy efficiency new / base", "energy 95 % interval"})
 
 
 def compare_plot(compared: pd.DataFrame, base: str):

@@ -3,7 +3,8 @@
 :func:`table` turns an analysis frame into a :class:`Table`: only the columns that vary (the
 constant configuration is said once in the caption), each named in words with its unit,
 numbers formatted for reading (``1.93x``, ``96.4 %``, ``1.27 GB``, ``52 GFLOP/s``, ``12.3 ms``),
-missing values as a dash explained once, a caption under it; a wide table scrolls inside its own
+missing values as a dash explained once (a missing energy figure as "unknown", explained
+once), a caption under it; a wide table scrolls inside its own
 box (never split, never wider than the page). Every text is HTML-escaped (``templates/pages/table.html.j2``).
 """
 
@@ -15,10 +16,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from benchlib import registry
+from benchlib.analysis import energy
 from benchlib.analysis.tables import config_columns
 from benchlib.formatting import (
     DASH,
+    ENERGY_COLUMNS,
     IDENTIFIERS,
+    UNKNOWN,
     column_label,
     formatter,
     missing,
@@ -108,7 +112,9 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
     numeric = [c for c in shown if pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])
                and c not in IDENTIFIERS]
-    names = {c: (labels or {}).get(c) or column_label(c, unit) for c in shown}
+    per_joule = energy.frame_unit(frame)  # samples_per_joule's unit: images/J, ...
+    names = {c: (labels or {}).get(c) or column_label(c, per_joule if c == energy.COLUMN else unit)
+             for c in shown}
     cells = pd.DataFrame({names[c]: frame[c].map(formatter(c)) for c in shown})
     text = caption.rstrip(".") + "."
     said = describe_constant(frame, [c for c in constant if c in schema.said_once()])
@@ -116,6 +122,8 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
         text += f" Every row: {said}."
     if (cells == DASH).any().any():
         text += f" {DASH} = {missing_reason}."
+    if any(c in ENERGY_COLUMNS for c in shown) and (cells == UNKNOWN).any().any():
+        text += f" {energy.UNKNOWN_NOTE}."
     if len(shown) > max_columns and len(frame) == 1:  # one wide row: its settings in words
         said = [c for c in config_columns(frame) if c in shown and c not in keep
                 and c not in NAMED_IN_ROW]

@@ -1,9 +1,10 @@
 """The scaling sheet in the reference campaigns' own layout (the TensorFlow benchmark sheet).
 
-Rows are device counts; blocks of columns give throughput, speedup and efficiency per
-configuration, then "speedup from" each factor (synthetic vs real, batch a vs b, GPU a vs b,
-model a vs b, precision a vs b), each block with a median column. Blocks are separate compact
-tables laid side by side while they fit (printable, never wider than the page), and the
+Rows are device counts; blocks of columns give throughput, speedup, efficiency and energy
+efficiency (images/J, ...; unknown where energy was not measured) per configuration, then
+"speedup from" each factor (synthetic vs real, batch a vs b, GPU a vs b, model a vs b,
+precision a vs b), each block with a median column. Blocks are separate compact tables laid
+side by side while they fit (printable, never wider than the page), and the
 observations are written out in words from the same numbers.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons
+from benchlib.analysis import comparisons, energy
 from benchlib.publish.pages import summary
 from benchlib.publish.pages.plots import short_labels
 from benchlib.publish.templating import render
@@ -32,12 +33,12 @@ class Block:
 
     title: str
     table: pd.DataFrame  # index num_devices, columns configurations + "median"
-    kind: str  # throughput | ratio | percent
+    kind: str  # throughput | ratio | percent | energy (missing: unknown)
 
 
 def _value(kind: str, value: object) -> str:
     if formatting.missing(value):
-        return formatting.DASH
+        return formatting.UNKNOWN if kind == "energy" else formatting.DASH
     number = float(value)  # type: ignore[arg-type]
     return {"ratio": formatting.ratio, "percent": formatting.percent}.get(kind, formatting.number)(number)
 
@@ -60,6 +61,7 @@ def blocks(runs: pd.DataFrame) -> list[Block]:
         table = comparisons.scaling_table(runs, value=value)
         table = table.rename(columns=lambda c: _shorten(runs, c))
         found.append(Block(names[value], table, kinds[value]))
+    found.append(_energy_block(runs, found[0].table))
     for comparison in summary.comparisons(runs):
         if comparison.factor not in SHEET_FACTORS or "num_devices" not in comparison.pairs:
             continue
@@ -78,6 +80,18 @@ def blocks(runs: pd.DataFrame) -> list[Block]:
             a, b = f"{a} data", f"{b} data"
         found.append(Block(f"speedup from {a} vs {b}", table, "ratio"))
     return found
+
+
+def _energy_block(runs: pd.DataFrame, throughput: pd.DataFrame) -> Block:
+    """Energy efficiency (images/J, ...) per device count, in the throughput block's rows and
+    columns: unknown where a configuration's energy was not measured."""
+    runs = energy.with_per_joule(runs)
+    table = comparisons.scaling_table(runs, metric=energy.COLUMN)
+    table = table.rename(columns=lambda c: _shorten(runs, c)).reindex(
+        index=throughput.index, columns=[c for c in throughput.columns if c != "median"])
+    table["median"] = table.median(axis=1)
+    unit = energy.frame_unit(runs)
+    return Block(f"energy efficiency ({unit})" if unit else "energy efficiency", table, "energy")
 
 
 def _shorten(runs: pd.DataFrame, label: object) -> str:

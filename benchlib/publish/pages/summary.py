@@ -300,18 +300,21 @@ def overview_table(df: pd.DataFrame) -> object:
 
 
 def throughput_tables(runs: pd.DataFrame) -> object:
-    """Median throughput per configuration (repeats aggregated), one table per unit."""
+    """Median throughput and energy efficiency (``samples_per_joule``: images/J, ...; unknown
+    where energy was not measured) per configuration (repeats aggregated), one table per unit."""
+    from benchlib.analysis import energy
     from benchlib.publish.pages import present
 
-    table = aggregate(flags.with_flags(runs))
+    table = aggregate(flags.with_flags(energy.with_per_joule(runs)), also=(energy.COLUMN,))
     if "unit" not in table and "unit" in runs:
         table["unit"] = runs["unit"].iloc[0]
     order = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision", "num_devices")
              if c in table]
     table = table.sort_values(order, na_position="last", kind="stable") if order else table
-    return present.by_unit(table, "Median throughput per configuration over its repeats "
-                                  "(runs: how many repeats; spread: IQR / median between them)",
-                           keep=("throughput",))
+    return present.by_unit(table, "Median throughput and energy efficiency per configuration "
+                                  "over its repeats (runs: how many repeats; spread: IQR / "
+                                  "median of throughput between them)",
+                           keep=("throughput", energy.COLUMN))
 
 
 def effects_table(found: list[Comparison]) -> object:

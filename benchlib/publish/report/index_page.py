@@ -2,7 +2,8 @@
 pages, then the runs grouped by benchmark.
 
 Per campaign: how fast the node is per benchmark and model (the best configuration, its
-throughput with unit and 95 % interval), how it scales (efficiency at the most devices), which
+throughput with unit and 95 % interval, and its energy efficiency beside it: images/J, ...,
+"unknown" where energy was not measured), how it scales (efficiency at the most devices), which
 factors matter (paired effects with intervals), what holds the runs back (the verdicts), and
 what is flagged. The page, its style, its sections, their lines and the run tables come from
 ``templates/pages/`` (``index.html.j2`` and ``index.css``, ``section.html.j2``, the macros of
@@ -20,7 +21,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchlib import formatting
-from benchlib.analysis import comparisons
+from benchlib.analysis import comparisons, energy
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.publish.pages import compare_tables, summary
 from benchlib.publish.templating import macro
@@ -118,17 +119,22 @@ def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
 
 
 def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:
-    """One line per benchmark and model: the best configuration and its throughput."""
+    """One line per benchmark and model: the best configuration, its throughput and, beside it,
+    its energy efficiency (median images/J, ... over its repeats; unknown where not measured)."""
     lines = []
-    work = comparisons.benchmarks(done).dropna(subset=["throughput"])
+    work = energy.with_per_joule(comparisons.benchmarks(done).dropna(subset=["throughput"]))
     keys = [c for c in ("benchmark", "model", "unit") if c in work]
     for key, rows in work.groupby(keys, dropna=False, sort=True):
         benchmark, model, unit = (*key, "", "", "")[:3]
         best, repeats, configurations = _best_configuration(rows)
+        per_joule = energy.per_joule_unit(benchmark, unit)
+        efficiency = (energy.said(rows.loc[repeats.index, energy.COLUMN].median(), per_joule)
+                      if per_joule else "")
         varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         lines.append(_line("fastest", benchmark, model, formatting.number(float(repeats.median())),
-                           unit, _interval(best, repeats), _runs(configurations, repeats, setting),
+                           unit, _interval(best, repeats), efficiency,
+                           _runs(configurations, repeats, setting),
                            _stem(best), run_page(best, runs),
                            best["flags"] if flags.of(best.get("flags")) else ""))
     return lines
@@ -293,7 +299,8 @@ RUN_COLUMNS = ("model", "dataset", "synthetic_kind", "batch_size", "precision", 
 
 def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     """The runs grouped by benchmark: the settings that vary in the group, throughput,
-    iteration time, flags and status, each linked to its page."""
+    iteration time, energy efficiency (where the kind has a per-joule unit), flags and status,
+    each linked to its page."""
     records = flags.with_flags(summary.with_core_columns(records))
     sources = records["source"].dropna().astype(str) if "source" in records else pd.Series(dtype=str)
     stems = sources.map(lambda s: Path(s).stem)
@@ -306,10 +313,13 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
         shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
         units = rows["unit"].dropna().unique()
         unit = units[0] if len(units) == 1 else ""
+        per_joule = energy.frame_unit(rows)  # images/J, ... (none for the probes)
+        rows = energy.with_per_joule(rows) if per_joule else rows
         # the measurement right after the run's name: on a phone it is in the first view
         head = ["run", formatting.column_label("throughput", unit or None), "iteration (ms)",
+                *([formatting.column_label(energy.COLUMN, per_joule)] if per_joule else []),
                 *(formatting.column_label(c) for c in shown), "flags", "status"]
-        numeric = {1, 2}
+        numeric = {1, 2, 3} if per_joule else {1, 2}
         body = []
         for _, row in rows.iterrows():
             stem = _stem(row)
@@ -325,9 +335,12 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
                          "status": status,
                          "cells": [throughput, formatting.formatter("time_iteration_s")(
                                         row.get("time_iteration_s")),
+                                    *([formatting.formatter(energy.COLUMN)(row.get(energy.COLUMN))]
+                                      if per_joule else []),
                                     *(formatting.formatter(c)(row.get(c)) for c in shown)]})
         caption = (f"{len(rows)} {name} run{'' if len(rows) == 1 else 's'}; – = not recorded for "
-                   "that run. Each run links to its page.")
+                   "that run" + (f"; {energy.UNKNOWN_NOTE}" if per_joule else "") +
+                   ". Each run links to its page.")
         out.append(Markup(render_template("runs.html.j2", name=name, caption=caption, head=head,
                                  numeric=numeric, rows=body)))
     return Markup("").join(out)

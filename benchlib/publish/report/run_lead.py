@@ -1,8 +1,8 @@
 """What a run page opens with: what was measured (the throughput with its unit, its within-run
-95 % interval and its flags in words) and the parameters the run was given. The notebook's own
-parameter cells (its defaults, then the values papermill injected) are left out of the page
-when the lead shows the given values; a notebook run by hand keeps its parameters cell, which
-holds what it ran with."""
+95 % interval, its energy efficiency, and its flags in words) and the parameters the run was
+given. The notebook's own parameter cells (its defaults, then the values papermill injected)
+are left out of the page when the lead shows the given values; a notebook run by hand keeps
+its parameters cell, which holds what it ran with."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ def _number(value: object) -> float | None:
 def _measured(record: Mapping) -> dict[str, object]:
     """The figures of the lead's first line: result, interval, detail, flags, failure."""
     from benchlib import formatting
+    from benchlib.analysis import energy
     from benchlib.records import flags
 
     unit = str(record.get("unit") or "").strip()
@@ -53,6 +54,9 @@ def _measured(record: Mapping) -> dict[str, object]:
         detail.append(f"{iterations:.0f} timed iterations")
     if iteration_s is not None:
         detail.append(f"{formatting.milliseconds(iteration_s)} ms per iteration (median)")
+    efficiency = energy.record_said(dict(record))
+    if efficiency:
+        detail.append(f"energy efficiency {efficiency}")
     names = flags.of(record.get("flags"))
     failed = str(record.get("status") or "ok") != "ok"
     return {"result": result, "interval": interval, "detail": ", ".join(detail),
