@@ -116,7 +116,7 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     report page. Relative paths are taken from the current folder."""
     from benchlib.analysis.diagnose import load_diagnosis
     from benchlib.execute.diagnose import run
-    from benchlib.inputs.diagnose_plan import check_data_dir
+    from benchlib.inputs.diagnose_data import check_data_dir
     from benchlib.publish.report.build import DIAGNOSE, build_report
 
     check_data_dir(data_dir)
