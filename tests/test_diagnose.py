@@ -105,10 +105,11 @@ def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):
 def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
     plan = _plan(tmp_path, workers=1, repeats=None)
     assert plan.worker_counts == [1, 2]
-    assert plan.estimate_s <= 240
+    assert plan.adaptive and plan.repeats == 3 and plan.max_runs > plan.initial_runs == 15
+    assert plan.estimate_s <= plan.budget_s == 540  # every run the budget holds, at most
     sweep = diagnose_plan.sweep(plan, tmp_path / "plan.json")
     assert sweep.points[0].notebook == "node_probe"
-    assert [p.repeat for p in sweep.points[1:]] == [0] * 5 + [1] * 5  # interleaved
+    assert [p.repeat for p in sweep.points[1:]] == [0] * 5 + [1] * 5 + [2] * 5  # interleaved
     with pytest.raises(InputError, match="model"):
         diagnose_plan.plan(diagnose_plan.request_from({"model": "resnet9000", "device": "cpu"}))
     with pytest.raises(InputError, match="num_workers"):
