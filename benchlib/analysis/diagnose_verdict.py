@@ -50,8 +50,9 @@ def agreed(verdict: str, reason: str, steps: pd.DataFrame, plan: Plan) -> tuple[
     if verdict != "compute-bound" or not len(losses):
         return verdict, reason
     named = ", ".join(f"{row['step']} {step_change(row)}" for _, row in losses.iterrows())
-    workers = f"{plan.num_workers} loader worker{'s' if plan.num_workers != 1 else ''}"
+    workers = (f"{plan.num_workers} loader worker competes" if plan.num_workers == 1
+               else f"{plan.num_workers} loader workers compete")
     model = "the model" if plan.target == "cpu" else "the process that feeds the GPU"
     return COMPETES, (f"{reason}, yet the data path loses speed ({named}): the {workers} "
-                      f"compete with {model} for {cores_text(plan)}, so the model runs slower "
+                      f"with {model} for {cores_text(plan)}, so the model runs slower "
                       "instead of waiting")
