@@ -184,7 +184,8 @@ def test_diagnose_as_a_user_runs_it(tmp_path):
     the answer, and the page in the campaign's report."""
     done = subprocess.run(
         [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet18",
-         "--device", "cpu", "--workers", "1", "--budget", "20", "--outputs", "out"],
+         "--device", "cpu", "--workers", "1", "--budget", "20", "--repeats", "2",
+         "--outputs", "out"],  # fixed repeats, the fewest: the rounds are tested on fakes
         cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[1/7] node_probe: ok" in done.stdout  # the probe, then 3 rungs twice (the least)

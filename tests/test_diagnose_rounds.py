@@ -167,3 +167,35 @@ def test_compute_bound_runs_with_a_losing_data_path_say_the_loader_takes_the_cor
     # waiting for data: data-bound as judged, whatever the waterfall
     assert diagnose_verdict.agreed("data-bound", "waited", found.steps, plan) == \
         ("data-bound", "waited")
+
+
+def test_benchlib_diagnose_runs_rounds_chosen_by_the_analysis(tmp_path, monkeypatch):
+    """``benchlib.diagnose`` from plan to answer, its runs faked: the initial round, then the
+    rounds the analysis chooses (the noisy memory rung's steps) until the budget is spent."""
+    from benchlib.cli.diagnose import diagnose
+
+    (tmp_path / "jpegs" / "a").mkdir(parents=True)
+    (tmp_path / "jpegs" / "a" / "x.jpg").write_bytes(b"")
+    ran: list[list[str]] = []
+
+    def fake_run(plan_, outputs, executor=None, say=None, points=None, **_):
+        diagnose_plan.write_plan(plan_, outputs / plan_.campaign)
+        points = points or [p for _, p in plan_.points()[1:]]
+        ran.append([p.label for p in points])
+        for point in points:
+            name = point.label.split("-", 1)[1].rsplit("-r", 1)[0]
+            _record(plan_, outputs, name, point.repeat, SPREAD[name][point.repeat % 3])
+        return outputs / plan_.campaign
+
+    monkeypatch.setattr(ladder, "run_ladder", fake_run)
+    said: list[str] = []
+    result = diagnose("resnet18", tmp_path / "jpegs", tmp_path / "out", report=False,
+                      say=said.append, num_workers=1, device="cpu", cores=2)
+    plan = result.diagnosis.plan
+    assert said[0].startswith("diagnose resnet18 train on cpu") and "1.25" in said[0]
+    assert len(ran[0]) == plan.initial_runs
+    assert {label.rsplit("-r", 1)[0] for label in ran[1]} == {
+        "train-host-w1", "train-memory-w1", "train-disk-w1"}  # the undecided steps' rungs
+    assert any(line.startswith("round 1 of extra repeats") for line in said)
+    assert result.diagnosis.runs == plan.max_runs
+    assert "the budget ran out" in str(result)
