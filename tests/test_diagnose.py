@@ -221,4 +221,5 @@ def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeyp
     assert text[0].startswith("**resnet18 train on this node") and "JPEG decode" in text[0]
     assert any(isinstance(v, dict) and "image/png" in v for v in seen)  # the plot
     assert any("No shipped published figure matches" in str(t) for t in text)
+    assert any(str(t).startswith("Repeats: every step's 95 % interval") for t in text)
     assert page.answer(df, tmp_path) is None  # not a diagnose campaign: says so
