@@ -2,8 +2,9 @@
 repeating.
 
 Sequential repeats: every rung first runs :data:`INITIAL_REPEATS` times (three, so that Welch's
-t has about four degrees of freedom per step: with two runs a side it has one or two, and its
-95 % quantile of 4.3 to 12.7 makes intervals span a factor of 8 on a shared CPU). Then rounds
+t has two to four degrees of freedom per step, four when the two rungs' spreads are alike, a
+95 % quantile of 2.8 to 4.3: with two runs a side it has one or two, and its quantile of 4.3 to
+12.7 made intervals span a factor of 8 on a shared CPU). Then rounds
 of extra repeats run the rungs of the steps whose 95 % interval is still wider than
 :data:`TARGET_FACTOR` (high over low of the step's ratio), until none is or the runs the budget
 holds are spent. Half the budget (after the probe) is planned for the initial round, half for
