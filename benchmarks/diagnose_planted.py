@@ -140,7 +140,7 @@ def main() -> None:
             print(f"{name}: failed after {result['wall_s']:.0f} s:\n{result['error']}")
             continue
         print(f"{name} ({result['model']}): {result['wall_s']:.0f} s, {result['rounds']} extra "
-              f"rounds; widest step interval x{result['widest_factor']:.2f} "
+              f"rounds; widest step interval x{result['widest_factor']:.3g} "
               f"({result['widest_step']}); named as expected: "
               f"{'yes' if result['as_expected'] else 'NO'}\n  {result['named']}\n"
               f"  {result['repeats']}")

@@ -16,6 +16,7 @@ import math
 
 import pandas as pd
 
+from benchlib.analysis.diagnose_text import WIDE_FACTOR
 from benchlib.inputs.diagnose_plan import Plan
 
 COLUMNS = ["comparison", "upper", "lower", "ratio", "low", "high", "factor", "verdict",
@@ -78,7 +79,8 @@ def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
 
 def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: int) -> str:
     """What the repeats reached: every comparison within the target, or which were not (their
-    factor) and why (the budget's runs spent, or fixed ``--repeats``); '' with no steps."""
+    factor, "interval unknown" beyond :data:`benchlib.analysis.diagnose_text.WIDE_FACTOR`) and
+    why (the budget's runs spent, or fixed ``--repeats``); '' with no steps."""
     if not len(steps):
         return ""
     table = comparisons(steps, workers, plan)
@@ -87,7 +89,7 @@ def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: in
     if not len(wide):
         return (f"Repeats: every step's 95 % interval is within {target} (high over low) "
                 f"after {runs} runs.")
-    listed = "; ".join(f"{r.comparison} x{r.factor:.2f}" if math.isfinite(r.factor)
+    listed = "; ".join(f"{r.comparison} x{r.factor:.2f}" if r.factor <= WIDE_FACTOR
                        else f"{r.comparison} (interval unknown)" for r in wide.itertuples())
     if not plan.adaptive:
         why = f"with a fixed {plan.repeats} runs per rung (--repeats)"
