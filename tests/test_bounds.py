@@ -12,7 +12,7 @@ import pytest
 
 from benchlib.cli import main
 from benchlib.errors import ConfigError, InputError
-from benchlib.inputs import diagnose_plan, node_limits
+from benchlib.inputs import diagnose_data, diagnose_plan, node_limits
 from benchlib.inputs.params import load_sweep, papermill_parameters
 from benchlib.inputs.yaml_input import parse_yaml
 
@@ -181,7 +181,7 @@ def test_diagnose_refuses_a_data_dir_without_images_before_planning(tmp_path, ca
     assert code == 2 and "data_dir: " in err and "holds no image file" in err, err
     assert not (tmp_path / "out").exists()
     (tmp_path / "empty" / "class" / "a.JPEG").write_bytes(b"")
-    diagnose_plan.check_data_dir(tmp_path / "empty")  # one image is enough to plan
+    diagnose_data.check_data_dir(tmp_path / "empty")  # one image is enough to plan
 
 
 def test_diagnose_refuses_a_worker_count_typo(capsys):

@@ -105,10 +105,11 @@ def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):
 def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
     plan = _plan(tmp_path, workers=1, repeats=None)
     assert plan.worker_counts == [1, 2]
-    assert plan.estimate_s <= 240
+    assert plan.adaptive and plan.repeats == 3 and plan.max_runs > plan.initial_runs == 15
+    assert plan.estimate_s <= plan.budget_s == 540  # every run the budget holds, at most
     sweep = diagnose_plan.sweep(plan, tmp_path / "plan.json")
     assert sweep.points[0].notebook == "node_probe"
-    assert [p.repeat for p in sweep.points[1:]] == [0] * 5 + [1] * 5  # interleaved
+    assert [p.repeat for p in sweep.points[1:]] == [0] * 5 + [1] * 5 + [2] * 5  # interleaved
     with pytest.raises(InputError, match="model"):
         diagnose_plan.plan(diagnose_plan.request_from({"model": "resnet9000", "device": "cpu"}))
     with pytest.raises(InputError, match="num_workers"):
@@ -183,7 +184,8 @@ def test_diagnose_as_a_user_runs_it(tmp_path):
     the answer, and the page in the campaign's report."""
     done = subprocess.run(
         [str(Path(sys.executable).with_name("benchlib")), "diagnose", "--model", "resnet18",
-         "--device", "cpu", "--workers", "1", "--budget", "20", "--outputs", "out"],
+         "--device", "cpu", "--workers", "1", "--budget", "20", "--repeats", "2",
+         "--outputs", "out"],  # fixed repeats, the fewest: the rounds are tested on fakes
         cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[1/7] node_probe: ok" in done.stdout  # the probe, then 3 rungs twice (the least)
@@ -219,4 +221,5 @@ def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeyp
     assert text[0].startswith("**resnet18 train on this node") and "JPEG decode" in text[0]
     assert any(isinstance(v, dict) and "image/png" in v for v in seen)  # the plot
     assert any("No shipped published figure matches" in str(t) for t in text)
+    assert any(str(t).startswith("Repeats: every step's 95 % interval") for t in text)
     assert page.answer(df, tmp_path) is None  # not a diagnose campaign: says so

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import intervals
+from benchlib.analysis import diagnose_verdict, intervals
+from benchlib.analysis.diagnose_rounds import rounds_text
 from benchlib.analysis.diagnose_text import UNIT, loss_text, step_change, switch_change, worker_change
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
@@ -211,6 +212,7 @@ class Diagnosis:
     verdict: str = ""
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    runs: int = 0  #: benchmark runs of the plan that ran (finished or failed)
 
     def __str__(self) -> str:
         return recommendation(self)
@@ -246,12 +248,15 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
     """The waterfall, the worker counts and the verdict of ``df`` (the campaign's records)."""
     found = speeds(df, plan)
     walked = chain(plan, found)
-    verdict, reason = user_verdict(df, plan, walked[-1] if walked else None)
+    steps = waterfall(df, plan)
+    verdict, reason = diagnose_verdict.agreed(
+        *user_verdict(df, plan, walked[-1] if walked else None), steps, plan)
     missing = [r.label for r in plan.rungs[1:] if r.name not in found]
     notes = [f"no finished run of: {', '.join(missing)} (see the failed runs)"] if missing else []
-    return Diagnosis(plan, waterfall(df, plan), workers(df, plan),
-                     walked[0] if walked else None, walked[-1] if walked else None,
-                     verdict, reason, notes)
+    ids = set().union(*(ids for name, ids in plan.point_ids().items() if name != "probe"))
+    runs = int(df["point_id"].isin(ids).sum()) if "point_id" in df else 0
+    return Diagnosis(plan, steps, workers(df, plan), walked[0] if walked else None,
+                     walked[-1] if walked else None, verdict, reason, notes, runs)
 
 
 #: What each step's loss is, in words.
@@ -356,6 +361,8 @@ def answer_text(found: Diagnosis) -> str:
                                                     f"yours, {r.verdict})"
                                                     if pd.notna(r.ratio) else " (yours)")
             for r in found.workers.itertuples()))
+    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs)
+    lines += [repeats] if repeats else []
     lines += [f"Note: {note}" for note in found.notes]
     return "\n".join(lines)
 

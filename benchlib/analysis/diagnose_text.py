@@ -17,8 +17,8 @@ UNIT = "images/s"
 #: An interval whose high end is more than this many times its low end says nothing.
 WIDE_FACTOR = 10.0
 #: What a too-wide interval is, and what to do about it.
-UNKNOWN = ("95 % interval unknown: the repeats disagree (run again on an idle node, with more "
-           "--repeats)")
+UNKNOWN = ("95 % interval unknown: the repeats disagree (run again on an idle node, with a "
+           "larger --budget)")
 
 
 def change(factor: float) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from benchlib import registry
 from benchlib.cli.base import Command
+from benchlib.inputs.diagnose_budget import INITIAL_REPEATS, TARGET_FACTOR
 from benchlib.inputs.diagnose_defaults import per_target
 from benchlib.vocabulary import Precision
 
@@ -29,9 +30,11 @@ class Diagnose(Command):
         "node probe, then the model on synthetic data on the device (what the node can do for "
         "it), synthetic data from the host, real data from memory (decode only) and real data "
         "from disk at your worker count and others (on a GPU also other precisions and "
-        "channels_last), each with repeats, run as one campaign through the normal sweep. "
-        "Prints the biggest loss, what to change and what that change measured here, and the "
-        "waterfall; writes the report page.")
+        f"channels_last), each run {INITIAL_REPEATS} times, then the rungs of the steps whose "
+        f"95 % interval spans more than a factor of {TARGET_FACTOR:g} again in rounds until "
+        "none does or the budget is spent, as one campaign through the normal sweep. Prints the "
+        "biggest loss, what to change and what that change measured here, and the waterfall; "
+        "writes the report page.")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -50,8 +53,11 @@ class Diagnose(Command):
         add("--image-size", type=int,
             help=f"image side in px (default: {per_target('image_size')})")
         add("--budget", type=float, help=f"seconds for the whole ladder (default: "
-            f"{per_target('budget_s')}); each run's time budget is sized from it")
-        add("--repeats", type=int, help=f"runs per rung (default: {per_target('repeats')})")
+            f"{per_target('budget_s')}): how many runs and each run's time budget are sized "
+            "from it, half for the initial round and half for the rounds of extra repeats")
+        add("--repeats", type=int, help=f"a fixed number of runs per rung, 2 to 20, and no "
+            f"extra rounds (default: {INITIAL_REPEATS} first, then extra rounds until each "
+            f"step's interval is within a factor of {TARGET_FACTOR:g} or the budget is spent)")
         add("--device", choices=["auto", "cuda", "cpu"], default="auto")
         add("--campaign", default="", help="campaign name (default diagnose-MODEL-TAG, TAG "
             "naming the settings: the same command resumes its campaign, other settings get "
@@ -115,12 +121,17 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     (``num_workers``, ``precision``, ``budget_s``, ...). With ``report``, builds the campaign's
     report page. Relative paths are taken from the current folder."""
     from benchlib.analysis.diagnose import load_diagnosis
+    from benchlib.analysis.diagnose_rounds import next_round
     from benchlib.execute.diagnose import run
-    from benchlib.inputs.diagnose_plan import check_data_dir
+    from benchlib.inputs.diagnose_data import check_data_dir
     from benchlib.publish.report.build import DIAGNOSE, build_report
 
     check_data_dir(data_dir)
-    campaign_dir = run(model, data_dir, outputs, executor, say=say, **options)
+    def choose(campaign: Path, runs_left: int) -> list[str]:
+        found = load_diagnosis(campaign)
+        return next_round(found.steps, found.workers, found.plan, runs_left)
+
+    campaign_dir = run(model, data_dir, outputs, executor, say=say, choose=choose, **options)
     found = load_diagnosis(campaign_dir)
     page = None
     if report:

@@ -1,7 +1,8 @@
 """``benchlib diagnose``'s plan: a ladder of runs, from what the node can do for a model down to
 what the user's setting achieves, as the points of one campaign.
 
-The rungs (each run ``repeats`` times, interleaved):
+The rungs (each run ``repeats`` times first, interleaved; then, with sequential repeats, the
+rungs of the steps not yet decided again in rounds: :mod:`benchlib.inputs.diagnose_budget`):
 
 - ``probe``: the node probe (matmul, memory, host link, JPEG decode per worker count, read);
 - ``device``: synthetic data made once on the device, at the user's precision and, on a GPU,
@@ -35,6 +36,7 @@ from pydantic import (
 
 from benchlib import registry
 from benchlib.errors import InputError
+from benchlib.inputs import diagnose_budget as budget_of
 from benchlib.inputs.config import (
     ClassificationConfig,
     DeviceChoice,
@@ -53,10 +55,6 @@ from benchlib.vocabulary import Precision as Precisions
 #: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
 PLAN_FILE = Path(LEDGER) / "diagnose.json"
 RungKind = Literal["probe", "device", "host", "memory", "disk"]
-#: Seconds a point costs besides its timed loop (kernel start, imports, model, warm-up, record).
-OVERHEAD_S = {"cpu": 15.0, "cuda": 20.0}
-#: Seconds the time-budgeted node probe takes.
-PROBE_S = {"cpu": 25.0, "cuda": 90.0}
 #: Precisions and memory formats tried on a GPU besides the user's.
 GPU_VARIANTS = ((Precisions.TF32, False), (Precisions.AMP_BF16, False), (Precisions.AMP_BF16, True),
                 (Precisions.AMP_FP16, True))
@@ -80,7 +78,7 @@ class DiagnoseRequest(BaseModel):
     batch_size: PositiveInt | None = None
     image_size: int | None = Field(None, gt=0, le=MAX_IMAGE_SIDE)
     budget_s: PositiveFloat | None = None
-    repeats: int | None = Field(None, ge=2, le=20)
+    repeats: int | None = Field(None, ge=2, le=20)  #: fixed runs per rung (no extra rounds)
     device: DeviceChoice = "auto"
     campaign: str = Field("", pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*)?$", max_length=100)
     cores: PositiveInt | None = None
@@ -113,94 +111,64 @@ class Plan(BaseModel):
     precision: str
     channels_last: bool
     worker_counts: list[int]
-    repeats: int
+    cores: int = 0  #: cores available to the ladder (0: not known)
+    repeats: int  #: runs per rung in the initial round (all of them with ``adaptive`` false)
+    adaptive: bool = False  #: sequential repeats: extra rounds until each step is decided
+    max_runs: int = 0  #: benchmark runs the budget holds, extra rounds included
+    target_factor: float = budget_of.TARGET_FACTOR
     budget_s: float
     run_time_s: float
     rungs: list[Rung]
     parameters: dict[str, dict[str, Any]]  #: rung name -> its point's parameters
 
     @property
+    def initial_runs(self) -> int:
+        """Benchmark runs of the initial round."""
+        return self.repeats * (len(self.rungs) - 1)
+
+    @property
     def estimate_s(self) -> float:
-        """Seconds the whole ladder is expected to take."""
-        return self.estimate_of(self.repeats * (len(self.rungs) - 1), probe=True)
+        """Seconds the whole ladder is expected to take at most (every run the budget holds)."""
+        return self.estimate_of(max(self.max_runs, self.initial_runs), probe=True)
 
     def estimate_of(self, runs: int, probe: bool) -> float:
         """Seconds ``runs`` benchmark runs (and the probe, with ``probe``) are expected to take."""
-        return (PROBE_S[self.target] if probe else 0.0) \
-            + runs * (OVERHEAD_S[self.target] + self.run_time_s)
+        return budget_of.estimate_s(self.target, runs, self.run_time_s, probe)
+
+    def point(self, name: str, repeat: int, order: int = 0) -> Point:
+        """Run ``repeat`` (0, 1, ...) of the rung named ``name``."""
+        return Point(self.benchmark, self.parameters[name], repeat,
+                     f"{self.benchmark}-{name}-r{repeat}", order)
 
     def points(self) -> list[tuple[str, Point]]:
-        """Every point of the ladder with its rung's name: the probe first, then every rung,
-        its repeats interleaved (ABCABC)."""
+        """Every point of the initial round with its rung's name: the probe first, then every
+        rung, its repeats interleaved (ABCABC)."""
         probe = registry.NODE_PROBE.notebook
         found = [("probe", Point(probe, self.parameters["probe"], 0, probe, 0))]
         for repeat in range(self.repeats):
             for rung in self.rungs[1:]:
-                found.append((rung.name, Point(self.benchmark, self.parameters[rung.name], repeat,
-                                               f"{self.benchmark}-{rung.name}-r{repeat}",
-                                               len(found))))
+                found.append((rung.name, self.point(rung.name, repeat, len(found))))
         return found
 
+    @property
+    def most_repeats(self) -> int:
+        """The most runs one rung can get: the initial round's and every extra run."""
+        return self.repeats + max(0, self.max_runs - self.initial_runs)
+
     def point_ids(self) -> dict[str, set[str]]:
-        """Rung name -> the ids of its points (a record's ``point_id``): the runs of this plan,
-        never those of another plan run into the same campaign folder."""
-        found: dict[str, set[str]] = {}
-        for name, point in self.points():
-            found.setdefault(name, set()).add(point.point_id)
+        """Rung name -> the ids of its points (a record's ``point_id``), extra rounds
+        included: the runs of this plan, never those of another plan run into the same
+        campaign folder."""
+        found: dict[str, set[str]] = {"probe": {self.points()[0][1].point_id}}
+        for rung in self.rungs[1:]:
+            found[rung.name] = {self.point(rung.name, r).point_id
+                                for r in range(self.most_repeats)}
         return found
 
     def __str__(self) -> str:
         return (f"diagnose plan {self.campaign}: {self.model} {self.benchmark} on {self.target}, "
-                f"{len(self.rungs) - 1} rungs x {self.repeats} repeats")
-
-
-#: Entries looked at when searching ``data_dir`` for an image before planning.
-IMAGE_SEARCH_ENTRIES = 100_000
-
-
-def find_image(folder: str | Path) -> bool | None:
-    """Whether ``folder`` holds an image file (torchvision's ``IMG_EXTENSIONS``) one or two
-    levels down (``DIR/<class>/<image>``, or ``DIR/<image>``); None when it is not a folder
-    (the config names that) or when the first :data:`IMAGE_SEARCH_ENTRIES` entries held none
-    (too many to tell; the run's loader decides)."""
-    from torchvision.datasets.folder import IMG_EXTENSIONS
-
-    root = Path(folder)
-    if not root.is_dir():
-        return None
-    seen = 0
-    try:
-        with os.scandir(root) as top:
-            for entry in top:
-                for item in _inner(entry):
-                    seen += 1
-                    if item.name.lower().endswith(IMG_EXTENSIONS) and item.is_file():
-                        return True
-                    if seen > IMAGE_SEARCH_ENTRIES:
-                        return None
-    except OSError:
-        return None  # unreadable: the run names the reason
-    return False
-
-
-def _inner(entry: os.DirEntry) -> list[os.DirEntry]:
-    """``entry`` itself, or the entries of the folder it is (a class folder)."""
-    if not entry.is_dir():
-        return [entry]
-    with os.scandir(entry.path) as inner:
-        return [item for _, item in zip(range(IMAGE_SEARCH_ENTRIES + 1), inner, strict=False)]
-
-
-def check_data_dir(data_dir: str | Path) -> None:
-    """InputError when ``data_dir`` is a folder without images (every rung that reads it could
-    only fail, minutes later); ``benchlib diagnose`` asks before it plans."""
-    if data_dir and find_image(data_dir) is False:
-        from torchvision.datasets.folder import IMG_EXTENSIONS
-
-        raise InputError(f"diagnose: data_dir: {data_dir!r} holds no image file "
-                         f"({', '.join(IMG_EXTENSIONS)}) in it or in its class folders; give an "
-                         "ImageNet-layout folder (DIR/<class>/<image>.jpg), or no --data-dir for "
-                         "synthetic data only")
+                f"{len(self.rungs) - 1} rungs x {self.repeats} repeats"
+                + (f", up to {self.max_runs} runs" if self.adaptive else ""))
 
 
 def worker_counts(user: int, cores: int, devices: int) -> list[int]:
@@ -237,11 +205,12 @@ def require_device(plan_: Plan, runs_here: bool = True) -> None:
                          "auto, or --executor slurm to run on a GPU node)")
 
 
-def settings_tag(parameters: dict[str, dict[str, Any]], repeats: int) -> str:
-    """Six hex digits naming the settings of a ladder (its points' parameters and repeats):
-    the same command gets the same default campaign, so it resumes; another setting gets its
-    own."""
-    key = json.dumps([parameters, repeats], sort_keys=True, default=str)
+def settings_tag(parameters: dict[str, dict[str, Any]], repeats: int,
+                 rounds: tuple[object, ...] = ()) -> str:
+    """Six hex digits naming the settings of a ladder (its points' parameters, repeats and
+    ``rounds``: whether extra rounds run, their most runs and target), never the runs done: the
+    same command gets the same default campaign, so it resumes; another setting gets its own."""
+    key = json.dumps([parameters, repeats, *rounds], sort_keys=True, default=str)
     return hashlib.sha1(key.encode()).hexdigest()[:6]
 
 
@@ -286,12 +255,10 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
     available = request.cores or cores()
     workers = request.num_workers if request.num_workers is not None else min(4, available)
     counts = worker_counts(workers, available, request.num_devices)
-    repeats = request.repeats or defaults["repeats"]
     budget = request.budget_s or defaults["budget_s"]
     rungs = _rungs(request, target, workers, counts)
-    runs = repeats * len(rungs)
-    run_time = (budget - PROBE_S[target]) / runs - OVERHEAD_S[target]
-    run_time = round(min(60.0, max(2.0, run_time)), 1)
+    repeats, max_runs, run_time = budget_of.size(budget, target, len(rungs), request.repeats)
+    adaptive = request.repeats is None
     shared = {"model": request.model, "device": target,
               "num_devices": request.num_devices,
               "batch_size": request.batch_size or defaults["batch_size"],
@@ -304,8 +271,9 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
     parameters = {rung.name: {**shared, **values} for rung, values in rungs}
     parameters["probe"] = _probe_parameters(request, target, counts, config.resolved_image_size,
                                             defaults["probe_time_s"])
+    rounds = (adaptive, max_runs, budget_of.TARGET_FACTOR) if adaptive else ()
     campaign = request.campaign or \
-        f"diagnose-{request.model}-{settings_tag(parameters, repeats)}"
+        f"diagnose-{request.model}-{settings_tag(parameters, repeats, rounds)}"
     parameters = {name: {**values, "campaign": campaign} for name, values in parameters.items()}
     probe = Rung(name="probe", kind="probe", label="the node probe",
                  match={"benchmark": registry.NODE_PROBE.benchmark})
@@ -314,7 +282,8 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
                 num_devices=request.num_devices, batch_size=config.batch_size,
                 image_size=config.resolved_image_size, num_workers=workers,
                 precision=request.precision, channels_last=request.channels_last,
-                worker_counts=counts, repeats=repeats, budget_s=budget, run_time_s=run_time,
+                worker_counts=counts, cores=available, repeats=repeats, adaptive=adaptive,
+                max_runs=max_runs, budget_s=budget, run_time_s=run_time,
                 rungs=[probe, *(rung for rung, _ in rungs)], parameters=parameters)
 
 
@@ -345,12 +314,14 @@ def request_from(values: dict[str, Any]) -> DiagnoseRequest:
     return _validated(DiagnoseRequest, values, "diagnose")
 
 
-def sweep(plan_: Plan, plan_path: Path, executor: Settings | None = None) -> Sweep:
-    """The plan as a sweep of the normal machinery: the probe first, then every rung, its
-    repeats interleaved (ABCABC)."""
+def sweep(plan_: Plan, plan_path: Path, executor: Settings | None = None,
+          points: list[Point] | None = None) -> Sweep:
+    """The plan as a sweep of the normal machinery: ``points`` (a round of extra repeats), or
+    the initial round: the probe first, then every rung, its repeats interleaved (ABCABC)."""
     spec = SweepFile(campaign=plan_.campaign, notebook=[registry.NODE_PROBE.notebook, plan_.benchmark],
                      repeats=plan_.repeats, executor=executor or LocalExecutor())
-    return Sweep(plan_path, spec, [point for _, point in plan_.points()])
+    chosen = points if points is not None else [point for _, point in plan_.points()]
+    return Sweep(plan_path, spec, chosen)
 
 
 def write_plan(plan_: Plan, campaign_dir: Path) -> Path:

@@ -11,6 +11,7 @@ import pandas as pd
 from benchlib.analysis import diagnose as analysis
 from benchlib.analysis import diagnose_others
 from benchlib.analysis import diagnose_text as text
+from benchlib.analysis.diagnose_rounds import rounds_text
 from benchlib.inputs.diagnose_plan import read_plan
 from benchlib.publish.pages import Call, Page, node, note, plots, present, show
 from benchlib.publish.pages.waterfall import waterfall_plot
@@ -42,6 +43,9 @@ def waterfall(found: analysis.Diagnosis | None) -> None:
                        "(Welch t over the repeats of the two rungs), and the verdict "
                        "(unreliable: a contended or throttled run)",
                        keep=("verdict",), say_constant=False))
+    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs)
+    if repeats:
+        note(repeats)
 
 
 def workers(found: analysis.Diagnosis | None) -> None:

@@ -1,0 +1,102 @@
+"""Sequential repeats of ``benchlib diagnose``: which comparisons of a diagnosis are decided,
+which rungs the next round of extra repeats runs, and what the answer says about it.
+
+The comparisons are the waterfall's steps and the worker counts against the user's. One is
+**decided** when the high end of its 95 % interval (of its ratio of speeds, Welch t over the
+two rungs' runs) is at most the plan's ``target_factor`` times its low end. The next round
+runs both rungs of every comparison not decided, those whose interval holds 1 (loss or gain
+not yet told) first, then the widest first, as many rungs as the budget's runs left allow.
+A comparison with a contended or throttled run (``unreliable``) gets no extra runs: more runs
+would not remove the disturbed one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from benchlib.analysis.diagnose_text import WIDE_FACTOR
+from benchlib.inputs.diagnose_plan import Plan
+
+COLUMNS = ["comparison", "upper", "lower", "ratio", "low", "high", "factor", "verdict",
+           "decided"]
+
+
+def _factor(low: object, high: object) -> float:
+    """High over low of an interval; infinite when it is missing or not positive."""
+    try:
+        low_, high_ = float(low), float(high)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.inf
+    if not (math.isfinite(low_) and math.isfinite(high_)) or low_ <= 0:
+        return math.inf
+    return high_ / low_
+
+
+def comparisons(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """One row per comparison (each step, each worker count against the user's): its rungs,
+    ratio and interval, ``factor`` (high over low, infinite when unknown), verdict and
+    whether it is decided (``factor`` at most the plan's target)."""
+    rows = []
+    for _, row in steps.iterrows():
+        known = bool(row["known"])
+        rows.append({"comparison": row["step"], "upper": row["upper"], "lower": row["lower"],
+                     "ratio": row["ratio"], "low": row["low"], "high": row["high"],
+                     "factor": _factor(row["low"], row["high"]) if known else math.inf,
+                     "verdict": row["verdict"]})
+    kind = "disk" if plan.data_dir else "host"
+    for _, row in workers.iterrows():
+        if pd.isna(row["ratio"]):
+            continue  # the user's own count
+        rows.append({"comparison": f"{int(row['workers'])} workers",
+                     "upper": f"{kind}-w{int(row['workers'])}",
+                     "lower": f"{kind}-w{plan.num_workers}", "ratio": row["ratio"],
+                     "low": row["low"], "high": row["high"],
+                     "factor": _factor(row["low"], row["high"]), "verdict": row["verdict"]})
+    table = pd.DataFrame(rows, columns=COLUMNS[:-1])
+    table["decided"] = table["factor"] <= plan.target_factor
+    return table
+
+
+def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
+               runs_left: int) -> list[str]:
+    """The rungs of the next round of extra repeats, in the order they run (see the module
+    docstring); none when every comparison is decided or unreliable, or no run is left."""
+    table = comparisons(steps, workers, plan)
+    open_ = table[~table["decided"] & (table["verdict"] != "unreliable")]
+    if not len(open_) or runs_left <= 0:
+        return []
+    holds_one = [not (float(r.low) > 1 or float(r.high) < 1) if math.isfinite(r.factor)
+                 else True for r in open_.itertuples()]
+    ranked = open_.assign(holds_one=holds_one).sort_values(
+        ["holds_one", "factor"], ascending=[False, False], kind="stable")
+    names: list[str] = []
+    for row in ranked.itertuples():
+        names += [n for n in (row.upper, row.lower) if n not in names]
+    return names[:runs_left]
+
+
+def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: int) -> str:
+    """What the repeats reached: every comparison within the target, or which were not (their
+    factor, "interval unknown" beyond :data:`benchlib.analysis.diagnose_text.WIDE_FACTOR`) and
+    why (the budget's runs spent, or fixed ``--repeats``); '' with no steps."""
+    if not len(steps):
+        return ""
+    table = comparisons(steps, workers, plan)
+    target = f"a factor of {plan.target_factor:g}"
+    wide = table[~table["decided"]]
+    if not len(wide):
+        return (f"Repeats: every step's 95 % interval is within {target} (high over low) "
+                f"after {runs} runs.")
+    listed = "; ".join(f"{r.comparison} x{r.factor:.2f}" if r.factor <= WIDE_FACTOR
+                       else f"{r.comparison} (interval unknown)" for r in wide.itertuples())
+    if not plan.adaptive:
+        why = f"with a fixed {plan.repeats} runs per rung (--repeats)"
+    elif runs >= plan.max_runs:
+        why = f"the budget ran out ({runs} of {plan.max_runs} runs, {plan.budget_s:g} s)"
+    elif (wide["verdict"] == "unreliable").all():
+        why = "unreliable steps get no extra runs (a contended or throttled run)"
+    else:
+        why = f"{runs} of {plan.max_runs} runs spent (run the same command again to go on)"
+    return f"Repeats: not within {target}, {why}: {listed}."
