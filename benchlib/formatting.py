@@ -25,7 +25,9 @@ NAMES: dict[str, str] = {
     "count": "runs", "spread": "spread between repeats", "speedup": "speedup",
     "efficiency": "efficiency", "ratio": "ratio a / b", "bottleneck": "bottleneck phase",
     "data_share": "waiting for data", "verdict": "verdict", "data_wait_share": "waiting for data",
-    "mfu": "MFU", "achieved_tflops_per_device": "achieved per device", "peak_tflops": "matmul peak",
+    "mfu": "MFU of the datasheet", "mfu_achievable": "MFU of what the node reaches",
+    "achieved_tflops_per_device": "achieved per device", "peak_tflops": "datasheet peak",
+    "achievable_tflops": "node's achievable matmul",
     "demand_per_device": "model takes per device",
     "loader_capacity_per_device": "loader gives per device", "hours": "hours",
     "iterations_per_minute": "iterations per minute", "days_to_100k": "days to 100k iterations",
@@ -41,10 +43,12 @@ NAMES: dict[str, str] = {
 #: How each kind of column is shown: a formatter of one number.
 RATIO_COLUMNS = ("speedup", "ratio", "geometric mean ratio", "speed_ratio", "expected", "slowdown",
                  "of_datasheet", "straggler_spread")
-PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "throttled_share",
+PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "mfu_achievable",
+                   "throttled_share",
                    "spread", "share", "contention_cpu_share")
 PERCENT_POINTS = ("gpu_util_mean", "gpu_mem_util_mean")  #: already 0-100
-TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops")
+TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops",
+                  "achievable_tflops")
 #: Units of the columns in :data:`NAMES` that have one (the unit goes into the column's name,
 #: numbers stay bare; a record column's unit is its schema entry's).
 UNITS = {"hours": "h", "days_to_100k": "days"}

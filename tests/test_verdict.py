@@ -8,7 +8,14 @@ import math
 import pandas as pd
 import pytest
 
-from benchlib.analysis.verdict import ceilings, decode_curves, judge, loader_capacity, verdicts
+from benchlib.analysis.verdict import (
+    ceilings,
+    decode_curves,
+    judge,
+    loader_capacity,
+    nodes_compared,
+    verdicts,
+)
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.inputs.unet3d_config import UNet3DTrainConfig
@@ -78,6 +85,14 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
     assert record["decode_best_workers"] in (0, 1) and record["read_MBps"] > 0
     assert record["matmul_tflops_tf32"] is None and record["h2d_pinned_GBps"] is None
     assert record["env_data_fs"]
+    # what the node reaches: the best matmul over a sweep of shapes, the triad, decode alone
+    assert record["mamf_tflops_fp32"] > 0 and record["mamf_tflops_tf32"] is None
+    assert "shapes (MAMF)" in table.loc[("matmul achievable", "fp32"), "note"]
+    assert record["triad_GBps"] > 0 and "triad" in table.loc[("memory", "triad"), "note"]
+    assert record["decode_memory_images_per_s"] > 0
+    said = table.loc[("decode from memory", f"{record['decode_best_workers']} workers"), "note"]
+    assert "read into memory first" in said and "read from data_dir" in table.loc[
+        ("decode", "0 workers"), "note"]
     json.dumps(record, default=str)
     assert probe_runs.allreduce_for_node(config, visible_gpus=0) == (None, None)  # skipped
 
@@ -111,7 +126,7 @@ def test_ceilings_against_the_datasheet() -> None:
     table = ceilings(pd.DataFrame([PROBE])).set_index("figure")
     assert table.loc["matmul bf16", "datasheet"] == 989.4
     assert table.loc["matmul bf16", "of_datasheet"] == pytest.approx(700 / 989.4)
-    assert table.loc["device memory", "of_datasheet"] == pytest.approx(2900 / 3350)
+    assert table.loc["device memory (copy)", "of_datasheet"] == pytest.approx(2900 / 3350)
     assert table.loc["host to device (pinned)", "of_datasheet"] == pytest.approx(53 / 63)
     assert pd.isna(table.loc["read + JPEG decode from data_dir (best worker count)", "datasheet"])
     cpu = ceilings(pd.DataFrame([{**PROBE, "device": "cpu", "device_name": "AMD EPYC"}]))
@@ -120,18 +135,72 @@ def test_ceilings_against_the_datasheet() -> None:
     assert list(curves["workers"]) == [4, 8, 16]
 
 
-def test_compute_bound_run_gets_mfu_against_the_probe_and_else_the_datasheet() -> None:
+def test_compute_bound_run_gets_mfu_against_the_datasheet_and_what_the_node_reaches() -> None:
     probe = pd.Series(PROBE)
     verdict = judge(pd.Series(RUN), probe)
     assert verdict["verdict"] == "compute-bound"
-    assert verdict["mfu"] == pytest.approx(24.3 / 700)
-    assert verdict["peak_source"] == "probe bf16 matmul"
-    assert verdict["reason"].startswith("MFU 3% of the probe bf16 matmul peak (700 TFLOP/s)")
+    assert verdict["mfu"] == pytest.approx(24.3 / 989.4)
+    assert verdict["mfu_achievable"] == pytest.approx(24.3 / 700)  # a probe of one shape only
+    assert verdict["achievable_source"] == "probe bf16 matmul, one shape"
+    assert verdict["reason"].startswith(
+        "MFU 2% of the datasheet bf16 (H100 SXM5 80GB) peak (989 TFLOP/s), 3% of what this node "
+        "reaches (probe bf16 matmul, one shape: 700 TFLOP/s)")
+    swept = judge(pd.Series(RUN), pd.Series({**PROBE, "mamf_tflops_bf16": 810.0}))
+    assert swept["mfu_achievable"] == pytest.approx(24.3 / 810)
+    assert "best of a sweep of shapes: 810 TFLOP/s" in swept["reason"]
     no_probe = judge(pd.Series(RUN), None)
-    assert no_probe["mfu"] == pytest.approx(24.3 / 989.4)
+    assert no_probe["mfu"] == pytest.approx(24.3 / 989.4) and no_probe["mfu_achievable"] is None
     assert "datasheet bf16 (H100 SXM5 80GB)" in no_probe["reason"]
+    assert "reaches" not in no_probe["reason"]
+    cpu = judge(pd.Series({**RUN, "gpu": "cpu", "device_name": "AMD EPYC", "precision": "fp32",
+                           "achieved_tflops": 0.05}),
+                pd.Series({**PROBE, "gpu": "cpu", "mamf_tflops_fp32": 0.1}))
+    assert cpu["mfu"] is None and cpu["mfu_achievable"] == pytest.approx(0.5)
+    assert cpu["reason"].startswith("MFU 50% of what this node reaches")
     two = judge(pd.Series({**RUN, "num_devices": 2, "throughput": 2000.0, "achieved_tflops": 48.6}))
     assert two["achieved_tflops_per_device"] == pytest.approx(24.3)
+
+
+def test_ceilings_show_what_the_node_reaches_beside_the_datasheet() -> None:
+    reached = {**PROBE, "mamf_tflops_bf16": 794.5, "triad_GBps": 3000.0,
+               "decode_memory_images_per_s": 5200.0}
+    table = ceilings(pd.DataFrame([reached])).set_index("figure")
+    assert table.loc["achievable matmul bf16 (best of a sweep of shapes)",
+                     "of_datasheet"] == pytest.approx(794.5 / 989.4)
+    assert table.loc["device memory (STREAM triad, best call)", "datasheet"] == 3350
+    assert table.loc["JPEG decode from memory (at that worker count)", "measured"] == 5200
+
+
+def test_nodes_are_compared_on_what_each_reaches_among_their_own_gpu_model() -> None:
+    nodes = pd.DataFrame([{**PROBE, "host": "n1", "mamf_tflops_bf16": 800.0},
+                          {**PROBE, "host": "n2", "mamf_tflops_bf16": 760.0},
+                          {**PROBE, "host": "n3", "mamf_tflops_bf16": 720.0},
+                          {**PROBE, "host": "a1", "gpu": "A100", "mamf_tflops_bf16": 280.0}])
+    found = nodes_compared(nodes).set_index("host")
+    assert found.loc["n3", "of_median"] == pytest.approx(720 / 760)
+    assert found.loc["n1", "nodes"] == 3
+    assert pd.isna(found.loc["a1", "of_median"])  # nothing of its model to compare with
+    later = pd.concat([nodes, pd.DataFrame([{**PROBE, "host": "n3", "mamf_tflops_bf16": 780.0}])])
+    assert nodes_compared(later).set_index("host").loc["n3", "value"] == 780  # the latest probe
+
+
+def test_mamf_sweeps_aligned_shapes_largest_first_within_the_budget() -> None:
+    import torch
+
+    from benchlib.workloads import achievable
+
+    found = achievable.shapes(1024, 1024)
+    assert found[0] == (1024, 1024, 1024) and len(found) == 27
+    assert all(d % achievable.ALIGN == 0 and 64 <= d <= 1024 for shape in found for d in shape)
+    volumes = [m * n * k for m, n, k in found]
+    assert volumes == sorted(volumes, reverse=True)
+    assert max(max(s) for s in achievable.shapes(1024, 4096)) == 1280
+    best = achievable.achievable_matmul(torch.device("cpu"), torch.float32, 128, 128, 2, 1, 0.0)
+    assert best.tried == 1 and best.value > 0 and best.shape_text == "128x128 @ 128x128"
+    more = achievable.achievable_matmul(torch.device("cpu"), torch.float32, 128, 256, 2, 1, 30.0)
+    assert more.tried == len(achievable.shapes(128, 256)) == 8 and more.value >= best.value / 10
+    triad = achievable.triad_gbps(torch.device("cpu"), 12 << 20, 3, 1, 5.0)
+    assert triad.value > 0
 
 
 def test_data_bound_run_names_the_loader_capacity() -> None:
@@ -169,7 +238,7 @@ def test_verdicts_match_each_run_to_its_host_s_probe() -> None:
                           {**RUN, "status": "failed"}])
     table = verdicts(frame)
     assert len(table) == 2
-    assert list(table["peak_tflops"]) == [700.0, 350.0]
+    assert list(table["achievable_tflops"]) == [700.0, 350.0]
 
 
 def test_node_probe_notebook_takes_every_config_field() -> None:
@@ -212,7 +281,8 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
     assert frame.loc["probe_node", "matmul_tflops_fp32"] > 0
     judged = verdicts(load(outputs / "node-test"))
     assert len(judged) == 1 and judged["verdict"].iloc[0] in ("compute-bound", "data-bound")
-    assert judged["peak_source"].iloc[0] == "probe fp32 matmul"
+    assert judged["achievable_source"].iloc[0] == "probe fp32 matmul, best of a sweep of shapes"
+    assert judged["peak_source"].iloc[0] == ""  # a CPU: no datasheet
     report = build_report(outputs / "node-test", summaries=("summary_node",), progress=False)
     page = (report.parent / "summary_node.html").read_text()
     assert "matmul fp32" in page and judged["verdict"].iloc[0] in page

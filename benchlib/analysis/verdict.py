@@ -9,8 +9,10 @@ The node probe (``benchmark: probe_node``) measures what the node can do at most
   reason puts the loader's capacity from the probe (images/s at the run's worker count) beside
   what the model consumes when it does not wait;
 - **compute-bound** otherwise, with model FLOPs utilization: the model's FLOPs per sample
-  (torch.utils.flop_counter) times samples per second per device, over the matrix-multiply peak
-  the probe measured in the run's precision (the datasheet's where no probe ran).
+  (torch.utils.flop_counter) times samples per second per device, over two ceilings in the
+  run's precision: the datasheet's peak (``mfu``, where the GPU is listed) and what this node
+  reaches (``mfu_achievable``: the probe's best matmul over a sweep of shapes, else its
+  one-shape figure).
 """
 
 from __future__ import annotations
@@ -33,13 +35,19 @@ CEILINGS = (
     ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32", "TFLOP/s"),
     ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16", "TFLOP/s"),
     ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16", "TFLOP/s"),
-    ("memory_GBps", "memory_GBps", "device memory", "GB/s"),
+    ("mamf_tflops_fp32", "fp32_tflops", "achievable matmul fp32 (best of a sweep of shapes)", "TFLOP/s"),
+    ("mamf_tflops_tf32", "tf32_tflops", "achievable matmul tf32 (best of a sweep of shapes)", "TFLOP/s"),
+    ("mamf_tflops_fp16", "fp16_tflops", "achievable matmul fp16 (best of a sweep of shapes)", "TFLOP/s"),
+    ("mamf_tflops_bf16", "bf16_tflops", "achievable matmul bf16 (best of a sweep of shapes)", "TFLOP/s"),
+    ("memory_GBps", "memory_GBps", "device memory (copy)", "GB/s"),
+    ("triad_GBps", "memory_GBps", "device memory (STREAM triad, best call)", "GB/s"),
     ("h2d_pinned_GBps", "host_link_GBps", "host to device (pinned)", "GB/s"),
     ("d2h_pinned_GBps", "host_link_GBps", "device to host (pinned)", "GB/s"),
     ("h2d_pageable_GBps", "host_link_GBps", "host to device (pageable)", "GB/s"),
     ("d2h_pageable_GBps", "host_link_GBps", "device to host (pageable)", "GB/s"),
     ("allreduce_busbw_GBps", None, "all-reduce bus bandwidth", "GB/s"),
     ("decode_best_images_per_s", None, "read + JPEG decode from data_dir (best worker count)", "images/s"),
+    ("decode_memory_images_per_s", None, "JPEG decode from memory (at that worker count)", "images/s"),
     ("read_MBps", None, "data_dir read", "MB/s"),
 )
 
@@ -70,6 +78,39 @@ def ceilings(df: pd.DataFrame) -> pd.DataFrame:
                          "variant": sheet["variant"] if sheet else ""})
     return pd.DataFrame(rows, columns=["cluster", "host", "gpu", "figure", "unit", "measured",
                                        "datasheet", "of_datasheet", "variant"])
+
+
+#: What nodes are compared on: what each reaches (record column, label).
+REACHED = (("mamf_tflops_fp32", "achievable matmul fp32 (TFLOP/s)"),
+           ("mamf_tflops_tf32", "achievable matmul tf32 (TFLOP/s)"),
+           ("mamf_tflops_bf16", "achievable matmul bf16 (TFLOP/s)"),
+           ("mamf_tflops_fp16", "achievable matmul fp16 (TFLOP/s)"),
+           ("triad_GBps", "memory triad (GB/s)"))
+
+
+def nodes_compared(df: pd.DataFrame) -> pd.DataFrame:
+    """The nodes side by side on what each reaches (achievable matmul per precision, memory
+    triad; each node's latest probe): per figure, the node's value and its ratio to the median
+    of the probed nodes with the same GPU (``of_median``; NA where that GPU has one node)."""
+    found = probes(df)
+    keys = [k for k in ("cluster", "host", "gpu") if k in found]
+    if found.empty or "host" not in keys:
+        return pd.DataFrame(columns=[*keys, "figure", "value", "of_median", "nodes"])
+    latest = found.groupby("host", sort=False, dropna=False).tail(1)
+    rows = []
+    for column, label in REACHED:
+        if column not in latest:
+            continue
+        values = pd.to_numeric(latest[column], errors="coerce")
+        for _, same in latest.assign(value=values).dropna(subset=["value"]).groupby(
+                "gpu" if "gpu" in keys else "host", sort=False, dropna=False):
+            median = same["value"].median()
+            for _, node in same.iterrows():
+                rows.append({**{k: node[k] for k in keys}, "figure": label,
+                             "value": node["value"], "nodes": len(same),
+                             "of_median": node["value"] / median if len(same) > 1 and median
+                             else None})
+    return pd.DataFrame(rows, columns=[*keys, "figure", "value", "of_median", "nodes"])
 
 
 def decode_curves(df: pd.DataFrame) -> pd.DataFrame:
@@ -158,17 +199,52 @@ def loader_capacity(probe: pd.Series | None, workers: int,
     return measured[chosen] / devices_per_node, chosen
 
 
-def _peak(run: pd.Series, probe: pd.Series | None) -> tuple[float | None, str]:
-    precision = matmul_precision(run.get("precision"))
-    if precision is None:
-        return None, ""
-    if probe is not None:
-        measured = flags.number(probe.get(f"matmul_tflops_{precision}"))
-        if measured:
-            return measured, f"probe {precision} matmul"
+def _datasheet_peak(run: pd.Series, precision: str) -> tuple[float | None, str]:
+    """The datasheet's matmul peak of the run's GPU in ``precision`` and its source's words."""
     sheet = datasheet_for(run.get("device_name", "")) if run.get("gpu") != "cpu" else None
     value = flags.number(sheet.get(f"{precision}_tflops")) if sheet else None
     return (value, f"datasheet {precision} ({sheet['variant']})") if value else (None, "")
+
+
+def _achievable_peak(probe: pd.Series | None, precision: str) -> tuple[float | None, str]:
+    """What this node reaches in ``precision``: the probe's achievable matmul (the best over a
+    sweep of shapes), else its one-shape matmul (a probe from before the sweep)."""
+    if probe is None:
+        return None, ""
+    for column, words in ((f"mamf_tflops_{precision}", "best of a sweep of shapes"),
+                          (f"matmul_tflops_{precision}", "one shape")):
+        measured = flags.number(probe.get(column))
+        if measured:
+            return measured, f"probe {precision} matmul, {words}"
+    return None, ""
+
+
+def utilization(achieved: float | None, devices: int, run: pd.Series,
+                probe: pd.Series | None) -> dict[str, object]:
+    """Model FLOPs utilization against both ceilings: ``mfu`` of the datasheet's peak and
+    ``mfu_achievable`` of what this node reaches (the probe's), each with its peak and source."""
+    precision = matmul_precision(run.get("precision"))
+    sheet, sheet_source = _datasheet_peak(run, precision) if precision else (None, "")
+    reach, reach_source = _achievable_peak(probe, precision) if precision else (None, "")
+    per_device = achieved / devices if achieved else None
+    return {"mfu": per_device / sheet if per_device and sheet else None,
+            "peak_tflops": sheet, "peak_source": sheet_source,
+            "mfu_achievable": per_device / reach if per_device and reach else None,
+            "achievable_tflops": reach, "achievable_source": reach_source}
+
+
+def utilization_said(found: dict[str, object]) -> str:
+    """``MFU 45 % of the datasheet fp32 (H100 SXM) peak (67 TFLOP/s), 57 % of what this node
+    reaches (...)``: each ceiling there is, '' when neither."""
+    parts = []
+    if found["mfu"] is not None:
+        parts.append(f"{found['mfu']:.0%} of the {found['peak_source']} peak "
+                     f"({formatting.tflops(found['peak_tflops'])})")
+    if found["mfu_achievable"] is not None:
+        parts.append(f"{found['mfu_achievable']:.0%} of what this node reaches "
+                     f"({found['achievable_source']}: "
+                     f"{formatting.tflops(found['achievable_tflops'])})")
+    return "MFU " + ", ".join(parts) if parts else ""
 
 
 def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
@@ -188,8 +264,7 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
         capacity, capacity_workers = loader_capacity(
             probe, int(flags.number(run.get("num_workers")) or 0), max(1, devices // nodes))
     achieved = flags.number(run.get("achieved_tflops"))
-    peak, peak_source = _peak(run, probe)
-    mfu = achieved / devices / peak if achieved and peak else None
+    used = utilization(achieved, devices, run, probe)
     throttled = flags.number(run.get("throttled_share"))
 
     if throttled is not None and throttled >= THROTTLED_SHARE:
@@ -209,17 +284,16 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     else:
         verdict = "compute-bound"
         reason = f"data wait {wait_share:.0%}" if wait_share is not None else "no data phase timed"
-        if mfu is not None:
-            reason = (f"MFU {mfu:.0%} of the {peak_source} peak ({formatting.tflops(peak)}); "
-                      + reason)
-            if mfu > 1:
-                reason += ("; above 100 %: the probe's matrix multiply did not reach this "
-                           "device's ceiling (probe again with a larger matmul_size)")
+        if said := utilization_said(used):
+            reason = f"{said}; {reason}"
+            if (used["mfu_achievable"] or 0) > 1:
+                reason += ("; above 100 % of what the probe reached: its matrix multiplies did "
+                           "not find this device's ceiling (probe again with a larger "
+                           "matmul_size or probe_time_s)")
     return {"verdict": verdict, "reason": reason, "data_wait_share": wait_share,
             "demand_per_device": demand, "loader_capacity_per_device": capacity,
             "achieved_tflops_per_device": achieved / devices if achieved else None,
-            "peak_tflops": peak, "peak_source": peak_source, "mfu": mfu,
-            "throttled_share": throttled}
+            **used, "throttled_share": throttled}
 
 
 def verdicts(df: pd.DataFrame) -> pd.DataFrame:

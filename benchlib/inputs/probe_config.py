@@ -57,10 +57,12 @@ class AllReduceConfig(CommonConfig):
 
 
 class NodeProbeConfig(CommonConfig):
-    """The node probe: matmul TFLOP/s per precision, device memory bandwidth, host<->device
-    bandwidth, JPEG decode images/s against loader workers and the data directory's read
-    throughput (those two only with ``data_dir``); the all-reduce probe over
-    ``allreduce_devices`` (0: every visible GPU when there are two or more; 1: none).
+    """The node probe: matmul TFLOP/s per precision (one square size, and the maximum
+    achievable over a sweep of shapes: MAMF, each shape the best of ``mamf_repeats`` calls),
+    device memory bandwidth (a copy, and STREAM's triad), host<->device bandwidth, read +
+    JPEG decode images/s against loader workers, decode alone from memory, and the data
+    directory's read throughput (those three only with ``data_dir``); the all-reduce probe
+    over ``allreduce_devices`` (0: every visible GPU when there are two or more; 1: none).
 
     Each figure stops after ``probe_time_s`` seconds (at least one timed call): ``iterations``
     and ``decode_batches`` are upper bounds, and the matmul grows from 1024 towards
@@ -83,6 +85,7 @@ class NodeProbeConfig(CommonConfig):
     read_max_bytes: PositiveInt = 2 << 30
     allreduce_devices: NonNegativeInt = 0
     probe_time_s: PositiveFloat = 5.0
+    mamf_repeats: Annotated[int, Field(ge=1, le=100)] = 5
 
     @model_validator(mode="after")
     def _one_process(self) -> NodeProbeConfig:

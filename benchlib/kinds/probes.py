@@ -58,11 +58,13 @@ class NodeProbe(Probe):
     def record_fields(self, config: NodeProbeConfig, result: NodeProbeResult,
                       allreduce: dict[str, object] | None = None,
                       **context: object) -> dict[str, object]:
-        """The best matmul TFLOP/s as throughput, one column per figure
-        (``matmul_tflops_<precision>``, ``memory_GBps``, ``h2d_pinned_GBps``, ...,
-        ``decode_images_per_s_<n>w``, ``read_MBps``); ``allreduce`` (that probe's record)
+        """The best one-shape matmul TFLOP/s as throughput, one column per figure
+        (``matmul_tflops_<precision>``, the achievable ``mamf_tflops_<precision>``,
+        ``memory_GBps``, ``triad_GBps``, ``h2d_pinned_GBps``, ..., ``decode_images_per_s_<n>w``,
+        ``decode_memory_images_per_s``, ``read_MBps``); ``allreduce`` (that probe's record)
         adds its peak bus bandwidth."""
         matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
+        mamf = {f"mamf_tflops_{p}": result.value("matmul achievable", p) for p in config.precisions}
         measured = [v for v in matmul.values() if v is not None]
         record: dict[str, object] = {
             "benchmark": config.benchmark, "model": "node",
@@ -70,7 +72,8 @@ class NodeProbe(Probe):
             "throughput": max(measured) if measured else None, "unit": "TFLOP/s (matmul peak)",
             "iterations": config.iterations, "warmup": config.warmup,
             "samples": len(result.table), "device": result.device.type, "seed": config.seed,
-            **matmul, "memory_GBps": result.value("memory", "device copy"),
+            **matmul, **mamf, "memory_GBps": result.value("memory", "device copy"),
+            "triad_GBps": result.value("memory", "triad"),
         }
         for direction in ("h2d", "d2h"):
             for memory in ("pinned", "pageable"):
@@ -81,7 +84,9 @@ class NodeProbe(Probe):
         if len(result.decode):
             best = result.decode.loc[result.decode["images_per_s"].idxmax()]
             record.update(decode_best_images_per_s=float(best["images_per_s"]),
-                          decode_best_workers=int(best["workers"]), data_dir=config.data_dir)
+                          decode_best_workers=int(best["workers"]), data_dir=config.data_dir,
+                          decode_memory_images_per_s=result.value(
+                              "decode from memory", f"{int(best['workers'])} workers"))
         record["read_MBps"] = result.value("read", "data_dir MB/s")
         record["read_files_per_s"] = result.value("read", "data_dir files/s")
         if allreduce:

@@ -194,13 +194,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size"),
     Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size"),
     Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message"),
-    Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul peak"),
+    Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul of one "
+           "square size (matmul_size, or the largest that fits probe_time_s)"),
+    Column("mamf_tflops_{precision}", M, "float", "TFLOP/s", "node probe: maximum achievable "
+           "matmul, the best over a sweep of shapes (MAMF), each the best of mamf_repeats calls"),
     Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)"),
+    Column("triad_GBps", M, "float", "GB/s", "node probe: STREAM triad a = b + 3c (two arrays "
+           "read, one written), best call"),
     Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
            "pageable"),
     Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: read from data_dir "
            "+ JPEG decode + transform, n loader workers"),
     Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best read + decode rate"),
+    Column("decode_memory_images_per_s", M, "float", "images/s", "node probe: JPEG decode + "
+           "transform of data_dir's images read into memory first (no file system), at "
+           "decode_best_workers"),
     Column("read_MBps", M, "float", "MB/s", "node probe: data directory read"),
     Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read"),
     Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "

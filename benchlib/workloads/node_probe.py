@@ -1,11 +1,13 @@
 """The node's ceilings: what its devices, links, CPUs and file system can do at most.
 
-- matrix multiply TFLOP/s per precision (``2 n^3`` flops per ``n x n`` product);
+- matrix multiply TFLOP/s per precision (``2 n^3`` flops per ``n x n`` product), and the
+  maximum achievable over a sweep of shapes (MAMF, :mod:`benchlib.workloads.achievable`);
 - device memory bandwidth: a device-to-device copy, counted as bytes read + bytes written
-  (STREAM's copy convention);
+  (STREAM's copy convention), and STREAM's triad (best call);
 - host-to-device and device-to-host bandwidth from pinned and from pageable host memory;
-- JPEG decode + training transform images/s for each number of loader workers (the same
-  DataLoader the benchmarks use);
+- read from the data folder + JPEG decode + training transform images/s for each number of
+  loader workers (the same DataLoader the benchmarks use), and decode + transform alone (the
+  folder read into memory first) at the best of those worker counts;
 - read throughput of the dataset directory, each file dropped from the page cache first where
   the kernel allows (``posix_fadvise(DONTNEED)``), so the disk or network file system is read.
 
@@ -28,6 +30,7 @@ import torch
 from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.measure.timing import WallClock
 from benchlib.vocabulary import MatmulPrecision
+from benchlib.workloads import achievable
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
 
@@ -143,15 +146,20 @@ def transfer_gbps(device: torch.device, nbytes: int, direction: str, pinned: boo
 
 
 def decode_images_per_s(data_dir: str, image_size: int, batch_size: int, workers: int,
-                        batches: int, budget_s: float = float("inf")) -> float:
+                        batches: int, budget_s: float = float("inf"),
+                        from_memory: bool = False) -> float:
     """Images/s a DataLoader with ``workers`` processes delivers from the JPEG folder with the
-    training transform (RandomResizedCrop + flip, uint8 out). The first batch, which pays the
-    workers' start, is not timed; the folder is passed over again as often as needed; timing
-    stops after ``batches`` batches or ``budget_s`` seconds (at least two batches)."""
+    training transform (RandomResizedCrop + flip, uint8 out): reading the files as it goes, or
+    with ``from_memory`` decoding the folder's images read into memory beforehand
+    (:mod:`benchlib.data.memory_folder`, so the file system is not timed). The first batch,
+    which pays the workers' start, is not timed; the folder is passed over again as often as
+    needed; timing stops after ``batches`` batches or ``budget_s`` seconds (at least two
+    batches)."""
     from benchlib.data.imagefolder import image_folder_loader
+    from benchlib.data.memory_folder import memory_folder_loader
 
-    loader = image_folder_loader(data_dir, image_size, batch_size, workers, train=True,
-                                 pin_memory=False)
+    make = memory_folder_loader if from_memory else image_folder_loader
+    loader = make(data_dir, image_size, batch_size, workers, train=True, pin_memory=False)
 
     def endless(source):
         while True:
@@ -202,6 +210,20 @@ def read_throughput(data_dir: str, max_bytes: int,
             "read_bytes": total, "read_files": count, "read_cache_dropped": dropped}
 
 
+def achievable_for(device: torch.device, precision: str, base: int,
+                   config: NodeProbeConfig) -> achievable.Achieved:
+    """The achievable matmul in ``precision`` (MAMF over shapes around the probe's square size
+    ``base``, within ``probe_time_s``), with TF32 set as :func:`matmul_tflops` sets it."""
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = precision == MatmulPrecision.TF32
+    try:
+        return achievable.achievable_matmul(device, DTYPES[precision], base, config.matmul_size,
+                                            config.mamf_repeats, config.warmup,
+                                            config.probe_time_s)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
 def run(config: NodeProbeConfig) -> NodeProbeResult:
     """Run every probe the node supports; the rest are rows with a note saying why not."""
     device = resolve_device(config.device)
@@ -222,9 +244,17 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
             f"fit probe_time_s {budget:g})"
         add("matmul", precision, matmul_tflops(device, precision, n, it, warm, budget), "TFLOP/s",
             f"{n}x{n} @ {n}x{n}{cut}")
+        best = achievable_for(device, precision, n, config)
+        add("matmul achievable", precision, best.value, "TFLOP/s",
+            f"best of {best.tried} shapes (MAMF), each the best of {config.mamf_repeats} calls: "
+            f"{best.shape_text}")
     nbytes = config.memory_bytes
+    host = "" if cuda else " (host memory: no device)"
     add("memory", "device copy", memory_bandwidth_gbps(device, nbytes, it, warm, budget), "GB/s",
-        f"{nbytes / 2**20:.0f} MiB read + written" + ("" if cuda else " (host memory: no device)"))
+        f"{nbytes / 2**20:.0f} MiB read + written{host}")
+    triad = achievable.triad_gbps(device, nbytes, it, warm, budget)
+    add("memory", "triad", triad.value, "GB/s",
+        f"STREAM triad a = b + 3c, {nbytes / 2**20:.0f} MiB in three arrays, best call{host}")
     for direction in ("h2d", "d2h"):
         for pinned in (True, False):
             setting = f"{direction} {'pinned' if pinned else 'pageable'}"
@@ -242,13 +272,19 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
             decode.append({"workers": workers, "images_per_s": rate})
             add("decode", f"{workers} workers", rate, "images/s",
                 f"read from data_dir + JPEG decode + RandomResizedCrop {config.image_size} + flip")
+        best_workers = max(decode, key=lambda row: row["images_per_s"])["workers"]
+        rate = decode_images_per_s(config.data_dir, config.image_size, config.decode_batch_size,
+                                   best_workers, config.decode_batches, budget, from_memory=True)
+        add("decode from memory", f"{best_workers} workers", rate, "images/s",
+            f"JPEG decode + RandomResizedCrop {config.image_size} + flip of data_dir's images "
+            "read into memory first (the file system not timed)")
         read = read_throughput(config.data_dir, config.read_max_bytes, budget)
         note = f"{read['read_files']} files, {read['read_bytes'] / 1e6:.1f} MB, " + (
             "page cache dropped per file" if read["read_cache_dropped"] else "page cache NOT dropped")
         add("read", "data_dir MB/s", read["read_MBps"], "MB/s", note)
         add("read", "data_dir files/s", read["read_files_per_s"], "files/s", note)
     else:
-        for probe in ("decode", "read"):
+        for probe in ("decode", "decode from memory", "read"):
             add(probe, "", None, "", "no data_dir given")
     return NodeProbeResult(device=device, table=pd.DataFrame(rows),
                            decode=pd.DataFrame(decode, columns=["workers", "images_per_s"]))

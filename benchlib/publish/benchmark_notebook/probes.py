@@ -16,10 +16,12 @@ ALLREDUCE_ABOUT = (
     "is the mean over ranks. `algbw` = bytes / time, `busbw` = algbw x 2(n-1)/n, the rate each "
     "link sustains. NCCL on GPUs, gloo on CPUs; at least 2 devices, through torchrun.")
 NODE_ABOUT = (
-    "# Node probe: what this node can do at most\n\nMatrix-multiply TFLOP/s per precision, "
-    "device memory bandwidth, host-to-device and device-to-host bandwidth (pinned and pageable), "
-    "read from the data directory + JPEG decode + transform images/s against the number of "
-    "loader workers (the files read as a loader reads them, not decode alone), the data "
+    "# Node probe: what this node can do at most\n\nMatrix-multiply TFLOP/s per precision "
+    "(one square size, and the best over a sweep of shapes: the achievable matmul), device "
+    "memory bandwidth (a copy and STREAM's triad), host-to-device and device-to-host bandwidth "
+    "(pinned and pageable), read from the data directory + JPEG decode + transform images/s "
+    "against the number of loader workers (the files read as a loader reads them), decode + "
+    "transform alone from the images read into memory first, the data "
     "directory's read throughput, and the all-reduce bus bandwidth where several GPUs exist. "
     "`summary_node` puts these ceilings beside datasheet figures and uses them to say what held "
     "each benchmark run back.")

@@ -25,6 +25,23 @@ def ceilings(df: pd.DataFrame) -> None:
         plots.show(plots.ceilings_plot(found))
 
 
+def nodes(df: pd.DataFrame) -> None:
+    """The probed nodes side by side on what each reaches (achievable matmul, memory triad),
+    each against the median of the nodes with the same GPU; a sentence where one node was
+    probed."""
+    found = verdict.nodes_compared(df)
+    hosts = found["host"].nunique() if "host" in found else 0
+    if hosts < 2:
+        note("One probed node: nothing to compare it with (probe every node with the same "
+             "params file to see the spread between GPUs of one model).")
+        return
+    wide = found.pivot_table(index=[c for c in ("cluster", "host", "gpu") if c in found],
+                             columns="figure", values="of_median").reset_index()
+    show(present.table(wide, "Each node's achievable figures over the median of the nodes "
+                             "with the same GPU (1.00: the median node; 0.95: 5 % below it)",
+                       missing_reason="a GPU with one probed node, or not probed"))
+
+
 def datasheets(df: pd.DataFrame) -> None:
     """The datasheet figures of the GPUs that ran these records."""
     sheets = verdict.datasheets_seen(df)
@@ -67,16 +84,23 @@ def telemetry(df: pd.DataFrame) -> None:
 
 PAGE = Page(
     "The node: its ceilings, what each run got, and what held it back",
-    "The node probe's ceilings (matrix multiply per precision, memory, host links, JPEG decode, "
-    "data directory) beside datasheet figures; NVML telemetry of every run; and a verdict per "
+    "The node probe's ceilings (matrix multiply per precision, one shape and the best over a "
+    "sweep of shapes; memory copy and triad; host links; read + JPEG decode from the data "
+    "directory and decode from memory; the data directory's reads) beside datasheet figures; "
+    "NVML telemetry of every run; and a verdict per "
     "run: **throttled** (clocks held down by power or heat in at least 10 % of the samples), "
     "**data-bound** (at least 10 % of each iteration spent waiting for the next batch, with the "
     "probe's loader capacity against what the model consumes) or **compute-bound** with its "
-    "model FLOPs utilization (FLOPs per sample from torch.utils.flop_counter against the "
-    "measured matmul peak in the run's precision).",
+    "model FLOPs utilization (FLOPs per sample from torch.utils.flop_counter) against two "
+    "ceilings in the run's precision: the datasheet's peak and what this node reaches (the "
+    "probe's best matrix multiply over a sweep of shapes).",
     (
         "## Ceilings against the datasheet",
         Call(ceilings, "df"),
+        "## Nodes side by side\n\nWhat each node reaches (the best matmul over a sweep of "
+        "shapes, the memory triad) against the other nodes with the same GPU: GPUs of one "
+        "model differ by several percent, and a node well below its peers is a finding.",
+        Call(nodes, "df"),
         "## Datasheet figures of the GPUs in these results",
         Call(datasheets, "df"),
         "## Loader capacity\n\nImages/s the training loader delivered against its worker "

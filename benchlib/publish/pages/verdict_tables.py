@@ -11,8 +11,9 @@ from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text, run_names
 from benchlib.records import flags
 
-FIGURES = ("data_wait_share", "mfu", "throttled_share", "achieved_tflops_per_device",
-           "peak_tflops", "demand_per_device", "loader_capacity_per_device")
+FIGURES = ("data_wait_share", "mfu", "mfu_achievable", "throttled_share",
+           "achieved_tflops_per_device", "peak_tflops", "achievable_tflops", "demand_per_device",
+           "loader_capacity_per_device")
 
 
 def run_labels(judged: pd.DataFrame) -> pd.Series:
@@ -31,9 +32,10 @@ def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
     as fractions, rounded); the reasons are in :func:`reasons`."""
     figures = [c for c in FIGURES if c in judged]
     table = judged.assign(run=run_labels(judged))[["run", "throughput", "unit", "verdict", *figures]]
-    return table.round({c: 3 for c in ("data_wait_share", "mfu", "throttled_share")}
+    return table.round({c: 3 for c in ("data_wait_share", "mfu", "mfu_achievable",
+                                       "throttled_share")}
                        | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
-                                         "peak_tflops", "demand_per_device",
+                                         "peak_tflops", "achievable_tflops", "demand_per_device",
                                          "loader_capacity_per_device")})
 
 

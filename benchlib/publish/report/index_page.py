@@ -196,7 +196,9 @@ def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> li
         detail = ""
         rows = rows.sort_values("data_wait_share", ascending=False, na_position="last")
         waits = rows["data_wait_share"].dropna()
-        mfu = rows["mfu"].dropna()
+        mfu = {name: rows[column].dropna() for column, name in (
+            ("mfu", "of the datasheet"), ("mfu_achievable", "of what the node reaches"))
+            if column in rows}
         if name == "data-bound" and len(waits) == 1:
             detail = (f": it waited {formatting.percent(waits.iloc[0])} of each iteration for "
                       "the next batch")
@@ -204,8 +206,10 @@ def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> li
             low, high = formatting.percent(waits.min()), formatting.percent(waits.max())
             detail = (f": they waited {low} to {high}" if low != high else f": each waited {low}")
             detail += " of each iteration for the next batch"
-        elif name == "compute-bound" and len(mfu):
-            detail = f": median MFU {formatting.percent(mfu.median())} of the matmul peak"
+        elif name == "compute-bound" and any(len(v) for v in mfu.values()):
+            detail = ": median MFU " + ", ".join(
+                f"{formatting.percent(values.median())} {words}"
+                for words, values in mfu.items() if len(values))
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
         lines.append(_line("bottleneck", len(rows), len(judged), name, named_runs(rows, runs or {}),
