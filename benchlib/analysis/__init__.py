@@ -35,14 +35,20 @@ if TYPE_CHECKING:
     from benchlib.analysis.references import Reference
 
 
-def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None, metric: str = 'throughput') -> pd.DataFrame:
+def aggregate(
+    df: pd.DataFrame,
+    by: Sequence[str] | None = None,
+    metric: str = 'throughput',
+    also: Sequence[str] = (),
+) -> pd.DataFrame:
     """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
-    (and ``flags``: every flag of any repeat, when the runs carry flags).
+    (and ``flags``: every flag of any repeat, when the runs carry flags), and the median of
+    each column of ``also`` that ``df`` has (NaN where no repeat measured it).
 
     ``spread`` is IQR / median over the repeats (0 for a single run)."""
     from benchlib.analysis.comparisons import aggregate as real
 
-    return real(df=df, by=by, metric=metric)
+    return real(df=df, by=by, metric=metric, also=also)
 
 
 def scaling(df: pd.DataFrame, metric: str = 'throughput', by: Sequence[str] | None = None) -> pd.DataFrame:
