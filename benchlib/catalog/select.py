@@ -172,6 +172,11 @@ def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
         engine.dispose()
 
 
+def from_catalog(db: str | Path | None, chosen: Selection) -> pd.DataFrame:
+    """The table of the catalog's records that ``chosen`` selects (:func:`load`'s)."""
+    return narrowed(frame_of(records(db, chosen)), chosen)
+
+
 def load(path: str | Path | None = None, strict: bool = False, db: str | Path | None = None,
          where: Mapping[str, object] | None = None, since: object = None,
          until: object = None) -> pd.DataFrame:
@@ -190,4 +195,4 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
         return narrowed(load_folder(path, strict), chosen)
     if path is not None:
         raise InputError("load: give a results folder (path) or a catalog (db=), not both")
-    return narrowed(frame_of(records(db, chosen)), chosen)
+    return from_catalog(db, chosen)
