@@ -1,7 +1,9 @@
 """How `benchlib index` scales: N synthetic sidecar records (the columns a real classification
 run writes: configuration, timings, telemetry, environment), indexed into a fresh SQLite
 catalog, then indexed again unchanged; wall time and the indexing process's peak resident
-memory (``ru_maxrss`` of the ``benchlib index`` subprocess) for each.
+memory (``ru_maxrss`` of the ``benchlib index`` subprocess) for each; then reading back with
+``benchlib.load(db=...)`` (everything, and one node's runs of one model) beside
+``benchlib.load(folder)``.
 
     python benchmarks/catalog_scale.py --records 20000
     python benchmarks/catalog_scale.py --records 100000 --folder /tmp/catalog-scale
@@ -22,6 +24,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import benchlib
 
 ROOT = Path(__file__).resolve().parent.parent
 PER_CAMPAIGN = 500
@@ -118,6 +123,16 @@ def main() -> int:
         for step in ("index (fresh catalog)", "index again (unchanged)"):
             seconds, peak, line = index(folder, db)
             print(f"{step}: {seconds:.1f} s, peak RSS {peak:.0f} MiB; {line}")
+        for what, where in (("every record", {}),
+                            ("one node's runs of one model", {"host": "node007",
+                                                              "model": "resnet50"})):
+            started = time.perf_counter()
+            frame = benchlib.load(db=str(db), where=where)
+            print(f"benchlib.load(db=..., where={where}): {len(frame)} rows in "
+                  f"{time.perf_counter() - started:.2f} s ({what})")
+        started = time.perf_counter()
+        frame = benchlib.load(folder / "outputs")
+        print(f"benchlib.load(folder): {len(frame)} rows in {time.perf_counter() - started:.2f} s")
         print(f"catalog size {db.stat().st_size / 2**20:.0f} MiB; load average "
               f"{Path('/proc/loadavg').read_text().split()[:3]}")
     finally:
