@@ -30,7 +30,8 @@ SCHEMA_HISTORY: dict[int, str] = {
     1: "one flat record per run: configuration, measurements, bookkeeping and env_* columns "
        "(docs/record.md)",
     2: "run_id, started_at and ended_at in every record (ISO 8601 UTC); records of schema 1 "
-       "load with them missing",
+       "load with them missing. The node probe adds what the node reaches: "
+       "mamf_tflops_<precision>, triad_GBps, decode_memory_images_per_s",
 }
 SCHEMA_VERSION = max(SCHEMA_HISTORY)
 
