@@ -227,7 +227,7 @@ def _judge(states: pd.DataFrame, threshold: float,
            min_nodes: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The baselines from the nodes left to judge, and the states slow / ok / unknown."""
     tables = []
-    for config, group in states.groupby("_config", sort=False):
+    for _, group in states.groupby("_config", sort=False):
         open_ = group[group["state"] == ""]
         values = open_["value"].dropna()
         z = fleet.robust_z(values) if len(values) else pd.Series(dtype=float)

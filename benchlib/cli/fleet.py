@@ -89,7 +89,7 @@ def fleet_records(roots: list[str], db: str | None):  # -> pd.DataFrame
 
         frame = benchlib.load(db=db)  # type: ignore[call-arg]
         if frame.empty:
-            raise InputError(f"--db: no records in the catalog (run `benchlib index ROOT --db "
+            raise InputError("--db: no records in the catalog (run `benchlib index ROOT --db "
                              "DB` first)")
         return frame
     if not roots:
