@@ -221,3 +221,34 @@ def test_the_nightly_params_file_is_accepted_by_sweep_dry_run(tmp_path) -> None:
     assert "outputs/nightly/2026-11-26/fleet-nightly" in done.stdout
     slurm = (ROOT / "docs" / "slurm.md").read_text()
     assert "params/fleet-nightly.yaml" in slurm and "scrontab" in slurm
+
+
+@pytest.mark.slow
+def test_the_node_states_table_reads_at_390_and_1400_px(tmp_path) -> None:
+    """The acceptance page of a nightly fleet's report: the node states table with the failed
+    and slow nodes first, no sideways scrolling of the page, text of 12 px or more."""
+    from benchlib.publish.report.build import build_report
+
+    from .browser import chromium
+
+    root = tmp_path / "nightly"
+    _write_fleet(root, nights=3)
+    page = build_report(root, summaries=("summary_acceptance",), progress=False).parent \
+        / "summary_acceptance.html"
+    for width in (390, 1400):
+        with chromium(phone=390 if width == 390 else None) as driver:
+            if width != 390:
+                driver.set_window_size(1400, 1000)
+            driver.get(page.as_uri())
+            seen = driver.execute_script(
+                "const t = Array.from(document.querySelectorAll('table')).find("
+                "  t => t.innerText.includes('why (speed over the baseline'));"
+                "const cells = t ? Array.from(t.querySelectorAll('td')) : [];"
+                "return {scroll: document.scrollingElement.scrollWidth, inner: window.innerWidth,"
+                "  rows: t ? Array.from(t.querySelectorAll('tbody tr')).map(r => r.innerText) : [],"
+                "  smallest: Math.min(...cells.map(c => parseFloat(getComputedStyle(c).fontSize))),"
+                "  narrowest: Math.min(...cells.map(c => c.getBoundingClientRect().width))};")
+            assert seen["scroll"] <= seen["inner"] + 1, (width, seen["scroll"], seen["inner"])
+            assert seen["smallest"] >= 12 and seen["narrowest"] >= 48, (width, seen)
+            assert [r.split()[0] for r in seen["rows"][:2]] == ["node05", "node03"], seen["rows"]
+            assert "⚠ failed" in seen["rows"][0] and "⚠ slow" in seen["rows"][1]
