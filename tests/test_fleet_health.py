@@ -196,6 +196,14 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     cases = ET.parse(tmp_path / "fleet.xml").getroot().find("testsuite")
     assert cases.get("failures") == "2" and int(cases.get("skipped")) >= 4
     assert _benchlib("fleet", "outputs/nightly/night-0", cwd=tmp_path).returncode in (1, 3)
+    indexed = _benchlib("index", "outputs/nightly", "--db", "catalog.sqlite", "--quiet",
+                        cwd=tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    from_db = _benchlib("fleet", "--db", "catalog.sqlite", "--expect", "node00,node42",
+                        cwd=tmp_path)                    # the catalog: the same verdicts
+    assert from_db.returncode == 1, from_db.stderr
+    states = [line for line in out.splitlines() if line.split(" ")[0] in ("FAILED", "SLOW")]
+    assert states and all(line in from_db.stdout for line in states)
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,8 +88,27 @@ def record_from_notebook(path: Path) -> dict | None:
     if kind != "benchmark":
         return None
     if failed:
-        return failed_record(parameters, error_text)
+        span = papermill_span(papermill, parameters, error_text, path.stat().st_mtime)
+        return failed_record(parameters, error_text, **span)
     raise RecordError(f"{path}: benchmark notebook without a result record (unfinished run?)")
+
+
+def papermill_span(papermill: Mapping, parameters: Mapping, error: str,
+                   written: float) -> dict[str, object]:
+    """When a failed notebook without a record ran (papermill's ``start_time`` / ``end_time``
+    as epoch seconds; the end unsaid: ``written``, the file's modification time) and its run
+    id, made from its start, parameters and error, so every load builds the same record."""
+    times = {"ended": written}
+    for key, name in (("started", "start_time"), ("ended", "end_time")):
+        try:
+            moment = datetime.fromisoformat(str(papermill.get(name)))
+        except ValueError:
+            continue
+        aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        times[key] = aware.timestamp()
+    said = json.dumps([papermill.get("start_time"), parameters, error], sort_keys=True,
+                      default=str)
+    return {**times, "run_id": uuid.uuid5(uuid.NAMESPACE_OID, said).hex}
 
 
 def is_complete_notebook(path: Path) -> bool:
@@ -223,34 +243,50 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
     walked = not root.is_file()  # found in a folder, not named by the user
-    notebooks = [*iter_notebooks(root), *iter_lone_sidecars(root)] if walked else [root]
     rows, sources, skipped = _Rows(), [], []
-    for notebook in notebooks:
-        origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
-        if walked and (linked := _linked(notebook)):
-            if strict:
-                raise RecordError(linked[0].reason)
-            for found in linked:
-                log.warning("%s", found.reason)
-            skipped.extend(linked)
-            continue
-        try:
-            record = _usable_record(notebook)
-        except RecordError as error:
-            if strict:
-                raise
-            log.warning("%s", error)
-            skipped.append(Skipped(origin, str(error)))
-            continue
-        if record is None:
-            continue
-        record.pop(ITERATIONS_KEY, None)
-        record.setdefault("point_id", encodable(notebook.stem))
-        record["source"] = encodable(str(notebook))
-        rows.append(record)
-        sources.append(origin)
+    for notebook in candidates(root) if walked else [root]:
+        origin, record, left_out = read_point(notebook, walked, strict)
+        skipped.extend(left_out)
+        if record is not None:
+            rows.append(record)
+            sources.append(origin)
     frame, dropped, notes = _checked(rows, sources, strict)
     return Scan(frame, [*skipped, *dropped], notes)
+
+
+def candidates(root: Path) -> Iterator[Path]:
+    """The points under the folder ``root`` a scan reads: its notebooks, then its lone
+    sidecars (as the notebook paths they stand for), one at a time."""
+    yield from iter_notebooks(root)
+    yield from iter_lone_sidecars(root)
+
+
+def read_point(notebook: Path, walked: bool = True, strict: bool = False
+               ) -> tuple[Path, dict | None, list[Skipped]]:
+    """One point of a scan: the file read (its notebook, or its lone sidecar), its record as
+    :func:`scan` keeps it (``source`` and ``point_id`` set; None: no record, or left out) and
+    what was left out (each logged as a warning; raised when ``strict``). ``walked``: found in
+    a folder (a symbolic link there is left out)."""
+    origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
+    if walked and (linked := _linked(notebook)):
+        if strict:
+            raise RecordError(linked[0].reason)
+        for found in linked:
+            log.warning("%s", found.reason)
+        return origin, None, linked
+    try:
+        record = _usable_record(notebook)
+    except RecordError as error:
+        if strict:
+            raise
+        log.warning("%s", error)
+        return origin, None, [Skipped(origin, str(error))]
+    if record is None:
+        return origin, None, []
+    record.pop(ITERATIONS_KEY, None)
+    record.setdefault("point_id", encodable(notebook.stem))
+    record["source"] = encodable(str(notebook))
+    return origin, record, []
 
 
 class _Rows:
@@ -292,6 +328,28 @@ def _checked(rows: _Rows, sources: list[Path], strict: bool
     return _frame(frame.reset_index(drop=True)), left_out, notes
 
 
+def left_out(records: list[dict], origins: list[Path]) -> dict[int, Skipped]:
+    """Which of ``records`` (read from ``origins``) a scan leaves out for a bad value in an
+    essential column (by position), and why; nothing is logged."""
+    rows = _Rows()
+    for record in records:
+        rows.append(record)
+    _, dropped, _ = values.check_frame(rows.frame())
+    return {int(label): Skipped(origins[label], f"{origins[label]}: {'; '.join(why)}; record "
+                                "left out") for label, why in dropped.items()}
+
+
+def frame_of(records: Iterable[Mapping]) -> pd.DataFrame:
+    """The table :func:`load` makes of ``records`` (as :func:`read_point` gives them): values
+    checked (bad essential values leave their record out, each logged), column types and order
+    as :func:`load`'s. A table of records kept elsewhere (the catalog) reads as a folder's."""
+    rows, origins = _Rows(), []
+    for record in records:
+        rows.append(record)
+        origins.append(Path(str(record.get("source", ""))))
+    return RunTable(_checked(rows, origins, strict=False)[0])
+
+
 def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
     """Every record under ``path`` as one row each (see :func:`scan` for what is left out).
     A ``source`` column names each row's notebook. Every record column is in the frame; shown in
@@ -304,6 +362,9 @@ def _frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
     frame = with_flags(frame)  # records written before flags existed get theirs too
+    for column in schema.added_later():  # records of earlier schema versions: missing
+        if column not in frame:
+            frame[column] = pd.Series(np.nan, index=frame.index, dtype=object)
     for column in INTEGER_COLUMNS:
         if column in frame:
             numbers = pd.to_numeric(frame[column], errors="coerce")
