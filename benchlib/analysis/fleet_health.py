@@ -167,20 +167,28 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     start = now - pd.Timedelta(days=window_days)
     gpu_at = columns.index("gpu") if "gpu" in columns else None
     every_node = sorted(set(runs["_node"]) | set(expected))
+    table: list[dict[str, object]] = []
+    said = {}  # flag text -> disturbed, once per distinct text
+    texts = assigned["flags"] if "flags" in assigned else pd.Series("", index=assigned.index)
+    assigned["_bad"] = [said.setdefault(t, bool(flags.disturbed([t]))) if isinstance(t, str)
+                        else bool(flags.disturbed([t])) for t in texts]
+    assigned["_flags"] = texts
+    assigned = assigned.sort_values("_time", kind="stable", na_position="first")
     rows = []
     for config, runs_of in assigned.groupby("_config", sort=True):
         gpu = config[gpu_at] if gpu_at is not None else ""
-        by_node = dict(tuple(runs_of.groupby("_node")))
+        by_node = dict(tuple(runs_of.groupby("_node", sort=False)))
         nodes = [n for n in every_node if n in by_node or (gpu_of.get(n, gpu) == gpu)]
-        rows.extend(_state(config, label[config], gpu, node, by_node.get(node), start, recent)
-                    for node in nodes)
-    states = pd.DataFrame(rows, columns=_COLUMNS)
-    states, table = _judge(states, threshold, min_nodes)
+        found = [_state(config, label[config], gpu, node, by_node.get(node), start, recent)
+                 for node in nodes]
+        rows.extend(found)
+        table.append(_judge(found, threshold, min_nodes))
+    states = pd.DataFrame(rows, columns=_COLUMNS).drop(columns=["_config", "_values"])
     order = {s: i for i, s in enumerate(SEVERITY)}
     states = states.sort_values(["state", "configuration", "node"], key=lambda c: c.map(order)
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
     states.attrs.update(now=now, window_days=window_days, threshold=threshold,
-                        metric=metric, baselines=table)
+                        metric=metric, baselines=pd.DataFrame(table))
     return states
 
 
@@ -191,60 +199,59 @@ _COLUMNS = ["configuration", "gpu", "node", "state", "reason", "latest", "runs",
 
 def _state(config: tuple, label: str, gpu: str, node: str, mine: pd.DataFrame | None,
            start: pd.Timestamp, recent: int) -> dict[str, object]:
-    """The state a node's runs of one configuration give before the baseline: missing, stale,
-    failed, or its recent undisturbed values to judge (state left empty)."""
+    """The state a node's runs of one configuration (in time order) give before the baseline:
+    missing, stale, failed, or its recent undisturbed values to judge (state left empty)."""
     row = dict.fromkeys(_COLUMNS, np.nan) | {"configuration": label, "gpu": gpu, "node": node,
                                               "state": "", "reason": "", "disturbed": "",
                                               "error": "", "_config": config, "_values": []}
     if mine is None or mine.empty:
         return row | {"state": NodeState.MISSING.value, "runs": 0,
                       "reason": "no run of this configuration"}
-    mine = mine.sort_values("_time", kind="stable", na_position="first")
-    last = mine.iloc[-1]
-    row["latest"] = last["_time"]
-    if pd.isna(last["_time"]) or last["_time"] < start:
-        when = "an unknown time" if pd.isna(last["_time"]) else f"{last['_time']:%Y-%m-%d}"
+    times, done = mine["_time"].to_numpy(), mine["_ok"].to_numpy(dtype=bool)
+    last = pd.Timestamp(times[-1]) if not pd.isna(times[-1]) else pd.NaT
+    row["latest"] = last
+    if pd.isna(last) or last < start:
+        when = "an unknown time" if pd.isna(last) else f"{last:%Y-%m-%d}"
         return row | {"state": NodeState.STALE.value,
                       "reason": f"latest run {when}, before the window's start {start:%Y-%m-%d}"}
-    if not last["_ok"]:
-        error = _text(last.get("error")) or "failed"
+    if not done[-1]:
+        error = _text(mine["error"].iloc[-1] if "error" in mine else "") or "failed"
         return row | {"state": NodeState.FAILED.value, "error": error,
                       "reason": f"latest run failed: {error.splitlines()[0][:160]}"}
-    fresh = mine[mine["_ok"] & (mine["_time"] >= start)].tail(recent)
-    texts = fresh["flags"] if "flags" in fresh else pd.Series("", index=fresh.index)
-    bad = texts.map(lambda t: bool(flags.disturbed([t])))
+    fresh = np.flatnonzero(done & (mine["_time"] >= start).to_numpy())[-recent:]
+    bad = mine["_bad"].to_numpy(dtype=bool)[fresh]
     if bad.any():
+        names = flags.disturbed(mine["_flags"].to_numpy()[fresh])
         row["disturbed"] = (f"{int(bad.sum())} of {len(fresh)} recent runs "
-                            f"{' or '.join(flags.disturbed(texts))}, left out")
-    values = fresh.loc[~bad, "_value"].to_numpy(dtype=float)
+                            f"{' or '.join(names)}, left out")
+    values = mine["_value"].to_numpy(dtype=float)[fresh[~bad]]
     row["_values"] = [float(v) for v in values if np.isfinite(v) and v > 0]
     row["runs"] = len(row["_values"])
     row["value"] = float(np.median(row["_values"])) if row["_values"] else np.nan
     return row
 
 
-def _judge(states: pd.DataFrame, threshold: float,
-           min_nodes: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The baselines from the nodes left to judge, and the states slow / ok / unknown."""
-    tables = []
-    for _, group in states.groupby("_config", sort=False):
-        open_ = group[group["state"] == ""]
-        values = open_["value"].dropna()
-        z = fleet.robust_z(values) if len(values) else pd.Series(dtype=float)
-        states.loc[z.index, "robust_z"] = z
-        healthy = values[z.abs() <= fleet.OUTLIER_Z]
-        baseline = float(healthy.median()) if len(healthy) >= min_nodes else np.nan
-        tables.append({"configuration": group["configuration"].iloc[0],
-                       "gpu": group["gpu"].iloc[0], "baseline": baseline,
-                       "healthy_nodes": len(healthy), "nodes": len(group)})
-        for index, row in open_.iterrows():
-            states.loc[index, ["state", "reason", "baseline", "ratio", "low", "high"]] = \
-                _verdict(row, healthy.drop(index, errors="ignore"), baseline, threshold,
-                         len(healthy), min_nodes)
-    return states.drop(columns=["_config", "_values"]), pd.DataFrame(tables)
+def _judge(rows: list[dict[str, object]], threshold: float,
+           min_nodes: int) -> dict[str, object]:
+    """Judge one configuration's ``rows`` left open (slow / ok / unknown, in place) against
+    the baseline of its healthy nodes; the baseline's row of :func:`baselines`."""
+    open_ = [r for r in rows if r["state"] == ""]
+    values = pd.Series([r["value"] for r in open_], dtype=float)
+    z = fleet.robust_z(values) if len(values) else values
+    for row, score in zip(open_, z, strict=True):
+        row["robust_z"] = score
+    healthy = [i for i, score in enumerate(z) if abs(score) <= fleet.OUTLIER_Z]
+    baseline = float(values[healthy].median()) if len(healthy) >= min_nodes else np.nan
+    for index, row in enumerate(open_):
+        others = values[[i for i in healthy if i != index]]
+        row.update(zip(("state", "reason", "baseline", "ratio", "low", "high"),
+                       _verdict(row, others, baseline, threshold, len(healthy), min_nodes),
+                       strict=True))
+    return {"configuration": rows[0]["configuration"], "gpu": rows[0]["gpu"],
+            "baseline": baseline, "healthy_nodes": len(healthy), "nodes": len(rows)}
 
 
-def _verdict(row: pd.Series, others: pd.Series, baseline: float, threshold: float,
+def _verdict(row: dict[str, object], others: pd.Series, baseline: float, threshold: float,
              healthy: int, min_nodes: int) -> list[object]:
     """[state, reason, baseline, ratio, low, high] of one node with recent runs."""
     disturbed = f"; {row['disturbed']}" if row["disturbed"] else ""
