@@ -80,11 +80,12 @@ def node_names(df: pd.DataFrame) -> pd.Series:
 
 def run_started(df: pd.DataFrame) -> pd.Series:
     """When each run started (UTC): ``started_at``, else :func:`regression.run_times`."""
+    kind = "datetime64[ns, UTC]"
     found = (pd.to_datetime(df["started_at"], utc=True, errors="coerce", format="ISO8601")
-             if "started_at" in df else pd.Series(pd.NaT, index=df.index,
-                                                   dtype="datetime64[ns, UTC]"))
+             .astype(kind) if "started_at" in df else pd.Series(pd.NaT, index=df.index, dtype=kind))
     if found.isna().any():
-        found = found.fillna(regression.run_times(df.drop(columns=["started_at"], errors="ignore")))
+        other = regression.run_times(df.drop(columns=["started_at"], errors="ignore")).astype(kind)
+        found = found.where(found.notna(), other)
     return found
 
 
