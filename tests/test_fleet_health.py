@@ -122,6 +122,19 @@ def test_no_false_slow_node_in_an_a_a_fleet_of_equal_nodes() -> None:
     assert false == 0 and found == 10
 
 
+def test_a_failed_record_of_a_job_that_never_started_names_no_node() -> None:
+    rows = nightly()
+    login = {"host": "login1", "benchmark": "train", "model": "resnet50", "status": "failed",
+             "error": "CANCELLED", "slurm_state": "CANCELLED", "env_slurm_job_nodelist": "",
+             "started_at": NOW.isoformat()}
+    died = {**login, "error": "NODE_FAIL", "slurm_state": "NODE_FAIL",
+            "env_slurm_job_nodelist": "node01"}
+    states = fleet_health.node_states(pd.DataFrame([*rows, login, died]), now=NOW)
+    assert "login1" not in set(states["node"]) and states.attrs["unplaced"] == 1
+    assert _state(states, "node01")["state"] == NodeState.FAILED
+    assert "NODE_FAIL" in _state(states, "node01")["reason"]
+
+
 def test_stale_follows_the_window_and_started_at_is_read_as_utc() -> None:
     rows = nightly()
     wide = fleet_health.node_states(pd.DataFrame(rows), now=NOW, window_days=30)

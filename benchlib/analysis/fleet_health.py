@@ -9,7 +9,8 @@ reads many campaigns (nights) of the same configurations on the same nodes:
   them, so a baseline is per GPU model and configuration. A failed run's record holds only the
   point's parameters (no GPU, no unit): it belongs to each configuration of its node's GPU
   whose values agree with every value it has.
-- **Node**: the Slurm job's node list where a run has one, else its ``host``.
+- **Node**: the Slurm job's node list where a run has one, else its ``host`` (a job that never
+  started leaves a failed record with neither: it is left out and counted).
 - **Time**: ``started_at`` (ISO 8601, UTC); where a record has none, the time
   :func:`benchlib.analysis.regression.run_times` finds (a time column, else the sidecar's
   modification time).
@@ -71,9 +72,14 @@ RERUN_ADVICE = "re-run it on an idle node (an exclusive allocation; nothing else
 
 
 def node_names(df: pd.DataFrame) -> pd.Series:
-    """Each run's node: its Slurm job's node list where it has one, else its ``host``."""
-    host = df["host"] if "host" in df else pd.Series("", index=df.index)
-    names = df[NODELIST] if NODELIST in df else pd.Series("", index=df.index)
+    """Each run's node: its Slurm job's node list where it has one, else its ``host``; ''
+    (unknown) for a failed record written from outside its job (``slurm_state`` set: a job
+    that ended without a record) that names no node: its host is where the sweep ran."""
+    empty = pd.Series("", index=df.index)
+    host = df.get("host", empty)
+    if "slurm_state" in df:
+        host = host.where(df["slurm_state"].map(missing), "")
+    names = df.get(NODELIST, empty)
     names = names.where(~names.map(missing), host)
     return names.map(lambda v: "" if missing(v) else str(v))
 
@@ -147,11 +153,13 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     ``robust_z``, ``disturbed`` (flags of recent runs left out), ``error``. ``now`` (default:
     the current time) ends the window; ``expected`` lists nodes that should have run every
     configuration of their GPU (one never seen: every configuration). ``attrs`` holds
-    ``now``, ``window_days``, ``threshold`` and ``baselines`` (:func:`baselines`' table)."""
+    ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
+    ``unplaced`` (runs left out: no node known, :func:`node_names`)."""
     now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
     runs["_node"] = node_names(runs)
+    unplaced = int((runs["_node"] == "").sum())
     runs = runs[runs["_node"] != ""]
     runs["_time"] = run_started(runs)
     runs["_ok"] = (runs["status"].fillna(RecordStatus.OK) == RecordStatus.OK
@@ -189,7 +197,7 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     states = states.sort_values(["state", "configuration", "node"], key=lambda c: c.map(order)
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
     states.attrs.update(now=now, window_days=window_days, threshold=threshold,
-                        metric=metric, baselines=pd.DataFrame(table))
+                        metric=metric, baselines=pd.DataFrame(table), unplaced=unplaced)
     return states
 
 

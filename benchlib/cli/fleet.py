@@ -123,6 +123,9 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     with pd.option_context("display.width", 200, "display.max_rows", 10_000,
                            "display.max_colwidth", 60):
         show(summary[["node", "gpu", "state", "configurations"]].to_string(index=False))
+    if attrs.get("unplaced"):
+        print(f"{attrs['unplaced']} failed runs name no node (jobs that never started): "
+              "left out")
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
     for row in summary[summary["state"] != NodeState.OK].itertuples():
