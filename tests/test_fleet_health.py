@@ -135,6 +135,17 @@ def test_a_failed_record_of_a_job_that_never_started_names_no_node() -> None:
     assert "NODE_FAIL" in _state(states, "node01")["reason"]
 
 
+def test_a_long_node_states_table_lists_the_nodes_that_are_not_ok() -> None:
+    from benchlib.publish.pages import fleet_tables
+
+    states = fleet_health.node_states(pd.DataFrame(nightly(nights=3, nodes=60)), now=NOW)
+    shown = fleet_tables.states_display(states)
+    assert list(shown.cells["node"]) == ["node05", "node03", "node06", "node07", "node04"]
+    assert "60 nodes (every one: GPU H100)" in shown.caption
+    assert "55 ok nodes not listed" in shown.caption
+    assert "GPU" not in shown.cells          # one GPU model: said in the caption
+
+
 def test_stale_follows_the_window_and_started_at_is_read_as_utc() -> None:
     rows = nightly()
     wide = fleet_health.node_states(pd.DataFrame(rows), now=NOW, window_days=30)
@@ -223,6 +234,7 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     ((), "give one or more results folders"),
     (("outputs", "--window", "0"), "--window 0: give the validity window in days"),
     (("outputs", "--window", "nan"), "--window nan"),
+    (("outputs", "--window", "1e9"), "at most 3,653"),
     (("missing-folder",), "missing-folder' does not exist"),
     (("outputs", "--db", "x.sqlite"), "not both"),
     (("outputs", "--junit", ""), "--junit '': an empty path"),

@@ -9,6 +9,9 @@ import math
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
 
+#: The longest validity window ``--window`` takes (ten years).
+MAX_WINDOW_DAYS = 3653
+
 
 class Fleet(Command):
     name = "fleet"
@@ -56,9 +59,9 @@ class Fleet(Command):
         from benchlib.records.paths import check_output_file
 
         window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
-        if not (math.isfinite(window) and window > 0):
-            raise InputError(f"--window {args.window:g}: give the validity window in days, a "
-                             "number above 0 (default 7)")
+        if not (math.isfinite(window) and 0 < window <= MAX_WINDOW_DAYS):
+            raise InputError(f"--window {args.window:g}: give the validity window in days, "
+                             f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
         expected = [n.strip() for text in args.expect for n in text.split(",") if n.strip()]
         check_output_file("--junit", args.junit)
         states = fleet_health.node_states(fleet_records(args.roots, args.db),
