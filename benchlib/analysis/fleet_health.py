@@ -182,13 +182,21 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     assigned["_bad"] = [said.setdefault(t, bool(flags.disturbed([t]))) if isinstance(t, str)
                         else bool(flags.disturbed([t])) for t in texts]
     assigned["_flags"] = texts
+    assigned["_error"] = assigned.get("error", "")
     assigned = assigned.sort_values("_time", kind="stable", na_position="first")
+    ids = {config: number for number, config in enumerate(sorted(set(assigned["_config"])))}
+    assigned["_cid"] = assigned["_config"].map(ids)
+    naive = assigned["_time"].dt.tz_convert("UTC").dt.tz_localize(None)
+    arrays = {"time": naive.to_numpy(dtype="datetime64[ns]"),
+              **{name: assigned[f"_{name}"].to_numpy() for name in
+                 ("ok", "value", "bad", "flags", "error")}}
+    groups = assigned.groupby(["_cid", "_node"], sort=False).indices
     rows = []
-    for config, runs_of in assigned.groupby("_config", sort=True):
+    for config, number in ids.items():
         gpu = config[gpu_at] if gpu_at is not None else ""
-        by_node = dict(tuple(runs_of.groupby("_node", sort=False)))
-        nodes = [n for n in every_node if n in by_node or (gpu_of.get(n, gpu) == gpu)]
-        found = [_state(config, label[config], gpu, node, by_node.get(node), start, recent)
+        nodes = [n for n in every_node if (number, n) in groups or gpu_of.get(n, gpu) == gpu]
+        found = [_state(config, label[config], gpu, node,
+                        _runs(arrays, groups.get((number, node))), start, recent)
                  for node in nodes]
         rows.extend(found)
         table.append(_judge(found, threshold, min_nodes))
@@ -206,34 +214,41 @@ _COLUMNS = ["configuration", "gpu", "node", "state", "reason", "latest", "runs",
             "_values"]
 
 
-def _state(config: tuple, label: str, gpu: str, node: str, mine: pd.DataFrame | None,
+def _runs(arrays: dict[str, np.ndarray], positions: np.ndarray | None) -> dict[str, np.ndarray] | None:
+    """The columns of one node's runs of one configuration (None: it has none)."""
+    return None if positions is None else {name: a[positions] for name, a in arrays.items()}
+
+
+def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.ndarray] | None,
            start: pd.Timestamp, recent: int) -> dict[str, object]:
-    """The state a node's runs of one configuration (in time order) give before the baseline:
-    missing, stale, failed, or its recent undisturbed values to judge (state left empty)."""
+    """The state a node's runs of one configuration (in time order: ``time`` naive UTC,
+    ``ok``, ``value``, ``bad``, ``flags``, ``error``) give before the baseline: missing,
+    stale, failed, or its recent undisturbed values to judge (state left empty)."""
     row = dict.fromkeys(_COLUMNS, np.nan) | {"configuration": label, "gpu": gpu, "node": node,
                                               "state": "", "reason": "", "disturbed": "",
                                               "error": "", "_config": config, "_values": []}
-    if mine is None or mine.empty:
+    if mine is None or not len(mine["time"]):
         return row | {"state": NodeState.MISSING.value, "runs": 0,
                       "reason": "no run of this configuration"}
-    times, done = mine["_time"].to_numpy(), mine["_ok"].to_numpy(dtype=bool)
-    last = pd.Timestamp(times[-1]) if not pd.isna(times[-1]) else pd.NaT
+    times, done = mine["time"], mine["ok"].astype(bool)
+    since = np.datetime64(start.tz_convert("UTC").tz_localize(None), "ns")
+    last = pd.Timestamp(times[-1], tz="UTC") if not np.isnat(times[-1]) else pd.NaT
     row["latest"] = last
-    if pd.isna(last) or last < start:
+    if pd.isna(last) or times[-1] < since:
         when = "an unknown time" if pd.isna(last) else f"{last:%Y-%m-%d}"
         return row | {"state": NodeState.STALE.value,
                       "reason": f"latest run {when}, before the window's start {start:%Y-%m-%d}"}
     if not done[-1]:
-        error = _text(mine["error"].iloc[-1] if "error" in mine else "") or "failed"
+        error = _text(mine["error"][-1]) or "failed"
         return row | {"state": NodeState.FAILED.value, "error": error,
                       "reason": f"latest run failed: {error.splitlines()[0][:160]}"}
-    fresh = np.flatnonzero(done & (mine["_time"] >= start).to_numpy())[-recent:]
-    bad = mine["_bad"].to_numpy(dtype=bool)[fresh]
+    fresh = np.flatnonzero(done & (times >= since))[-recent:]
+    bad = mine["bad"][fresh].astype(bool)
     if bad.any():
-        names = flags.disturbed(mine["_flags"].to_numpy()[fresh])
+        names = flags.disturbed(mine["flags"][fresh])
         row["disturbed"] = (f"{int(bad.sum())} of {len(fresh)} recent runs "
                             f"{' or '.join(names)}, left out")
-    values = mine["_value"].to_numpy(dtype=float)[fresh[~bad]]
+    values = mine["value"][fresh[~bad]].astype(float)
     row["_values"] = [float(v) for v in values if np.isfinite(v) and v > 0]
     row["runs"] = len(row["_values"])
     row["value"] = float(np.median(row["_values"])) if row["_values"] else np.nan
@@ -251,8 +266,10 @@ def _judge(rows: list[dict[str, object]], threshold: float,
         row["robust_z"] = score
     healthy = [i for i, score in enumerate(z) if abs(score) <= fleet.OUTLIER_Z]
     baseline = float(values[healthy].median()) if len(healthy) >= min_nodes else np.nan
+    pool = values.to_numpy()[healthy]
+    place = {index: at for at, index in enumerate(healthy)}
     for index, row in enumerate(open_):
-        others = values[[i for i in healthy if i != index]]
+        others = np.delete(pool, place[index]) if index in place else pool
         row.update(zip(("state", "reason", "baseline", "ratio", "low", "high"),
                        _verdict(row, others, baseline, threshold, len(healthy), min_nodes),
                        strict=True))
@@ -260,7 +277,7 @@ def _judge(rows: list[dict[str, object]], threshold: float,
             "baseline": baseline, "healthy_nodes": len(healthy), "nodes": len(rows)}
 
 
-def _verdict(row: dict[str, object], others: pd.Series, baseline: float, threshold: float,
+def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, threshold: float,
              healthy: int, min_nodes: int) -> list[object]:
     """[state, reason, baseline, ratio, low, high] of one node with recent runs."""
     disturbed = f"; {row['disturbed']}" if row["disturbed"] else ""
@@ -274,7 +291,7 @@ def _verdict(row: dict[str, object], others: pd.Series, baseline: float, thresho
         return [NodeState.UNKNOWN.value, f"no baseline: {healthy} healthy node"
                 f"{'' if healthy == 1 else 's'}, {min_nodes} needed{disturbed}",
                 baseline, np.nan, np.nan, np.nan]
-    found = intervals.repeats_effect(row["_values"], others.to_numpy(dtype=float))
+    found = intervals.repeats_effect(row["_values"], others)
     said = regression.verdict(found, threshold)
     ratio, low, high = found[intervals.HEADLINE], found["low"], found["high"]
     outlier = (f"; robust z {row['robust_z']:+.1f}, an outlier"
