@@ -164,6 +164,27 @@ def test_an_interrupted_index_leaves_whole_batches(db, folder, monkeypatch):
     pd.testing.assert_frame_equal(_sorted(benchlib.load(db=db)), _sorted(benchlib.load(folder)))
 
 
+def test_an_interrupted_transaction_rolls_back_whole(db, folder, monkeypatch):
+    _index([folder], db)
+    before = _sorted(benchlib.load(db=db))
+    for index in range(3):
+        write_json_atomic(folder / "fake" / "night" / f"train-{index}.json",
+                          _new(index, throughput=1.0))
+    real = ingest._forget
+
+    def forget_then_stop(connection, paths):
+        real(connection, paths)  # the old records deleted inside the batch's transaction
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ingest, "_forget", forget_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        _index([folder], db)
+    monkeypatch.setattr(ingest, "_forget", real)
+    pd.testing.assert_frame_equal(_sorted(benchlib.load(db=db)), before)  # rolled back
+    assert _index([folder], db).read == 3
+    assert set(benchlib.load(db=db, where={"campaign": "night"})["throughput"]) == {1.0}
+
+
 def test_an_older_catalog_is_refused_then_migrated(tmp_path, folder):
     db = str(tmp_path / "old.sqlite")
     _index([folder], db)
@@ -246,3 +267,16 @@ def test_index_a_campaign_of_failed_and_old_records_from_the_notebooks(db, tmp_p
     _index([root], db)
     frame = benchlib.load(db=db)
     assert set(frame["status"]) == {"ok", "failed"} and frame["run_id"].notna().sum() == 2
+
+
+def test_a_folder_is_told_from_its_look_alikes(db, tmp_path):
+    """Indexing outputs/a removes nothing of outputs/a-b, outputs/A or outputs/a_ (LIKE's
+    wildcards and SQLite's case-blind LIKE kept out)."""
+    for name in ("a", "a-b", "A", "a_", "a%"):
+        write_json_atomic(tmp_path / "o" / name / "train-0.json", _new(len(name)))
+    _index([tmp_path / "o"], db)
+    (tmp_path / "o" / "a" / "train-0.json").unlink()
+    summary = _index([tmp_path / "o" / "a"], db)
+    assert (summary.removed, summary.looked) == (1, 0)
+    assert _count(db, tables.RECORDS) == 4
+    assert _index([tmp_path / "o"], db).unchanged == 4

@@ -196,3 +196,25 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     if path is not None:
         raise InputError("load: give a results folder (path) or a catalog (db=), not both")
     return from_catalog(db, chosen)
+
+
+def pair(db: str | Path | None, base: str | None, new: str | None
+         ) -> list[tuple[str, pd.DataFrame]]:
+    """Two selections of the catalog ``db`` (``benchlib compare --base ... --new ...``): each
+    one's name and its records. InputError (exit 2) for one without the other, an unknown key
+    (named, with the allowed ones), the same selection twice, or one that matches nothing."""
+    if base is None or new is None:
+        raise InputError("compare: give --base and --new together (two selections of the "
+                         "catalog)")
+    chosen = [parse(base), parse(new)]
+    if chosen[0] == chosen[1]:
+        raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
+                         "a campaign compared with itself certifies nothing")
+    found = []
+    for option, selected in zip(("--base", "--new"), chosen, strict=True):
+        frame = from_catalog(db, selected)
+        if frame.empty:
+            raise InputError(f"compare: {option} {selected}: no records in the catalog "
+                             f"{database.resolve(db).shown} match")
+        found.append((f"{option} {selected}", frame))
+    return found

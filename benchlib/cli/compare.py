@@ -100,30 +100,14 @@ class Compare(Command):
 
 
 def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
-    """``--base`` and ``--new``: each selection's name and the catalog's records it selects;
-    InputError (exit 2) for one without the other, folders as well, an unknown key (named,
-    with the allowed ones), the same selection twice, or a selection that matches nothing."""
-    from benchlib.catalog import database
-    from benchlib.catalog.select import from_catalog, parse
+    """``--base`` and ``--new``: each selection's name and the catalog's records it selects
+    (:func:`benchlib.catalog.select.pair`); folders as well are bad input."""
+    from benchlib.catalog.select import pair
 
-    if args.base_selection is None or args.new_selection is None:
-        raise InputError("compare: give --base and --new together (two selections of the "
-                         "catalog)")
     if args.base or args.new:
         raise InputError("compare: give two folders or two selections (--base, --new), not "
                          "both")
-    chosen = [parse(args.base_selection), parse(args.new_selection)]
-    if chosen[0] == chosen[1]:
-        raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
-                         "a campaign compared with itself certifies nothing")
-    found = []
-    for option, selection in zip(("--base", "--new"), chosen, strict=True):
-        frame = from_catalog(args.db, selection)
-        if frame.empty:
-            raise InputError(f"compare: {option} {selection}: no records in the catalog "
-                             f"{database.resolve(args.db).shown} match")
-        found.append((f"{option} {selection}", frame))
-    return found
+    return pair(args.db, args.base_selection, args.new_selection)
 
 
 def show_energy(base: object, new: object, threshold: float) -> None:
