@@ -22,7 +22,7 @@ class Fleet(Command):
                    "recent runs) and gives each node its state. Slow: the node's recent runs "
                    "against the other healthy nodes, the whole 95 % interval more than 5 % "
                    "below; contended or throttled runs are left out and named, never slow. "
-                   "docs/acceptance.md (Fleet health) defines each word.")
+                   "docs/acceptance.md ('Fleet health over time') defines each word.")
     epilog = ("states: failed (latest run failed), slow, stale (no run in the window), missing\n"
               "(a node seen in the records, or listed with --expect, that never ran the\n"
               "configuration), unknown (no baseline, one run, or only disturbed runs), ok.\n\n"
@@ -38,8 +38,9 @@ class Fleet(Command):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("roots", nargs="*", metavar="ROOT",
                             help="results folders (every record under each, e.g. outputs/nightly)")
-        parser.add_argument("--db", help="read the catalog (a SQLite file or database URL) "
-                            "instead of folders")
+        from benchlib.cli.index import add_db_argument
+
+        add_db_argument(parser, "read this catalog (`benchlib index`) instead of folders")
         parser.add_argument("--window", type=float, default=None, metavar="DAYS",
                             help="validity window: a node without a run in the last DAYS days "
                             "is stale (default 7)")
@@ -49,7 +50,7 @@ class Fleet(Command):
         parser.add_argument("--drain-list", action="store_true",
                             help="print `scontrol update nodename=... state=drain reason=...` "
                             "for the failed and slow nodes (printed, never run)")
-        parser.add_argument("--junit", help="also write one JUnit test case per node and "
+        parser.add_argument("--junit", metavar="FILE", help="also write one JUnit test case per node and "
                             "configuration to this file")
 
     @classmethod
@@ -92,8 +93,8 @@ def fleet_records(roots: list[str], db: str | None):  # -> pd.DataFrame
 
         frame = benchlib.load(db=db)  # type: ignore[call-arg]
         if frame.empty:
-            raise InputError("--db: no records in the catalog (run `benchlib index ROOT --db "
-                             "DB` first)")
+            raise InputError("--db: no records in the catalog (run `benchlib index ROOT... "
+                             "--db DB` first)")
         return frame
     if not roots:
         raise InputError("fleet: give one or more results folders (ROOT ...) or --db DB")
