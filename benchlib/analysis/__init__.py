@@ -332,7 +332,8 @@ def node_states(
     ``robust_z``, ``disturbed`` (flags of recent runs left out), ``error``. ``now`` (default:
     the current time) ends the window; ``expected`` lists nodes that should have run every
     configuration of their GPU (one never seen: every configuration). ``attrs`` holds
-    ``now``, ``window_days``, ``threshold`` and ``baselines`` (:func:`baselines`' table)."""
+    ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
+    ``unplaced`` (runs left out: no node known, :func:`node_names`)."""
     from benchlib.analysis.fleet_health import node_states as real
 
     return real(
