@@ -303,7 +303,7 @@ def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, thresh
               "healthy nodes")
     shown = f"{ratio:.2f}x the baseline (95 % interval {low:.2f}-{high:.2f}; {method})"
     if said == CompareVerdict.REGRESSION:
-        return [NodeState.SLOW.value, f"{shown}: more than {threshold:.0%} slower{outlier}"
+        return [NodeState.SLOW.value, f"{shown}: more than {threshold * 100:g} % slower{outlier}"
                 f"{disturbed}", baseline, ratio, low, high]
     return [NodeState.OK.value, f"{shown}{outlier}{disturbed}", baseline, ratio, low, high]
 

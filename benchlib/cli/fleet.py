@@ -114,7 +114,7 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     start = attrs["now"] - pd.Timedelta(days=attrs["window_days"])
     print(f"fleet health at {attrs['now']:%Y-%m-%d %H:%M} UTC; validity window "
           f"{attrs['window_days']:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
-          f"whole 95 % interval more than {attrs['threshold']:.0%} below the baseline")
+          f"whole 95 % interval more than {attrs['threshold'] * 100:g} % below the baseline")
     table = fleet_health.baselines(states)
     if len(table):
         shown = table.assign(baseline=table["baseline"].map(

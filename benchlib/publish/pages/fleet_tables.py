@@ -180,7 +180,7 @@ def states_text(states: pd.DataFrame) -> str:
             f"latest in the {attrs['window_days']:g}-day validity window; at least "
             f"{fleet_health.MIN_BASELINE_NODES} healthy nodes). A node is **slow** when the 95 % "
             f"interval of its speed over the other healthy nodes' lies wholly more than "
-            f"{attrs['threshold']:.0%} below; **failed** when its latest run failed; **stale** "
+            f"{attrs['threshold'] * 100:g} % below; **failed** when its latest run failed; **stale** "
             f"without a run in the window; **missing** when it never ran a configuration the "
             f"others ran; **unknown** when nothing decides (no baseline, one run, or only "
             f"contended or throttled runs, which never make a node slow). Over many nights: "
