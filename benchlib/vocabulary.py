@@ -11,7 +11,9 @@ Each is an :class:`enum.StrEnum`, so a member *is* its plain string (``RecordSta
   matmul precisions), with :data:`MATMUL_PRECISION`, the one mapping between them;
 - :class:`CheckVerdict` (``benchlib check``, :mod:`benchlib.analysis.references`) and
   :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.analysis.regression`), and the
-  :class:`JUnitOutcome` each becomes in a JUnit file.
+  :class:`JUnitOutcome` each becomes in a JUnit file;
+- :class:`NodeState`: a node's health in a fleet (``benchlib fleet``,
+  :mod:`benchlib.analysis.fleet_health`).
 """
 
 from __future__ import annotations
@@ -110,6 +112,18 @@ class CompareVerdict(StrEnum):
     UNRELIABLE = "unreliable"
     ONLY_IN_NEW = "only in new"
     ONLY_IN_BASE = "only in base"
+
+
+class NodeState(StrEnum):
+    """A node's health for one configuration, and over all of them (its worst), most severe
+    first: see :mod:`benchlib.analysis.fleet_health` for what each means."""
+
+    FAILED = "failed"
+    SLOW = "slow"
+    STALE = "stale"
+    MISSING = "missing"
+    UNKNOWN = "unknown"
+    OK = "ok"
 
 
 class JUnitOutcome(StrEnum):

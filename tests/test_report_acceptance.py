@@ -82,6 +82,11 @@ def test_fleet_section_finds_the_slow_node(tmp_path):
     assert f"outliers marked: {SLOW_NODE} ⚠" in alt
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()][-1] == "train resnet50"
     assert fleet_tables.node_count(summary.load_results(campaign(tmp_path / "one"))) < 2
+    states = fleet_tables.node_states(df)       # two runs a node: the slow one is known slow
+    shown = fleet_tables.states_display(states).cells.set_index("node")
+    assert shown.loc[SLOW_NODE, "state"] == "⚠ slow (1 of 2)"
+    assert "0.60x the baseline" in shown.loc[SLOW_NODE, "why (speed over the baseline, 95 % interval)"]
+    assert "**1 slow**" in fleet_tables.states_text(states)
 
 
 @pytest.mark.slow
@@ -107,6 +112,7 @@ def test_fleet_and_baseline_pages(tmp_path):
     acceptance_page = _text(folder / "summary_acceptance.html")
     assert "Fleet: 7 nodes" in acceptance_page and "1 outlier node among 7" in acceptance_page
     assert f"{SLOW_NODE} ⚠" in acceptance_page
+    assert "Node states" in acceptance_page and f"{SLOW_NODE} ⚠ slow (1 of 2)" in acceptance_page
     assert "No reference matches these runs" in acceptance_page
     compare_page = _text(folder / "summary_compare.html")
     assert ("regression train, resnet50: 0.80x the base speed (95 % interval 0.69–0.92 from 14 + 14 "

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 __all__ = ["aggregate", "allreduce_curves", "benchmarks", "breakdown", "check", "compare",
            "compare_campaigns", "config_columns", "derived_units", "distributed_runs", "effect",
-           "expected", "extrapolate", "failed", "headline", "history", "labels", "node_table", "ok",
-           "outliers", "scaling", "scaling_table", "unet3d_units", "verdicts"]
+           "expected", "extrapolate", "failed", "headline", "history", "labels", "node_states",
+           "node_summary", "node_table", "ok", "outliers", "scaling", "scaling_table",
+           "unet3d_units", "verdicts"]
 
 
 def __dir__() -> list[str]:
@@ -312,5 +313,47 @@ def node_table(
     from benchlib.analysis.fleet import node_table as real
 
     return real(df=df, metric=metric, node=node, by=by)
+
+
+def node_states(
+    df: pd.DataFrame,
+    metric: str = 'throughput',
+    window_days: float = 7.0,
+    now: object = None,
+    expected: Sequence[str] = (),
+    recent: int = 5,
+    threshold: float = 0.05,
+    min_nodes: int = 3,
+) -> pd.DataFrame:
+    """One row per (configuration, node) with its ``state`` (see the module docstring) and why:
+    ``configuration``, ``gpu``, ``node``, ``state``, ``reason``, ``latest`` (its latest run's
+    start), ``runs`` (recent undisturbed runs judged), ``value`` (their median), ``baseline``,
+    ``ratio`` / ``low`` / ``high`` (speed over the other healthy nodes, 95 % interval),
+    ``robust_z``, ``disturbed`` (flags of recent runs left out), ``error``. ``now`` (default:
+    the current time) ends the window; ``expected`` lists nodes that should have run every
+    configuration of their GPU (one never seen: every configuration). ``attrs`` holds
+    ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
+    ``unplaced`` (runs left out: no node known, :func:`node_names`)."""
+    from benchlib.analysis.fleet_health import node_states as real
+
+    return real(
+        df=df,
+        metric=metric,
+        window_days=window_days,
+        now=now,
+        expected=expected,
+        recent=recent,
+        threshold=threshold,
+        min_nodes=min_nodes,
+    )
+
+
+def node_summary(states: pd.DataFrame) -> pd.DataFrame:
+    """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
+    its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
+    its most severe state, one configuration each)."""
+    from benchlib.analysis.fleet_health import node_summary as real
+
+    return real(states=states)
 
 # --- end of GENERATED ---

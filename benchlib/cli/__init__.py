@@ -13,7 +13,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 
-from benchlib.cli import check, compare, data, diagnose, index, report, results, status, sweep
+from benchlib.cli import check, compare, data, diagnose, fleet, index, report, results, status, sweep
 from benchlib.cli.base import Command
 from benchlib.errors import (
     EXIT_BAD_INPUT,
@@ -29,14 +29,14 @@ from benchlib.errors import (
 #: Every subcommand, in the order ``benchlib --help`` lists them.
 COMMANDS: tuple[type[Command], ...] = (
     sweep.Sweep, status.Status, diagnose.Diagnose, data.Data, results.Results, report.Report,
-    check.Check, compare.Compare, index.Index)
+    check.Check, compare.Compare, index.Index, fleet.Fleet)
 DESCRIPTION = ("Benchmark deep-learning GPU nodes: run params files as campaigns of notebooks, "
                "follow them, diagnose a node, read, check and compare the results, and publish "
                "them as an HTML report. `benchlib COMMAND --help` says more about each command.")
 EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} a failure while working (a point could not "
           "be written, the campaign is in use, --strict with failed points); "
           f"{EXIT_BAD_INPUT} bad input (params file, paths, options); "
-          f"{EXIT_UNCERTIFIED} check / compare: "
+          f"{EXIT_UNCERTIFIED} check / compare / fleet: "
           "nothing failed but some runs cannot be certified; "
           f"{EXIT_INTERRUPTED} interrupted (Ctrl-C); {EXIT_TERMINATED} terminated (SIGTERM: "
           "cleaned up as on Ctrl-C). Errors print one message; --debug adds the "

@@ -50,7 +50,8 @@ def check(df: pd.DataFrame, refs: References) -> None:
 
 def fleet(df: pd.DataFrame) -> None:
     """When the runs come from several nodes: the outliers, each node against the fleet's
-    median, and heat maps per probe and workload. Nothing for one node."""
+    median, each node's state against the fleet's baselines, and heat maps per probe and
+    workload. Nothing for one node."""
     count = fleet_tables.node_count(df)
     if count <= 1:
         return
@@ -59,6 +60,10 @@ def fleet(df: pd.DataFrame) -> None:
     if len(nodes):
         note(fleet_tables.outlier_text(nodes))
         show(fleet_tables.node_display(nodes))
+    states = fleet_tables.node_states(df)
+    if len(states):
+        note(fleet_tables.states_text(states))
+        show(fleet_tables.states_display(states))
     note(FLEET_NOTE)
     for figure, alt in fleet_tables.heatmaps(df):
         plots.show(figure, alt=alt)

@@ -1,5 +1,6 @@
-"""What the fleet page shows: a table of nodes with the slow ones first, the outliers in words, and
-heat maps of nodes against configurations (from :mod:`benchlib.analysis.fleet`)."""
+"""What the fleet page shows: a table of nodes with the slow ones first, the outliers in words,
+heat maps of nodes against configurations (from :mod:`benchlib.analysis.fleet`), and each node's
+state against the fleet's baselines (from :mod:`benchlib.analysis.fleet_health`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons, fleet
+from benchlib.analysis import comparisons, fleet, fleet_actions, fleet_health
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
 from benchlib.records import flags
+from benchlib.vocabulary import NodeState
 
 #: Configuration columns a fleet's node table is grouped by (nodes are compared within).
 FLEET_GROUPS = ("gpu", "benchmark", "model")
@@ -154,3 +156,73 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
                f"(1.0); outliers marked: {', '.join(marked) if marked else 'none'}")
         out.append((figure, alt))
     return out
+
+
+def node_states(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fleet_health.node_states` of every run (failed ones included), at the time of the
+    latest run: a report shows the fleet as it stood when its runs ended."""
+    times = fleet_health.run_started(df)
+    if times.isna().all():
+        return pd.DataFrame()
+    return fleet_health.node_states(df, now=times.max())
+
+
+def states_text(states: pd.DataFrame) -> str:
+    """Markdown: what the node states say, the counts, and the rules behind them."""
+    summary = fleet_health.node_summary(states)
+    counts = summary["state"].value_counts()
+    said = ", ".join(f"**{counts[s]} {s}**" if s in fleet_actions.FAILING else f"{counts[s]} {s}"
+                     for s in NodeState if s in counts)
+    attrs = states.attrs
+    return (f"### Node states\n\nAt the latest run ({attrs['now']:%Y-%m-%d %H:%M} UTC): {said} "
+            f"of {len(summary)} nodes. The **baseline** of each GPU model and configuration is "
+            f"the median of the healthy nodes' recent runs (their {fleet_health.RECENT_RUNS} "
+            f"latest in the {attrs['window_days']:g}-day validity window; at least "
+            f"{fleet_health.MIN_BASELINE_NODES} healthy nodes). A node is **slow** when the 95 % "
+            f"interval of its speed over the other healthy nodes' lies wholly more than "
+            f"{attrs['threshold'] * 100:g} % below; **failed** when its latest run failed; **stale** "
+            f"without a run in the window; **missing** when it never ran a configuration the "
+            f"others ran; **unknown** when nothing decides (no baseline, one run, or only "
+            f"contended or throttled runs, which never make a node slow). Over many nights: "
+            f"`benchlib fleet outputs/nightly --drain-list` (docs/acceptance.md).")
+
+
+def _why(group: pd.DataFrame, worst: str) -> str:
+    """Why a node has its state: each configuration of that state, ok ones by their ratio."""
+    parts = []
+    for row in group[group["state"] == worst].itertuples():
+        if worst == NodeState.OK and not pd.isna(row.ratio):
+            parts.append(f"{row.configuration}: {row.ratio:.2f}x ({row.low:.2f}-{row.high:.2f})")
+        else:
+            parts.append(f"{row.configuration}: {row.reason}")
+    return "; ".join(parts)
+
+
+def _state_cell(group: pd.DataFrame, worst: str) -> str:
+    """``⚠ slow`` for a failing state, ``stale`` else; ``(1 of 2)`` when only some of the node's
+    configurations are in it."""
+    mark = "⚠ " if worst in fleet_actions.FAILING else ""
+    count = int((group["state"] == worst).sum())
+    return f"{mark}{worst}" + (f" ({count} of {len(group)})" if count < len(group) else "")
+
+
+def states_display(states: pd.DataFrame) -> present.Table:
+    """One row per node, the most severe first (failed and slow marked ⚠; ``(1 of 2)`` when
+    only some of its configurations are), the GPU model only when nodes differ in it; beyond
+    :data:`NODE_ROWS` nodes, the ok ones are counted in the caption instead of listed."""
+    summary = fleet_health.node_summary(states)
+    shown = summary if len(summary) <= NODE_ROWS else summary[summary["state"] != NodeState.OK]
+    by_node = dict(tuple(states.groupby("node")))
+    cells = pd.DataFrame({"node": shown["node"].astype(str)})
+    gpus = sorted(set(summary["gpu"].astype(str)) - {""})
+    if len(gpus) > 1:
+        cells["GPU"] = shown["gpu"].astype(str)
+    pairs = list(zip(shown["node"], shown["state"], strict=True))
+    cells["state"] = [_state_cell(by_node[n], s) for n, s in pairs]
+    cells["why (speed over the baseline, 95 % interval)"] = [_why(by_node[n], s) for n, s in pairs]
+    caption = (f"{len(summary)} nodes{f' (every one: GPU {gpus[0]})' if len(gpus) == 1 else ''}"
+               ", the most severe state first; a node's state is the most severe of its "
+               "configurations'")
+    if len(shown) < len(summary):
+        caption += f"; {len(summary) - len(shown)} ok nodes not listed"
+    return present.Table(cells.reset_index(drop=True), caption + ".")

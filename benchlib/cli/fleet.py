@@ -1,0 +1,136 @@
+"""``benchlib fleet``: each node's health over the campaigns of a fleet (ok / slow / failed /
+missing / stale / unknown), the baselines made from the fleet, Slurm drain lines, JUnit."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from benchlib.cli.base import Command, show
+from benchlib.errors import InputError
+
+#: The longest validity window ``--window`` takes (ten years).
+MAX_WINDOW_DAYS = 3653
+
+
+class Fleet(Command):
+    name = "fleet"
+    help = ("each node's state over the fleet's campaigns: ok, slow, failed, missing, stale "
+            "(exit 1 when a node failed or is slow)")
+    description = ("Reads every record under the folders (or the catalog, --db), makes a "
+                   "baseline per GPU model and configuration (the median of the healthy nodes' "
+                   "recent runs) and gives each node its state. Slow: the node's recent runs "
+                   "against the other healthy nodes, the whole 95 % interval more than 5 % "
+                   "below; contended or throttled runs are left out and named, never slow. "
+                   "docs/acceptance.md ('Fleet health over time') defines each word.")
+    epilog = ("states: failed (latest run failed), slow, stale (no run in the window), missing\n"
+              "(a node seen in the records, or listed with --expect, that never ran the\n"
+              "configuration), unknown (no baseline, one run, or only disturbed runs), ok.\n\n"
+              "--drain-list prints scontrol lines for the failed and slow nodes; benchlib\n"
+              "never runs them.\n\n"
+              "exit status:\n"
+              "  0  every node of every configuration is ok\n"
+              "  1  a node failed or is slow\n"
+              "  2  bad input (folders, --db, --window, --junit)\n"
+              "  3  nothing failed, but some node is stale, missing or unknown")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("roots", nargs="*", metavar="ROOT",
+                            help="results folders (every record under each, e.g. outputs/nightly)")
+        from benchlib.cli.index import add_db_argument
+
+        add_db_argument(parser, "read this catalog (`benchlib index`) instead of folders")
+        parser.add_argument("--window", type=float, default=None, metavar="DAYS",
+                            help="validity window: a node without a run in the last DAYS days "
+                            "is stale (default 7)")
+        parser.add_argument("--expect", action="append", default=[], metavar="NODES",
+                            help="nodes that should have run (comma-separated; repeatable): "
+                            "one without a run is missing")
+        parser.add_argument("--drain-list", action="store_true",
+                            help="print `scontrol update nodename=... state=drain reason=...` "
+                            "for the failed and slow nodes (printed, never run)")
+        parser.add_argument("--junit", metavar="FILE", help="also write one JUnit test case per node and "
+                            "configuration to this file")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Print the baselines, the node table and what is wrong; the epilog's exit status."""
+        from benchlib.analysis import fleet_actions, fleet_health, junit
+        from benchlib.records.paths import check_output_file
+
+        window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
+        if not (math.isfinite(window) and 0 < window <= MAX_WINDOW_DAYS):
+            raise InputError(f"--window {args.window:g}: give the validity window in days, "
+                             f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
+        expected = [n.strip() for text in args.expect for n in text.split(",") if n.strip()]
+        check_output_file("--junit", args.junit)
+        states = fleet_health.node_states(fleet_records(args.roots, args.db),
+                                          window_days=window, expected=expected)
+        summary = fleet_health.node_summary(states)
+        print_states(states, summary)
+        if args.drain_list:
+            print("\n# drain the failing nodes (benchlib prints these lines, never runs them):")
+            for line in fleet_actions.drain_lines(summary) or ["# no node failed or is slow"]:
+                show(line)
+        if args.junit:
+            cases = fleet_actions.junit_cases(states)
+            print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
+        return fleet_actions.exit_code(summary)
+
+
+def fleet_records(roots: list[str], db: str | None):  # -> pd.DataFrame
+    """The records the fleet is judged from: every record under each folder, or the
+    catalog's; InputError when neither or both are given, or nothing is found."""
+    import pandas as pd
+
+    from benchlib.records.paths import load_records
+
+    if db is not None and roots:
+        raise InputError("fleet: give results folders or --db, not both")
+    if db is not None:
+        import benchlib
+
+        frame = benchlib.load(db=db)  # type: ignore[call-arg]
+        if frame.empty:
+            raise InputError("--db: no records in the catalog (run `benchlib index ROOT... "
+                             "--db DB` first)")
+        return frame
+    if not roots:
+        raise InputError("fleet: give one or more results folders (ROOT ...) or --db DB")
+    frame = pd.concat([load_records(root) for root in roots], ignore_index=True)
+    return frame.drop_duplicates("source") if "source" in frame else frame
+
+
+def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> None
+    """The window, the baselines, one line per node, then each node that is not ok."""
+    import pandas as pd
+
+    from benchlib import formatting
+    from benchlib.analysis import fleet_health
+    from benchlib.vocabulary import NodeState
+
+    attrs = states.attrs
+    start = attrs["now"] - pd.Timedelta(days=attrs["window_days"])
+    print(f"fleet health at {attrs['now']:%Y-%m-%d %H:%M} UTC; validity window "
+          f"{attrs['window_days']:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
+          f"whole 95 % interval more than {attrs['threshold'] * 100:g} % below the baseline")
+    table = fleet_health.baselines(states)
+    if len(table):
+        shown = table.assign(baseline=table["baseline"].map(
+            lambda v: "none" if pd.isna(v) else formatting.number(v)))
+        print(f"\nbaselines: the median of the healthy nodes' recent runs "
+              f"({fleet_health.MIN_BASELINE_NODES} healthy nodes needed)")
+        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+            show(shown.to_string(index=False))
+    print()
+    with pd.option_context("display.width", 200, "display.max_rows", 10_000,
+                           "display.max_colwidth", 60):
+        show(summary[["node", "gpu", "state", "configurations"]].to_string(index=False))
+    if attrs.get("unplaced"):
+        print(f"{attrs['unplaced']} failed runs name no node (jobs that never started): "
+              "left out")
+    counts = summary["state"].value_counts()
+    print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
+    for row in summary[summary["state"] != NodeState.OK].itertuples():
+        show(f"{row.state.upper()} {row.node}: {row.reason}")
