@@ -29,6 +29,8 @@ __version__ = "0.1.0"
 SCHEMA_HISTORY: dict[int, str] = {
     1: "one flat record per run: configuration, measurements, bookkeeping and env_* columns "
        "(docs/record.md)",
+    2: "run_id, started_at and ended_at in every record (ISO 8601 UTC); records of schema 1 "
+       "load with them missing",
 }
 SCHEMA_VERSION = max(SCHEMA_HISTORY)
 

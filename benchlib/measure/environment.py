@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from benchlib import PROJECT_ROOT
 from benchlib.measure.redact import SECRET_NAME, redact, redact_values
 from benchlib.measure.telemetry import interconnect
+from benchlib.measure.timing import iso_utc, new_run_id
 
 if TYPE_CHECKING:
     import torch
@@ -172,13 +173,16 @@ def default_cluster() -> str:
 
 
 def run_identity(config: CommonConfig, result: object) -> dict[str, object]:
-    """The columns that say where a run happened: schema, campaign, cluster, host, device,
-    devices and nodes (as they ran; ``result`` has ``device``, ``num_devices``,
-    ``num_nodes``)."""
+    """The columns that say which run this was and where and when it happened: schema, run id,
+    start and end, campaign, cluster, host, device, devices and nodes (as they ran; ``result``
+    has ``device``, ``num_devices``, ``num_nodes``, and may have ``run_id``, ``started_at`` and
+    ``ended_at``, epoch seconds: a result without a run id gets a new one)."""
     from benchlib import SCHEMA_VERSION
 
     return {
         "schema_version": SCHEMA_VERSION,
+        "run_id": getattr(result, "run_id", "") or new_run_id(),
+        **run_times(getattr(result, "started_at", None), getattr(result, "ended_at", None)),
         "campaign": config.campaign,
         "cluster": config.cluster or default_cluster(),
         "host": socket.gethostname(),
@@ -186,6 +190,13 @@ def run_identity(config: CommonConfig, result: object) -> dict[str, object]:
         "num_devices": result.num_devices,  # type: ignore[attr-defined]
         "num_nodes": result.num_nodes,  # type: ignore[attr-defined]
     }
+
+
+def run_times(started_at: float | None, ended_at: float | None) -> dict[str, str | None]:
+    """``started_at`` / ``ended_at`` (epoch seconds, None: unknown) as the record's ISO 8601 UTC
+    columns."""
+    return {"started_at": None if started_at is None else iso_utc(started_at),
+            "ended_at": None if ended_at is None else iso_utc(ended_at)}
 
 
 def data_path(config: object) -> str:

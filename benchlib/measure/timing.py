@@ -146,6 +146,8 @@ class WallClock:
     def __init__(self, device: torch.device) -> None:
         self.cuda = device.type == "cuda"
         self.seconds = float("nan")
+        self.started_at: float | None = None  #: when the timed loop started (epoch seconds)
+        self.ended_at: float | None = None  #: when it ended (epoch seconds)
         self._t0 = 0.0
 
     def _sync(self) -> None:
@@ -156,9 +158,27 @@ class WallClock:
 
     def __enter__(self) -> WallClock:
         self._sync()
+        self.started_at = time.time()
         self._t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._sync()
         self.seconds = time.perf_counter() - self._t0
+        self.ended_at = time.time()
+
+
+def iso_utc(epoch_s: float | None = None) -> str:
+    """``epoch_s`` (now when None) as ISO 8601 UTC text to the second
+    (``2026-11-26T20:11:14+00:00``): a record's ``started_at`` / ``ended_at``."""
+    from datetime import datetime, timezone
+
+    moment = datetime.fromtimestamp(time.time() if epoch_s is None else epoch_s, timezone.utc)
+    return moment.isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """A fresh run id (32 hex digits, uuid4): a record's ``run_id``, made once per run."""
+    import uuid
+
+    return uuid.uuid4().hex

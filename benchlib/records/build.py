@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 import socket
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchlib import SCHEMA_VERSION
-from benchlib.measure.timing import PHASES, is_noisy
+from benchlib.measure.timing import PHASES, is_noisy, iso_utc, new_run_id
 from benchlib.records.store import (
     ITERATIONS_KEY,
     RECORD_MIME,
@@ -81,10 +82,19 @@ def per_iteration_lists(frame: pd.DataFrame) -> dict[str, list[float | None]]:
     return {str(c): [None if pd.isna(v) else float(v) for v in frame[c]] for c in frame.columns}
 
 
-def failed_record(parameters: Mapping[str, object], error: str, **context: object) -> dict:
-    """The record of a run that did not finish: its parameters, ``status = failed``, the error."""
+def failed_record(parameters: Mapping[str, object], error: str, *, started: float | None = None,
+                  ended: float | None = None, run_id: str = "", **context: object) -> dict:
+    """The record of a run that did not finish: its parameters, ``status = failed``, the error,
+    a run id (``run_id``, else a new one) and when the point started and failed (``started`` /
+    ``ended``, epoch seconds: ``ended`` defaults to now, ``started`` to ``ended`` less the
+    context's ``wall_time_s``, else to ``ended`` when nothing says when it started)."""
+    ended = time.time() if ended is None else ended
+    if started is None:
+        seconds = context.get("wall_time_s")
+        started = ended - float(seconds) if isinstance(seconds, int | float) else ended
     record = {"schema_version": SCHEMA_VERSION, **parameters, **context,
-              "status": RecordStatus.FAILED.value, "error": error}
+              "run_id": run_id or new_run_id(), "started_at": iso_utc(started),
+              "ended_at": iso_utc(ended), "status": RecordStatus.FAILED.value, "error": error}
     record.setdefault("host", socket.gethostname())
     return record
 

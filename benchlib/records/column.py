@@ -37,6 +37,8 @@ class Column:
     factor: int = 0
     #: said once, in a table's caption, when every row has the same value
     said_once: bool = False
+    #: the schema version that added the column (records of earlier ones load it as missing)
+    since: int = 1
 
     @property
     def pattern(self) -> re.Pattern[str]:

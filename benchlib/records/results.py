@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -87,8 +88,27 @@ def record_from_notebook(path: Path) -> dict | None:
     if kind != "benchmark":
         return None
     if failed:
-        return failed_record(parameters, error_text)
+        span = papermill_span(papermill, parameters, error_text, path.stat().st_mtime)
+        return failed_record(parameters, error_text, **span)
     raise RecordError(f"{path}: benchmark notebook without a result record (unfinished run?)")
+
+
+def papermill_span(papermill: Mapping, parameters: Mapping, error: str,
+                   written: float) -> dict[str, object]:
+    """When a failed notebook without a record ran (papermill's ``start_time`` / ``end_time``
+    as epoch seconds; the end unsaid: ``written``, the file's modification time) and its run
+    id, made from its start, parameters and error, so every load builds the same record."""
+    times = {"ended": written}
+    for key, name in (("started", "start_time"), ("ended", "end_time")):
+        try:
+            moment = datetime.fromisoformat(str(papermill.get(name)))
+        except ValueError:
+            continue
+        aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        times[key] = aware.timestamp()
+    said = json.dumps([papermill.get("start_time"), parameters, error], sort_keys=True,
+                      default=str)
+    return {**times, "run_id": uuid.uuid5(uuid.NAMESPACE_OID, said).hex}
 
 
 def is_complete_notebook(path: Path) -> bool:
@@ -304,6 +324,9 @@ def _frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=[*CORE_COLUMNS, "source"])
     frame = with_flags(frame)  # records written before flags existed get theirs too
+    for column in schema.added_later():  # records of earlier schema versions: missing
+        if column not in frame:
+            frame[column] = pd.Series(np.nan, index=frame.index, dtype=object)
     for column in INTEGER_COLUMNS:
         if column in frame:
             numbers = pd.to_numeric(frame[column], errors="coerce")

@@ -85,6 +85,13 @@ def said_once() -> tuple[str, ...]:
     return tuple(c.name for c in COLUMNS if c.said_once)
 
 
+@cache
+def added_later() -> tuple[str, ...]:
+    """Exact columns a later schema version added (:attr:`Column.since` above 1): every loaded
+    table has them, missing where a record of an earlier version has none."""
+    return tuple(c.name for c in COLUMNS if c.since > 1 and "{" not in c.name)
+
+
 def role(name: str) -> Role | None:
     """The role of a column (None: not in the schema)."""
     found = column(name)

@@ -89,13 +89,29 @@ def run(config: CommonConfig, target: str = "") -> Any:
     Returns the workload's result; a :class:`~benchlib.workloads.result.RunResult` of several
     ranks is merged (:func:`benchlib.run.merge.merge`). ``result.env`` holds the environment capture.
     """
+    started = time.time()
     if config.num_devices == 1 and config.num_nodes == 1:
         from benchlib.measure.environment import capture, data_path
 
         result = resolve_target(target, config)(config)
         result.env = capture(result.device, data_path(config))
-        return result
-    return Launch(config, target).run()
+    else:
+        result = Launch(config, target).run()
+    return stamped(result, started, time.time())
+
+
+def stamped(result: Any, started: float, ended: float) -> Any:
+    """``result`` with its run id (made here, once per run: every rank's record is one run) and,
+    where the workload did not time a loop of its own (the probes), the launch's start and end
+    as its ``started_at`` / ``ended_at`` (epoch seconds)."""
+    from benchlib.measure.timing import new_run_id
+
+    result.run_id = new_run_id()
+    if getattr(result, "started_at", None) is None:
+        result.started_at = started
+    if getattr(result, "ended_at", None) is None:
+        result.ended_at = ended
+    return result
 
 
 def node_launcher(config: CommonConfig) -> str:

@@ -61,7 +61,10 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     hosts = [str(p.get("host") or "") for p in parts]
     telemetry_columns = merge_summaries([r.telemetry_record() for r in results], total,
                                         hosts if all(hosts) else None)
+    starts = [r.started_at for r in results if r.started_at is not None]
+    ends = [r.ended_at for r in results if r.ended_at is not None]
     return RunResult(
+        started_at=min(starts) if starts else None, ended_at=max(ends) if ends else None,
         device=first.device, iterations=first.iterations, warmup=first.warmup,
         samples=total, wall_time_s=max(walls), unit=first.unit,
         per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,

@@ -110,6 +110,8 @@ class LoopResult:
     telemetry: Telemetry
     contention: Contention | None = None
     stop: str = ""  #: why the loop stopped: count, end of data, stable, time budget
+    started_at: float | None = None  #: when the timed part started (epoch seconds)
+    ended_at: float | None = None  #: when it ended (epoch seconds)
 
 
 def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, warmup: int,
@@ -163,7 +165,7 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
     return LoopResult(timer, warm, samples, clock.seconds, with_packages(sampler.telemetry, packages),
-                      watch.contention, stop)
+                      watch.contention, stop, clock.started_at, clock.ended_at)
 
 
 def package_meter(device: torch.device) -> contextlib.AbstractContextManager[RaplMeter | None]:

@@ -44,6 +44,9 @@ class RunResult:
     telemetry: Telemetry | None = None  #: NVML samples of the timed loop (rank 0's when merged)
     telemetry_columns: dict[str, object] | None = None  #: every rank's, merged (run.merge)
     contention: Contention | None = None  #: what else used the node (the worst rank's, merged)
+    started_at: float | None = None  #: timed loop start, epoch s (merged: the earliest rank's)
+    ended_at: float | None = None  #: timed loop end, epoch s (merged: the latest rank's)
+    run_id: str = ""  #: made once per run by the launcher (benchlib.run.launch)
 
     def telemetry_record(self) -> dict[str, object]:
         """The record's telemetry columns: means, throttled share, energy, joules per sample."""

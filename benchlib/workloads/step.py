@@ -128,6 +128,7 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit=unit, per_iteration=loop.timer.samples(),
+        started_at=loop.started_at, ended_at=loop.ended_at,
         peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
         contention=loop.contention,
         extras={**runner.finish(), **getattr(data, "extras", {}), "loop_stop": loop.stop})

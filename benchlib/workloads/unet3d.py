@@ -215,7 +215,8 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=min(config.warmup, len(batches)),
         samples=loop.samples, wall_time_s=loop.wall_time_s, unit="voxels/s",
-        per_iteration=loop.timer.samples(), peak_memory_bytes=peak_memory_bytes(device),
+        per_iteration=loop.timer.samples(), started_at=loop.started_at,
+        ended_at=loop.ended_at, peak_memory_bytes=peak_memory_bytes(device),
         telemetry=loop.telemetry, contention=loop.contention,
         extras={"voxels_written": writer.voxels, "blocks": sum(len(b) for b in timed),
                 "volume_shape": "x".join(map(str, shape)),
@@ -251,7 +252,8 @@ def plain_forward(config: UNet3DPredictConfig, blocks: int) -> RunResult:
                       count, config.breakdown)
     return RunResult(device=device, iterations=len(loop.timer), warmup=loop.warmup,
                      samples=loop.samples, wall_time_s=loop.wall_time_s, unit="voxels/s",
-                     per_iteration=loop.timer.samples(), peak_memory_bytes=None,
+                     per_iteration=loop.timer.samples(), started_at=loop.started_at,
+                     ended_at=loop.ended_at, peak_memory_bytes=None,
                      extras={"blocks": count * config.batch_size})
 
 
