@@ -30,8 +30,8 @@ NEAR = 1
 
 def columns(df: pd.DataFrame) -> list[str]:
     """The columns of ``df`` that say what a run's environment was."""
-    return [c for c in df.columns if c not in PER_RUN and c in NAMES
-            or (c.startswith("env_") and c not in PER_RUN) or SETTINGS_PATTERN.search(c)]
+    return [c for c in df.columns if c not in PER_RUN and (
+        c in NAMES or str(c).startswith("env_") or SETTINGS_PATTERN.search(str(c)))]
 
 
 def name(column: str) -> str:

@@ -95,7 +95,7 @@ def _speed_effect(after: np.ndarray, before: np.ndarray, metric: str) -> tuple[d
     found = intervals.repeats_effect(after, before)
     if higher_is_better(metric):
         return found, found
-    speed = intervals.repeats_effect(1.0 / before, 1.0 / after)
+    speed = intervals.repeats_effect(1.0 / after, 1.0 / before)
     return found, speed
 
 
@@ -122,7 +122,7 @@ def _series_points(runs: pd.DataFrame, metric: str, threshold: float, max_pvalue
 
 def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
                   threshold: float = DEFAULT_THRESHOLD, max_pvalue: float = MAX_PVALUE,
-                  min_size: int = MIN_SIZE) -> pd.DataFrame:
+                  min_size: int = MIN_SIZE, progress: bool = False) -> pd.DataFrame:
     """One row per change point of each configuration's runs on each node: ``configuration``,
     ``node``, ``time`` (the first run after it, UTC), ``before`` / ``after`` (geometric mean
     of ``metric`` over the runs on either side, up to the neighbouring change points),
@@ -132,12 +132,17 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     then, ``; ``-separated), ``interval`` (what it is made from), and the configuration columns.
 
     ``attrs``: ``series`` (configurations x nodes looked at), ``runs``, ``disturbed`` (runs
-    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``."""
+    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``.
+    ``progress``: a progress bar over the histories (on stderr)."""
+    from tqdm.auto import tqdm
+
     runs = series(df, metric, by)
     keys = runs.attrs["keys"]
     rows, count = [], 0
     calm = runs[~runs["disturbed"]]
-    for (name, node), group in calm.groupby(["configuration", "node"], sort=False):
+    grouped = calm.groupby(["configuration", "node"], sort=False)
+    for (name, node), group in tqdm(grouped, total=grouped.ngroups, desc="history",
+                                    unit="history", disable=not progress):
         count += 1
         first = group.iloc[0]
         for row in _series_points(group.reset_index(drop=True), metric, threshold, max_pvalue,
@@ -147,11 +152,17 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
     table.attrs.update(series=count, runs=len(runs), disturbed=int(runs["disturbed"].sum()),
                        ordered_by=runs.attrs["ordered_by"], metric=metric, threshold=threshold,
-                       unit=_unit(df))
+                       unit=_unit(df, metric))
     return table
 
 
-def _unit(df: pd.DataFrame) -> str:
+def _unit(df: pd.DataFrame, metric: str) -> str:
+    """The unit of ``metric``: the schema's, where it says ``unit`` the records' ``unit`` (one
+    for all), for the per-joule columns the kind's per-joule unit is not known here: none."""
+    column = schema.column(metric)
+    unit = column.unit if column is not None else ""
+    if unit != "unit":
+        return "" if "unit" in unit else unit
     units = df["unit"].dropna().unique() if "unit" in df else []
     return str(units[0]) if len(units) == 1 else ""
 
