@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import change_points, env_changes, node_history, regression, selection
+from benchlib.analysis import change_detection, env_changes, node_history, regression, selection
 from benchlib.errors import InputError
 from tests.fakes import write_record_notebook
 
@@ -54,13 +54,13 @@ def test_a_planted_step_is_found_where_it_was_planted_and_none_elsewhere() -> No
     rng = np.random.default_rng(3)
     values = 1000 * np.exp(0.02 * rng.standard_normal(40))
     values[22:] *= 0.9
-    found = change_points.change_points(values)
+    found = change_detection.change_points(values)
     assert [p.index for p in found] == [22]
-    assert found[0].pvalue < change_points.MAX_PVALUE
+    assert found[0].pvalue < change_detection.MAX_PVALUE
     assert (found[0].start, found[0].stop) == (0, 40)
-    assert change_points.change_points(1000 * np.exp(0.02 * rng.standard_normal(40))) == []
-    assert change_points.change_points([1000.0] * 10) == []  # no noise, no step
-    assert change_points.change_points([1000.0, 900.0]) == []  # too short for two segments
+    assert change_detection.change_points(1000 * np.exp(0.02 * rng.standard_normal(40))) == []
+    assert change_detection.change_points([1000.0] * 10) == []  # no noise, no step
+    assert change_detection.change_points([1000.0, 900.0]) == []  # too short for two segments
 
 
 def test_two_steps_are_two_change_points_each_tested_against_its_neighbours() -> None:
@@ -68,7 +68,7 @@ def test_two_steps_are_two_change_points_each_tested_against_its_neighbours() ->
     values = 1000 * np.exp(0.01 * rng.standard_normal(60))
     values[20:] *= 0.85
     values[40:] *= 1.3
-    found = change_points.change_points(values)
+    found = change_detection.change_points(values)
     assert [p.index for p in found] == [20, 40]
     assert (found[0].start, found[0].stop, found[1].start, found[1].stop) == (0, 40, 20, 60)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["aggregate", "allreduce_curves", "benchmarks", "breakdown", "check", "compare",
+__all__ = ["aggregate", "allreduce_curves", "benchmarks", "breakdown", "change_points", "check", "compare",
            "compare_campaigns", "config_columns", "derived_units", "distributed_runs", "effect",
            "expected", "extrapolate", "failed", "headline", "history", "labels", "node_table", "ok",
            "outliers", "scaling", "scaling_table", "unet3d_units", "verdicts"]
@@ -35,14 +35,20 @@ if TYPE_CHECKING:
     from benchlib.analysis.references import Reference
 
 
-def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None, metric: str = 'throughput') -> pd.DataFrame:
+def aggregate(
+    df: pd.DataFrame,
+    by: Sequence[str] | None = None,
+    metric: str = 'throughput',
+    also: Sequence[str] = (),
+) -> pd.DataFrame:
     """Repeated runs of one configuration as one row: median ``metric``, ``spread``, ``count``
-    (and ``flags``: every flag of any repeat, when the runs carry flags).
+    (and ``flags``: every flag of any repeat, when the runs carry flags), and the median of
+    each column of ``also`` that ``df`` has (NaN where no repeat measured it).
 
     ``spread`` is IQR / median over the repeats (0 for a single run)."""
     from benchlib.analysis.comparisons import aggregate as real
 
-    return real(df=df, by=by, metric=metric)
+    return real(df=df, by=by, metric=metric, also=also)
 
 
 def scaling(df: pd.DataFrame, metric: str = 'throughput', by: Sequence[str] | None = None) -> pd.DataFrame:
@@ -306,5 +312,38 @@ def node_table(
     from benchlib.analysis.fleet import node_table as real
 
     return real(df=df, metric=metric, node=node, by=by)
+
+
+def change_points(
+    df: pd.DataFrame,
+    metric: str = 'throughput',
+    by: Sequence[str] | None = None,
+    threshold: float = 0.05,
+    max_pvalue: float = 0.001,
+    min_size: int = 3,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """One row per change point of each configuration's runs on each node: ``configuration``,
+    ``node``, ``time`` (the first run after it, UTC), ``before`` / ``after`` (geometric mean
+    of ``metric`` over the runs on either side, up to the neighbouring change points),
+    ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch t interval over those runs),
+    ``verdict`` (of the speed: regression, improvement, no change), ``pvalue`` (Otava's
+    t-test), ``runs_before`` / ``runs_after``, ``changed`` (what changed in the environment
+    then, ``; ``-separated), ``interval`` (what it is made from), and the configuration columns.
+
+    ``attrs``: ``series`` (configurations x nodes looked at), ``runs``, ``disturbed`` (runs
+    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``.
+    ``progress``: a progress bar over the histories (on stderr)."""
+    from benchlib.analysis.node_history import change_points as real
+
+    return real(
+        df=df,
+        metric=metric,
+        by=by,
+        threshold=threshold,
+        max_pvalue=max_pvalue,
+        min_size=min_size,
+        progress=progress,
+    )
 
 # --- end of GENERATED ---

@@ -1,7 +1,7 @@
 """History with change points (``benchlib history``, the report's History page): each
 configuration's runs on each node (``host``) in the order they started (``started_at``; records
 without it by their files' times, :func:`benchlib.analysis.regression.run_times`), their change
-points by Otava's method (:mod:`benchlib.analysis.change_points`), and for each the speed
+points by Otava's method (:mod:`benchlib.analysis.change_detection`), and for each the speed
 before and after with a 95 % interval and what changed in the node's environment then
 (:mod:`benchlib.analysis.env_changes`).
 
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import env_changes, intervals
-from benchlib.analysis.change_points import MAX_PVALUE, MIN_SIZE
-from benchlib.analysis.change_points import change_points as series_change_points
+from benchlib.analysis.change_detection import MAX_PVALUE, MIN_SIZE
+from benchlib.analysis.change_detection import change_points as series_change_points
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import (
     DEFAULT_THRESHOLD,
