@@ -65,6 +65,19 @@ def label(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
         axis=1)
 
 
+def _labels(runs: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """:func:`label` of each run, made once per configuration."""
+    if not len(runs):
+        return pd.Series(dtype=object, index=runs.index)
+    if not keys:
+        return label(runs, keys)
+    text = runs[keys].astype(str)
+    distinct = text.drop_duplicates()
+    named = dict(zip(map(tuple, distinct.to_numpy()), label(runs.loc[distinct.index], keys),
+                     strict=True))
+    return pd.Series([named[k] for k in map(tuple, text.to_numpy())], index=runs.index)
+
+
 def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None
            ) -> pd.DataFrame:
     """Every finished run with a ``metric`` value, in time order within each configuration and
@@ -84,7 +97,7 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
     out["time"] = run_times(runs)
     out["disturbed"] = [bool(flags.disturbed([text]))
                         for text in out.get("flags", pd.Series("", index=out.index))]
-    out["configuration"] = label(out, keys) if len(out) else pd.Series(dtype=object)
+    out["configuration"] = _labels(out, keys)
     out = out.sort_values(["configuration", "node", "time"], kind="stable").reset_index(drop=True)
     out.attrs.update(ordered_by=ordered_by(runs), keys=keys, metric=metric)
     return out
