@@ -10,13 +10,17 @@ an H100), with multiplicative noise, a planted step and an environment change wh
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchlib import SCHEMA_VERSION
+
 #: The columns of a real record (trimmed) that every synthetic run carries.
-RUN = {"schema_version": 4, "cluster": "jade", "gpu": "H100", "device_name": "NVIDIA H100 80GB HBM3",
-       "benchmark": "train", "model": "resnet50", "dataset": "synthetic", "precision": "amp_bf16",
+RUN = {"schema_version": SCHEMA_VERSION, "cluster": "jade", "gpu": "H100",
+       "device_name": "NVIDIA H100 80GB HBM3", "benchmark": "train", "model": "resnet50",
+       "dataset": "synthetic", "precision": "amp_bf16",
        "num_devices": 1, "num_nodes": 1, "num_workers": 8, "channels_last": True,
        "compile": "none", "unit": "images/s", "status": "ok", "error": "", "iterations": 200,
        "wall_time_s": 60.0, "env_driver": "580.65.06", "env_cuda": "13.0", "env_cudnn": "91300",
@@ -55,3 +59,44 @@ def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
                                  "run_id": f"{node}-{batch}-{night}-{repeat}",
                                  "source": f"/nightly-{night:02d}/{node}-b{batch}-r{repeat}.ipynb"})
     return pd.DataFrame(rows)
+
+
+def write_campaigns(root: Path, frame: pd.DataFrame) -> list[Path]:
+    """Each campaign of ``frame`` as a folder under ``root`` (``nightly-2026-09-01``, ...): one
+    notebook per run holding its record (benchlib's record output) and its sidecar, as a sweep
+    leaves them. The folders, oldest first."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from benchlib.records.store import RECORD_MIME, write_sidecar
+
+    folders = []
+    for campaign, runs in frame.groupby("campaign", sort=True):
+        folder = root / str(campaign)
+        folder.mkdir(parents=True, exist_ok=True)
+        for record in runs.drop(columns=["source"]).to_dict("records"):
+            notebook = folder / f"{record['host']}-b{record['batch_size']}-r{record['repeat']}.ipynb"
+            cell = new_code_cell("publish(record)")
+            cell.outputs = [new_output("display_data", data={RECORD_MIME: record,
+                                                              "text/plain": "record"})]
+            book = new_notebook(cells=[cell])
+            book.metadata["benchlib"] = {"kind": "benchmark"}
+            nbformat.write(book, str(notebook))
+            write_sidecar(notebook, record)
+        folders.append(folder)
+    return folders
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write synthetic nightly campaigns: node002's "
+                                     "speed drops 12 % from night 26, when its driver changes.")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--nights", type=int, default=40)
+    parser.add_argument("--nodes", type=int, default=4)
+    options = parser.parse_args()
+    made = write_campaigns(options.root, nights(nodes=options.nodes, nights=options.nights,
+                                                step={"node002": (25, 0.88)},
+                                                driver={"node002": 25}, batches=(64, 128)))
+    print(f"{len(made)} campaigns under {options.root}: {made[0].name} ... {made[-1].name}")

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from benchlib.analysis.comparable import WHERE
+from benchlib.analysis.node_history import NODE, configuration_columns
 from benchlib.analysis.regression import run_times
-from benchlib.analysis.tables import config_columns
+from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
 
 #: How a date is given.
@@ -79,3 +80,29 @@ def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
             kept &= times < until
         df = df[kept]
     return df
+
+
+def _identity(df: pd.DataFrame) -> pd.Series:
+    """Which run each row is: its ``run_id``, else its notebook (``source``)."""
+    ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
+                                                                         dtype="string")
+    sources = (df["source"].astype("string") if "source" in df
+               else pd.Series(pd.NA, index=df.index, dtype="string"))
+    return ids.fillna(sources)
+
+
+def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``others`` (earlier campaigns, a catalog's selection) of ``campaign``'s
+    configurations on its nodes, less ``campaign``'s own runs: what a history of the campaign
+    adds to it."""
+    done = ok(campaign)
+    keys = [k for k in configuration_columns(done) if k in others]
+    if not len(done) or not len(others):
+        return others.iloc[0:0]
+    mine = set(map(tuple, done[keys].astype(str).to_numpy()))
+    theirs = pd.Series(list(map(tuple, others[keys].astype(str).to_numpy())), index=others.index)
+    chosen = theirs.isin(mine)
+    if NODE in done and NODE in others:
+        chosen &= others[NODE].isin(set(done[NODE]))
+    chosen &= ~_identity(others).isin(set(_identity(done).dropna()))
+    return others[chosen]

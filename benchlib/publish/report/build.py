@@ -29,6 +29,7 @@ from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
 from benchlib.publish.report.export import export_html
+from benchlib.publish.report.history_input import validated_history
 from benchlib.publish.report.index_page import Link, render
 from benchlib.publish.report.run_pages import export_runs
 from benchlib.publish.report.scratch import remove_stale, scratch_folder
@@ -82,17 +83,20 @@ def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, campaign: P
 @dataclass(frozen=True)
 class ReportInputs:
     """What a report is built against besides its campaign: a baseline campaign folder
-    (``--baseline``: adds the compare page) and a references file (``--references``; none:
-    the shipped references)."""
+    (``--baseline``: adds the compare page), a references file (``--references``; none:
+    the shipped references) and earlier campaign folders (``--history``: adds the History
+    page)."""
 
     baseline: Path | None = None
     references: Path | None = None
     diagnosis: str = ""  #: a diagnose campaign's recommendation, for the index
+    history: tuple[Path, ...] = ()
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
                   references: str | Path | None = None,
-                  campaign: str | Path | None = None) -> ReportInputs:
+                  campaign: str | Path | None = None,
+                  history: Sequence[str | Path] = ()) -> ReportInputs:
         """Checked before any notebook runs: InputError naming the option otherwise (a
         baseline that is ``campaign`` itself, or of another benchmark or unit, included)."""
         from benchlib.analysis.references import load_references
@@ -112,7 +116,12 @@ class ReportInputs:
             if not refs.is_file():
                 raise InputError(f"--references {references}: not an existing file")
             load_references(refs)  # InputError naming the bad field
-        return cls(base, refs)
+        return cls(base, refs, history=validated_history(history, campaign))
+
+    @property
+    def history_dirs(self) -> str | None:
+        """The ``--history`` folders as one papermill parameter (``os.pathsep``-separated)."""
+        return os.pathsep.join(map(str, self.history)) if self.history else None
 
     def refs(self) -> list:
         """The references runs are checked against."""
@@ -124,6 +133,8 @@ class ReportInputs:
     def has(self, needs: Needs) -> bool:
         """Whether these inputs give what a page built from ``needs`` needs (a diagnose plan
         is read from the campaign folder: :func:`_with_diagnosis`)."""
+        if needs is Needs.HISTORY:
+            return bool(self.history)
         return needs is not Needs.BASELINE or self.baseline is not None
 
     def link(self, page: SummaryPage) -> Link:
@@ -243,7 +254,8 @@ def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
     """Each summary page's key: what it is made from (:mod:`benchlib.publish.report.reuse`), its
     navigation bar included (another set of pages makes the page again)."""
-    made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
+    made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline]),
+                                     *inputs.history],
                                     list(filter(None, [inputs.references])))
     return {name: reuse.summary_key(made_from, NOTEBOOK_DIR / f"{name}.ipynb",
                                     {"results_dir": str(campaign_dir.resolve()),
@@ -299,23 +311,26 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
 
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
                  progress: bool = True, baseline: str | Path | None = None,
-                 references: str | Path | None = None) -> Path:
+                 references: str | Path | None = None,
+                 history: Sequence[str | Path] = ()) -> Path:
     """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``.
 
     ``baseline``: a campaign folder to compare with (adds the compare page); ``references``:
-    a references file for the acceptance page (default: the shipped references); both are
-    checked before anything runs (InputError), as is ``campaign_dir/report`` (InputError when
-    it is anything but a real folder: :func:`check_report_place`).
+    a references file for the acceptance page (default: the shipped references);
+    ``history``: earlier campaign folders (adds the History page); all are checked before
+    anything runs (InputError), as is ``campaign_dir/report`` (InputError when it is anything
+    but a real folder: :func:`check_report_place`).
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
     (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
-    inputs = ReportInputs.validated(baseline, references, campaign_dir)
+    inputs = ReportInputs.validated(baseline, references, campaign_dir, history)
     check_report_place(campaign_dir / REPORT)
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
-    summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
+    summaries = (*summaries, *(p.name for p in SUMMARY_PAGES
+                               if p.needs in (Needs.BASELINE, Needs.HISTORY)
                                and inputs.has(p.needs) and p.name not in summaries))
     found = scan(campaign_dir)
     if found.frame.empty:
