@@ -184,15 +184,21 @@ def _percent(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.0f} %"
 
 
-def line(row: dict[str, object], metric: str = "throughput", unit: str = "") -> str:
-    """``throughput -12 % (-14 % to -10 %) on node017 from 2026-09-26: 812 -> 715 images/s
-    (regression; batch_size=64); changed then: driver 580.65 -> 580.82``."""
+def change(row: dict[str, object]) -> str:
+    """The change at a change point in words: ``-12 % (-14 % to -10 %)`` (after / before,
+    its 95 % interval), ``(interval unknown)`` without one."""
     ratio, low, high = (float(row[k]) for k in ("ratio", "low", "high"))
     interval = (f" ({_percent(low)} to {_percent(high)})" if np.isfinite(low) and np.isfinite(high)
                 else " (interval unknown)")
+    return f"{_percent(ratio)}{interval}"
+
+
+def line(row: dict[str, object], metric: str = "throughput", unit: str = "") -> str:
+    """``throughput -12 % (-14 % to -10 %) on node017 from 2026-09-26: 812 -> 715 images/s
+    (regression; batch_size=64); changed then: driver 580.65 -> 580.82``."""
     when = pd.Timestamp(row["time"]).strftime("%Y-%m-%d") if pd.notna(row["time"]) else "?"
     changed = row["changed"] or "nothing recorded"
-    return (f"{metric} {_percent(ratio)}{interval} on {row['node']} from {when}: "
+    return (f"{metric} {change(row)} on {row['node']} from {when}: "
             f"{float(row['before']):.4g} -> {float(row['after']):.4g}{' ' + unit if unit else ''} "
             f"({row['verdict']}; {row['configuration']}; {row['runs_before']} + "
             f"{row['runs_after']} runs, p = {float(row['pvalue']):.1g}); changed then: {changed}")

@@ -34,11 +34,18 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
     said = node_history.lines(table)
     note("\n".join(f"- {summary.md_text(line)}" for line in said))
     if len(table):
-        shown = table[["configuration", "node", "time", "before", "after", "ratio", "low",
-                       "high", "verdict", "runs_before", "runs_after", "changed"]]
-        show(present.table(shown.assign(time=shown["time"].dt.strftime("%Y-%m-%d %H:%M")),
-                           "Change points: the metric after / before with its 95 % interval "
-                           "over the runs on either side", keep=("changed", "verdict")))
+        shown = pd.DataFrame({
+            "configuration": table["configuration"], "node": table["node"],
+            "from": table["time"].dt.strftime("%Y-%m-%d"), "before": table["before"],
+            "after": table["after"], "change": table.apply(node_history.change, axis=1),
+            "verdict": table["verdict"],
+            "runs": table["runs_before"].astype(str) + " + " + table["runs_after"].astype(str),
+            "changed then": table["changed"].replace("", "nothing recorded")})
+        metric = table.attrs.get("metric", "throughput")
+        show(present.table(shown, f"Change points of {metric}: the geometric mean before and "
+                           "after, the change (after / before) with its 95 % interval over the "
+                           "runs on either side, and what changed in the environment then",
+                           keep=tuple(shown.columns)))
     return table
 
 

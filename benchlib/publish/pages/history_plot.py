@@ -66,11 +66,16 @@ def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughpu
     top = float(np.nanmax(runs[metric])) if len(runs) else 1.0
     low = float(np.nanmin(runs[metric])) if len(runs) else 0.0
     axes.set_ylim(low - 0.15 * (top - low or top), top + 0.45 * (top - low or top))
+    first, last = (runs["time"].min(), runs["time"].max()) if len(runs) else (None, None)
     for number, point in enumerate(chosen):
         colour = VERDICT_COLOURS.get(point["verdict"], OTHER_CHANGE)
         axes.axvline(point["time"], color=colour, linestyle="--", linewidth=1.5)
+        # a change point in the right part of the plot is labelled on its left
+        right = first is not None and last > first and (point["time"] - first) / (last - first) > 0.6
         axes.annotate(_label(point), (mdates.date2num(point["time"]), 1.0),
-                      xycoords=("data", "axes fraction"), xytext=(4, -4 - 40 * (number % 2)),
+                      xycoords=("data", "axes fraction"),
+                      xytext=(-4 if right else 4, -4 - 40 * (number % 2)),
+                      ha="right" if right else "left",
                       textcoords="offset points", va="top", fontsize=8, color=colour,
                       bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.85,
                             "edgecolor": colour})
