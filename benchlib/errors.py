@@ -104,3 +104,13 @@ def describe_os_error(error: OSError, path: object = None) -> str:
     reason = (error.strerror or type(error).__name__).lower()
     where = path if path is not None else (error.filename or "")
     return f"{reason}: {where}" if where else reason
+
+
+class CatalogError(InputError):
+    """A catalog that cannot be used as given: a URL that cannot be reached (the reason, the
+    password never shown), an unknown kind of database, a catalog of another schema version
+    (with the command that migrates it), a selection naming an unknown column."""
+
+
+class CatalogBusyError(BenchlibError):
+    """Another ``benchlib index`` held the catalog's lock for longer than this one waited."""

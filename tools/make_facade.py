@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 #: facade file -> [(public name, module, attribute)], in the order written.
 FACADES: dict[str, list[tuple[str, str, str]]] = {
     "benchlib/__init__.py": [
-        ("load", "benchlib.records.results", "load"),
+        ("load", "benchlib.catalog.select", "load"),
         ("scan", "benchlib.records.results", "scan"),
         ("diagnose", "benchlib.cli.diagnose", "diagnose"),
     ],
@@ -145,6 +145,13 @@ def _type_imports(functions: list[object]) -> list[str]:
     def order(line: str) -> tuple:
         return (section(line), line.startswith("from "), line.split()[1], line)
 
+    merged: dict[str, list[str]] = {}  # ``from x import a`` and ``from x import b``: one line
+    for line in lines:
+        if line.startswith("from "):
+            head, _, names = line.partition(" import ")
+            merged.setdefault(head, []).append(names)
+    lines = {line for line in lines if not line.startswith("from ")}
+    lines |= {f"{head} import {', '.join(sorted(names))}" for head, names in merged.items()}
     out, last = [], None
     for line in sorted(lines, key=order):
         if last is not None and section(line) != last:

@@ -24,16 +24,25 @@ class Compare(Command):
               "exit status:\n"
               "  0  every configuration in common was judged and none regressed\n"
               "  1  a configuration of reliable runs regressed\n"
-              "  2  bad input (folders, --metric, --threshold; one campaign twice; campaigns\n"
-              "     of different benchmarks or units)\n"
+              "  2  bad input (folders, selections and their keys, --metric, --threshold;\n"
+              "     one campaign twice; campaigns of different benchmarks or units)\n"
               "  3  nothing regressed, but some configurations cannot be certified (unknown\n"
               "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run),\n"
               "     or none was judged (no configuration in common: NOTHING CERTIFIED)")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("base", help="the baseline results folder")
-        parser.add_argument("new", help="the results folder to judge")
+        from benchlib.cli.index import add_db_argument
+
+        parser.add_argument("base", nargs="?", help="the baseline results folder")
+        parser.add_argument("new", nargs="?", help="the results folder to judge")
+        parser.add_argument("--base", dest="base_selection", metavar="SELECTION",
+                            help="instead of folders: the baseline's records in the catalog, "
+                            "as KEY=VALUE words (\"cluster=jade2 gpu=V100\", \"since=2026-09-"
+                            "01 until=2026-09-08\"); KEY a record column (docs/record.md)")
+        parser.add_argument("--new", dest="new_selection", metavar="SELECTION",
+                            help="the records to judge, as --base")
+        add_db_argument(parser, "the catalog --base and --new select from")
         parser.add_argument("--threshold", type=float, default=0.05,
                             help="smallest slowdown that counts as a regression (default 0.05)")
         parser.add_argument("--metric", default="throughput",
@@ -55,15 +64,22 @@ class Compare(Command):
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
                              "(0.05 = 5 %)")
         check_output_file("--junit", args.junit)
-        for path in (args.base, args.new):
-            check_results_path(path)
-        if all(map(os.path.exists, (args.base, args.new))) and os.path.samefile(args.base,
-                                                                                  args.new):
-            raise InputError(f"compare: {args.base} and {args.new} are the same folder: a "
-                             "campaign compared with itself certifies nothing; give the "
-                             "baseline campaign and the campaign to judge")
-        base, new = load_records(args.base), load_records(args.new)
-        check_metric(args.metric, {args.base: base, args.new: new})
+        if args.base_selection is not None or args.new_selection is not None:
+            (base_name, base), (new_name, new) = selections(args)
+        else:
+            if not (args.base and args.new):
+                raise InputError("compare: give two results folders (BASE NEW), or two "
+                                 "selections of the catalog (--base ... --new ...)")
+            for path in (args.base, args.new):
+                check_results_path(path)
+            if all(map(os.path.exists, (args.base, args.new))) and os.path.samefile(args.base,
+                                                                                      args.new):
+                raise InputError(f"compare: {args.base} and {args.new} are the same folder: a "
+                                 "campaign compared with itself certifies nothing; give the "
+                                 "baseline campaign and the campaign to judge")
+            (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
+                                                  (args.new, load_records(args.new)))
+        check_metric(args.metric, {base_name: base, new_name: new})
         compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
         for warning in compared.attrs["warnings"]:
             show(f"warning: {warning}")
@@ -81,6 +97,17 @@ class Compare(Command):
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
+
+
+def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """``--base`` and ``--new``: each selection's name and the catalog's records it selects
+    (:func:`benchlib.catalog.select.pair`); folders as well are bad input."""
+    from benchlib.catalog.select import pair
+
+    if args.base or args.new:
+        raise InputError("compare: give two folders or two selections (--base, --new), not "
+                         "both")
+    return pair(args.db, args.base_selection, args.new_selection)
 
 
 def show_energy(base: object, new: object, threshold: float) -> None:

@@ -73,6 +73,7 @@ class Diagnose(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Plan, run and analyse the ladder; print the answer and where the page is."""
+        from benchlib.catalog.ingest import index_quietly
         from benchlib.inputs.executors import LocalExecutor, apply_overrides
 
         executor = apply_overrides(LocalExecutor(), args.executor, partition=args.partition,
@@ -92,6 +93,7 @@ class Diagnose(Command):
         print(f"\nruns in {where}; took {time.perf_counter() - start:.0f} s")
         if result.page is not None:
             print(f"page: {where / 'report' / result.page.name}")
+        index_quietly(result.campaign_dir)  # with $BENCHLIB_DB: the catalog follows
         return 0
 
 

@@ -28,10 +28,12 @@ class Report(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Build the report; say where its index is."""
+        from benchlib.catalog.ingest import index_quietly
         from benchlib.publish.report.build import build_report
 
         index = build_report(args.campaign_dir, progress=not args.quiet,
                              baseline=args.baseline, references=args.references,
                              history=args.history)
         print(f"report: {index}")
+        index_quietly(args.campaign_dir)  # with $BENCHLIB_DB: the catalog follows
         return 0

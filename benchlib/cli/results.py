@@ -1,19 +1,32 @@
-"""``benchlib results``: print the records under a folder (and write them as CSV)."""
+"""``benchlib results``: print the records under a folder, or a selection of the catalog's (and
+write them as CSV)."""
 
 from __future__ import annotations
 
 import argparse
 
 from benchlib.cli.base import Command, show
+from benchlib.errors import InputError
 
 
 class Results(Command):
     name = "results"
-    help = "print the records under a folder"
+    help = "print the records under a folder, or those of the catalog (--db)"
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("path")
+        from benchlib.cli.index import add_db_argument
+
+        parser.add_argument("path", nargs="?", help="a results folder (or one notebook); "
+                            "none with --db")
+        add_db_argument(parser, "list the records of this catalog instead of a folder's")
+        parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                            help="only records whose column KEY is VALUE (repeat: all of "
+                            "them; the same KEY twice: either value); KEY a record column "
+                            "(docs/record.md)")
+        parser.add_argument("--since", help="only runs started at or after this date or time "
+                            "(ISO 8601, UTC: 2026-09-26, 2026-09-26T08:00)")
+        parser.add_argument("--until", help="only runs started before this date or time")
         parser.add_argument("--csv", help="also write every column to this CSV file (text that "
                             "starts like a spreadsheet formula gets a leading '; a device or "
                             "FIFO such as /dev/stdout is written in place, never replaced)")
@@ -28,7 +41,8 @@ class Results(Command):
         from benchlib.records.run_table import RunTable, readable
 
         check_output_file("--csv", args.csv)
-        frame = RunTable(load_records(args.path))
+        frame = RunTable(selected(args) if args.db is not None else
+                         narrowed_folder(args, load_records(args.path) if args.path else None))
         with pd.option_context("display.width", 200, "display.max_rows", 500,
                                "display.float_format", readable):
             show(frame.tidy().to_string(index=False))
@@ -37,3 +51,42 @@ class Results(Command):
             write_csv(args.csv, frame)
             print(f"wrote {len(frame)} records to {args.csv}")
         return 0
+
+
+def _selection(args: argparse.Namespace) -> object:
+    """The selection ``--where``, ``--since`` and ``--until`` make (keys checked)."""
+    from benchlib.catalog.select import parse
+
+    words = list(args.where)
+    words += [f"{key}={value}" for key in ("since", "until")
+              if (value := getattr(args, key)) is not None]
+    return parse(words)
+
+
+def selected(args: argparse.Namespace) -> object:
+    """The catalog's records that ``--where``, ``--since`` and ``--until`` select (InputError
+    when there are none, or when a folder is given as well)."""
+    from benchlib.catalog import database
+    from benchlib.catalog.select import from_catalog
+
+    if args.path:
+        raise InputError(f"results: give a folder ({args.path}) or --db, not both")
+    chosen = _selection(args)
+    frame = from_catalog(args.db, chosen)
+    if frame.empty:
+        raise InputError(f"no records in the catalog {database.resolve(args.db).shown} match "
+                         f"{chosen}")
+    return frame
+
+
+def narrowed_folder(args: argparse.Namespace, frame: object) -> object:
+    """The folder's records that ``--where`` / ``--since`` / ``--until`` select."""
+    from benchlib.catalog.select import narrowed
+
+    if frame is None:
+        raise InputError("results: give a results folder, or --db for the catalog")
+    chosen = _selection(args)
+    found = narrowed(frame, chosen)
+    if found.empty:
+        raise InputError(f"no records under {args.path} match {chosen}")
+    return found

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -243,34 +243,50 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
     if not root.exists():
         raise FileNotFoundError(f"results path {str(root)!r} does not exist")
     walked = not root.is_file()  # found in a folder, not named by the user
-    notebooks = [*iter_notebooks(root), *iter_lone_sidecars(root)] if walked else [root]
     rows, sources, skipped = _Rows(), [], []
-    for notebook in notebooks:
-        origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
-        if walked and (linked := _linked(notebook)):
-            if strict:
-                raise RecordError(linked[0].reason)
-            for found in linked:
-                log.warning("%s", found.reason)
-            skipped.extend(linked)
-            continue
-        try:
-            record = _usable_record(notebook)
-        except RecordError as error:
-            if strict:
-                raise
-            log.warning("%s", error)
-            skipped.append(Skipped(origin, str(error)))
-            continue
-        if record is None:
-            continue
-        record.pop(ITERATIONS_KEY, None)
-        record.setdefault("point_id", encodable(notebook.stem))
-        record["source"] = encodable(str(notebook))
-        rows.append(record)
-        sources.append(origin)
+    for notebook in candidates(root) if walked else [root]:
+        origin, record, left_out = read_point(notebook, walked, strict)
+        skipped.extend(left_out)
+        if record is not None:
+            rows.append(record)
+            sources.append(origin)
     frame, dropped, notes = _checked(rows, sources, strict)
     return Scan(frame, [*skipped, *dropped], notes)
+
+
+def candidates(root: Path) -> Iterator[Path]:
+    """The points under the folder ``root`` a scan reads: its notebooks, then its lone
+    sidecars (as the notebook paths they stand for), one at a time."""
+    yield from iter_notebooks(root)
+    yield from iter_lone_sidecars(root)
+
+
+def read_point(notebook: Path, walked: bool = True, strict: bool = False
+               ) -> tuple[Path, dict | None, list[Skipped]]:
+    """One point of a scan: the file read (its notebook, or its lone sidecar), its record as
+    :func:`scan` keeps it (``source`` and ``point_id`` set; None: no record, or left out) and
+    what was left out (each logged as a warning; raised when ``strict``). ``walked``: found in
+    a folder (a symbolic link there is left out)."""
+    origin = notebook if notebook.exists() else sidecar_path(notebook)  # the file read
+    if walked and (linked := _linked(notebook)):
+        if strict:
+            raise RecordError(linked[0].reason)
+        for found in linked:
+            log.warning("%s", found.reason)
+        return origin, None, linked
+    try:
+        record = _usable_record(notebook)
+    except RecordError as error:
+        if strict:
+            raise
+        log.warning("%s", error)
+        return origin, None, [Skipped(origin, str(error))]
+    if record is None:
+        return origin, None, []
+    record.pop(ITERATIONS_KEY, None)
+    record.setdefault("point_id", encodable(notebook.stem))
+    record["source"] = encodable(str(notebook))
+    return origin, record, []
 
 
 class _Rows:
@@ -310,6 +326,28 @@ def _checked(rows: _Rows, sources: list[Path], strict: bool
     for found in (*left_out, *notes):
         log.warning("%s", found.reason)
     return _frame(frame.reset_index(drop=True)), left_out, notes
+
+
+def left_out(records: list[dict], origins: list[Path]) -> dict[int, Skipped]:
+    """Which of ``records`` (read from ``origins``) a scan leaves out for a bad value in an
+    essential column (by position), and why; nothing is logged."""
+    rows = _Rows()
+    for record in records:
+        rows.append(record)
+    _, dropped, _ = values.check_frame(rows.frame())
+    return {int(label): Skipped(origins[label], f"{origins[label]}: {'; '.join(why)}; record "
+                                "left out") for label, why in dropped.items()}
+
+
+def frame_of(records: Iterable[Mapping]) -> pd.DataFrame:
+    """The table :func:`load` makes of ``records`` (as :func:`read_point` gives them): values
+    checked (bad essential values leave their record out, each logged), column types and order
+    as :func:`load`'s. A table of records kept elsewhere (the catalog) reads as a folder's."""
+    rows, origins = _Rows(), []
+    for record in records:
+        rows.append(record)
+        origins.append(Path(str(record.get("source", ""))))
+    return RunTable(_checked(rows, origins, strict=False)[0])
 
 
 def load(path: str | Path, strict: bool = False) -> pd.DataFrame:

@@ -1,0 +1,115 @@
+"""Which catalog: a file path (SQLite) or a database URL (``postgresql://...``: a site's shared
+catalog), its engine, and its name as shown (the password never).
+
+The default is ``catalog.sqlite`` in the outputs folder runs are saved under
+(:func:`benchlib.records.hand_run.outputs_root`: ``$BENCHLIB_OUTPUTS``, else the checkout's or
+the working folder's ``outputs/``); ``$BENCHLIB_DB`` overrides it, ``--db`` overrides both.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from benchlib.errors import CatalogError
+from benchlib.measure.redact import redact
+
+#: The environment variable naming the catalog (a file path or a URL).
+DB_ENV = "BENCHLIB_DB"
+#: The default catalog's file name, in the outputs folder.
+DEFAULT_NAME = "catalog.sqlite"
+#: Database URL schemes a catalog may use, and the driver each runs through.
+DRIVERS = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg",
+           "postgresql+psycopg": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+#: Seconds to wait for a database server to answer.
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A catalog's URL; ``path``: its file (SQLite; None for a server or in-memory)."""
+
+    url: URL
+    path: Path | None = None
+
+    @property
+    def shown(self) -> str:
+        """The catalog as people read it: its file, or its URL without the password."""
+        if self.path is not None:
+            return str(self.path)
+        return self.url.render_as_string(hide_password=True)
+
+    @property
+    def server(self) -> bool:
+        """Whether the catalog is on a database server (not a file)."""
+        return self.url.get_backend_name() != "sqlite"
+
+    def index_command(self) -> str:
+        """The ``benchlib index`` command that brings this catalog up to date."""
+        return f"benchlib index ROOT... --db {self.shown!r}"
+
+
+def default_location() -> Path:
+    """Where the catalog is when neither ``--db`` nor ``$BENCHLIB_DB`` says."""
+    from benchlib.records.hand_run import outputs_root
+
+    return outputs_root() / DEFAULT_NAME
+
+
+def configured() -> str | None:
+    """``$BENCHLIB_DB`` when set: a catalog that ``sweep``, ``diagnose`` and ``report`` keep
+    up to date with the campaigns they write."""
+    return os.environ.get(DB_ENV) or None
+
+
+def resolve(given: str | os.PathLike | None = None) -> Catalog:
+    """The catalog ``given`` names (``--db``), else ``$BENCHLIB_DB``, else the default file.
+    A value with ``://`` is a URL (``sqlite:///file``, ``postgresql://user@host/db``); anything
+    else a file path. CatalogError (exit 2) naming the allowed kinds for another URL."""
+    text = str(given) if given not in (None, "") else (configured() or str(default_location()))
+    if "://" not in text:
+        path = Path(text).expanduser().absolute()
+        return Catalog(URL.create("sqlite", database=str(path)), path)
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        raise CatalogError(f"--db: {redact(text)!r} is not a database URL; give a file path "
+                           "(SQLite) or postgresql://user@host/database") from None
+    driver = DRIVERS.get(url.drivername)
+    if driver is None:
+        raise CatalogError(f"--db: database {url.drivername!r} is not supported; allowed: a "
+                           f"file path (SQLite), {', '.join(f'{d}://' for d in DRIVERS)}")
+    url = url.set(drivername=driver)
+    path = Path(url.database).absolute() if driver == "sqlite" and url.database else None
+    return Catalog(url.set(database=str(path)) if path else url, path)
+
+
+def engine(catalog: Catalog) -> sa.Engine:
+    """An engine for ``catalog`` (a SQLite file's folder is made); nothing is connected yet."""
+    if catalog.path is not None:
+        try:
+            catalog.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CatalogError(f"--db: cannot make the folder of {catalog.path}: "
+                               f"{error.strerror or error}") from None
+        return sa.create_engine(catalog.url, connect_args={"timeout": 60})
+    if catalog.server:
+        return sa.create_engine(catalog.url, pool_pre_ping=True,
+                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+    return sa.create_engine(catalog.url)
+
+
+def unreachable(catalog: Catalog, error: SQLAlchemyError) -> CatalogError:
+    """The error to raise when ``catalog`` cannot be used: its name and the database's reason
+    (first line, the password masked), never a traceback."""
+    reason = str(getattr(error, "orig", None) or error).strip().splitlines()
+    text = reason[0] if reason else type(error).__name__
+    password = catalog.url.password
+    if password:
+        text = text.replace(str(password), "***")
+    return CatalogError(f"cannot use the catalog {catalog.shown}: {redact(text)}")

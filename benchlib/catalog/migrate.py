@@ -1,0 +1,80 @@
+"""The catalog's version and its migration: ``catalog_meta`` says which record schema version
+the layout follows. ``benchlib index`` creates a new catalog and migrates an older one (adds the
+columns a later schema added, then reads every source again, so records that held them as extra
+values get them typed); reading refuses a catalog of another version with the command that
+migrates it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from benchlib import SCHEMA_VERSION
+from benchlib.catalog import tables
+from benchlib.catalog.database import Catalog
+from benchlib.errors import CatalogError
+
+#: ``catalog_meta`` name of the record schema version the layout follows.
+SCHEMA_KEY = "record_schema_version"
+
+
+def version(connection: sa.Connection) -> int | None:
+    """The record schema version the catalog follows (None: no catalog there yet)."""
+    if not sa.inspect(connection).has_table(tables.META.name):
+        return None
+    found = connection.execute(sa.select(tables.META.c.value)
+                               .where(tables.META.c.name == SCHEMA_KEY)).scalar()
+    return int(found) if found is not None else None
+
+
+def missing_columns(connection: sa.Connection) -> list[str]:
+    """Typed record columns of today's schema the ``records`` table lacks."""
+    have = {c["name"] for c in sa.inspect(connection).get_columns(tables.RECORDS.name)}
+    return [c.name for c in tables.RECORDS.c if c.name not in have]
+
+
+def _newer(catalog: Catalog, found: int) -> CatalogError:
+    return CatalogError(f"the catalog {catalog.shown} follows record schema {found}, newer than "
+                        f"this benchlib's ({SCHEMA_VERSION}); use the benchlib that wrote it")
+
+
+def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], None]) -> None:
+    """Make ``catalog``'s tables if there are none; migrate them if they follow an older
+    schema (columns added, every source read again), saying so."""
+    found = version(connection)
+    if found is None:
+        tables.METADATA.create_all(connection)
+        connection.execute(sa.insert(tables.META).values(name=SCHEMA_KEY,
+                                                         value=str(SCHEMA_VERSION)))
+        return
+    if found > SCHEMA_VERSION:
+        raise _newer(catalog, found)
+    added = missing_columns(connection)
+    if found == SCHEMA_VERSION and not added:
+        return
+    preparer = connection.dialect.identifier_preparer
+    for name in added:
+        kind = tables.RECORDS.c[name].type.compile(dialect=connection.dialect)
+        connection.execute(sa.text(f"ALTER TABLE {tables.RECORDS.name} ADD COLUMN "
+                                   f"{preparer.quote(name)} {kind}"))
+    connection.execute(sa.update(tables.SOURCES).values(notebook_size=None, sidecar_size=None))
+    connection.execute(sa.update(tables.META).where(tables.META.c.name == SCHEMA_KEY)
+                       .values(value=str(SCHEMA_VERSION)))
+    say(f"catalog {catalog.shown}: migrated from record schema {found} to {SCHEMA_VERSION} "
+        f"({len(added)} columns added); every source is read again")
+
+
+def check_readable(connection: sa.Connection, catalog: Catalog) -> None:
+    """CatalogError unless ``catalog`` exists and follows today's schema (the message gives
+    the command that makes or migrates it)."""
+    found = version(connection)
+    if found is None:
+        raise CatalogError(f"no catalog at {catalog.shown} yet; make it with "
+                           f"`{catalog.index_command()}`")
+    if found > SCHEMA_VERSION:
+        raise _newer(catalog, found)
+    if found < SCHEMA_VERSION or missing_columns(connection):
+        raise CatalogError(f"the catalog {catalog.shown} follows record schema {found}, this "
+                           f"benchlib {SCHEMA_VERSION}; migrate it with "
+                           f"`{catalog.index_command()}`")

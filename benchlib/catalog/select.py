@@ -1,0 +1,220 @@
+"""Selections: records of the catalog (or of a folder) by column values and time, as the table
+:func:`benchlib.load` makes (:func:`load`); selections as people type them
+(``"cluster=jade2 gpu=V100 since=2026-09-01"``, :func:`parse`), each key checked against the
+record schema."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from benchlib.catalog import database, migrate, tables
+from benchlib.errors import CatalogError, InputError
+from benchlib.records import schema
+from benchlib.records.results import frame_of
+from benchlib.records.results import load as load_folder
+
+#: Keys of a typed selection that bound ``started_at`` rather than name a column.
+TIME_KEYS = ("since", "until")
+#: Rows fetched from the catalog at a time.
+FETCH = 2000
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Column values (``where``: each a value or a list of values, any of which matches) and
+    a time window on ``started_at`` (``since`` inclusive, ``until`` exclusive; ISO UTC text)."""
+
+    where: dict[str, object] = field(default_factory=dict)
+    since: str | None = None
+    until: str | None = None
+
+    def __str__(self) -> str:
+        said = [f"{k}={v}" for k, v in self.where.items()]
+        said += [f"{k}={v}" for k, v in (("since", self.since), ("until", self.until)) if v]
+        return " ".join(said) or "every record"
+
+
+def allowed_keys() -> str:
+    """The selection keys, in words (for a message naming a bad one)."""
+    return (", ".join(sorted(tables.typed_columns())) + ", a column family of docs/record.md "
+            "(env_driver, time_forward_s, ...), since, until")
+
+
+def _coerce(key: str, value: object) -> object:
+    """``value`` as a value of column ``key`` (text from a command line made a number or a
+    boolean where the schema says so); InputError naming the key for a value that is not."""
+    if isinstance(value, list | tuple | set):
+        return [_coerce(key, v) for v in value]
+    column = schema.column(key)
+    if column is None:
+        raise CatalogError(f"selection: unknown column {key!r}; allowed: {allowed_keys()}")
+    if not isinstance(value, str):
+        return value
+    try:
+        if column.dtype in ("count", "int"):
+            return int(value)
+        if column.dtype == "float":
+            return float(value)
+    except ValueError:
+        raise CatalogError(f"selection: {key}={value!r}: {key} takes {column.valid}") from None
+    if column.dtype == "bool":
+        if value.lower() not in ("true", "false"):
+            raise CatalogError(f"selection: {key}={value!r}: {key} takes true or false")
+        return value.lower() == "true"
+    return value
+
+
+def moment(value: object, key: str = "since") -> str | None:
+    """A time bound (a date, a datetime, ISO text; naive means UTC) as ISO 8601 UTC text to
+    the second, as records hold ``started_at``; None stays None."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, datetime):
+            found = value
+        elif isinstance(value, date):
+            found = datetime(value.year, value.month, value.day)
+        else:
+            found = datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise CatalogError(f"selection: {key}={value!r}: {key} takes a date or time in ISO 8601 "
+                           "(2026-09-26, 2026-09-26T08:00, 2026-09-26T08:00:00+00:00)") from None
+    found = found if found.tzinfo else found.replace(tzinfo=timezone.utc)
+    return found.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def selection(where: Mapping[str, object] | None = None, since: object = None,
+              until: object = None) -> Selection:
+    """A checked :class:`Selection`: every key a record column, every value of its type."""
+    return Selection({str(k): _coerce(str(k), v) for k, v in (where or {}).items()},
+                     moment(since, "since"), moment(until, "until"))
+
+
+def parse(text: str | list[str]) -> Selection:
+    """A selection as typed: ``"cluster=jade2 gpu=V100 since=2026-09-01"`` (or its words as a
+    list); CatalogError (exit 2) naming a word that is not ``KEY=VALUE`` or an unknown key."""
+    words = shlex.split(text) if isinstance(text, str) else list(text)
+    where: dict[str, object] = {}
+    bounds: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise CatalogError(f"selection: {word!r} is not KEY=VALUE (e.g. cluster=jade2); "
+                               f"allowed keys: {allowed_keys()}")
+        if key in TIME_KEYS:
+            bounds[key] = value
+        elif key in where:
+            where[key] = [*(where[key] if isinstance(where[key], list) else [where[key]]), value]
+        else:
+            where[key] = value
+    return selection(where, bounds.get("since"), bounds.get("until"))
+
+
+def _matches(frame: pd.DataFrame, chosen: Selection) -> pd.Series:
+    keep = pd.Series(True, index=frame.index)
+    for key, value in chosen.where.items():
+        wanted = value if isinstance(value, list) else [value]
+        keep &= frame[key].isin(wanted) if key in frame else False
+    started = frame["started_at"] if "started_at" in frame else pd.Series(None, index=frame.index)
+    if chosen.since:
+        keep &= started.notna() & (started.astype(str) >= chosen.since)
+    if chosen.until:
+        keep &= started.notna() & (started.astype(str) < chosen.until)
+    return keep
+
+
+def narrowed(frame: pd.DataFrame, chosen: Selection) -> pd.DataFrame:
+    """The rows of ``frame`` (a loaded table) that ``chosen`` selects."""
+    if not chosen.where and not chosen.since and not chosen.until:
+        return frame
+    return frame[_matches(frame, chosen)].reset_index(drop=True)
+
+
+def _query(chosen: Selection) -> sa.Select:
+    r = tables.RECORDS
+    query = sa.select(r).order_by(r.c[tables.ROW_ID])
+    for key, value in chosen.where.items():
+        if key in r.c:
+            query = query.where(r.c[key].in_(value) if isinstance(value, list)
+                                else r.c[key] == value)
+    if chosen.since:
+        query = query.where(r.c.started_at >= chosen.since)
+    if chosen.until:
+        query = query.where(r.c.started_at < chosen.until)
+    return query
+
+
+def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
+    """The catalog's records that the typed columns of ``chosen`` select, as they were read,
+    streamed, in the order they were indexed (a folder indexed once: the order of a scan)."""
+    catalog = database.resolve(db)
+    if catalog.path is not None and not catalog.path.is_file():
+        raise CatalogError(f"no catalog at {catalog.shown} yet; make it with "
+                           f"`{catalog.index_command()}`")
+    engine = database.engine(catalog)
+    try:
+        with engine.connect() as connection:
+            migrate.check_readable(connection, catalog)
+            result = connection.execution_options(yield_per=FETCH).execute(_query(chosen))
+            for row in result.mappings():
+                yield tables.from_row(row)
+    except SQLAlchemyError as error:
+        raise database.unreachable(catalog, error) from None
+    finally:
+        engine.dispose()
+
+
+def from_catalog(db: str | Path | None, chosen: Selection) -> pd.DataFrame:
+    """The table of the catalog's records that ``chosen`` selects (:func:`load`'s)."""
+    return narrowed(frame_of(records(db, chosen)), chosen)
+
+
+def load(path: str | Path | None = None, strict: bool = False, db: str | Path | None = None,
+         where: Mapping[str, object] | None = None, since: object = None,
+         until: object = None) -> pd.DataFrame:
+    """Every record under ``path`` as one row each (see :func:`scan` for what is left out);
+    with ``db`` (a catalog: a SQLite file or a ``postgresql://`` URL; ``""``: the default,
+    ``$BENCHLIB_DB`` or ``outputs/catalog.sqlite``), the catalog's records instead, as the same
+    table. ``where`` ({column: value or list of values}), ``since`` and ``until`` (on
+    ``started_at``: a date, datetime or ISO text, ``until`` exclusive) select rows. A
+    ``source`` column names each row's notebook. Every record column is in the frame; shown in
+    a notebook it leads with the settings that vary and the results
+    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
+    chosen = selection(where, since, until)
+    if db is None:
+        if path is None:
+            raise InputError("load: give a results folder (path) or a catalog (db=)")
+        return narrowed(load_folder(path, strict), chosen)
+    if path is not None:
+        raise InputError("load: give a results folder (path) or a catalog (db=), not both")
+    return from_catalog(db, chosen)
+
+
+def pair(db: str | Path | None, base: str | None, new: str | None
+         ) -> list[tuple[str, pd.DataFrame]]:
+    """Two selections of the catalog ``db`` (``benchlib compare --base ... --new ...``): each
+    one's name and its records. InputError (exit 2) for one without the other, an unknown key
+    (named, with the allowed ones), the same selection twice, or one that matches nothing."""
+    if base is None or new is None:
+        raise InputError("compare: give --base and --new together (two selections of the "
+                         "catalog)")
+    chosen = [parse(base), parse(new)]
+    if chosen[0] == chosen[1]:
+        raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
+                         "a campaign compared with itself certifies nothing")
+    found = []
+    for option, selected in zip(("--base", "--new"), chosen, strict=True):
+        frame = from_catalog(db, selected)
+        if frame.empty:
+            raise InputError(f"compare: {option} {selected}: no records in the catalog "
+                             f"{database.resolve(db).shown} match")
+        found.append((f"{option} {selected}", frame))
+    return found

@@ -1,0 +1,111 @@
+"""The catalog as users meet it: ``benchlib index``, ``benchlib results --db`` and ``benchlib
+compare --base ... --new ...`` as subprocesses with relative paths, and the commands that keep
+the catalog up to date (``$BENCHLIB_DB``) never failing for it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from benchlib.catalog import ingest
+from benchlib.records.store import RECORD_MIME
+
+from .fakes import campaign, slower_copy
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHLIB = str(Path(sys.executable).with_name("benchlib"))
+SECRET = "s3cr3t-pw"
+
+
+def benchlib(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    if "BENCHLIB_DB" not in env:
+        environ.pop("BENCHLIB_DB", None)
+    return subprocess.run([BENCHLIB, *args], cwd=cwd, env=environ,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    """Two campaigns of one configuration set: ``fake`` on cluster c1, ``slow`` (0.8 x)."""
+    root = tmp_path_factory.mktemp("cli")
+    campaign(root / "outputs" / "fake")
+    slower_copy(root / "outputs" / "fake", root / "outputs" / "slow", 0.8)
+    for path in (root / "outputs" / "slow").glob("*.ipynb"):  # another cluster's campaign
+        notebook = nbformat.read(path, as_version=4)
+        for output in notebook.cells[0].get("outputs", []):
+            record = output.get("data", {}).get(RECORD_MIME)
+            if record:
+                record.update(cluster="tn", campaign="slow")
+        nbformat.write(notebook, str(path))
+    return root
+
+
+def test_index_then_list_and_compare_with_relative_paths(outputs):
+    first = benchlib(outputs, "index", "outputs", "--db", "cat.sqlite")
+    assert first.returncode == 0, first.stderr
+    assert "26 points looked at" in first.stdout and "26 read (26 records written)" in first.stdout
+    again = benchlib(outputs, "index", "outputs", "--db", "cat.sqlite")
+    assert "0 read" in again.stdout and "26 unchanged" in again.stdout
+    listed = benchlib(outputs, "results", "--db", "cat.sqlite", "--where", "num_devices=4",
+                      "--where", "dataset=real")
+    assert listed.returncode == 0, listed.stderr
+    assert "4 runs" in listed.stdout  # batch 32 and 64 in each campaign
+    compared = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "cluster=c1 gpu=H100",
+                        "--new", "cluster=tn gpu=H100")
+    assert compared.returncode == 3, compared.stderr  # one run a side: cannot certify
+    assert "NEW / BASE speed per configuration" in compared.stdout
+    assert "0.8" in compared.stdout
+
+
+def test_bad_keys_and_selections_exit_2_naming_them(outputs):
+    benchlib(outputs, "index", "outputs", "--db", "cat.sqlite")
+    bad = benchlib(outputs, "results", "--db", "cat.sqlite", "--where", "gpu_model=V100")
+    assert bad.returncode == 2 and "unknown column 'gpu_model'; allowed: " in bad.stderr
+    assert "cluster" in bad.stderr and "Traceback" not in bad.stderr
+    same = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "gpu=H100",
+                    "--new", "gpu=H100")
+    assert same.returncode == 2 and "select the same records" in same.stderr
+    word = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "H100", "--new", "x=1")
+    assert word.returncode == 2 and "'H100' is not KEY=VALUE" in word.stderr
+    none = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "gpu=A40", "--new",
+                    "gpu=H100")
+    assert none.returncode == 2 and "--base gpu=A40: no records" in none.stderr
+
+
+def test_an_unreachable_server_is_exit_2_without_the_password(outputs):
+    url = f"postgresql://bench:{SECRET}@127.0.0.1:1/catalog"
+    for args in (("index", "outputs", "--db", url), ("results", "--db", url)):
+        found = benchlib(outputs, *args)
+        said = found.stdout + found.stderr
+        assert found.returncode == 2, said
+        assert "cannot use the catalog postgresql+psycopg://bench:***@127.0.0.1:1/catalog" in said
+        assert SECRET not in said and "Traceback" not in said
+
+
+def test_commands_keep_the_configured_catalog_up_to_date_and_never_fail_for_it(outputs,
+                                                                                monkeypatch):
+    said: list[str] = []
+    monkeypatch.delenv("BENCHLIB_DB", raising=False)
+    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    assert said == []  # no catalog configured: nothing done, nothing said
+    monkeypatch.setenv("BENCHLIB_DB", f"postgresql://bench:{SECRET}@127.0.0.1:1/catalog")
+    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    assert len(said) == 1 and said[0].startswith("catalog postgresql+psycopg://bench:***@")
+    assert "not updated: cannot use the catalog" in said[0] and SECRET not in said[0]
+    monkeypatch.setenv("BENCHLIB_DB", str(outputs / "auto.sqlite"))
+    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    assert "13 read (13 records written)" in said[1]
+
+
+def test_index_names_what_is_not_a_folder(outputs):
+    missing = benchlib(outputs, "index", "nowhere", "--db", "cat.sqlite")
+    assert missing.returncode == 2 and "'nowhere' does not exist" in missing.stderr
+    (outputs / "file.txt").write_text("x")
+    a_file = benchlib(outputs, "index", "file.txt", "--db", "cat.sqlite")
+    assert a_file.returncode == 2 and "not a folder" in a_file.stderr
