@@ -215,3 +215,20 @@ def test_bad_input_is_exit_2_naming_the_option(tmp_path: Path, args: tuple[str, 
     done = _history(tmp_path, "nightly", *args)
     assert done.returncode == 2, done.stdout
     assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
+    _write_nights(tmp_path / "nightly", _nights(nights=16, step=8, driver_at=8))
+    indexed = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "index",
+                              "nightly", "--db", "catalog.sqlite", "--quiet"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert indexed.returncode == 0, indexed.stderr
+    done = _history(tmp_path, "--db", "catalog.sqlite", "--where", "batch_size=64")
+    assert done.returncode == 1, done.stderr
+    assert "on node017 from 2026-09-09" in done.stdout and "driver 580.65 -> 580.82" in done.stdout
+    later = _history(tmp_path, "--db", "catalog.sqlite", "--since", "2026-09-10")
+    assert later.returncode == 0 and "0 change points" in later.stdout
+    bad = _history(tmp_path, "--db", "catalog.sqlite", "--where", "colour=red")
+    assert bad.returncode == 2 and "--where colour=red: unknown column 'colour'" in bad.stderr
+    both = _history(tmp_path, "nightly", "--db", "catalog.sqlite")
+    assert both.returncode == 2 and "give results folders or --db, not both" in both.stderr

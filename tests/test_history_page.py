@@ -126,3 +126,28 @@ def test_the_report_gains_the_history_page(nightly: Path, tmp_path: Path) -> Non
     page = (index.parent / "summary_history.html").read_text(encoding="utf-8")
     assert "on node017 from 2026-09-09" in page and "<img" in page
     assert 'href="summary_history.html"' in index.read_text(encoding="utf-8")
+
+
+def test_a_configured_catalog_with_earlier_runs_adds_the_page(nightly: Path, tmp_path: Path,
+                                                              monkeypatch, shown: list) -> None:
+    from benchlib.cli import main
+
+    catalog = tmp_path / "catalog.sqlite"
+    assert main(["index", str(nightly), "--db", str(catalog), "--quiet"]) == 0
+    campaign = nightly / "n15"
+    assert ReportInputs.validated(campaign=campaign).history_catalog == ""  # none configured
+    monkeypatch.setenv("BENCHLIB_DB", str(catalog))
+    inputs = ReportInputs.validated(campaign=campaign)
+    assert inputs.history_catalog == "30 runs to 2026-09-15T02:00:00Z"
+    assert inputs.parameters("summary_history") == {"history_db": "$BENCHLIB_DB"}
+    assert [link.title for link in report_pages(("summary_history",), inputs)] == ["History"]
+    runs = history.runs(load_results(campaign), "", "$BENCHLIB_DB")
+    assert len(runs) == 32
+    assert "2 runs of this campaign and 30 earlier runs" in _text(shown)
+    assert "from the catalog" in _text(shown)
+    monkeypatch.setenv("BENCHLIB_DB", str(tmp_path / "none" / "catalog.sqlite"))
+    said: list[str] = []
+    from benchlib.publish.report.history_input import catalog_history
+
+    assert catalog_history(campaign, said.append) == ""
+    assert said and said[0].startswith("History page: the catalog of $BENCHLIB_DB not read")

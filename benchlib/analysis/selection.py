@@ -14,6 +14,9 @@ from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
 
+#: How a page names the catalog ``$BENCHLIB_DB`` names: the variable's name, never its value
+#: (a database URL may hold a password; papermill keeps parameters in the executed notebook).
+CONFIGURED_CATALOG = "$BENCHLIB_DB"
 #: How a date is given.
 DATE_FORMS = "ISO 8601, e.g. 2026-09-01 or 2026-09-01T02:00:00Z (UTC when no zone is given)"
 
@@ -82,7 +85,7 @@ def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
     return df
 
 
-def _identity(df: pd.DataFrame) -> pd.Series:
+def identity(df: pd.DataFrame) -> pd.Series:
     """Which run each row is: its ``run_id``, else its notebook (``source``)."""
     ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
                                                                          dtype="string")
@@ -104,5 +107,16 @@ def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     chosen = theirs.isin(mine)
     if NODE in done and NODE in others:
         chosen &= others[NODE].isin(set(done[NODE]))
-    chosen &= ~_identity(others).isin(set(_identity(done).dropna()))
+    chosen &= ~identity(others).isin(set(identity(done).dropna()))
     return others[chosen]
+
+
+def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
+    """:func:`earlier` runs from catalog ``db`` (:data:`CONFIGURED_CATALOG`: the one
+    ``$BENCHLIB_DB`` names), read narrowed to the campaign's benchmarks, models and hosts."""
+    from benchlib.catalog.select import load as select
+
+    done = ok(campaign)
+    narrowed = {key: sorted(done[key].dropna().astype(str).unique().tolist())
+                for key in ("benchmark", "model", NODE) if key in done}
+    return earlier(campaign, select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed))

@@ -81,7 +81,14 @@ def records(args: argparse.Namespace):
         raise InputError("history: give results folders or --db, not both")
     if args.db:
         import benchlib
+        from benchlib.catalog.select import selection as checked
+        from benchlib.errors import CatalogError
 
+        try:
+            checked(where)
+        except CatalogError as error:  # an unknown key or a value not of its column's type
+            raise InputError(f"--where {' '.join(args.where or [])}: "
+                             f"{str(error).removeprefix('selection: ')}") from None
         frame = benchlib.load(db=args.db, where=where or None, since=since)
         if frame.empty:
             raise InputError(f"--db: no runs in the catalog match {where or 'anything'}"

@@ -15,16 +15,22 @@ from benchlib.publish.pages import Call, Page, history_plot, note, plots, presen
 MAX_PLOTS = 24
 
 
-def runs(df: pd.DataFrame, history_dirs: str) -> pd.DataFrame:
+def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFrame:
     """The campaign's runs and the earlier runs of its configurations on its nodes under
-    ``history_dirs`` (folders separated by ``os.pathsep``), with what they hold in words."""
-    frames = [summary.load_results(folder) for folder in history_dirs.split(os.pathsep) if folder]
-    earlier = (selection.earlier(df, pd.concat(frames, ignore_index=True)) if frames
-               else df.iloc[0:0])
+    ``history_dirs`` (folders separated by ``os.pathsep``) and in catalog ``history_db``
+    (``$BENCHLIB_DB``: the one that variable names), with what they hold in words."""
+    folders = [folder for folder in history_dirs.split(os.pathsep) if folder]
+    found = [selection.earlier(df, summary.load_results(folder)) for folder in folders]
+    if history_db:
+        found.append(selection.earlier_in_catalog(df, history_db))
+    earlier = pd.concat(found, ignore_index=True) if found else df.iloc[0:0]
+    earlier = earlier[~selection.identity(earlier).duplicated()]
     both = pd.concat([df, earlier], ignore_index=True)
+    where = [f"{len(folders)} folder{'' if len(folders) == 1 else 's'}"] if folders else []
+    where += ["the catalog"] if history_db else []
     note(f"{len(df)} runs of this campaign and {len(earlier)} earlier runs of its "
-         f"configurations on its nodes, from {len(frames)} folder"
-         f"{'' if len(frames) == 1 else 's'}; {node_history.series(both).attrs['ordered_by']}.")
+         f"configurations on its nodes, from {' and '.join(where) or 'nowhere'}; "
+         f"{node_history.series(both).attrs['ordered_by']}.")
     return both
 
 
@@ -68,8 +74,9 @@ def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
 PAGE = Page(
     "History",
     "Each of this campaign's configurations on each of its nodes over time, with the earlier "
-    "runs given to `benchlib report DIR --history EARLIER...`, ordered by when each run "
-    "started. Change points are found by Apache Otava's method (binary-segmentation "
+    "runs given to `benchlib report DIR --history EARLIER...` or, with a catalog configured "
+    "(`$BENCHLIB_DB`), its earlier runs, ordered by when each run started. Change points "
+    "are found by Apache Otava's method (binary-segmentation "
     "candidates, then a Student t-test merge at p < 0.001): for each, the change of the "
     "geometric mean after / before with its 95 % interval over the runs on either side, its "
     "verdict (**regression** when the whole interval of the speed is more than `threshold` "
@@ -77,11 +84,11 @@ PAGE = Page(
     "(driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Contended and throttled runs "
     "are drawn as grey crosses and left out.",
     (
-        Call(runs, "df, history_dirs", "runs_over_time"),
+        Call(runs, "df, history_dirs, history_db", "runs_over_time"),
         "## Change points",
         Call(change_points, "runs_over_time, threshold", "table"),
         "## Each configuration on each node",
         Call(node_plots, "runs_over_time, table"),
     ),
-    {"history_dirs": "outputs/demo-earlier", "threshold": 0.05},
+    {"history_dirs": "outputs/demo-earlier", "history_db": "", "threshold": 0.05},
 )

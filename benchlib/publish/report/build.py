@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchlib.analysis.selection import CONFIGURED_CATALOG
 from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.layout import REPORT
@@ -29,7 +30,7 @@ from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
 from benchlib.publish.report.export import export_html
-from benchlib.publish.report.history_input import validated_history
+from benchlib.publish.report.history_input import catalog_history, validated_history
 from benchlib.publish.report.index_page import Link, render
 from benchlib.publish.report.run_pages import export_runs
 from benchlib.publish.report.scratch import remove_stale, scratch_folder
@@ -45,6 +46,8 @@ SUMMARIES = EVERY_REPORT
 (DIAGNOSE,) = needing(Needs.DIAGNOSE_PLAN)
 #: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
 (COMPARE,) = needing(Needs.BASELINE)
+#: The page earlier runs add (``--history``, the catalog).
+(HISTORY,) = needing(Needs.HISTORY)
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 
 
@@ -91,6 +94,9 @@ class ReportInputs:
     references: Path | None = None
     diagnosis: str = ""  #: a diagnose campaign's recommendation, for the index
     history: tuple[Path, ...] = ()
+    #: with ``$BENCHLIB_DB`` holding earlier runs of the campaign's configurations: a stamp of
+    #: them (a History page from the catalog, made again when they change)
+    history_catalog: str = ""
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
@@ -116,12 +122,20 @@ class ReportInputs:
             if not refs.is_file():
                 raise InputError(f"--references {references}: not an existing file")
             load_references(refs)  # InputError naming the bad field
-        return cls(base, refs, history=validated_history(history, campaign))
+        folders = validated_history(history, campaign)
+        return cls(base, refs, history=folders,
+                   history_catalog="" if folders or campaign is None else catalog_history(campaign))
 
     @property
     def history_dirs(self) -> str | None:
         """The ``--history`` folders as one papermill parameter (``os.pathsep``-separated)."""
         return os.pathsep.join(map(str, self.history)) if self.history else None
+
+    @property
+    def history_db(self) -> str | None:
+        """The History page's catalog: ``$BENCHLIB_DB`` by name, never its value (a URL may
+        hold a password, and papermill keeps parameters in the notebook)."""
+        return CONFIGURED_CATALOG if self.history_catalog else None
 
     def refs(self) -> list:
         """The references runs are checked against."""
@@ -134,7 +148,7 @@ class ReportInputs:
         """Whether these inputs give what a page built from ``needs`` needs (a diagnose plan
         is read from the campaign folder: :func:`_with_diagnosis`)."""
         if needs is Needs.HISTORY:
-            return bool(self.history)
+            return bool(self.history or self.history_catalog)
         return needs is not Needs.BASELINE or self.baseline is not None
 
     def link(self, page: SummaryPage) -> Link:
@@ -260,6 +274,8 @@ def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
     return {name: reuse.summary_key(made_from, NOTEBOOK_DIR / f"{name}.ipynb",
                                     {"results_dir": str(campaign_dir.resolve()),
                                      **inputs.parameters(name),
+                                     **({"catalog": inputs.history_catalog}
+                                        if name == HISTORY else {}),
                                      "navigation": _nav(summaries, inputs, name)})
             for name in summaries}
 

@@ -1,17 +1,21 @@
-"""``benchlib report DIR --history EARLIER...``: the earlier campaign folders the History page
-is drawn from, checked before anything runs (:class:`~benchlib.errors.InputError` naming
-``--history``)."""
+"""What the History page is drawn from besides the campaign: earlier campaign folders
+(``benchlib report DIR --history EARLIER...``), checked before anything runs
+(:class:`~benchlib.errors.InputError` naming ``--history``), or the configured catalog
+(``$BENCHLIB_DB``) when it holds earlier runs of the campaign's configurations."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from benchlib.analysis import selection
-from benchlib.errors import InputError
+from benchlib.errors import BenchlibError, InputError
 from benchlib.records.results import load
+
+log = logging.getLogger(__name__)
 
 
 def validated_history(given: Sequence[str | Path], campaign: str | Path | None = None
@@ -36,3 +40,22 @@ def validated_history(given: Sequence[str | Path], campaign: str | Path | None =
                              "campaign's configurations on its nodes there (the same "
                              "benchmark, model, batch size, ... on the same host)")
     return folders
+
+
+def catalog_history(campaign: str | Path, say: Callable[[str], None] = log.warning) -> str:
+    """When a catalog is configured (``$BENCHLIB_DB``) and holds earlier runs of
+    ``campaign``'s configurations on its nodes: a stamp of them (how many, the latest start),
+    which changes when they do; else "". A catalog that cannot be read is said, never fatal."""
+    from benchlib.catalog import database
+
+    if not database.configured():
+        return ""
+    try:
+        earlier = selection.earlier_in_catalog(load(Path(campaign)), selection.CONFIGURED_CATALOG)
+    except (BenchlibError, OSError) as error:
+        say(f"History page: the catalog of $BENCHLIB_DB not read: {str(error).splitlines()[0]}")
+        return ""
+    if earlier.empty:
+        return ""
+    latest = earlier["started_at"].dropna().astype(str).max() if "started_at" in earlier else ""
+    return f"{len(earlier)} runs to {latest}"
