@@ -52,9 +52,11 @@ def test_the_page_lists_draws_and_labels_the_change_point(nightly: Path, shown: 
     table = history.change_points(runs, 0.05)
     said = _text(shown)
     assert "throughput -12 % (" in said and "on node017 from 2026-09-09" in said
-    html = shown[-1]._repr_html_()
+    changes, every = [v._repr_html_() for v in shown if hasattr(v, "_repr_html_")]
+    html = changes
     assert "node017" in html and "2026-09-09" in html and "driver 580.65 -&gt; 580.82" in html
     assert "-12 % (" in html  # the change as the lines say it
+    assert "node001" in every and "2026-09-01 02:00" in every  # every history, with or without
     shown.clear()
     history.node_plots(runs, table)
     images = [v for v in shown if isinstance(v, dict) and "image/png" in v]

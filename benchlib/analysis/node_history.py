@@ -40,6 +40,8 @@ from benchlib.vocabulary import CompareVerdict
 
 #: The column that names the node a run was made on.
 NODE = "host"
+#: The node of runs whose records name none.
+UNKNOWN_NODE = "an unnamed host"
 #: The columns of :func:`change_points`' table, in order (the configuration columns follow).
 COLUMNS = ("configuration", "node", "time", "before", "after", "ratio", "low", "high",
            "verdict", "pvalue", "runs_before", "runs_after", "changed", "interval")
@@ -93,7 +95,8 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
             *env_changes.columns(runs)]
     out = runs[list(dict.fromkeys(keep))].copy()
     out[metric] = pd.to_numeric(out[metric], errors="coerce")
-    out["node"] = runs[NODE].astype(str) if NODE in runs else ""
+    out["node"] = (runs[NODE].astype("string").fillna(UNKNOWN_NODE).replace("", UNKNOWN_NODE)
+                   if NODE in runs else UNKNOWN_NODE)
     out["time"] = run_times(runs)
     out["disturbed"] = [bool(flags.disturbed([text]))
                         for text in out.get("flags", pd.Series("", index=out.index))]
@@ -153,7 +156,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     keys = runs.attrs["keys"]
     rows, count = [], 0
     calm = runs[~runs["disturbed"]]
-    grouped = calm.groupby(["configuration", "node"], sort=False)
+    grouped = calm.groupby(["configuration", "node"], sort=False, dropna=False)
     for (name, node), group in tqdm(grouped, total=grouped.ngroups, desc="history",
                                     unit="history", disable=not progress):
         count += 1
@@ -167,6 +170,25 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
                        ordered_by=runs.attrs["ordered_by"], metric=metric, threshold=threshold,
                        unit=_unit(df, metric))
     return table
+
+
+def histories(runs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration and node of ``runs`` (:func:`series`): ``runs`` (those in the
+    history), ``disturbed`` (left out), ``first`` and ``last`` (when they started) and
+    ``change points`` (of ``table``, :func:`change_points`'), those with one first."""
+    counts = (table.groupby(["configuration", "node"]).size() if len(table)
+              else pd.Series(dtype=int))
+    rows = []
+    for (name, node), group in runs.groupby(["configuration", "node"], sort=False, dropna=False):
+        rows.append({"configuration": name, "node": node,
+                     "runs": int((~group["disturbed"]).sum()),
+                     "disturbed": int(group["disturbed"].sum()),
+                     "first": group["time"].min(), "last": group["time"].max(),
+                     "change points": int(counts.get((name, node), 0))})
+    found = pd.DataFrame(rows, columns=["configuration", "node", "runs", "disturbed", "first",
+                                        "last", "change points"])
+    return found.sort_values("change points", ascending=False, kind="stable").reset_index(
+        drop=True)
 
 
 def _unit(df: pd.DataFrame, metric: str) -> str:

@@ -35,7 +35,8 @@ def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFr
 
 
 def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """One line per change point (as ``benchlib history`` prints), then the table."""
+    """One line per change point (as ``benchlib history`` prints), their table, and the table
+    of every configuration's history on each node."""
     table = node_history.change_points(history, threshold=threshold)
     said = node_history.lines(table)
     note("\n".join(f"- {summary.md_text(line)}" for line in said))
@@ -52,6 +53,12 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
                            "after, the change (after / before) with its 95 % interval over the "
                            "runs on either side, and what changed in the environment then",
                            keep=tuple(shown.columns)))
+    every = node_history.histories(node_history.series(history), table)
+    show(present.table(every.assign(first=every["first"].dt.strftime("%Y-%m-%d %H:%M"),
+                                    last=every["last"].dt.strftime("%Y-%m-%d %H:%M")),
+                       "Each configuration's history on each node: its runs (disturbed ones "
+                       "left out), the first and last, and its change points",
+                       keep=("node", "runs", "first", "last", "change points")))
     return table
 
 
@@ -61,7 +68,7 @@ def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
     every = node_history.series(history)
     metric, unit = table.attrs.get("metric", "throughput"), table.attrs.get("unit", "")
     marked = set(zip(table["configuration"], table["node"], strict=True))
-    groups = sorted(every.groupby(["configuration", "node"], sort=False),
+    groups = sorted(every.groupby(["configuration", "node"], sort=False, dropna=False),
                     key=lambda item: item[0] not in marked)
     for (name, node), group in groups[:MAX_PLOTS]:
         points = table[(table["configuration"] == name) & (table["node"] == node)]
