@@ -97,5 +97,5 @@ PAGE = Page(
         "## Each configuration on each node",
         Call(node_plots, "runs_over_time, table"),
     ),
-    {"history_dirs": "outputs/demo-earlier", "history_db": "", "threshold": 0.05},
+    {"history_dirs": "", "history_db": "", "threshold": 0.05},
 )
