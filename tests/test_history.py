@@ -232,3 +232,12 @@ def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--where colour=red: unknown column 'colour'" in bad.stderr
     both = _history(tmp_path, "nightly", "--db", "catalog.sqlite")
     assert both.returncode == 2 and "give results folders or --db, not both" in both.stderr
+    configured = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "history"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "BENCHLIB_DB": "catalog.sqlite"})
+    assert configured.returncode == 1 and "on node017 from 2026-09-09" in configured.stdout
+    neither = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "history"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={k: v for k, v in os.environ.items() if k != "BENCHLIB_DB"})
+    assert neither.returncode == 2 and "give results folders (ROOT ...) or a catalog" in \
+        neither.stderr

@@ -33,7 +33,8 @@ class History(Command):
         parser.add_argument("roots", nargs="*", metavar="ROOT",
                             help="results folders (campaigns, or folders of campaigns)")
         parser.add_argument("--db", help="a catalog (`benchlib index`): an SQLite file or a "
-                            "database URL, instead of folders")
+                            "database URL, instead of folders (neither given: the catalog "
+                            "$BENCHLIB_DB names)")
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column (default throughput; time_* "
                                  "columns count lower as better)")
@@ -59,7 +60,7 @@ class History(Command):
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
                              "(0.05 = 5 %)")
         frame = records(args)
-        check_metric(args.metric, {args.db or " ".join(args.roots): frame})
+        check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         table = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
         for text in node_history.lines(table):
@@ -79,7 +80,14 @@ def records(args: argparse.Namespace):
     where, since = selection.parse_where(args.where), selection.parse_date(args.since)
     if args.db and args.roots:
         raise InputError("history: give results folders or --db, not both")
-    if args.db:
+    if not args.roots and not args.db:
+        from benchlib.catalog.database import configured
+
+        if not configured():
+            raise InputError("history: give results folders (ROOT ...) or a catalog (--db DB, "
+                             "or $BENCHLIB_DB)")
+        args.db = ""  # the catalog $BENCHLIB_DB names
+    if args.db is not None:
         import benchlib
         from benchlib.catalog.select import selection as checked
         from benchlib.errors import CatalogError
@@ -94,8 +102,6 @@ def records(args: argparse.Namespace):
             raise InputError(f"--db: no runs in the catalog match {where or 'anything'}"
                              f"{f' since {since}' if since is not None else ''}")
         return frame
-    if not args.roots:
-        raise InputError("history: give results folders (ROOT ...) or a catalog (--db DB)")
     frame = pd.concat([load_records(root) for root in args.roots], ignore_index=True)
     frame = selection.select(frame, where, since)
     if frame.empty:
