@@ -267,3 +267,16 @@ def test_index_a_campaign_of_failed_and_old_records_from_the_notebooks(db, tmp_p
     _index([root], db)
     frame = benchlib.load(db=db)
     assert set(frame["status"]) == {"ok", "failed"} and frame["run_id"].notna().sum() == 2
+
+
+def test_a_folder_is_told_from_its_look_alikes(db, tmp_path):
+    """Indexing outputs/a removes nothing of outputs/a-b, outputs/A or outputs/a_ (LIKE's
+    wildcards and SQLite's case-blind LIKE kept out)."""
+    for name in ("a", "a-b", "A", "a_", "a%"):
+        write_json_atomic(tmp_path / "o" / name / "train-0.json", _new(len(name)))
+    _index([tmp_path / "o"], db)
+    (tmp_path / "o" / "a" / "train-0.json").unlink()
+    summary = _index([tmp_path / "o" / "a"], db)
+    assert (summary.removed, summary.looked) == (1, 0)
+    assert _count(db, tables.RECORDS) == 4
+    assert _index([tmp_path / "o"], db).unchanged == 4

@@ -128,22 +128,27 @@ def index(roots: list[str | Path], catalog: Catalog, say: Callable[[str], None] 
     return summary
 
 
+def _prefix(folder: Path) -> str:
+    return encodable(str(folder)).rstrip("/") + "/"
+
+
 def _under(column: sa.Column, folder: Path) -> sa.ColumnElement[bool]:
-    """Paths below ``folder`` (a range on the text: ``/`` sorts just before ``0``)."""
-    prefix = encodable(str(folder)).rstrip("/")
-    return sa.and_(column > prefix + "/", column < prefix + "0")
+    """Paths below ``folder``, or a few more: SQL's LIKE (case-blind in SQLite); the rows it
+    gives are kept by :func:`_prefix` exactly (no collation orders paths as bytes everywhere)."""
+    return column.startswith(_prefix(folder), autoescape=True)
 
 
 def _index_folder(engine: sa.Engine, folder: Path, summary: Summary,
                   say: Callable[[str], None], batch: int) -> None:
-    s = tables.SOURCES
+    s, prefix = tables.SOURCES, _prefix(folder)
     with engine.connect() as connection:
         known: dict[str, Fingerprint] = {
             row.path: (row.notebook_size, row.notebook_mtime_ns, row.sidecar_size,
                        row.sidecar_mtime_ns)
             for row in connection.execute(sa.select(
                 s.c.path, s.c.notebook_size, s.c.notebook_mtime_ns, s.c.sidecar_size,
-                s.c.sidecar_mtime_ns).where(_under(s.c.path, folder)))}
+                s.c.sidecar_mtime_ns).where(_under(s.c.path, folder)))
+            if row.path.startswith(prefix)}
     pending: list[tuple[Path, Fingerprint]] = []
     for notebook in candidates(folder):
         summary.looked += 1
@@ -166,9 +171,10 @@ def _index_folder(engine: sa.Engine, folder: Path, summary: Summary,
             _forget(connection, gone[start:start + CHUNK])
     summary.removed += len(gone)
     with engine.connect() as connection:
-        summary.skipped += [f"{row.reason}" for row in connection.execute(
-            sa.select(s.c.reason).where(_under(s.c.path, folder), s.c.state == "skipped")
-            .order_by(s.c.path))]
+        summary.skipped += [row.reason for row in connection.execute(
+            sa.select(s.c.path, s.c.reason).where(_under(s.c.path, folder),
+                                                  s.c.state == "skipped").order_by(s.c.path))
+            if row.path.startswith(prefix)]
 
 
 def _forget(connection: sa.Connection, paths: list[str]) -> None:
