@@ -61,11 +61,13 @@ def tiny() -> dict:
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The index of a full report of tests/fakes.py's campaign, built once for the tests that
     only read it: every summary page, a references file, and a baseline 1.25x faster than the
-    campaign (so the compare page too). Its tests share an ``xdist_group``: one build."""
+    campaign (so the compare page too, and the History page: the baseline's runs are earlier
+    runs of its configurations). Its tests share an ``xdist_group``: one build."""
     from benchlib.publish.report.build import build_report
 
     from .fakes import campaign, references_file, slower_copy
 
     root = campaign(tmp_path_factory.mktemp("outputs") / "fake")
     base = slower_copy(root, root.parent / "base", 1.25)  # this campaign is the slower one
-    return build_report(root, progress=False, baseline=base, references=references_file(root.parent))
+    return build_report(root, progress=False, baseline=base, references=references_file(root.parent),
+                        history=[base])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["aggregate", "allreduce_curves", "benchmarks", "breakdown", "check", "compare",
+__all__ = ["aggregate", "allreduce_curves", "benchmarks", "breakdown", "change_points", "check", "compare",
            "compare_campaigns", "config_columns", "derived_units", "distributed_runs", "effect",
            "expected", "extrapolate", "failed", "headline", "history", "labels", "node_states",
            "node_summary", "node_table", "ok", "outliers", "scaling", "scaling_table",
@@ -355,5 +355,38 @@ def node_summary(states: pd.DataFrame) -> pd.DataFrame:
     from benchlib.analysis.fleet_health import node_summary as real
 
     return real(states=states)
+
+
+def change_points(
+    df: pd.DataFrame,
+    metric: str = 'throughput',
+    by: Sequence[str] | None = None,
+    threshold: float = 0.05,
+    max_pvalue: float = 0.001,
+    min_size: int = 3,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """One row per change point of each configuration's runs on each node: ``configuration``,
+    ``node``, ``time`` (the first run after it, UTC), ``before`` / ``after`` (geometric mean
+    of ``metric`` over the runs on either side, up to the neighbouring change points),
+    ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch t interval over those runs),
+    ``verdict`` (of the speed: regression, improvement, no change), ``pvalue`` (Otava's
+    t-test), ``runs_before`` / ``runs_after``, ``changed`` (what changed in the environment
+    then, ``; ``-separated), ``interval`` (what it is made from), and the configuration columns.
+
+    ``attrs``: ``series`` (configurations x nodes looked at), ``runs``, ``disturbed`` (runs
+    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``.
+    ``progress``: a progress bar over the histories (on stderr)."""
+    from benchlib.analysis.node_history import change_points as real
+
+    return real(
+        df=df,
+        metric=metric,
+        by=by,
+        threshold=threshold,
+        max_pvalue=max_pvalue,
+        min_size=min_size,
+        progress=progress,
+    )
 
 # --- end of GENERATED ---

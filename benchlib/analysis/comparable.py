@@ -14,11 +14,14 @@ import pandas as pd
 from benchlib.analysis.tables import config_columns
 from benchlib.errors import InputError
 
-#: Columns taken as the time a run was made, first found first (records written by benchlib
-#: hold none; then the sidecar's, else the notebook's, modification time is used).
-TIME_COLUMNS = ("timestamp", "time", "finished", "started")
-#: Columns that say where or when a run was made, not what it ran: never paired on.
-WHERE = ("campaign", "cluster", "host", "side", *TIME_COLUMNS)
+#: The column that says when a run started (ISO 8601, UTC), in the records benchlib writes.
+STARTED_AT = "started_at"
+#: Columns taken as the time a run was made, first found first (records of older versions hold
+#: none; then the sidecar's, else the notebook's, modification time is used).
+TIME_COLUMNS = (STARTED_AT, "timestamp", "time", "finished", "started")
+#: Columns that say where or when a run was made, or which run it was, not what it ran: never
+#: paired on.
+WHERE = ("campaign", "cluster", "host", "side", *TIME_COLUMNS, "ended_at", "run_id")
 #: Columns whose difference makes two campaigns' numbers incomparable, and what they hold.
 INCOMPARABLE = {"gpu": "GPU model", "device_name": "GPU variant", "env_driver": "driver",
                 "env_torch": "torch", "env_container": "container", "env_cuda": "CUDA",

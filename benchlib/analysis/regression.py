@@ -49,6 +49,7 @@ from benchlib.analysis.comparable import (  # noqa: F401  (regression's names be
     INCOMPARABLE,
     INCOMPARABLE_PATTERN,
     NOT_COMPARABLE,
+    STARTED_AT,
     TIME_COLUMNS,
     WHERE,
     distinct,
@@ -289,14 +290,41 @@ def _file_time(source: object) -> pd.Timestamp:
 
 
 def run_times(df: pd.DataFrame) -> pd.Series:
-    """When each run was made: a :data:`TIME_COLUMNS` column when the records have one, else
-    the modification time of the run's sidecar (``<point>.json`` beside the ``source``
-    notebook, written when the point finished), else of its notebook (UTC)."""
+    """When each run was made (UTC): its ``started_at`` (or another :data:`TIME_COLUMNS`
+    column), else, for records without one, the modification time of the run's sidecar
+    (``<point>.json`` beside the ``source`` notebook, written when the point finished), else
+    of its notebook. :func:`untimed` counts the runs that fell back."""
+    times = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
     for column in TIME_COLUMNS:
-        if column in df and df[column].notna().any():
-            return pd.to_datetime(df[column], utc=True, errors="coerce")
-    return pd.Series([_file_time(s) for s in df.get("source", pd.Series(None, index=df.index))],
-                     index=df.index, dtype="datetime64[ns, UTC]")
+        if column in df and times.isna().any():
+            given = (pd.to_datetime(df[column], utc=True, errors="coerce", format="ISO8601")
+                     if column == STARTED_AT else pd.to_datetime(df[column], utc=True,
+                                                                  errors="coerce"))
+            times = times.fillna(given)
+    missing = times.isna()
+    if missing.any():
+        sources = df.get("source", pd.Series(None, index=df.index))[missing]
+        times[missing] = pd.Series([_file_time(s) for s in sources], index=sources.index,
+                                   dtype="datetime64[ns, UTC]")
+    return times
+
+
+def untimed(df: pd.DataFrame) -> int:
+    """How many runs of ``df`` have no ``started_at`` (records of older versions): they are
+    ordered by their files' modification times (:func:`run_times`)."""
+    if STARTED_AT not in df:
+        return len(df)
+    return int(pd.to_datetime(df[STARTED_AT], utc=True, errors="coerce",
+                              format="ISO8601").isna().sum())
+
+
+def ordered_by(df: pd.DataFrame) -> str:
+    """How :func:`run_times` ordered ``df``'s runs, in words."""
+    count = untimed(df)
+    if not count:
+        return "runs ordered by started_at"
+    return (f"{count} of {len(df)} runs have no started_at (written before benchlib recorded "
+            "it): ordered by their sidecar's (else notebook's) modification time")
 
 
 def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
@@ -307,7 +335,9 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     ``verdict`` (as :func:`compare`'s) and ``regression`` (bool).
 
     ``by`` names the configuration columns (default: the configuration columns less
-    campaign, cluster and host). Give each nightly run its own campaign name."""
+    campaign, cluster and host). Give each nightly run its own campaign name.
+    ``attrs["ordered_by"]`` says whether ``started_at`` ordered every run (:func:`ordered_by`).
+    Change points within each node's runs: :func:`benchlib.analysis.node_history.change_points`."""
     df = ok(df).copy()
     if metric not in df:
         raise KeyError(f"history: no column {metric!r} in the results")
@@ -335,6 +365,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     table = pd.DataFrame(rows)
     if len(table):
         table.insert(0, "configuration", _label(table, by))
+    table.attrs["ordered_by"] = ordered_by(df)
     return table
 
 

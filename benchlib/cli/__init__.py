@@ -13,7 +13,19 @@ import threading
 import traceback
 from collections.abc import Iterator
 
-from benchlib.cli import check, compare, data, diagnose, fleet, index, report, results, status, sweep
+from benchlib.cli import (
+    check,
+    compare,
+    data,
+    diagnose,
+    fleet,
+    history,
+    index,
+    report,
+    results,
+    status,
+    sweep,
+)
 from benchlib.cli.base import Command
 from benchlib.errors import (
     EXIT_BAD_INPUT,
@@ -29,7 +41,7 @@ from benchlib.errors import (
 #: Every subcommand, in the order ``benchlib --help`` lists them.
 COMMANDS: tuple[type[Command], ...] = (
     sweep.Sweep, status.Status, diagnose.Diagnose, data.Data, results.Results, report.Report,
-    check.Check, compare.Compare, index.Index, fleet.Fleet)
+    check.Check, compare.Compare, index.Index, history.History, fleet.Fleet)
 DESCRIPTION = ("Benchmark deep-learning GPU nodes: run params files as campaigns of notebooks, "
                "follow them, diagnose a node, read, check and compare the results, and publish "
                "them as an HTML report. `benchlib COMMAND --help` says more about each command.")

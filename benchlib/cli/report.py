@@ -18,6 +18,10 @@ class Report(Command):
         parser.add_argument("--baseline", help="a baseline campaign folder: adds a page "
                             "comparing this campaign with it (regression / improvement / no "
                             "change)")
+        parser.add_argument("--history", nargs="+", metavar="EARLIER", default=(),
+                            help="earlier campaign folders (or folders holding them): adds a "
+                            "History page, each configuration on each node over time with its "
+                            "change points and what changed then")
         parser.add_argument("--references", help="references YAML for the acceptance page "
                             "(default: the shipped published figures and datasheet ceilings)")
 
@@ -28,7 +32,8 @@ class Report(Command):
         from benchlib.publish.report.build import build_report
 
         index = build_report(args.campaign_dir, progress=not args.quiet,
-                             baseline=args.baseline, references=args.references)
+                             baseline=args.baseline, references=args.references,
+                             history=args.history)
         print(f"report: {index}")
         index_quietly(args.campaign_dir)  # with $BENCHLIB_DB: the catalog follows
         return 0

@@ -20,6 +20,7 @@ class Needs(str, Enum):
     CAMPAIGN = "campaign"  #: nothing more: every report has it
     DIAGNOSE_PLAN = "diagnose plan"  #: a ``benchlib diagnose`` campaign's plan: first in its report
     BASELINE = "baseline"  #: ``benchlib report DIR --baseline BASE``: last, named after the baseline
+    HISTORY = "history"  #: earlier runs of its configurations: ``--history DIR...``, the catalog
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,9 @@ SUMMARY_PAGES: tuple[SummaryPage, ...] = (
     SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement or no "
                 "change per configuration, with intervals", Needs.BASELINE,
                 (("baseline_dir", "baseline"),)),
+    SummaryPage("summary_history", "History", "each configuration on each node over time: "
+                "change points, and what changed in the environment then", Needs.HISTORY,
+                (("history_dirs", "history_dirs"), ("history_db", "history_db"))),
 )
 #: The pages every report has (the others come with what they need).
 EVERY_REPORT = tuple(p.name for p in SUMMARY_PAGES if p.needs is Needs.CAMPAIGN)

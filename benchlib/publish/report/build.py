@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchlib.analysis.selection import CONFIGURED_CATALOG
 from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import execute_notebook
 from benchlib.inputs.layout import REPORT
@@ -29,6 +30,7 @@ from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
 from benchlib.publish.report.export import export_html
+from benchlib.publish.report.history_input import catalog_history, validated_history
 from benchlib.publish.report.index_page import Link, render
 from benchlib.publish.report.run_pages import export_runs
 from benchlib.publish.report.scratch import remove_stale, scratch_folder
@@ -44,6 +46,8 @@ SUMMARIES = EVERY_REPORT
 (DIAGNOSE,) = needing(Needs.DIAGNOSE_PLAN)
 #: The page ``benchlib report DIR --baseline BASE`` adds (its title names the baseline).
 (COMPARE,) = needing(Needs.BASELINE)
+#: The page earlier runs add (``--history``, the catalog).
+(HISTORY,) = needing(Needs.HISTORY)
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 
 
@@ -82,17 +86,23 @@ def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, campaign: P
 @dataclass(frozen=True)
 class ReportInputs:
     """What a report is built against besides its campaign: a baseline campaign folder
-    (``--baseline``: adds the compare page) and a references file (``--references``; none:
-    the shipped references)."""
+    (``--baseline``: adds the compare page), a references file (``--references``; none:
+    the shipped references) and earlier campaign folders (``--history``: adds the History
+    page)."""
 
     baseline: Path | None = None
     references: Path | None = None
     diagnosis: str = ""  #: a diagnose campaign's recommendation, for the index
+    history: tuple[Path, ...] = ()
+    #: with ``$BENCHLIB_DB`` holding earlier runs of the campaign's configurations: a stamp of
+    #: them (a History page from the catalog, made again when they change)
+    history_catalog: str = ""
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
                   references: str | Path | None = None,
-                  campaign: str | Path | None = None) -> ReportInputs:
+                  campaign: str | Path | None = None,
+                  history: Sequence[str | Path] = ()) -> ReportInputs:
         """Checked before any notebook runs: InputError naming the option otherwise (a
         baseline that is ``campaign`` itself, or of another benchmark or unit, included)."""
         from benchlib.analysis.references import load_references
@@ -112,7 +122,20 @@ class ReportInputs:
             if not refs.is_file():
                 raise InputError(f"--references {references}: not an existing file")
             load_references(refs)  # InputError naming the bad field
-        return cls(base, refs)
+        folders = validated_history(history, campaign)
+        return cls(base, refs, history=folders,
+                   history_catalog="" if folders or campaign is None else catalog_history(campaign))
+
+    @property
+    def history_dirs(self) -> str | None:
+        """The ``--history`` folders as one papermill parameter (``os.pathsep``-separated)."""
+        return os.pathsep.join(map(str, self.history)) if self.history else None
+
+    @property
+    def history_db(self) -> str | None:
+        """The History page's catalog: ``$BENCHLIB_DB`` by name, never its value (a URL may
+        hold a password, and papermill keeps parameters in the notebook)."""
+        return CONFIGURED_CATALOG if self.history_catalog else None
 
     def refs(self) -> list:
         """The references runs are checked against."""
@@ -124,6 +147,8 @@ class ReportInputs:
     def has(self, needs: Needs) -> bool:
         """Whether these inputs give what a page built from ``needs`` needs (a diagnose plan
         is read from the campaign folder: :func:`_with_diagnosis`)."""
+        if needs is Needs.HISTORY:
+            return bool(self.history or self.history_catalog)
         return needs is not Needs.BASELINE or self.baseline is not None
 
     def link(self, page: SummaryPage) -> Link:
@@ -243,11 +268,14 @@ def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
     """Each summary page's key: what it is made from (:mod:`benchlib.publish.report.reuse`), its
     navigation bar included (another set of pages makes the page again)."""
-    made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline])],
+    made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline]),
+                                     *inputs.history],
                                     list(filter(None, [inputs.references])))
     return {name: reuse.summary_key(made_from, NOTEBOOK_DIR / f"{name}.ipynb",
                                     {"results_dir": str(campaign_dir.resolve()),
                                      **inputs.parameters(name),
+                                     **({"catalog": inputs.history_catalog}
+                                        if name == HISTORY else {}),
                                      "navigation": _nav(summaries, inputs, name)})
             for name in summaries}
 
@@ -299,23 +327,26 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
 
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
                  progress: bool = True, baseline: str | Path | None = None,
-                 references: str | Path | None = None) -> Path:
+                 references: str | Path | None = None,
+                 history: Sequence[str | Path] = ()) -> Path:
     """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``.
 
     ``baseline``: a campaign folder to compare with (adds the compare page); ``references``:
-    a references file for the acceptance page (default: the shipped references); both are
-    checked before anything runs (InputError), as is ``campaign_dir/report`` (InputError when
-    it is anything but a real folder: :func:`check_report_place`).
+    a references file for the acceptance page (default: the shipped references);
+    ``history``: earlier campaign folders (adds the History page); all are checked before
+    anything runs (InputError), as is ``campaign_dir/report`` (InputError when it is anything
+    but a real folder: :func:`check_report_place`).
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
     (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
-    inputs = ReportInputs.validated(baseline, references, campaign_dir)
+    inputs = ReportInputs.validated(baseline, references, campaign_dir, history)
     check_report_place(campaign_dir / REPORT)
     summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
-    summaries = (*summaries, *(p.name for p in SUMMARY_PAGES if p.needs is Needs.BASELINE
+    summaries = (*summaries, *(p.name for p in SUMMARY_PAGES
+                               if p.needs in (Needs.BASELINE, Needs.HISTORY)
                                and inputs.has(p.needs) and p.name not in summaries))
     found = scan(campaign_dir)
     if found.frame.empty:

@@ -1,0 +1,122 @@
+"""Which runs a history looks at (``benchlib history --where KEY=VALUE --since DATE``): the
+options read and checked, and the frame cut to them. Bad input names the option and what it
+allows (:class:`~benchlib.errors.InputError`, exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from benchlib.analysis.comparable import WHERE
+from benchlib.analysis.node_history import NODE, configuration_columns
+from benchlib.analysis.regression import run_times
+from benchlib.analysis.tables import config_columns, ok
+from benchlib.errors import InputError
+
+#: How a page names the catalog ``$BENCHLIB_DB`` names: the variable's name, never its value
+#: (a database URL may hold a password; papermill keeps parameters in the executed notebook).
+CONFIGURED_CATALOG = "$BENCHLIB_DB"
+#: How a date is given.
+DATE_FORMS = "ISO 8601, e.g. 2026-09-01 or 2026-09-01T02:00:00Z (UTC when no zone is given)"
+
+
+def parse_where(items: Sequence[str] | None) -> dict[str, str]:
+    """``["gpu=H100", "batch_size=64"]`` -> ``{"gpu": "H100", "batch_size": "64"}``."""
+    found: dict[str, str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--where {item}: give KEY=VALUE, e.g. --where gpu=H100")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def parse_date(text: str | None, option: str = "--since") -> pd.Timestamp | None:
+    """``text`` as a UTC time (None when not given)."""
+    if text is None:
+        return None
+    try:
+        when = pd.Timestamp(text)
+    except (ValueError, TypeError):
+        when = pd.NaT
+    if pd.isna(when):
+        raise InputError(f"{option} {text}: not a date; give {DATE_FORMS}")
+    return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+
+
+def keys(df: pd.DataFrame) -> list[str]:
+    """The columns ``--where`` may name: the configuration columns, where a run was made
+    (campaign, cluster, host) and the environment columns."""
+    where = [c for c in ("campaign", "cluster", "host") if c in df]
+    return [*config_columns(df, exclude=WHERE), *where,
+            *(c for c in df.columns if str(c).startswith("env_"))]
+
+
+def _matches(values: pd.Series, wanted: str) -> pd.Series:
+    """Where ``values`` equal ``wanted`` as text, or as a number for numeric columns."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        number = pd.to_numeric(pd.Series([wanted]), errors="coerce").iloc[0]
+        return values == number if pd.notna(number) else pd.Series(False, index=values.index)
+    return values.astype(str).str.lower() == wanted.lower() if pd.api.types.is_bool_dtype(
+        values) else values.astype(str) == wanted
+
+
+def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
+           since: pd.Timestamp | None = None, until: pd.Timestamp | None = None) -> pd.DataFrame:
+    """The runs of ``df`` whose columns hold ``where``'s values and that started from
+    ``since`` and before ``until`` (:func:`benchlib.analysis.regression.run_times`)."""
+    allowed = keys(df)
+    chosen = pd.Series(True, index=df.index)
+    for key, value in (where or {}).items():
+        if key not in allowed:
+            raise InputError(f"--where {key}={value}: no such key in these records; keys: "
+                             f"{', '.join(allowed)}")
+        chosen &= _matches(df[key], value)
+    df = df[chosen]
+    if since is not None or until is not None:
+        times = run_times(df)
+        kept = pd.Series(True, index=df.index)
+        if since is not None:
+            kept &= times >= since
+        if until is not None:
+            kept &= times < until
+        df = df[kept]
+    return df
+
+
+def identity(df: pd.DataFrame) -> pd.Series:
+    """Which run each row is: its ``run_id``, else its notebook (``source``)."""
+    ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
+                                                                         dtype="string")
+    sources = (df["source"].astype("string") if "source" in df
+               else pd.Series(pd.NA, index=df.index, dtype="string"))
+    return ids.fillna(sources)
+
+
+def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``others`` (earlier campaigns, a catalog's selection) of ``campaign``'s
+    configurations on its nodes, less ``campaign``'s own runs: what a history of the campaign
+    adds to it."""
+    done = ok(campaign)
+    keys = [k for k in configuration_columns(done) if k in others]
+    if not len(done) or not len(others):
+        return others.iloc[0:0]
+    mine = set(map(tuple, done[keys].astype(str).to_numpy()))
+    theirs = pd.Series(list(map(tuple, others[keys].astype(str).to_numpy())), index=others.index)
+    chosen = theirs.isin(mine)
+    if NODE in done and NODE in others:
+        chosen &= others[NODE].isin(set(done[NODE]))
+    chosen &= ~identity(others).isin(set(identity(done).dropna()))
+    return others[chosen]
+
+
+def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
+    """:func:`earlier` runs from catalog ``db`` (:data:`CONFIGURED_CATALOG`: the one
+    ``$BENCHLIB_DB`` names), read narrowed to the campaign's benchmarks, models and hosts."""
+    from benchlib.catalog.select import load as select
+
+    done = ok(campaign)
+    narrowed = {key: sorted(done[key].dropna().astype(str).unique().tolist())
+                for key in ("benchmark", "model", NODE) if key in done}
+    return earlier(campaign, select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed))

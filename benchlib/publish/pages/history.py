@@ -1,0 +1,101 @@
+"""The History page (``summary_history``, built by ``benchlib report DIR --history EARLIER...``):
+the campaign's configurations over time on each node, with the change points Otava's method
+finds (:mod:`benchlib.analysis.node_history`) and what changed in the environment then."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from benchlib.analysis import node_history, selection
+from benchlib.publish.pages import Call, Page, history_plot, note, plots, present, show, summary
+
+#: Plots shown at most: histories with a change point first, then the others.
+MAX_PLOTS = 24
+
+
+def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFrame:
+    """The campaign's runs and the earlier runs of its configurations on its nodes under
+    ``history_dirs`` (folders separated by ``os.pathsep``) and in catalog ``history_db``
+    (``$BENCHLIB_DB``: the one that variable names), with what they hold in words."""
+    folders = [folder for folder in history_dirs.split(os.pathsep) if folder]
+    found = [selection.earlier(df, summary.load_results(folder)) for folder in folders]
+    if history_db:
+        found.append(selection.earlier_in_catalog(df, history_db))
+    earlier = pd.concat(found, ignore_index=True) if found else df.iloc[0:0]
+    earlier = earlier[~selection.identity(earlier).duplicated()]
+    both = pd.concat([df, earlier], ignore_index=True)
+    where = [f"{len(folders)} folder{'' if len(folders) == 1 else 's'}"] if folders else []
+    where += ["the catalog"] if history_db else []
+    note(f"{len(df)} runs of this campaign and {len(earlier)} earlier runs of its "
+         f"configurations on its nodes, from {' and '.join(where) or 'nowhere'}; "
+         f"{node_history.series(both).attrs['ordered_by']}.")
+    return both
+
+
+def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """One line per change point (as ``benchlib history`` prints), their table, and the table
+    of every configuration's history on each node."""
+    table = node_history.change_points(history, threshold=threshold)
+    said = node_history.lines(table)
+    note("\n".join(f"- {summary.md_text(line)}" for line in said))
+    if len(table):
+        shown = pd.DataFrame({
+            "configuration": table["configuration"], "node": table["node"],
+            "from": table["time"].dt.strftime("%Y-%m-%d"), "before": table["before"],
+            "after": table["after"], "change": table.apply(node_history.change, axis=1),
+            "verdict": table["verdict"],
+            "runs": table["runs_before"].astype(str) + " + " + table["runs_after"].astype(str),
+            "changed then": table["changed"].replace("", "nothing recorded")})
+        metric = table.attrs.get("metric", "throughput")
+        show(present.table(shown, f"Change points of {metric}: the geometric mean before and "
+                           "after, the change (after / before) with its 95 % interval over the "
+                           "runs on either side, and what changed in the environment then",
+                           keep=tuple(shown.columns)))
+    every = node_history.histories(node_history.series(history), table)
+    show(present.table(every.assign(first=every["first"].dt.strftime("%Y-%m-%d %H:%M"),
+                                    last=every["last"].dt.strftime("%Y-%m-%d %H:%M")),
+                       "Each configuration's history on each node: its runs (disturbed ones "
+                       "left out), the first and last, and its change points",
+                       keep=("node", "runs", "first", "last", "change points")))
+    return table
+
+
+def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
+    """A plot per configuration and node (those with a change point first, at most
+    :data:`MAX_PLOTS`), the change points marked and labelled."""
+    every = node_history.series(history)
+    metric, unit = table.attrs.get("metric", "throughput"), table.attrs.get("unit", "")
+    marked = set(zip(table["configuration"], table["node"], strict=True))
+    groups = sorted(every.groupby(["configuration", "node"], sort=False, dropna=False),
+                    key=lambda item: item[0] not in marked)
+    for (name, node), group in groups[:MAX_PLOTS]:
+        points = table[(table["configuration"] == name) & (table["node"] == node)]
+        plots.show(history_plot.node_plot(group, points, metric, unit, f"{name} on {node}"))
+    if len(groups) > MAX_PLOTS:
+        note(f"{len(groups) - MAX_PLOTS} more configuration x node histories are not drawn; "
+             "`benchlib history` lists their change points.")
+
+
+PAGE = Page(
+    "History",
+    "Each of this campaign's configurations on each of its nodes over time, with the earlier "
+    "runs given to `benchlib report DIR --history EARLIER...` or, with a catalog configured "
+    "(`$BENCHLIB_DB`), its earlier runs, ordered by when each run started. Change points "
+    "are found by Apache Otava's method (binary-segmentation "
+    "candidates, then a Student t-test merge at p < 0.001): for each, the change of the "
+    "geometric mean after / before with its 95 % interval over the runs on either side, its "
+    "verdict (**regression** when the whole interval of the speed is more than `threshold` "
+    "below 1, as `benchlib compare` says), and what changed in the node's environment then "
+    "(driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Contended and throttled runs "
+    "are drawn as grey crosses and left out.",
+    (
+        Call(runs, "df, history_dirs, history_db", "runs_over_time"),
+        "## Change points",
+        Call(change_points, "runs_over_time, threshold", "table"),
+        "## Each configuration on each node",
+        Call(node_plots, "runs_over_time, table"),
+    ),
+    {"history_dirs": "", "history_db": "", "threshold": 0.05},
+)

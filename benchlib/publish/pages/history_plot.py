@@ -1,0 +1,88 @@
+"""The History page's plot: one configuration's runs on one node over time, the mean of each
+segment between change points, and each change point marked and labelled with its change and
+what changed in the environment then (:mod:`benchlib.analysis.node_history`)."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from benchlib.analysis import intervals
+from benchlib.formatting import literal
+from benchlib.publish.pages.plots import tidy
+from benchlib.vocabulary import CompareVerdict
+
+#: The colour of a change point by its verdict; the runs' own colour.
+VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f"}
+OTHER_CHANGE = "#9c755f"
+RUNS = "#4e79a7"
+DISTURBED = "#bab0ac"
+#: Characters a change point's label holds on one line.
+LABEL_WIDTH = 34
+
+
+def _label(point: dict[str, object]) -> str:
+    """``-12 % from 2026-09-26`` and what changed (wrapped), as literal text."""
+    change = f"{(float(point['ratio']) - 1) * 100:+.0f} % from {pd.Timestamp(point['time']):%Y-%m-%d}"
+    changed = str(point.get("changed") or "nothing recorded changed")
+    wrapped = textwrap.wrap(changed, LABEL_WIDTH, max_lines=3, placeholder=" ...")
+    return literal("\n".join([change, *wrapped]))
+
+
+def _segment_means(calm: pd.DataFrame, metric: str, times: list[pd.Timestamp]
+                   ) -> list[tuple[pd.Timestamp, pd.Timestamp, float]]:
+    """(first, last, geometric mean) of the calm runs between consecutive change points."""
+    edges = [calm["time"].min(), *times, calm["time"].max() + pd.Timedelta(seconds=1)]
+    out = []
+    for start, stop in itertools.pairwise(edges):
+        inside = calm[(calm["time"] >= start) & (calm["time"] < stop)]
+        if len(inside):
+            out.append((inside["time"].min(), inside["time"].max(),
+                        intervals.geometric_mean(inside[metric])))
+    return out
+
+
+def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughput",
+              unit: str = "", title: str = "") -> plt.Figure:
+    """``runs`` (one configuration on one node, :func:`~benchlib.analysis.node_history.series`)
+    over time: calm runs as dots, disturbed ones (left out) as grey crosses, each segment's
+    geometric mean as a line, and ``points`` (its change points) as dashed lines labelled with
+    the change and what changed then."""
+    figure, axes = plt.subplots(figsize=(8, 3.8))
+    calm, disturbed = runs[~runs["disturbed"]], runs[runs["disturbed"]]
+    axes.plot(calm["time"], calm[metric], "o", color=RUNS, markersize=4, label="runs")
+    if len(disturbed):
+        axes.plot(disturbed["time"], disturbed[metric], "x", color=DISTURBED, markersize=6,
+                  label=f"disturbed, left out ({len(disturbed)})")
+    chosen = points.sort_values("time").to_dict("records")
+    for first, last, mean in _segment_means(calm, metric, [p["time"] for p in chosen]):
+        axes.plot([first, last], [mean, mean], "-", color="black", linewidth=1.5)
+    axes.plot([], [], "-", color="black", linewidth=1.5, label="mean between change points")
+    top = float(np.nanmax(runs[metric])) if len(runs) else 1.0
+    low = float(np.nanmin(runs[metric])) if len(runs) else 0.0
+    axes.set_ylim(low - 0.15 * (top - low or top), top + 0.45 * (top - low or top))
+    first, last = (runs["time"].min(), runs["time"].max()) if len(runs) else (None, None)
+    for number, point in enumerate(chosen):
+        colour = VERDICT_COLOURS.get(point["verdict"], OTHER_CHANGE)
+        axes.axvline(point["time"], color=colour, linestyle="--", linewidth=1.5)
+        # a change point in the right part of the plot is labelled on its left
+        right = first is not None and last > first and (point["time"] - first) / (last - first) > 0.6
+        axes.annotate(_label(point), (mdates.date2num(point["time"]), 1.0),
+                      xycoords=("data", "axes fraction"),
+                      xytext=(-4 if right else 4, -4 - 40 * (number % 2)),
+                      ha="right" if right else "left",
+                      textcoords="offset points", va="top", fontsize=8, color=colour,
+                      bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.85,
+                            "edgecolor": colour})
+    axes.set_ylabel(literal(f"{metric} ({unit})" if unit else metric))
+    axes.set_xlabel("run started (UTC)")
+    axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(axes.xaxis.get_major_locator()))
+    axes.set_title(literal(title), fontsize=10)
+    axes.legend(fontsize=7, loc="lower left")
+    axes.grid(alpha=0.3)
+    return tidy(figure)

@@ -1,0 +1,102 @@
+"""Synthetic nightly histories for the history benchmarks and calibration: one record per
+night, configuration and node, made from a real record's columns (a ResNet-50 training run on
+an H100), with multiplicative noise, a planted step and an environment change where asked.
+
+    from history_data import nights
+    frame = nights(nodes=4, nights=40, noise=0.02, step={"node002": (20, 0.9)},
+                   driver={"node002": 20})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchlib import SCHEMA_VERSION
+
+#: The columns of a real record (trimmed) that every synthetic run carries.
+RUN = {"schema_version": SCHEMA_VERSION, "cluster": "jade", "gpu": "H100",
+       "device_name": "NVIDIA H100 80GB HBM3", "benchmark": "train", "model": "resnet50",
+       "dataset": "synthetic", "precision": "amp_bf16",
+       "num_devices": 1, "num_nodes": 1, "num_workers": 8, "channels_last": True,
+       "compile": "none", "unit": "images/s", "status": "ok", "error": "", "iterations": 200,
+       "wall_time_s": 60.0, "env_driver": "580.65.06", "env_cuda": "13.0", "env_cudnn": "91300",
+       "env_nccl": "2.27.7", "env_torch": "2.14.1+cu130", "env_container": "",
+       "env_os": "Linux-6.8.0-49-generic-x86_64-with-glibc2.39", "flags": ""}
+#: The speed of each batch size before any step.
+SPEED = {64: 2900.0, 128: 3050.0}
+START = pd.Timestamp("2026-09-01T01:00:00Z")
+
+
+def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
+           step: Mapping[str, tuple[int, float]] | None = None,
+           driver: Mapping[str, int] | None = None, batches: tuple[int, ...] = (64,),
+           seed: int = 0, repeats: int = 1) -> pd.DataFrame:
+    """One run per night (``repeats`` per night), batch size and node (``node001``, ...):
+    ``step`` maps a node to (first night, factor) of a planted step; ``driver`` a node to the
+    night its driver changes to 580.82.07. ``started_at`` is ISO 8601 UTC text."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for night in range(nights):
+        for n in range(1, nodes + 1):
+            node = f"node{n:03d}"
+            for batch in batches:
+                for repeat in range(repeats):
+                    factor = 1.0
+                    if step and node in step and night >= step[node][0]:
+                        factor = step[node][1]
+                    new_driver = driver and node in driver and night >= driver[node]
+                    when = START + pd.Timedelta(days=night, minutes=10 * n + repeat)
+                    rows.append({**RUN, "campaign": f"nightly-{when:%Y-%m-%d}", "host": node,
+                                 "batch_size": batch, "repeat": repeat,
+                                 "throughput": SPEED.get(batch, 3000.0) * factor
+                                 * float(np.exp(noise * rng.standard_normal())),
+                                 "env_driver": "580.82.07" if new_driver else RUN["env_driver"],
+                                 "started_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                 "run_id": f"{node}-{batch}-{night}-{repeat}",
+                                 "source": f"/nightly-{night:02d}/{node}-b{batch}-r{repeat}.ipynb"})
+    return pd.DataFrame(rows)
+
+
+def write_campaigns(root: Path, frame: pd.DataFrame) -> list[Path]:
+    """Each campaign of ``frame`` as a folder under ``root`` (``nightly-2026-09-01``, ...): one
+    notebook per run holding its record (benchlib's record output) and its sidecar, as a sweep
+    leaves them. The folders, oldest first."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from benchlib.records.store import RECORD_MIME, write_sidecar
+
+    folders = []
+    for campaign, runs in frame.groupby("campaign", sort=True):
+        folder = root / str(campaign)
+        folder.mkdir(parents=True, exist_ok=True)
+        for record in runs.drop(columns=["source"]).to_dict("records"):
+            notebook = folder / f"{record['host']}-b{record['batch_size']}-r{record['repeat']}.ipynb"
+            cell = new_code_cell("publish(record)")
+            cell.outputs = [new_output("display_data", data={RECORD_MIME: record,
+                                                              "text/plain": "record"})]
+            book = new_notebook(cells=[cell])
+            book.metadata["benchlib"] = {"kind": "benchmark"}
+            nbformat.write(book, str(notebook))
+            write_sidecar(notebook, record)
+        folders.append(folder)
+    return folders
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write synthetic nightly campaigns: node002's "
+                                     "speed drops 12 % from night 26, when its driver changes.")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--nights", type=int, default=40)
+    parser.add_argument("--nodes", type=int, default=4)
+    options = parser.parse_args()
+    made = write_campaigns(options.root, nights(nodes=options.nodes, nights=options.nights,
+                                                step={"node002": (25, 0.88)},
+                                                driver={"node002": 25}, batches=(64, 128)))
+    print(f"{len(made)} campaigns under {options.root}: {made[0].name} ... {made[-1].name}")
