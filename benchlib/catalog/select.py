@@ -17,9 +17,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchlib.catalog import database, migrate, tables
 from benchlib.errors import CatalogError, InputError
+from benchlib.records import results as folder_results
 from benchlib.records import schema
 from benchlib.records.results import frame_of
-from benchlib.records.results import load as load_folder
 
 #: Keys of a typed selection that bound ``started_at`` rather than name a column.
 TIME_KEYS = ("since", "until")
@@ -192,7 +192,7 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     if db is None:
         if path is None:
             raise InputError("load: give a results folder (path) or a catalog (db=)")
-        return narrowed(load_folder(path, strict), chosen)
+        return narrowed(folder_results.load(path, strict), chosen)
     if path is not None:
         raise InputError("load: give a results folder (path) or a catalog (db=), not both")
     return from_catalog(db, chosen)
