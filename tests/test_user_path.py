@@ -84,3 +84,21 @@ def test_import_benchlib_is_light_and_gives_the_short_api():
             "assert set(analysis.__all__) <= set(dir(analysis))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_s_across_campaigns_commands_take_relative_paths(project: Path):
+    """README's "Across campaigns" block as typed: index the outputs, then history, fleet and
+    compare from the default catalog (outputs/catalog.sqlite of the working folder)."""
+    out = checked(project, "index", "outputs/")
+    assert (project / "outputs" / "catalog.sqlite").is_file(), out
+    again = checked(project, "index", "outputs/")
+    assert "0 read" in again, again  # nothing changed: nothing read again
+    history = benchlib(project, "history", "--db")
+    assert history.returncode == 0, history.stdout + history.stderr  # one night: no change point
+    fleet = benchlib(project, "fleet", "--db", "--drain-list")
+    assert fleet.returncode in (0, 3), fleet.stdout + fleet.stderr  # one run a node: not judged
+    assert "scontrol" not in fleet.stdout  # nothing failed or slow: nothing to drain
+    compare = benchlib(project, "compare", "--db", "--base", "gpu=V100", "--new", "gpu=A40")
+    assert compare.returncode == 2 and "gpu=V100" in compare.stderr, compare.stdout + compare.stderr
+    listed = checked(project, "results", "--db", "--where", "benchmark=train")
+    assert "train" in listed and "inference" not in listed
