@@ -86,9 +86,12 @@ def test_import_benchlib_is_light_and_gives_the_short_api():
     assert done.returncode == 0, done.stderr
 
 
-def test_the_readme_s_across_campaigns_commands_take_relative_paths(project: Path):
+def test_the_readme_s_across_campaigns_commands_take_relative_paths(
+        project: Path, monkeypatch: pytest.MonkeyPatch):
     """README's "Across campaigns" block as typed: index the outputs, then history, fleet and
     compare from the default catalog (outputs/catalog.sqlite of the working folder)."""
+    for name in ("BENCHLIB_OUTPUTS", "BENCHLIB_DB"):  # a user's shell sets neither
+        monkeypatch.delenv(name, raising=False)
     out = checked(project, "index", "outputs/")
     assert (project / "outputs" / "catalog.sqlite").is_file(), out
     again = checked(project, "index", "outputs/")

@@ -32,9 +32,9 @@ class History(Command):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("roots", nargs="*", metavar="ROOT",
                             help="results folders (campaigns, or folders of campaigns)")
-        parser.add_argument("--db", help="a catalog (`benchlib index`): an SQLite file or a "
-                            "database URL, instead of folders (neither given: the catalog "
-                            "$BENCHLIB_DB names)")
+        from benchlib.cli.index import add_db_argument
+
+        add_db_argument(parser, "read this catalog (`benchlib index`) instead of folders")
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column (default throughput; time_* "
                                  "columns count lower as better)")
@@ -78,9 +78,9 @@ def records(args: argparse.Namespace):
     from benchlib.records.paths import load_records
 
     where, since = selection.parse_where(args.where), selection.parse_date(args.since)
-    if args.db and args.roots:
+    if args.db is not None and args.roots:
         raise InputError("history: give results folders or --db, not both")
-    if not args.roots and not args.db:
+    if not args.roots and args.db is None:
         from benchlib.catalog.database import configured
 
         if not configured():
