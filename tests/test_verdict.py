@@ -81,7 +81,8 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
     assert "18 files" in table.loc[("read", "data_dir MB/s"), "note"]
     record = make_record(config, result)
     assert record["benchmark"] == "probe_node" and record["unit"] == "TFLOP/s (matmul peak)"
-    assert record["throughput"] == max(record["matmul_tflops_fp32"], record["matmul_tflops_bf16"])
+    assert record["throughput"] == max(record[f"{kind}_tflops_{p}"] for kind in ("matmul", "mamf")
+                                       for p in ("fp32", "bf16"))
     assert record["decode_best_workers"] in (0, 1) and record["read_MBps"] > 0
     assert record["matmul_tflops_tf32"] is None and record["h2d_pinned_GBps"] is None
     assert record["env_data_fs"]

@@ -290,7 +290,10 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
                 reason += ("; above 100 % of what the probe reached: its matrix multiplies did "
                            "not find this device's ceiling (probe again with a larger "
                            "matmul_size or probe_time_s)")
-    return {"verdict": verdict, "reason": reason, "data_wait_share": wait_share,
+    over = (used["mfu_achievable"] or 0) > 1
+    return {"verdict": verdict, "reason": reason,
+            "flags": flags.join([*flags.of(run), *(["mfu_over_100"] if over else [])]),
+            "data_wait_share": wait_share,
             "demand_per_device": demand, "loader_capacity_per_device": capacity,
             "achieved_tflops_per_device": achieved / devices if achieved else None,
             **used, "throttled_share": throttled}

@@ -1,0 +1,49 @@
+"""The node probe's headline figure and the MFU flag agree with what the node page shows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchlib.analysis.verdict import judge, verdicts
+from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.kinds.probes import NodeProbe
+from benchlib.publish.pages import verdict_tables
+from benchlib.records import flags
+from benchlib.workloads.node_probe import NodeProbeResult
+
+PROBE = {"status": "ok", "benchmark": "probe_node", "cluster": "c", "host": "n1", "gpu": "cpu",
+         "device": "cpu", "matmul_tflops_fp32": 0.02, "mamf_tflops_fp32": 0.1}
+RUN = {"status": "ok", "benchmark": "train", "cluster": "c", "host": "n1", "gpu": "cpu",
+       "model": "resnet18", "dataset": "synthetic", "batch_size": 8, "precision": "fp32",
+       "num_workers": 0, "num_devices": 1, "num_nodes": 1, "unit": "images/s",
+       "throughput": 10.0, "time_iteration_s": 0.8, "time_data_s": 0.0, "flags": "noisy"}
+
+
+def test_probe_headline_is_the_best_matmul_it_measured_sweep_included() -> None:
+    import torch
+
+    config = NodeProbeConfig(device="cpu", precisions=["fp32", "bf16"], matmul_size=64)
+    table = pd.DataFrame([
+        {"probe": "matmul", "setting": "fp32", "value": 0.017, "unit": "TFLOP/s", "note": ""},
+        {"probe": "matmul achievable", "setting": "fp32", "value": 0.18, "unit": "TFLOP/s",
+         "note": ""},
+        {"probe": "matmul", "setting": "bf16", "value": 0.034, "unit": "TFLOP/s", "note": ""},
+        {"probe": "matmul achievable", "setting": "bf16", "value": 0.04, "unit": "TFLOP/s",
+         "note": ""}])
+    result = NodeProbeResult(device=torch.device("cpu"), table=table,
+                             decode=pd.DataFrame(columns=["workers", "images_per_s"]))
+    record = NodeProbe().record_fields(config, result)
+    # the node page shows 180 GFLOP/s achieved: the "matmul peak" may not say 34
+    assert record["throughput"] == 0.18 and record["unit"] == "TFLOP/s (matmul peak)"
+
+
+def test_mfu_above_what_the_probe_reached_is_flagged() -> None:
+    over = judge(pd.Series({**RUN, "achieved_tflops": 0.15}), pd.Series(PROBE))
+    assert over["mfu_achievable"] > 1
+    assert flags.of(over["flags"]) == ["noisy", "mfu_over_100"]
+    assert "probe" in flags.explain(pd.DataFrame([{"flags": over["flags"]}]))[-1]
+    under = judge(pd.Series({**RUN, "achieved_tflops": 0.05}), pd.Series(PROBE))
+    assert flags.of(under["flags"]) == ["noisy"]
+    judged = verdicts(pd.DataFrame([PROBE, {**RUN, "achieved_tflops": 0.15}]))
+    assert judged["flags"].tolist() == ["noisy,mfu_over_100"]
+    assert "flags" in verdict_tables.verdict_table(judged)
