@@ -62,3 +62,13 @@ def test_mamf_note_says_how_many_calls_the_budget_left() -> None:
     assert full.calls == 3 and full.calls_text(3) == "each the best of 3 calls"
     triad = achievable.triad_gbps(torch.device("cpu"), 12 << 10, 4, 0, 0.0)
     assert triad.tried == triad.calls == 1  # one call timed, not the 4 asked for
+
+
+def test_memory_bytes_too_small_to_measure_memory_is_refused() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    for tiny in (1, 11, 4096):  # 1 byte copied nothing and the probe said 0 GB/s
+        with pytest.raises(ValidationError, match="memory_bytes"):
+            NodeProbeConfig(device="cpu", memory_bytes=tiny)
+    assert NodeProbeConfig(device="cpu", memory_bytes=1 << 20).memory_bytes == 1 << 20
