@@ -29,7 +29,14 @@ import pandas as pd
 
 from benchlib.analysis import diagnose_verdict, intervals
 from benchlib.analysis.diagnose_rounds import rounds_text
-from benchlib.analysis.diagnose_text import UNIT, loss_text, step_change, switch_change, worker_change
+from benchlib.analysis.diagnose_text import (
+    UNIT,
+    against_best,
+    loss_text,
+    step_change,
+    switch_change,
+    worker_change,
+)
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
 from benchlib.errors import InputError
@@ -321,9 +328,8 @@ def recommendation(found: Diagnosis) -> str:
     parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} "
              f"({runs_text(user)}) with your setting ({user.rung.label}, {plan.precision}"
              f"{', channels_last' if plan.channels_last else ''}), "
-             f"{user.speed / best.speed:.2f}x its best here ({best.speed:,.1f} {unit}, "
-             f"{runs_text(best)}: "
-             f"{best.rung.label})."]
+             + against_best(user.speed / best.speed, f"{best.speed:,.1f} {unit}, "
+                            f"{runs_text(best)}: {best.rung.label}") + "."]
     if found.verdict:
         parts.append(f"Your runs are {found.verdict}: {found.reason}.")
     biggest = found.biggest
