@@ -72,3 +72,16 @@ def test_memory_bytes_too_small_to_measure_memory_is_refused() -> None:
         with pytest.raises(ValidationError, match="memory_bytes"):
             NodeProbeConfig(device="cpu", memory_bytes=tiny)
     assert NodeProbeConfig(device="cpu", memory_bytes=1 << 20).memory_bytes == 1 << 20
+
+
+def test_verdict_labels_tell_apart_runs_of_one_dataset() -> None:
+    runs = [{**RUN, "achieved_tflops": 0.01, "synthetic_kind": "device", "num_workers": 0},
+            {**RUN, "achieved_tflops": 0.01, "synthetic_kind": "loader", "num_workers": 1},
+            {**RUN, "achieved_tflops": 0.01, "dataset": "real", "data_source": "memory",
+             "synthetic_kind": "", "num_workers": 1},
+            {**RUN, "achieved_tflops": 0.01, "dataset": "real", "data_source": "disk",
+             "synthetic_kind": "", "num_workers": 2}]
+    judged = verdicts(pd.DataFrame([PROBE, *runs]))
+    labels = verdict_tables.run_labels(judged).tolist()
+    # a diagnose ladder's rungs were all "synthetic" or "real": four runs, two labels
+    assert len(set(labels)) == 4, labels

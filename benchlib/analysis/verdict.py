@@ -303,8 +303,9 @@ def verdicts(df: pd.DataFrame) -> pd.DataFrame:
     """One verdict per finished benchmark run of ``df`` (probes taken from ``df`` itself)."""
     found = probes(df)
     runs = analysis.benchmarks(analysis.ok(df))
-    described = [c for c in ("source", "cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
-                             "precision", "num_workers", "num_devices", "throughput", "unit")
+    described = [c for c in ("source", "cluster", "gpu", "benchmark", "model", "dataset",
+                             "synthetic_kind", "data_source", "batch_size", "precision",
+                             "num_workers", "num_devices", "throughput", "unit")
                  if c in runs]
     latest = _latest_probes(found)
     rows = [{**{c: run[c] for c in described}, **judge(run, _probe_of(run, found, latest))}

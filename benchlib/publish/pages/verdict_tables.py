@@ -18,8 +18,8 @@ FIGURES = ("data_wait_share", "mfu", "mfu_achievable", "throttled_share",
 
 def run_labels(judged: pd.DataFrame) -> pd.Series:
     """A short label per run from the columns that vary (devices written as ``2 dev``)."""
-    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
-                  "num_devices"]
+    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "synthetic_kind",
+                  "data_source", "num_workers", "batch_size", "precision", "num_devices"]
     varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
