@@ -85,3 +85,12 @@ def test_verdict_labels_tell_apart_runs_of_one_dataset() -> None:
     labels = verdict_tables.run_labels(judged).tolist()
     # a diagnose ladder's rungs were all "synthetic" or "real": four runs, two labels
     assert len(set(labels)) == 4, labels
+
+
+def test_a_probe_s_empty_precision_is_not_named_as_the_one_precision() -> None:
+    from benchlib.publish.pages.summary import missing
+
+    said = missing(pd.DataFrame([{**PROBE, "precision": "", "batch_size": None}]))
+    assert not any("()" in line for line in said), said  # was "One precision only ()"
+    both = missing(pd.DataFrame([{**PROBE, "precision": ""}, RUN]))
+    assert "One precision only (fp32): no comparison across precisions." in both
