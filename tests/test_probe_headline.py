@@ -94,3 +94,11 @@ def test_a_probe_s_empty_precision_is_not_named_as_the_one_precision() -> None:
     assert not any("()" in line for line in said), said  # was "One precision only ()"
     both = missing(pd.DataFrame([{**PROBE, "precision": ""}, RUN]))
     assert "One precision only (fp32): no comparison across precisions." in both
+
+
+def test_the_ceilings_say_which_matmul_is_one_shape_and_which_the_sweep() -> None:
+    from benchlib.analysis.verdict import ceilings
+
+    figures = ceilings(pd.DataFrame([PROBE]))["figure"].tolist()
+    assert figures[:2] == ["matmul fp32 (one square shape)",
+                           "achievable matmul fp32 (best of a sweep of shapes)"]

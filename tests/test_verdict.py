@@ -125,8 +125,8 @@ RUN = {"status": "ok", "benchmark": "train", "cluster": "c", "host": "n1", "gpu"
 
 def test_ceilings_against_the_datasheet() -> None:
     table = ceilings(pd.DataFrame([PROBE])).set_index("figure")
-    assert table.loc["matmul bf16", "datasheet"] == 989.4
-    assert table.loc["matmul bf16", "of_datasheet"] == pytest.approx(700 / 989.4)
+    assert table.loc["matmul bf16 (one square shape)", "datasheet"] == 989.4
+    assert table.loc["matmul bf16 (one square shape)", "of_datasheet"] == pytest.approx(700 / 989.4)
     assert table.loc["device memory (copy)", "of_datasheet"] == pytest.approx(2900 / 3350)
     assert table.loc["host to device (pinned)", "of_datasheet"] == pytest.approx(53 / 63)
     assert pd.isna(table.loc["read + JPEG decode from data_dir (best worker count)", "datasheet"])
@@ -313,7 +313,7 @@ def test_plots_of_ceilings_and_verdicts() -> None:
     figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     decode = "read + JPEG decode from data_dir (best worker count)"
-    assert "matmul bf16" in labels and decode not in labels  # no sheet
+    assert "matmul bf16 (one square shape)" in labels and decode not in labels  # no sheet
     table = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "batch_size": 128}]))
     labels = [t.get_text() for t in verdict_plot(table).axes[0].get_yticklabels()]
     assert any(label.endswith("[data-bound]") for label in labels)

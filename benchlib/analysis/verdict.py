@@ -31,10 +31,10 @@ DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
 #: Probe figures compared with datasheet columns: (record column, datasheet column, label, unit).
 CEILINGS = (
-    ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32", "TFLOP/s"),
-    ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32", "TFLOP/s"),
-    ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16", "TFLOP/s"),
-    ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16", "TFLOP/s"),
+    ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16 (one square shape)", "TFLOP/s"),
     ("mamf_tflops_fp32", "fp32_tflops", "achievable matmul fp32 (best of a sweep of shapes)", "TFLOP/s"),
     ("mamf_tflops_tf32", "tf32_tflops", "achievable matmul tf32 (best of a sweep of shapes)", "TFLOP/s"),
     ("mamf_tflops_fp16", "fp16_tflops", "achievable matmul fp16 (best of a sweep of shapes)", "TFLOP/s"),
