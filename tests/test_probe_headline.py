@@ -102,3 +102,22 @@ def test_the_ceilings_say_which_matmul_is_one_shape_and_which_the_sweep() -> Non
     figures = ceilings(pd.DataFrame([PROBE]))["figure"].tolist()
     assert figures[:2] == ["matmul fp32 (one square shape)",
                            "achievable matmul fp32 (best of a sweep of shapes)"]
+
+
+def test_nodes_are_compared_only_with_nodes_of_the_same_device_model() -> None:
+    from benchlib.analysis.verdict import nodes_compared
+
+    sxm = {**PROBE, "gpu": "H100", "device": "cuda", "device_name": "NVIDIA H100 80GB HBM3",
+           "mamf_tflops_bf16": 800.0}
+    nodes = pd.DataFrame([{**sxm, "host": "s1"}, {**sxm, "host": "s2", "mamf_tflops_bf16": 760.0},
+                          {**sxm, "host": "p1", "device_name": "NVIDIA H100 PCIe",
+                           "mamf_tflops_bf16": 500.0},
+                          {**PROBE, "host": "c1", "device_name": "AMD EPYC 7763"},
+                          {**PROBE, "host": "c2", "device_name": "Intel Xeon Gold 6148",
+                           "mamf_tflops_fp32": 0.05}])
+    found = nodes_compared(nodes)
+    bf16 = found[found["figure"].str.contains("bf16")].set_index("host")
+    assert bf16.loc["s2", "of_median"] == 760 / 780 and bf16.loc["s1", "nodes"] == 2
+    assert pd.isna(bf16.loc["p1", "of_median"])  # a PCIe card is not a slow SXM one
+    fp32 = found[found["figure"].str.contains("fp32")].set_index("host")
+    assert fp32.loc[["c1", "c2"], "of_median"].isna().all()  # two CPU models: no peers, not 'half its peers'

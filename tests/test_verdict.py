@@ -176,7 +176,8 @@ def test_nodes_are_compared_on_what_each_reaches_among_their_own_gpu_model() -> 
     nodes = pd.DataFrame([{**PROBE, "host": "n1", "mamf_tflops_bf16": 800.0},
                           {**PROBE, "host": "n2", "mamf_tflops_bf16": 760.0},
                           {**PROBE, "host": "n3", "mamf_tflops_bf16": 720.0},
-                          {**PROBE, "host": "a1", "gpu": "A100", "mamf_tflops_bf16": 280.0}])
+                          {**PROBE, "host": "a1", "gpu": "A100",
+                           "device_name": "NVIDIA A100-SXM4-80GB", "mamf_tflops_bf16": 280.0}])
     found = nodes_compared(nodes).set_index("host")
     assert found.loc["n3", "of_median"] == pytest.approx(720 / 760)
     assert found.loc["n1", "nodes"] == 3

@@ -97,13 +97,17 @@ def nodes_compared(df: pd.DataFrame) -> pd.DataFrame:
     if found.empty or "host" not in keys:
         return pd.DataFrame(columns=[*keys, "figure", "value", "of_median", "nodes"])
     latest = found.groupby("host", sort=False, dropna=False).tail(1)
+    # the exact model (device_name: H100 PCIe is not H100 SXM, an EPYC not a Xeon), else gpu
+    fallback = latest["gpu"] if "gpu" in keys else latest["host"]
+    named = latest.get("device_name", pd.Series("", index=latest.index)).fillna("").astype(str)
+    latest = latest.assign(_model=named.where(named != "", fallback.astype(str)))
     rows = []
     for column, label in REACHED:
         if column not in latest:
             continue
         values = pd.to_numeric(latest[column], errors="coerce")
         for _, same in latest.assign(value=values).dropna(subset=["value"]).groupby(
-                "gpu" if "gpu" in keys else "host", sort=False, dropna=False):
+                "_model", sort=False, dropna=False):
             median = same["value"].median()
             for _, node in same.iterrows():
                 rows.append({**{k: node[k] for k in keys}, "figure": label,
