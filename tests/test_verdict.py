@@ -81,7 +81,8 @@ def test_node_probe_on_the_cpu(image_dir, tmp_path) -> None:
     assert "18 files" in table.loc[("read", "data_dir MB/s"), "note"]
     record = make_record(config, result)
     assert record["benchmark"] == "probe_node" and record["unit"] == "TFLOP/s (matmul peak)"
-    assert record["throughput"] == max(record["matmul_tflops_fp32"], record["matmul_tflops_bf16"])
+    assert record["throughput"] == max(record[f"{kind}_tflops_{p}"] for kind in ("matmul", "mamf")
+                                       for p in ("fp32", "bf16"))
     assert record["decode_best_workers"] in (0, 1) and record["read_MBps"] > 0
     assert record["matmul_tflops_tf32"] is None and record["h2d_pinned_GBps"] is None
     assert record["env_data_fs"]
@@ -124,8 +125,8 @@ RUN = {"status": "ok", "benchmark": "train", "cluster": "c", "host": "n1", "gpu"
 
 def test_ceilings_against_the_datasheet() -> None:
     table = ceilings(pd.DataFrame([PROBE])).set_index("figure")
-    assert table.loc["matmul bf16 (one square size)", "datasheet"] == 989.4
-    assert table.loc["matmul bf16 (one square size)", "of_datasheet"] == pytest.approx(700 / 989.4)
+    assert table.loc["matmul bf16 (one square shape)", "datasheet"] == 989.4
+    assert table.loc["matmul bf16 (one square shape)", "of_datasheet"] == pytest.approx(700 / 989.4)
     assert table.loc["device memory (copy)", "of_datasheet"] == pytest.approx(2900 / 3350)
     assert table.loc["host to device (pinned)", "of_datasheet"] == pytest.approx(53 / 63)
     assert pd.isna(table.loc["read + JPEG decode from data_dir (best worker count)", "datasheet"])
@@ -175,7 +176,8 @@ def test_nodes_are_compared_on_what_each_reaches_among_their_own_gpu_model() -> 
     nodes = pd.DataFrame([{**PROBE, "host": "n1", "mamf_tflops_bf16": 800.0},
                           {**PROBE, "host": "n2", "mamf_tflops_bf16": 760.0},
                           {**PROBE, "host": "n3", "mamf_tflops_bf16": 720.0},
-                          {**PROBE, "host": "a1", "gpu": "A100", "mamf_tflops_bf16": 280.0}])
+                          {**PROBE, "host": "a1", "gpu": "A100",
+                           "device_name": "NVIDIA A100-SXM4-80GB", "mamf_tflops_bf16": 280.0}])
     found = nodes_compared(nodes).set_index("host")
     assert found.loc["n3", "of_median"] == pytest.approx(720 / 760)
     assert found.loc["n1", "nodes"] == 3
@@ -312,7 +314,7 @@ def test_plots_of_ceilings_and_verdicts() -> None:
     figure = ceilings_plot(ceilings(pd.DataFrame([PROBE])))
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     decode = "read + JPEG decode from data_dir (best worker count)"
-    assert "matmul bf16 (one square size)" in labels and decode not in labels  # no sheet
+    assert "matmul bf16 (one square shape)" in labels and decode not in labels  # no sheet
     table = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "batch_size": 128}]))
     labels = [t.get_text() for t in verdict_plot(table).axes[0].get_yticklabels()]
     assert any(label.endswith("[data-bound]") for label in labels)

@@ -20,6 +20,7 @@ throttled run is ``unreliable`` (:func:`benchlib.records.flags.disturbed`) and g
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,14 @@ import pandas as pd
 
 from benchlib.analysis import diagnose_verdict, intervals
 from benchlib.analysis.diagnose_rounds import rounds_text
-from benchlib.analysis.diagnose_text import UNIT, loss_text, step_change, switch_change, worker_change
+from benchlib.analysis.diagnose_text import (
+    UNIT,
+    against_best,
+    loss_text,
+    step_change,
+    switch_change,
+    worker_change,
+)
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
 from benchlib.errors import InputError
@@ -232,16 +240,30 @@ class Diagnosis:
 
 def user_verdict(df: pd.DataFrame, plan: Plan, user: RungSpeed | None) -> tuple[str, str]:
     """The bottleneck verdict (:func:`benchlib.analysis.verdict.judge`) most of the user's runs
-    got, and the reason of the first of them."""
+    got, and the reason of the one of them nearest the rung's geometric-mean speed, judged at
+    that speed (its MFU scaled to it), so the paragraph's MFU is that of the speed it states."""
     if user is None:
         return "", ""
     probe_runs = probes(df)
     probe = probe_runs.iloc[-1] if len(probe_runs) else None
-    judged = [judge(run, probe) for _, run in rung_runs(df, plan, user.rung).iterrows()]
+    runs = [run for _, run in rung_runs(df, plan, user.rung).iterrows()]
+    judged = [judge(run, probe) for run in runs]
     if not judged:
         return "", ""
     common = Counter(j["verdict"] for j in judged).most_common(1)[0][0]
-    return str(common), str(next(j["reason"] for j in judged if j["verdict"] == common))
+    alike = [run for run, j in zip(runs, judged, strict=True) if j["verdict"] == common]
+    run = min(alike, key=lambda r: abs(math.log(_positive(r.get("throughput")) / user.speed)))
+    scale = user.speed / _positive(run.get("throughput"))
+    at_mean = run.copy()
+    at_mean["throughput"] = user.speed
+    if pd.notna(pd.to_numeric(run.get("achieved_tflops"), errors="coerce")):
+        at_mean["achieved_tflops"] = float(run["achieved_tflops"]) * scale
+    return str(common), str(judge(at_mean, probe)["reason"])
+
+
+def _positive(value: object) -> float:
+    number = pd.to_numeric(value, errors="coerce")
+    return float(number) if pd.notna(number) and number > 0 else 1e-12
 
 
 def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
@@ -321,9 +343,8 @@ def recommendation(found: Diagnosis) -> str:
     parts = [f"{plan.model} {plan.benchmark} on this node: {user.speed:,.1f} {unit} "
              f"({runs_text(user)}) with your setting ({user.rung.label}, {plan.precision}"
              f"{', channels_last' if plan.channels_last else ''}), "
-             f"{user.speed / best.speed:.2f}x its best here ({best.speed:,.1f} {unit}, "
-             f"{runs_text(best)}: "
-             f"{best.rung.label})."]
+             + against_best(user.speed / best.speed, f"{best.speed:,.1f} {unit}, "
+                            f"{runs_text(best)}: {best.rung.label}") + "."]
     if found.verdict:
         parts.append(f"Your runs are {found.verdict}: {found.reason}.")
     biggest = found.biggest

@@ -95,3 +95,17 @@ def steps_frame(steps: pd.DataFrame) -> pd.DataFrame:
                      "verdict": row["verdict"] + (f": {row['unreliable']}" if row["unreliable"]
                                                   else "")})
     return pd.DataFrame(rows)
+
+
+#: Said where the user's setting measured faster than the fastest device rung, which should
+#: be the best this node does for the model: the runs' noise, not a gain.
+ABOVE_BEST = ("faster than the rung that should be the fastest here: the runs were disturbed or "
+              "their repeats disagree (run again on an idle node)")
+
+
+def against_best(ratio: float, best: str) -> str:
+    """``0.43x its best here (BEST)``, or where the setting measured faster than the best rung,
+    the ratio to that rung with :data:`ABOVE_BEST` instead of calling the slower rung the best."""
+    if ratio <= 1.005:
+        return f"{ratio:.2f}x its best here ({best})"
+    return f"{ratio:.2f}x the speed with data made on the device ({best}), {ABOVE_BEST}"

@@ -31,10 +31,10 @@ DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
 #: Probe figures compared with datasheet columns: (record column, datasheet column, label, unit).
 CEILINGS = (
-    ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32 (one square size)", "TFLOP/s"),
-    ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32 (one square size)", "TFLOP/s"),
-    ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16 (one square size)", "TFLOP/s"),
-    ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16 (one square size)", "TFLOP/s"),
+    ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16 (one square shape)", "TFLOP/s"),
+    ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16 (one square shape)", "TFLOP/s"),
     ("mamf_tflops_fp32", "fp32_tflops", "achievable matmul fp32 (best of a sweep of shapes)", "TFLOP/s"),
     ("mamf_tflops_tf32", "tf32_tflops", "achievable matmul tf32 (best of a sweep of shapes)", "TFLOP/s"),
     ("mamf_tflops_fp16", "fp16_tflops", "achievable matmul fp16 (best of a sweep of shapes)", "TFLOP/s"),
@@ -97,13 +97,17 @@ def nodes_compared(df: pd.DataFrame) -> pd.DataFrame:
     if found.empty or "host" not in keys:
         return pd.DataFrame(columns=[*keys, "figure", "value", "of_median", "nodes"])
     latest = found.groupby("host", sort=False, dropna=False).tail(1)
+    # the exact model (device_name: H100 PCIe is not H100 SXM, an EPYC not a Xeon), else gpu
+    fallback = latest["gpu"] if "gpu" in keys else latest["host"]
+    named = latest.get("device_name", pd.Series("", index=latest.index)).fillna("").astype(str)
+    latest = latest.assign(_model=named.where(named != "", fallback.astype(str)))
     rows = []
     for column, label in REACHED:
         if column not in latest:
             continue
         values = pd.to_numeric(latest[column], errors="coerce")
         for _, same in latest.assign(value=values).dropna(subset=["value"]).groupby(
-                "gpu" if "gpu" in keys else "host", sort=False, dropna=False):
+                "_model", sort=False, dropna=False):
             median = same["value"].median()
             for _, node in same.iterrows():
                 rows.append({**{k: node[k] for k in keys}, "figure": label,
@@ -290,7 +294,10 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
                 reason += ("; above 100 % of what the probe reached: its matrix multiplies did "
                            "not find this device's ceiling (probe again with a larger "
                            "matmul_size or probe_time_s)")
-    return {"verdict": verdict, "reason": reason, "data_wait_share": wait_share,
+    over = (used["mfu_achievable"] or 0) > 1
+    return {"verdict": verdict, "reason": reason,
+            "flags": flags.join([*flags.of(run), *(["mfu_over_100"] if over else [])]),
+            "data_wait_share": wait_share,
             "demand_per_device": demand, "loader_capacity_per_device": capacity,
             "achieved_tflops_per_device": achieved / devices if achieved else None,
             **used, "throttled_share": throttled}
@@ -300,8 +307,9 @@ def verdicts(df: pd.DataFrame) -> pd.DataFrame:
     """One verdict per finished benchmark run of ``df`` (probes taken from ``df`` itself)."""
     found = probes(df)
     runs = analysis.benchmarks(analysis.ok(df))
-    described = [c for c in ("source", "cluster", "gpu", "benchmark", "model", "dataset", "batch_size",
-                             "precision", "num_workers", "num_devices", "throughput", "unit")
+    described = [c for c in ("source", "cluster", "gpu", "benchmark", "model", "dataset",
+                             "synthetic_kind", "data_source", "batch_size", "precision",
+                             "num_workers", "num_devices", "throughput", "unit")
                  if c in runs]
     latest = _latest_probes(found)
     rows = [{**{c: run[c] for c in described}, **judge(run, _probe_of(run, found, latest))}

@@ -85,8 +85,9 @@ class Compare(Command):
             show(f"warning: {warning}")
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                              "base_runs", "new_runs", "flags") if c in compared]
-        print("NEW / BASE speed per configuration; low-high: 95 % interval from the repeats "
-              "(Welch t over each side's runs); a within-run interval never decides")
+        print("NEW / BASE speed per configuration; base, new: " + GEOMEAN + "; low-high: 95 % "
+              "interval from the repeats (Welch t over each side's runs); a within-run interval "
+              "never decides")
         with pd.option_context("display.width", 200, "display.max_rows", 1000,
                                "display.max_colwidth", 70):
             show(compared[shown].to_string(index=False, na_rep=""))
@@ -97,6 +98,11 @@ class Compare(Command):
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
+
+
+#: What the base and new columns are: the index and the tables show the median of the same runs.
+GEOMEAN = ("geometric mean of each side's runs (the report's index and throughput tables show "
+           "their median)")
 
 
 def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
@@ -122,8 +128,9 @@ def show_energy(base: object, new: object, threshold: float) -> None:
     if compared.empty:
         return
     unit = energy.frame_unit(comparisons.benchmarks(new)) or "samples/J"  # type: ignore[arg-type]
-    print(f"\nNEW / BASE energy efficiency ({unit}) per configuration; low-high: 95 % interval "
-          "from the repeats, as for speed; unknown: energy not measured (the reason says where)")
+    print(f"\nNEW / BASE energy efficiency ({unit}) per configuration; base, new: {GEOMEAN}; "
+          "low-high: 95 % interval from the repeats, as for speed; unknown: energy not measured "
+          "(the reason says where)")
     shown = compared.assign(
         base=compared["base"].map(lambda v: energy.said(v, unit)),
         new=compared["new"].map(lambda v: energy.said(v, unit)),

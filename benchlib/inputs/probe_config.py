@@ -73,7 +73,9 @@ class NodeProbeConfig(CommonConfig):
     benchmark: Literal["probe_node"] = "probe_node"
     precisions: list[MatmulPrecision] = list(vocabulary.values(vocabulary.MatmulPrecision))
     matmul_size: PositiveInt = 8192
-    memory_bytes: PositiveInt = 1 << 30
+    #: At least 1 MiB: under 4 bytes the copy moved nothing and said 0 GB/s, under 12 the triad
+    #: counted bytes it was not given, and a few KiB time the call, not the memory.
+    memory_bytes: Annotated[int, Field(ge=1 << 20)] = 1 << 30
     transfer_bytes: PositiveInt = 256 << 20
     iterations: PositiveInt = 20
     warmup: NonNegativeInt = 3

@@ -58,14 +58,15 @@ class NodeProbe(Probe):
     def record_fields(self, config: NodeProbeConfig, result: NodeProbeResult,
                       allreduce: dict[str, object] | None = None,
                       **context: object) -> dict[str, object]:
-        """The best one-shape matmul TFLOP/s as throughput, one column per figure
+        """The best matmul TFLOP/s the probe measured (one shape or the sweep of shapes: the
+        "matmul peak", never below a figure the node page shows) as throughput, one column per figure
         (``matmul_tflops_<precision>``, the achievable ``mamf_tflops_<precision>``,
         ``memory_GBps``, ``triad_GBps``, ``h2d_pinned_GBps``, ..., ``decode_images_per_s_<n>w``,
         ``decode_memory_images_per_s``, ``read_MBps``); ``allreduce`` (that probe's record)
         adds its peak bus bandwidth."""
         matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
         mamf = {f"mamf_tflops_{p}": result.value("matmul achievable", p) for p in config.precisions}
-        measured = [v for v in matmul.values() if v is not None]
+        measured = [v for v in (*matmul.values(), *mamf.values()) if v is not None]
         record: dict[str, object] = {
             "benchmark": config.benchmark, "model": "node",
             "dataset": "real" if config.data_dir else "synthetic", "precision": "",

@@ -43,8 +43,9 @@ FLAGS: dict[str, str] = {
     "short": (f"the timed loop ran under {SHORT_SECONDS:g} s or fewer than {SHORT_ITERATIONS} "
               "iterations: too short to trust; raise iterations (with iterations: auto, raise "
               "max_time_s)"),
-    "mfu_over_100": ("model FLOPs utilization above 100 % of the probe's matmul peak: the probe "
-                     "did not reach the device's ceiling; re-run the node probe at full size"),
+    "mfu_over_100": ("model FLOPs utilization above 100 % of what the node probe reached (its "
+                     "best matmul in the run's precision): the probe did not find the device's "
+                     "ceiling; re-run the node probe with a larger matmul_size or probe_time_s"),
 }
 
 

@@ -30,11 +30,21 @@ SCALES = (1.25, 1.0, 0.75, 0.5)
 @dataclass(frozen=True)
 class Achieved:
     """The best throughput found and where: ``value`` (TFLOP/s or GB/s), ``shape`` (``m``,
-    ``n``, ``k``; empty for the triad) and how many shapes (or calls) were timed."""
+    ``n``, ``k``; empty for the triad), how many shapes (or calls) were timed, and ``calls``,
+    the fewest timed calls a shape (or the triad) got: below the repeats asked for where the
+    time budget ran out."""
 
     value: float
     shape: tuple[int, ...]
     tried: int
+    calls: int = 0
+
+    def calls_text(self, repeats: int) -> str:
+        """``each the best of 5 calls``, or how many the budget left where it cut them short."""
+        if self.calls >= repeats or not self.calls:
+            return f"each the best of {repeats} calls"
+        return (f"each the best of up to {repeats} calls (as few as {self.calls}: "
+                "probe_time_s ran out)")
 
     @property
     def shape_text(self) -> str:
@@ -51,25 +61,25 @@ def _sync(device: torch.device) -> None:
 
 
 def best_seconds(fn: Callable[[], object], device: torch.device, repeats: int, warmup: int,
-                 deadline: float) -> float:
+                 deadline: float) -> tuple[float, int]:
     """The shortest of up to ``repeats`` calls of ``fn``, each timed on its own between two
     device synchronisations, after up to ``warmup`` untimed calls; at least one timed call,
-    stopping early once ``time.perf_counter()`` passes ``deadline``."""
+    stopping early once ``time.perf_counter()`` passes ``deadline``; and how many were timed."""
     for _ in range(warmup):
         fn()
         _sync(device)
         if time.perf_counter() > deadline:
             break
-    best = float("inf")
+    best, calls = float("inf"), 0
     for _ in range(max(1, repeats)):
         _sync(device)
         start = time.perf_counter()
         fn()
         _sync(device)
-        best = min(best, time.perf_counter() - start)
+        best, calls = min(best, time.perf_counter() - start), calls + 1
         if time.perf_counter() > deadline:
             break
-    return best
+    return best, calls
 
 
 def shapes(base: int, largest: int) -> list[tuple[int, int, int]]:
@@ -88,21 +98,21 @@ def achievable_matmul(device: torch.device, dtype: torch.dtype, base: int, large
     ``base``, each the best of ``repeats`` calls after ``warmup``, until ``budget_s`` seconds
     are spent (at least one shape)."""
     deadline = time.perf_counter() + budget_s
-    best, where, tried = 0.0, (base, base, base), 0
+    best, where, tried, fewest = 0.0, (base, base, base), 0, repeats
     for m, n, k in shapes(base, largest):
         if tried and time.perf_counter() > deadline:
             break
         a = torch.randn(m, k, device=device).to(dtype)
         b = torch.randn(k, n, device=device).to(dtype)
         out = torch.empty(m, n, device=device, dtype=dtype)
-        seconds = best_seconds(lambda a=a, b=b, out=out: torch.mm(a, b, out=out), device,
-                               repeats, warmup, deadline)
-        tried += 1
+        seconds, calls = best_seconds(lambda a=a, b=b, out=out: torch.mm(a, b, out=out),
+                                      device, repeats, warmup, deadline)
+        tried, fewest = tried + 1, min(fewest, calls)
         rate = 2 * m * n * k / seconds / 1e12
         if rate > best:
             best, where = rate, (m, n, k)
         del a, b, out
-    return Achieved(best, where, tried)
+    return Achieved(best, where, tried, fewest)
 
 
 def triad_gbps(device: torch.device, nbytes: int, repeats: int, warmup: int,
@@ -114,6 +124,6 @@ def triad_gbps(device: torch.device, nbytes: int, repeats: int, warmup: int,
     b = torch.empty(count, dtype=torch.float32, device=device).fill_(1.0)
     c = torch.empty_like(b).fill_(2.0)
     a = torch.empty_like(b)
-    seconds = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), device, repeats, warmup,
-                           time.perf_counter() + budget_s)
-    return Achieved(3 * count * 4 / seconds / 1e9, (), repeats)
+    seconds, calls = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), device, repeats,
+                                  warmup, time.perf_counter() + budget_s)
+    return Achieved(3 * count * 4 / seconds / 1e9, (), calls, calls)

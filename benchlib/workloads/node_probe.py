@@ -246,7 +246,7 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
             f"{n}x{n} @ {n}x{n}{cut}")
         best = achievable_for(device, precision, n, config)
         add("matmul achievable", precision, best.value, "TFLOP/s",
-            f"best of {best.tried} shapes (MAMF), each the best of {config.mamf_repeats} calls: "
+            f"best of {best.tried} shapes (MAMF), {best.calls_text(config.mamf_repeats)}: "
             f"{best.shape_text}")
     nbytes = config.memory_bytes
     host = "" if cuda else " (host memory: no device)"

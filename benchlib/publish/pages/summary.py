@@ -123,6 +123,7 @@ def missing(df: pd.DataFrame) -> list[str]:
     for column, what in (("batch_size", "batch sizes"), ("gpu", "GPU types"),
                          ("precision", "precisions"), ("cluster", "clusters")):
         values = done[column].dropna() if column in done else pd.Series(dtype=object)
+        values = values[values.astype(str) != ""]  # a probe's precision is '', not a value
         if len(values) and values.nunique() < 2:  # runs without the column (probes) aside
             notes.append(f"One {column.replace('_', ' ')} only ({values.iloc[0]}): "
                          f"no comparison across {what}.")

@@ -18,8 +18,8 @@ FIGURES = ("data_wait_share", "mfu", "mfu_achievable", "throttled_share",
 
 def run_labels(judged: pd.DataFrame) -> pd.Series:
     """A short label per run from the columns that vary (devices written as ``2 dev``)."""
-    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "batch_size", "precision",
-                  "num_devices"]
+    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "synthetic_kind",
+                  "data_source", "num_workers", "batch_size", "precision", "num_devices"]
     varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
@@ -31,7 +31,9 @@ def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
     """The verdicts as a compact table: the run, its verdict and the figures behind it (shares
     as fractions, rounded); the reasons are in :func:`reasons`."""
     figures = [c for c in FIGURES if c in judged]
-    table = judged.assign(run=run_labels(judged))[["run", "throughput", "unit", "verdict", *figures]]
+    shown = ["run", "throughput", "unit", "verdict", *(["flags"] if "flags" in judged else []),
+             *figures]
+    table = judged.assign(run=run_labels(judged))[shown]
     return table.round({c: 3 for c in ("data_wait_share", "mfu", "mfu_achievable",
                                        "throttled_share")}
                        | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
@@ -72,7 +74,8 @@ def ceilings_display(table: pd.DataFrame) -> object:
 def verdict_display(judged: pd.DataFrame) -> object:
     """:func:`verdict_table` for people (shares as percentages, FLOP rates with units)."""
     table = judged.assign(run=run_labels(judged))
-    columns = ["run", "throughput", "unit", "verdict", *[c for c in FIGURES if c in judged]]
+    columns = ["run", "throughput", "unit", "verdict", *(["flags"] if "flags" in judged else []),
+               *[c for c in FIGURES if c in judged]]
     return present.by_unit(table[columns], "One verdict per run and the figures behind it",
                            keep=("run", "verdict"),
                            missing_reason="does not apply (no probe, no telemetry or no data "

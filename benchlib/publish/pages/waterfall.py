@@ -45,7 +45,8 @@ def waterfall_plot(found: analysis.Diagnosis) -> plt.Figure:
         labels.append(plain(f"{row.step}\n{row.label}"))
     user = found.user.speed if found.user else 0.0
     ax.barh(rows - 1, user, color=COLOURS["speed"])
-    ax.text(user, rows - 1, f"  {user:,.1f} {UNIT} ({user / top:.2f}x the best)", va="center",
+    said = "the best" if not top or user / top <= 1.005 else "the best: faster than it, noise"
+    ax.text(user, rows - 1, f"  {user:,.1f} {UNIT} ({user / top:.2f}x {said})", va="center",
             fontsize=9)
     labels.append(plain(f"yours\n{found.user.rung.label if found.user else ''}"))
     ax.set_yticks(range(rows), labels, fontsize=9)
