@@ -175,6 +175,13 @@ def test_selection_reads_and_checks_where_and_since() -> None:
         selection.parse_date("yesterday-ish")
 
 
+def test_the_same_where_key_twice_selects_either_value_as_results_and_compare_do() -> None:
+    runs = _nights(nights=4, step=None, driver_at=None, nodes=("node001", "node002", "node017"))
+    where = selection.parse_where(["host=node001", "host=node017"])
+    assert where == {"host": ["node001", "node017"]}
+    assert set(selection.select(runs, where)["host"]) == {"node001", "node017"}
+
+
 def _write_nights(root: Path, runs: pd.DataFrame) -> None:
     for record in runs.to_dict("records"):
         night = record.pop("source").split("/")[1]
@@ -230,6 +237,14 @@ def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
     assert later.returncode == 0 and "0 change points" in later.stdout
     bad = _history(tmp_path, "--db", "catalog.sqlite", "--where", "colour=red")
     assert bad.returncode == 2 and "--where colour=red: unknown column 'colour'" in bad.stderr
+    either = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node001",
+                      "--where", "host=node017")
+    assert either.returncode == 1 and "histories of 32 runs" in either.stdout, either.stderr
+    none = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node9")
+    assert none.returncode == 2 and "match --where host=node9" in none.stderr, none.stderr
+    timed = _history(tmp_path, "--db", "catalog.sqlite", "--where", "since=2026-09-10")
+    assert timed.returncode == 2 and "--since" in timed.stderr, timed.stderr
+    assert "allowed" not in timed.stderr or ", since, until" not in timed.stderr
     both = _history(tmp_path, "nightly", "--db", "catalog.sqlite")
     assert both.returncode == 2 and "give results folders or --db, not both" in both.stderr
     configured = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "history"],

@@ -21,15 +21,31 @@ CONFIGURED_CATALOG = "$BENCHLIB_DB"
 DATE_FORMS = "ISO 8601, e.g. 2026-09-01 or 2026-09-01T02:00:00Z (UTC when no zone is given)"
 
 
-def parse_where(items: Sequence[str] | None) -> dict[str, str]:
-    """``["gpu=H100", "batch_size=64"]`` -> ``{"gpu": "H100", "batch_size": "64"}``."""
-    found: dict[str, str] = {}
+def parse_where(items: Sequence[str] | None) -> dict[str, str | list[str]]:
+    """``["gpu=H100", "batch_size=64"]`` -> ``{"gpu": "H100", "batch_size": "64"}``; the same
+    key twice selects either value (``{"host": ["node001", "node017"]}``), as ``benchlib
+    results --where`` and ``compare`` selections do. ``since``/``until`` are options
+    (``--since``), not keys."""
+    found: dict[str, str | list[str]] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
             raise InputError(f"--where {item}: give KEY=VALUE, e.g. --where gpu=H100")
-        found[key.strip()] = value.strip()
+        if key in ("since", "until"):
+            raise InputError(f"--where {item}: a time bound is an option: --since DATE")
+        if key in found:
+            had = found[key]
+            found[key] = [*(had if isinstance(had, list) else [had]), value]
+        else:
+            found[key] = value
     return found
+
+
+def said(where: Mapping[str, object]) -> str:
+    """``where`` as the ``--where`` options that give it."""
+    return " ".join(f"--where {key}={value}" for key, values in where.items()
+                    for value in (values if isinstance(values, list) else [values]))
 
 
 def parse_date(text: str | None, option: str = "--since") -> pd.Timestamp | None:
@@ -62,7 +78,7 @@ def _matches(values: pd.Series, wanted: str) -> pd.Series:
         values) else values.astype(str) == wanted
 
 
-def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
+def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
            since: pd.Timestamp | None = None, until: pd.Timestamp | None = None) -> pd.DataFrame:
     """The runs of ``df`` whose columns hold ``where``'s values and that started from
     ``since`` and before ``until`` (:func:`benchlib.analysis.regression.run_times`)."""
@@ -72,7 +88,11 @@ def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
         if key not in allowed:
             raise InputError(f"--where {key}={value}: no such key in these records; keys: "
                              f"{', '.join(allowed)}")
-        chosen &= _matches(df[key], value)
+        wanted = value if isinstance(value, list) else [value]
+        either = pd.Series(False, index=df.index)
+        for one in wanted:
+            either |= _matches(df[key], one)
+        chosen &= either
     df = df[chosen]
     if since is not None or until is not None:
         times = run_times(df)

@@ -42,10 +42,11 @@ class Selection:
         return " ".join(said) or "every record"
 
 
-def allowed_keys() -> str:
-    """The selection keys, in words (for a message naming a bad one)."""
+def allowed_keys(times: bool = True) -> str:
+    """The selection keys, in words (for a message naming a bad one); ``since`` and ``until``
+    only where they are keys (a typed selection), not for a ``where`` mapping."""
     return (", ".join(sorted(tables.typed_columns())) + ", a column family of docs/record.md "
-            "(env_driver, time_forward_s, ...), since, until")
+            "(env_driver, time_forward_s, ...)" + (", since, until" if times else ""))
 
 
 def _coerce(key: str, value: object) -> object:
@@ -55,7 +56,10 @@ def _coerce(key: str, value: object) -> object:
         return [_coerce(key, v) for v in value]
     column = schema.column(key)
     if column is None:
-        raise CatalogError(f"selection: unknown column {key!r}; allowed: {allowed_keys()}")
+        raise CatalogError(f"selection: unknown column {key!r}; allowed: "
+                           f"{allowed_keys(times=False)}"
+                           + ("; a time bound is its own argument (since=, until=)"
+                              if key in TIME_KEYS else ""))
     if not isinstance(value, str):
         return value
     try:

@@ -99,8 +99,9 @@ def records(args: argparse.Namespace):
                              f"{str(error).removeprefix('selection: ')}") from None
         frame = benchlib.load(db=args.db, where=where or None, since=since)
         if frame.empty:
-            raise InputError(f"--db: no runs in the catalog match {where or 'anything'}"
-                             f"{f' since {since}' if since is not None else ''}")
+            chosen = [*([selection.said(where)] if where else []),
+                      *([f"--since {args.since}"] if args.since else [])]
+            raise InputError(f"--db: no runs in the catalog match {' '.join(chosen)}")
         return frame
     frame = pd.concat([load_records(root) for root in args.roots], ignore_index=True)
     frame = selection.select(frame, where, since)
