@@ -245,6 +245,19 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path):
     assert "s3cr3t" not in str(raised.value)
 
 
+def test_a_password_in_the_query_and_a_malformed_url_never_show_the_password(tmp_path):
+    catalog = database.resolve("postgresql://bench@127.0.0.1:1/catalog?password=s3cr3t-pw")
+    assert "s3cr3t" not in catalog.shown and "password=***" in catalog.shown
+    with pytest.raises(CatalogError) as raised:
+        ingest.index([tmp_path], catalog)
+    assert "cannot use the catalog" in str(raised.value) and "s3cr3t" not in str(raised.value)
+    for url in ("postgresql://bench:s3cr3t-pw@127.0.0.1:notaport/catalog",
+                "postgresql://bench:s3cr3t-pw@[::1:1/catalog"):
+        with pytest.raises(CatalogError, match="is not a database URL") as raised:
+            database.resolve(url)
+        assert "s3cr3t" not in str(raised.value)
+
+
 def test_the_default_catalog_and_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("BENCHLIB_OUTPUTS", str(tmp_path / "out"))
     monkeypatch.delenv(database.DB_ENV, raising=False)
