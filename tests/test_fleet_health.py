@@ -230,6 +230,16 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert states and all(line in from_db.stdout for line in states)
 
 
+def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> None:
+    from benchlib.errors import InputError
+
+    assert fleet_actions.expected_nodes(["node[001-003,010],gpu7", " n9 ", "a[8-9]x"]) == [
+        "node001", "node002", "node003", "node010", "gpu7", "n9", "a8x", "a9x"]
+    for bad in ("a;b", "node[3-1]", "node[1-2", "$(id)"):
+        with pytest.raises(InputError, match=r"--expect .*node\[001-004\]"):
+            fleet_actions.expected_nodes([bad])
+
+
 @pytest.mark.parametrize(("args", "said"), [
     ((), "give one or more results folders"),
     (("outputs", "--window", "0"), "--window 0: give the validity window in days"),
@@ -238,6 +248,7 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     (("missing-folder",), "missing-folder' does not exist"),
     (("outputs", "--db", "x.sqlite"), "not both"),
     (("outputs", "--junit", ""), "--junit '': an empty path"),
+    (("outputs", "--expect", "a;b"), "--expect a;b: "),
 ])
 def test_bad_input_is_exit_2_naming_the_option(tmp_path, args, said) -> None:
     (tmp_path / "outputs").mkdir()

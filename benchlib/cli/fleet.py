@@ -45,7 +45,8 @@ class Fleet(Command):
                             help="validity window: a node without a run in the last DAYS days "
                             "is stale (default 7)")
         parser.add_argument("--expect", action="append", default=[], metavar="NODES",
-                            help="nodes that should have run (comma-separated; repeatable): "
+                            help="nodes that should have run (comma-separated host names or a Slurm "
+                            "node list such as node[001-004]; repeatable): "
                             "one without a run is missing")
         parser.add_argument("--drain-list", action="store_true",
                             help="print `scontrol update nodename=... state=drain reason=...` "
@@ -63,7 +64,7 @@ class Fleet(Command):
         if not (math.isfinite(window) and 0 < window <= MAX_WINDOW_DAYS):
             raise InputError(f"--window {args.window:g}: give the validity window in days, "
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
-        expected = [n.strip() for text in args.expect for n in text.split(",") if n.strip()]
+        expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
         states = fleet_health.node_states(fleet_records(args.roots, args.db),
                                           window_days=window, expected=expected)
