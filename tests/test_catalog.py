@@ -208,6 +208,11 @@ def test_an_older_catalog_is_refused_then_migrated(tmp_path, folder):
         connection.execute(sa.update(tables.META).values(value="99"))
     with pytest.raises(CatalogError, match="newer than this benchlib"):
         benchlib.load(db=db)
+    with engine.begin() as connection:
+        connection.execute(sa.update(tables.META).values(value="abc"))  # damaged by hand
+    for read in (lambda: benchlib.load(db=db), lambda: _index([folder], db)):
+        with pytest.raises(CatalogError, match=r"record_schema_version 'abc', not a version"):
+            read()
 
 
 def test_no_catalog_yet_says_how_to_make_one(tmp_path):
