@@ -114,6 +114,8 @@ def test_selections_pick_rows_by_column_and_time(db, folder):
         benchlib.load(db=db, where={"gpu_model": "V100"})
     with pytest.raises(CatalogError, match="num_devices='four'"):
         select.parse("num_devices=four")
+    with pytest.raises(CatalogError, match="no closing quotation; quote a value"):
+        select.parse("host='node 001 gpu=H100")
     with pytest.raises(CatalogError, match=r"unknown column 'since'.*own argument") as told:
         benchlib.load(db=db, where={"since": "2026-09-11"})
     assert ", since, until" not in str(told.value)  # not listed as a key it refuses

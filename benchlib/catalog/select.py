@@ -105,7 +105,11 @@ def selection(where: Mapping[str, object] | None = None, since: object = None,
 def parse(text: str | list[str]) -> Selection:
     """A selection as typed: ``"cluster=jade2 gpu=V100 since=2026-09-01"`` (or its words as a
     list); CatalogError (exit 2) naming a word that is not ``KEY=VALUE`` or an unknown key."""
-    words = shlex.split(text) if isinstance(text, str) else list(text)
+    try:
+        words = shlex.split(text) if isinstance(text, str) else list(text)
+    except ValueError as error:  # an unbalanced quote
+        raise CatalogError(f"selection: {text!r}: {str(error).lower()}; quote a value with "
+                           "spaces whole: host='node 001' gpu=H100") from None
     where: dict[str, object] = {}
     bounds: dict[str, str] = {}
     for word in words:
