@@ -121,6 +121,19 @@ def test_selections_pick_rows_by_column_and_time(db, folder):
     assert ", since, until" not in str(told.value)  # not listed as a key it refuses
 
 
+def test_since_and_until_compare_times_not_text(db, tmp_path):
+    root = tmp_path / "tz"
+    times = {"east": "2026-09-26T01:00:00+05:00",   # the 25th, 20:00 UTC
+             "west": "2026-09-25T20:00:00-05:00",   # the 26th, 01:00 UTC
+             "utc": "2026-09-26T00:00:00Z", "spaced": "2026-09-26 23:00:00"}
+    for index, (name, when) in enumerate(times.items()):
+        write_json_atomic(root / "night" / f"{name}.json", _new(index, started_at=when))
+    _index([root], db)
+    for read in (lambda **kw: benchlib.load(db=db, **kw), lambda **kw: benchlib.load(root, **kw)):
+        assert len(read(since="2026-09-26")) == 3 and len(read(until="2026-09-26")) == 1
+        assert len(read(since="2026-09-26T00:30", until="2026-09-27")) == 2
+
+
 def test_a_second_index_of_an_unchanged_tree_reads_nothing(db, folder):
     _index([folder], db)
     before = _sorted(benchlib.load(db=db))

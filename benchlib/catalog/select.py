@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -131,12 +131,20 @@ def _matches(frame: pd.DataFrame, chosen: Selection) -> pd.Series:
     for key, value in chosen.where.items():
         wanted = value if isinstance(value, list) else [value]
         keep &= frame[key].isin(wanted) if key in frame else False
-    started = frame["started_at"] if "started_at" in frame else pd.Series(None, index=frame.index)
-    if chosen.since:
-        keep &= started.notna() & (started.astype(str) >= chosen.since)
-    if chosen.until:
-        keep &= started.notna() & (started.astype(str) < chosen.until)
+    if chosen.since or chosen.until:
+        started = (_instants(frame["started_at"]) if "started_at" in frame
+                   else pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]"))
+        if chosen.since:
+            keep &= started.notna() & (started >= pd.Timestamp(chosen.since))
+        if chosen.until:
+            keep &= started.notna() & (started < pd.Timestamp(chosen.until))
     return keep
+
+
+def _instants(values: pd.Series) -> pd.Series:
+    """``started_at`` text as UTC instants (any offset, ``Z`` or none: UTC; NaT when not a
+    time), so a bound compares times, not text ("2026-09-26T01:00+05:00" is the 25th)."""
+    return pd.to_datetime(values.astype("string"), utc=True, errors="coerce", format="ISO8601")
 
 
 def narrowed(frame: pd.DataFrame, chosen: Selection) -> pd.DataFrame:
@@ -153,11 +161,19 @@ def _query(chosen: Selection) -> sa.Select:
         if key in r.c:
             query = query.where(r.c[key].in_(value) if isinstance(value, list)
                                 else r.c[key] == value)
+    # started_at is text as each record has it (offsets other than UTC, a space for "T"):
+    # the database narrows by text a day wider than asked, :func:`narrowed` by time.
     if chosen.since:
-        query = query.where(r.c.started_at >= chosen.since)
+        query = query.where(r.c.started_at >= _shifted(chosen.since, -1))
     if chosen.until:
-        query = query.where(r.c.started_at < chosen.until)
+        query = query.where(r.c.started_at < _shifted(chosen.until, 1))
     return query
+
+
+def _shifted(bound: str, days: int) -> str:
+    """The date of ``bound`` (ISO UTC text) ``days`` later, as text that sorts before every
+    time of that day in any form."""
+    return (datetime.fromisoformat(bound) + timedelta(days=days)).date().isoformat()
 
 
 def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
