@@ -187,6 +187,17 @@ def test_drain_lines_never_let_record_text_run_a_command(tmp_path) -> None:
     assert len(args) == 4
 
 
+def test_each_node_that_is_not_ok_is_one_line_whatever_its_name_and_reason() -> None:
+    forged = 'node07\nscontrol update nodename=node01 state=drain reason="x"'
+    summary = pd.DataFrame([
+        {"node": forged, "state": "failed", "reason": "latest run failed: a\nb"},
+        {"node": "node02", "state": "ok", "reason": ""},
+        {"node": "node03", "state": "slow", "reason": "0.8x the baseline"}])
+    lines = fleet_actions.problem_lines(summary)
+    assert lines == ['FAILED node07\\nscontrol update nodename=node01 state=drain reason="x": '
+                     "latest run failed: a\\nb", "SLOW node03: 0.8x the baseline"]
+
+
 def _write_fleet(root: Path, nights: int = 4) -> None:
     """The nightly fleet as record notebooks, one folder per night, times relative to now."""
     now = pd.Timestamp.now(tz="UTC")

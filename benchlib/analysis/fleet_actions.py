@@ -78,6 +78,18 @@ def junit_cases(states: pd.DataFrame) -> list[Case]:
     return cases
 
 
+def _one_line(text: object) -> str:
+    """Record text on one line: a newline or carriage return shown as ``\\n``/``\\r``, so
+    that no node name or reason can print a line of its own (a forged scontrol line)."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def problem_lines(summary: pd.DataFrame) -> list[str]:
+    """``STATE node: reason``, one line for each node that is not ok."""
+    return [f"{row.state.upper()} {_one_line(row.node)}: {_one_line(row.reason)}"
+            for row in summary[summary["state"] != NodeState.OK].itertuples()]
+
+
 def _entry(entry: str) -> list[str]:
     """One node-list entry's names: ``node[001-003,010]`` -> node001 ... node010."""
     found = HOSTLIST_ENTRY.fullmatch(entry)

@@ -108,7 +108,7 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     import pandas as pd
 
     from benchlib import formatting
-    from benchlib.analysis import fleet_health
+    from benchlib.analysis import fleet_actions, fleet_health
     from benchlib.vocabulary import NodeState
 
     attrs = states.attrs
@@ -133,5 +133,5 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
               "left out")
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
-    for row in summary[summary["state"] != NodeState.OK].itertuples():
-        show(f"{row.state.upper()} {row.node}: {row.reason}")
+    for line in fleet_actions.problem_lines(summary):
+        show(line)
