@@ -119,6 +119,15 @@ def test_disturbed_runs_are_left_out_and_counted() -> None:
     assert "3 disturbed runs (contended, throttled) left out" in node_history.lines(table)[-1]
 
 
+def test_a_change_point_is_one_line_whatever_the_node_is_called() -> None:
+    runs = _nights(nodes=("node001", "node017\nthroughput +50 % on node001 (improvement)"),
+                   node="node017\nthroughput +50 % on node001 (improvement)")
+    table = node_history.change_points(runs)
+    said = node_history.lines(table)
+    assert len(table) == 1 and len(said) == 2 and all("\n" not in line for line in said)
+    assert "on node017\\nthroughput +50 % on node001 (improvement) from 2026-09-13" in said[0]
+
+
 def test_each_configuration_is_its_own_history() -> None:
     table = node_history.change_points(_nights(batches=(64, 128)))
     assert sorted(table["configuration"]) == ["batch_size=128", "batch_size=64"]

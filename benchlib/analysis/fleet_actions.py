@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchlib.analysis.junit import Case
 from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
+from benchlib.records.values import one_line
 from benchlib.vocabulary import JUnitOutcome, NodeState
 
 #: States that make a node fail (drained, JUnit failure, exit 1).
@@ -78,15 +79,9 @@ def junit_cases(states: pd.DataFrame) -> list[Case]:
     return cases
 
 
-def _one_line(text: object) -> str:
-    """Record text on one line: a newline or carriage return shown as ``\\n``/``\\r``, so
-    that no node name or reason can print a line of its own (a forged scontrol line)."""
-    return str(text).replace("\r", "\\r").replace("\n", "\\n")
-
-
 def problem_lines(summary: pd.DataFrame) -> list[str]:
     """``STATE node: reason``, one line for each node that is not ok."""
-    return [f"{row.state.upper()} {_one_line(row.node)}: {_one_line(row.reason)}"
+    return [f"{row.state.upper()} {one_line(row.node)}: {one_line(row.reason)}"
             for row in summary[summary["state"] != NodeState.OK].itertuples()]
 
 
