@@ -121,6 +121,14 @@ def test_selections_pick_rows_by_column_and_time(db, folder):
     assert ", since, until" not in str(told.value)  # not listed as a key it refuses
 
 
+def test_a_folder_reached_through_a_symbolic_link_is_indexed_once(db, folder, tmp_path):
+    (tmp_path / "link").symlink_to(folder, target_is_directory=True)
+    first = _index([folder], db)
+    again = _index([tmp_path / "link"], db)
+    assert again.read == 0 and again.unchanged == first.looked and again.removed == 0
+    assert len(benchlib.load(db=db)) == len(benchlib.load(folder))
+
+
 def test_since_and_until_compare_times_not_text(db, tmp_path):
     root = tmp_path / "tz"
     times = {"east": "2026-09-26T01:00:00+05:00",   # the 25th, 20:00 UTC
