@@ -5,6 +5,7 @@ turn into commands, JUnit, and the command as a user meets it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -198,11 +199,12 @@ def test_each_node_that_is_not_ok_is_one_line_whatever_its_name_and_reason() -> 
                      "latest run failed: a\\nb", "SLOW node03: 0.8x the baseline"]
 
 
-def _write_fleet(root: Path, nights: int = 4) -> None:
-    """The nightly fleet as record notebooks, one folder per night, times relative to now."""
+def _write_fleet(root: Path, nights: int = 4, run_ids: bool = False) -> None:
+    """The nightly fleet as record notebooks, one folder per night, times relative to now
+    (each run with a ``run_id`` when ``run_ids``, as benchlib writes since schema 2)."""
     now = pd.Timestamp.now(tz="UTC")
-    for row in nightly(nights=nights, now=now):
-        record = {"schema_version": 1, **row}
+    for number, row in enumerate(nightly(nights=nights, now=now)):
+        record = {"schema_version": 1, **row, **({"run_id": f"{number:032x}"} if run_ids else {})}
         record.pop("source")
         name = f"{record['benchmark']}-{record['host']}.ipynb"
         write_record_notebook(root / record["campaign"] / name, record)
@@ -212,6 +214,16 @@ def _benchlib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([str(Path(sys.executable).with_name("benchlib")), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
+
+
+def test_a_copy_of_the_nights_changes_no_verdict(tmp_path) -> None:
+    _write_fleet(tmp_path / "nightly", nights=3, run_ids=True)
+    shutil.copytree(tmp_path / "nightly", tmp_path / "copy")
+    one = _benchlib("fleet", "nightly", cwd=tmp_path)
+    two = _benchlib("fleet", "nightly", "copy", cwd=tmp_path)
+    assert two.returncode == one.returncode
+    assert two.stdout.splitlines()[1:] == one.stdout.splitlines()[1:]  # the first: the time
+    assert "records repeat a run already read" in two.stderr
 
 
 def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:

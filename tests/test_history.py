@@ -191,6 +191,17 @@ def test_the_same_where_key_twice_selects_either_value_as_results_and_compare_do
     assert set(selection.select(runs, where)["host"]) == {"node001", "node017"}
 
 
+def test_a_campaign_copied_to_a_second_folder_counts_each_run_once(tmp_path: Path) -> None:
+    runs = _nights(nights=16, step=8, driver_at=8)
+    both = selection.once(pd.concat([runs, runs.assign(source="/copy" + runs["source"])]))
+    assert len(both) == len(runs) and both.attrs["repeated"] == len(runs)
+    _write_nights(tmp_path / "nightly", runs)
+    _write_nights(tmp_path / "copy", runs)
+    one, two = _history(tmp_path, "nightly"), _history(tmp_path, "nightly", "copy")
+    assert two.returncode == one.returncode == 1 and two.stdout == one.stdout, two.stdout
+    assert "32 records repeat a run already read" in two.stderr
+
+
 def _write_nights(root: Path, runs: pd.DataFrame) -> None:
     for record in runs.to_dict("records"):
         night = record.pop("source").split("/")[1]

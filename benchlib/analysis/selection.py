@@ -114,6 +114,17 @@ def identity(df: pd.DataFrame) -> pd.Series:
     return ids.fillna(sources)
 
 
+def once(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each run once: a record whose ``run_id`` an earlier row has (the same
+    campaign copied to a second folder, both indexed or read) is left out, so that a copy
+    never doubles a history's runs nor a node's recent runs. ``attrs["repeated"]``: how many."""
+    ids = identity(df)
+    repeated = ids.notna() & ids.duplicated()
+    kept = df[~repeated].reset_index(drop=True) if repeated.any() else df
+    kept.attrs = {**df.attrs, "repeated": int(repeated.sum())}
+    return kept
+
+
 def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     """The runs of ``others`` (earlier campaigns, a catalog's selection) of ``campaign``'s
     configurations on its nodes, less ``campaign``'s own runs: what a history of the campaign

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -57,7 +58,7 @@ class Fleet(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
-        from benchlib.analysis import fleet_actions, fleet_health, junit
+        from benchlib.analysis import fleet_actions, fleet_health, junit, selection
         from benchlib.records.paths import check_output_file
 
         window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
@@ -66,8 +67,11 @@ class Fleet(Command):
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
         expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
-        states = fleet_health.node_states(fleet_records(args.roots, args.db),
-                                          window_days=window, expected=expected)
+        found = selection.once(fleet_records(args.roots, args.db))
+        if found.attrs["repeated"]:
+            print(f"note: {found.attrs['repeated']} records repeat a run already read (the same "
+                  "run_id in another folder): each run counted once", file=sys.stderr)
+        states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_health.node_summary(states)
         print_states(states, summary)
         if args.drain_list:
