@@ -178,6 +178,8 @@ def test_selection_reads_and_checks_where_and_since() -> None:
     assert len(chosen) == 24 - 9
     with pytest.raises(InputError, match=r"--where colour=red: no such key.*keys: .*batch_size"):
         selection.select(runs, {"colour": "red"})
+    with pytest.raises(InputError, match=r"--where colour=red --where colour=blue: no such"):
+        selection.select(runs, {"colour": ["red", "blue"]})
     with pytest.raises(InputError, match="--where gpu: give KEY=VALUE"):
         selection.parse_where(["gpu"])
     with pytest.raises(InputError, match="--since yesterday-ish: not a date; give ISO 8601"):

@@ -86,7 +86,7 @@ def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
     chosen = pd.Series(True, index=df.index)
     for key, value in (where or {}).items():
         if key not in allowed:
-            raise InputError(f"--where {key}={value}: no such key in these records; keys: "
+            raise InputError(f"{said({key: value})}: no such key in these records; keys: "
                              f"{', '.join(allowed)}")
         wanted = value if isinstance(value, list) else [value]
         either = pd.Series(False, index=df.index)
