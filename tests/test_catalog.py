@@ -129,6 +129,17 @@ def test_a_folder_reached_through_a_symbolic_link_is_indexed_once(db, folder, tm
     assert len(benchlib.load(db=db)) == len(benchlib.load(folder))
 
 
+def test_compare_counts_a_run_indexed_from_two_folders_once(db, folder, tmp_path):
+    import shutil
+
+    _index([folder], db)
+    alone = [len(f) for _, f in select.pair(db, "until=2026-09-11", "since=2026-09-11")]
+    shutil.copytree(folder / "fake" / "night", tmp_path / "copy" / "night")
+    assert _index([tmp_path / "copy"], db).records == 3
+    both = [len(f) for _, f in select.pair(db, "until=2026-09-11", "since=2026-09-11")]
+    assert both == alone and alone[0] == 1
+
+
 def test_since_and_until_compare_times_not_text(db, tmp_path):
     root = tmp_path / "tz"
     times = {"east": "2026-09-26T01:00:00+05:00",   # the 25th, 20:00 UTC

@@ -234,9 +234,11 @@ def pair(db: str | Path | None, base: str | None, new: str | None
     if chosen[0] == chosen[1]:
         raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
                          "a campaign compared with itself certifies nothing")
+    from benchlib.analysis.selection import once
+
     found = []
     for option, selected in zip(("--base", "--new"), chosen, strict=True):
-        frame = from_catalog(db, selected)
+        frame = once(from_catalog(db, selected))  # a run indexed from two folders: once
         if frame.empty:
             raise InputError(f"compare: {option} {selected}: no records in the catalog "
                              f"{database.resolve(db).shown} match")
