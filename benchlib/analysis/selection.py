@@ -139,7 +139,7 @@ def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     if NODE in done and NODE in others:
         chosen &= others[NODE].isin(set(done[NODE]))
     chosen &= ~identity(others).isin(set(identity(done).dropna()))
-    return others[chosen]
+    return once(others[chosen])
 
 
 def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
