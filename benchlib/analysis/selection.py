@@ -13,6 +13,7 @@ from benchlib.analysis.node_history import NODE, configuration_columns
 from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
+from benchlib.records.runs import identity, once
 
 #: How a page names the catalog ``$BENCHLIB_DB`` names: the variable's name, never its value
 #: (a database URL may hold a password; papermill keeps parameters in the executed notebook).
@@ -103,26 +104,6 @@ def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
             kept &= times < until
         df = df[kept]
     return df
-
-
-def identity(df: pd.DataFrame) -> pd.Series:
-    """Which run each row is: its ``run_id``, else its notebook (``source``)."""
-    ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
-                                                                         dtype="string")
-    sources = (df["source"].astype("string") if "source" in df
-               else pd.Series(pd.NA, index=df.index, dtype="string"))
-    return ids.fillna(sources)
-
-
-def once(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with each run once: a record whose ``run_id`` an earlier row has (the same
-    campaign copied to a second folder, both indexed or read) is left out, so that a copy
-    never doubles a history's runs nor a node's recent runs. ``attrs["repeated"]``: how many."""
-    ids = identity(df)
-    repeated = ids.notna() & ids.duplicated()
-    kept = df[~repeated].reset_index(drop=True) if repeated.any() else df
-    kept.attrs = {**df.attrs, "repeated": int(repeated.sum())}
-    return kept
 
 
 def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:

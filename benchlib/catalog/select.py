@@ -20,6 +20,7 @@ from benchlib.errors import CatalogError, InputError
 from benchlib.records import results as folder_results
 from benchlib.records import schema
 from benchlib.records.results import frame_of
+from benchlib.records.runs import once
 
 #: Keys of a typed selection that bound ``started_at`` rather than name a column.
 TIME_KEYS = ("since", "until")
@@ -234,8 +235,6 @@ def pair(db: str | Path | None, base: str | None, new: str | None
     if chosen[0] == chosen[1]:
         raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
                          "a campaign compared with itself certifies nothing")
-    from benchlib.analysis.selection import once
-
     found = []
     for option, selected in zip(("--base", "--new"), chosen, strict=True):
         frame = once(from_catalog(db, selected))  # a run indexed from two folders: once
