@@ -200,6 +200,8 @@ def test_readers_survive_hostile_files(tmp_path, caplog):
     (folder / "list-sidecar.json").write_text("[1, 2]")
     write_record_notebook(folder / "null-sidecar.ipynb", {**GOOD, "batch_size": 2})
     (folder / "null-sidecar.json").write_text("null")
+    write_record_notebook(folder / "foreign-sidecar.ipynb", {**GOOD, "batch_size": 3})
+    (folder / "foreign-sidecar.json").write_text('{"foo": 1}')
     (folder / "truncated.ipynb").write_text('{"cells": [')
     (folder / "a-list.ipynb").write_text("[1, 2, 3]")
     (folder / "odd-cells.ipynb").write_text('{"cells": 5, "metadata": []}')
@@ -208,11 +210,12 @@ def test_readers_survive_hostile_files(tmp_path, caplog):
     (folder / "binary.ipynb").write_bytes(b"\xff\xfe\x00garbage")
     with caplog.at_level(logging.WARNING):
         found = scan(folder)
-    assert sorted(found.frame["batch_size"].tolist()) == [1, 2]  # the notebooks' own records
+    assert sorted(found.frame["batch_size"].tolist()) == [1, 2, 3]  # the notebooks' records
     assert sorted(s.path.name for s in found.skipped) == [
         "a-list.ipynb", "binary.ipynb", "odd-cells.ipynb", "record-list.ipynb", "truncated.ipynb"]
     for name in ("list-sidecar.json: sidecar holds a JSON list", "null-sidecar.json: sidecar "
-                 "holds JSON null", "truncated.ipynb: not a readable notebook"):
+                 "holds JSON null", "truncated.ipynb: not a readable notebook",
+                 "foreign-sidecar.json: JSON without a schema_version"):
         assert name in caplog.text, caplog.text
     assert main(["results", str(folder)]) == 0
 

@@ -114,6 +114,43 @@ def test_selections_pick_rows_by_column_and_time(db, folder):
         benchlib.load(db=db, where={"gpu_model": "V100"})
     with pytest.raises(CatalogError, match="num_devices='four'"):
         select.parse("num_devices=four")
+    with pytest.raises(CatalogError, match="no closing quotation; quote a value"):
+        select.parse("host='node 001 gpu=H100")
+    with pytest.raises(CatalogError, match=r"unknown column 'since'.*own argument") as told:
+        benchlib.load(db=db, where={"since": "2026-09-11"})
+    assert ", since, until" not in str(told.value)  # not listed as a key it refuses
+
+
+def test_a_folder_reached_through_a_symbolic_link_is_indexed_once(db, folder, tmp_path):
+    (tmp_path / "link").symlink_to(folder, target_is_directory=True)
+    first = _index([folder], db)
+    again = _index([tmp_path / "link"], db)
+    assert again.read == 0 and again.unchanged == first.looked and again.removed == 0
+    assert len(benchlib.load(db=db)) == len(benchlib.load(folder))
+
+
+def test_compare_counts_a_run_indexed_from_two_folders_once(db, folder, tmp_path):
+    import shutil
+
+    _index([folder], db)
+    alone = [len(f) for _, f in select.pair(db, "until=2026-09-11", "since=2026-09-11")]
+    shutil.copytree(folder / "fake" / "night", tmp_path / "copy" / "night")
+    assert _index([tmp_path / "copy"], db).records == 3
+    both = [len(f) for _, f in select.pair(db, "until=2026-09-11", "since=2026-09-11")]
+    assert both == alone and alone[0] == 1
+
+
+def test_since_and_until_compare_times_not_text(db, tmp_path):
+    root = tmp_path / "tz"
+    times = {"east": "2026-09-26T01:00:00+05:00",   # the 25th, 20:00 UTC
+             "west": "2026-09-25T20:00:00-05:00",   # the 26th, 01:00 UTC
+             "utc": "2026-09-26T00:00:00Z", "spaced": "2026-09-26 23:00:00"}
+    for index, (name, when) in enumerate(times.items()):
+        write_json_atomic(root / "night" / f"{name}.json", _new(index, started_at=when))
+    _index([root], db)
+    for read in (lambda **kw: benchlib.load(db=db, **kw), lambda **kw: benchlib.load(root, **kw)):
+        assert len(read(since="2026-09-26")) == 3 and len(read(until="2026-09-26")) == 1
+        assert len(read(since="2026-09-26T00:30", until="2026-09-27")) == 2
 
 
 def test_a_second_index_of_an_unchanged_tree_reads_nothing(db, folder):
@@ -205,6 +242,11 @@ def test_an_older_catalog_is_refused_then_migrated(tmp_path, folder):
         connection.execute(sa.update(tables.META).values(value="99"))
     with pytest.raises(CatalogError, match="newer than this benchlib"):
         benchlib.load(db=db)
+    with engine.begin() as connection:
+        connection.execute(sa.update(tables.META).values(value="abc"))  # damaged by hand
+    for read in (lambda: benchlib.load(db=db), lambda: _index([folder], db)):
+        with pytest.raises(CatalogError, match=r"record_schema_version 'abc', not a version"):
+            read()
 
 
 def test_no_catalog_yet_says_how_to_make_one(tmp_path):
@@ -240,6 +282,19 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path):
     assert "cannot use the catalog postgresql+psycopg://bench:***@127.0.0.1:1/catalog" \
         in str(raised.value)
     assert "s3cr3t" not in str(raised.value)
+
+
+def test_a_password_in_the_query_and_a_malformed_url_never_show_the_password(tmp_path):
+    catalog = database.resolve("postgresql://bench@127.0.0.1:1/catalog?password=s3cr3t-pw")
+    assert "s3cr3t" not in catalog.shown and "password=***" in catalog.shown
+    with pytest.raises(CatalogError) as raised:
+        ingest.index([tmp_path], catalog)
+    assert "cannot use the catalog" in str(raised.value) and "s3cr3t" not in str(raised.value)
+    for url in ("postgresql://bench:s3cr3t-pw@127.0.0.1:notaport/catalog",
+                "postgresql://bench:s3cr3t-pw@[::1:1/catalog"):
+        with pytest.raises(CatalogError, match="is not a database URL") as raised:
+            database.resolve(url)
+        assert "s3cr3t" not in str(raised.value)
 
 
 def test_the_default_catalog_and_the_environment(monkeypatch, tmp_path):

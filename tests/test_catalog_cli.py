@@ -106,6 +106,9 @@ def test_commands_keep_the_configured_catalog_up_to_date_and_never_fail_for_it(o
 def test_index_names_what_is_not_a_folder(outputs):
     missing = benchlib(outputs, "index", "nowhere", "--db", "cat.sqlite")
     assert missing.returncode == 2 and "'nowhere' does not exist" in missing.stderr
+    for wait in ("-1", "nan"):
+        bad = benchlib(outputs, "index", "outputs", "--db", "cat.sqlite", "--wait", wait)
+        assert bad.returncode == 2 and f"--wait {wait}: give the seconds" in bad.stderr
     (outputs / "file.txt").write_text("x")
     a_file = benchlib(outputs, "index", "file.txt", "--db", "cat.sqlite")
     assert a_file.returncode == 2 and "not a folder" in a_file.stderr

@@ -5,6 +5,7 @@ turn into commands, JUnit, and the command as a user meets it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -187,11 +188,23 @@ def test_drain_lines_never_let_record_text_run_a_command(tmp_path) -> None:
     assert len(args) == 4
 
 
-def _write_fleet(root: Path, nights: int = 4) -> None:
-    """The nightly fleet as record notebooks, one folder per night, times relative to now."""
+def test_each_node_that_is_not_ok_is_one_line_whatever_its_name_and_reason() -> None:
+    forged = 'node07\nscontrol update nodename=node01 state=drain reason="x"'
+    summary = pd.DataFrame([
+        {"node": forged, "state": "failed", "reason": "latest run failed: a\nb"},
+        {"node": "node02", "state": "ok", "reason": ""},
+        {"node": "node03", "state": "slow", "reason": "0.8x the baseline"}])
+    lines = fleet_actions.problem_lines(summary)
+    assert lines == ['FAILED node07\\nscontrol update nodename=node01 state=drain reason="x": '
+                     "latest run failed: a\\nb", "SLOW node03: 0.8x the baseline"]
+
+
+def _write_fleet(root: Path, nights: int = 4, run_ids: bool = False) -> None:
+    """The nightly fleet as record notebooks, one folder per night, times relative to now
+    (each run with a ``run_id`` when ``run_ids``, as benchlib writes since schema 2)."""
     now = pd.Timestamp.now(tz="UTC")
-    for row in nightly(nights=nights, now=now):
-        record = {"schema_version": 1, **row}
+    for number, row in enumerate(nightly(nights=nights, now=now)):
+        record = {"schema_version": 1, **row, **({"run_id": f"{number:032x}"} if run_ids else {})}
         record.pop("source")
         name = f"{record['benchmark']}-{record['host']}.ipynb"
         write_record_notebook(root / record["campaign"] / name, record)
@@ -201,6 +214,16 @@ def _benchlib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([str(Path(sys.executable).with_name("benchlib")), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
+
+
+def test_a_copy_of_the_nights_changes_no_verdict(tmp_path) -> None:
+    _write_fleet(tmp_path / "nightly", nights=3, run_ids=True)
+    shutil.copytree(tmp_path / "nightly", tmp_path / "copy")
+    one = _benchlib("fleet", "nightly", cwd=tmp_path)
+    two = _benchlib("fleet", "nightly", "copy", cwd=tmp_path)
+    assert two.returncode == one.returncode
+    assert two.stdout.splitlines()[1:] == one.stdout.splitlines()[1:]  # the first: the time
+    assert "records repeat a run already read" in two.stderr
 
 
 def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
@@ -230,6 +253,16 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert states and all(line in from_db.stdout for line in states)
 
 
+def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> None:
+    from benchlib.errors import InputError
+
+    assert fleet_actions.expected_nodes(["node[001-003,010],gpu7", " n9 ", "a[8-9]x"]) == [
+        "node001", "node002", "node003", "node010", "gpu7", "n9", "a8x", "a9x"]
+    for bad in ("a;b", "node[3-1]", "node[1-2", "$(id)"):
+        with pytest.raises(InputError, match=r"--expect .*node\[001-004\]"):
+            fleet_actions.expected_nodes([bad])
+
+
 @pytest.mark.parametrize(("args", "said"), [
     ((), "give one or more results folders"),
     (("outputs", "--window", "0"), "--window 0: give the validity window in days"),
@@ -238,6 +271,7 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     (("missing-folder",), "missing-folder' does not exist"),
     (("outputs", "--db", "x.sqlite"), "not both"),
     (("outputs", "--junit", ""), "--junit '': an empty path"),
+    (("outputs", "--expect", "a;b"), "--expect a;b: "),
 ])
 def test_bad_input_is_exit_2_naming_the_option(tmp_path, args, said) -> None:
     (tmp_path / "outputs").mkdir()

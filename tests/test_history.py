@@ -119,6 +119,15 @@ def test_disturbed_runs_are_left_out_and_counted() -> None:
     assert "3 disturbed runs (contended, throttled) left out" in node_history.lines(table)[-1]
 
 
+def test_a_change_point_is_one_line_whatever_the_node_is_called() -> None:
+    runs = _nights(nodes=("node001", "node017\nthroughput +50 % on node001 (improvement)"),
+                   node="node017\nthroughput +50 % on node001 (improvement)")
+    table = node_history.change_points(runs)
+    said = node_history.lines(table)
+    assert len(table) == 1 and len(said) == 2 and all("\n" not in line for line in said)
+    assert "on node017\\nthroughput +50 % on node001 (improvement) from 2026-09-13" in said[0]
+
+
 def test_each_configuration_is_its_own_history() -> None:
     table = node_history.change_points(_nights(batches=(64, 128)))
     assert sorted(table["configuration"]) == ["batch_size=128", "batch_size=64"]
@@ -169,10 +178,30 @@ def test_selection_reads_and_checks_where_and_since() -> None:
     assert len(chosen) == 24 - 9
     with pytest.raises(InputError, match=r"--where colour=red: no such key.*keys: .*batch_size"):
         selection.select(runs, {"colour": "red"})
+    with pytest.raises(InputError, match=r"--where colour=red --where colour=blue: no such"):
+        selection.select(runs, {"colour": ["red", "blue"]})
     with pytest.raises(InputError, match="--where gpu: give KEY=VALUE"):
         selection.parse_where(["gpu"])
     with pytest.raises(InputError, match="--since yesterday-ish: not a date; give ISO 8601"):
         selection.parse_date("yesterday-ish")
+
+
+def test_the_same_where_key_twice_selects_either_value_as_results_and_compare_do() -> None:
+    runs = _nights(nights=4, step=None, driver_at=None, nodes=("node001", "node002", "node017"))
+    where = selection.parse_where(["host=node001", "host=node017"])
+    assert where == {"host": ["node001", "node017"]}
+    assert set(selection.select(runs, where)["host"]) == {"node001", "node017"}
+
+
+def test_a_campaign_copied_to_a_second_folder_counts_each_run_once(tmp_path: Path) -> None:
+    runs = _nights(nights=16, step=8, driver_at=8)
+    both = selection.once(pd.concat([runs, runs.assign(source="/copy" + runs["source"])]))
+    assert len(both) == len(runs) and both.attrs["repeated"] == len(runs)
+    _write_nights(tmp_path / "nightly", runs)
+    _write_nights(tmp_path / "copy", runs)
+    one, two = _history(tmp_path, "nightly"), _history(tmp_path, "nightly", "copy")
+    assert two.returncode == one.returncode == 1 and two.stdout == one.stdout, two.stdout
+    assert "32 records repeat a run already read" in two.stderr
 
 
 def _write_nights(root: Path, runs: pd.DataFrame) -> None:
@@ -230,6 +259,14 @@ def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
     assert later.returncode == 0 and "0 change points" in later.stdout
     bad = _history(tmp_path, "--db", "catalog.sqlite", "--where", "colour=red")
     assert bad.returncode == 2 and "--where colour=red: unknown column 'colour'" in bad.stderr
+    either = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node001",
+                      "--where", "host=node017")
+    assert either.returncode == 1 and "histories of 32 runs" in either.stdout, either.stderr
+    none = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node9")
+    assert none.returncode == 2 and "match --where host=node9" in none.stderr, none.stderr
+    timed = _history(tmp_path, "--db", "catalog.sqlite", "--where", "since=2026-09-10")
+    assert timed.returncode == 2 and "--since" in timed.stderr, timed.stderr
+    assert "allowed" not in timed.stderr or ", since, until" not in timed.stderr
     both = _history(tmp_path, "nightly", "--db", "catalog.sqlite")
     assert both.returncode == 2 and "give results folders or --db, not both" in both.stderr
     configured = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "history"],

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import pandas as pd
 import pytest
 from IPython.display import Markdown
 
@@ -84,6 +85,8 @@ def test_earlier_runs_are_the_campaigns_configurations_on_its_nodes(nightly: Pat
     every = load_results(nightly)
     other = every.assign(batch_size=every["batch_size"] * 2)
     assert len(selection.earlier(campaign, every)) == 30
+    twice = pd.concat([every, every.assign(source="/copy" + every["source"].astype(str))])
+    assert "run_id" in every and len(selection.earlier(campaign, twice)) == 30  # a copy: once
     assert selection.earlier(campaign, other).empty
     assert selection.earlier(campaign[campaign["host"] == "node001"], every)["host"].unique() \
         .tolist() == ["node001"]

@@ -16,7 +16,8 @@ import re
 import pandas as pd
 
 from benchlib.analysis.junit import Case
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
+from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
+from benchlib.records.values import one_line
 from benchlib.vocabulary import JUnitOutcome, NodeState
 
 #: States that make a node fail (drained, JUnit failure, exit 1).
@@ -25,6 +26,8 @@ FAILING = (NodeState.FAILED, NodeState.SLOW)
 UNJUDGED = (NodeState.STALE, NodeState.MISSING, NodeState.UNKNOWN)
 #: A node name a drain line may carry (a Slurm host name).
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+#: One entry of a Slurm node list: a prefix, at most one bracketed range list, a suffix.
+HOSTLIST_ENTRY = re.compile(r"([^\[\],]*)\[([0-9,\-]+)\]([^\[\],]*)")
 #: Characters a drain reason keeps; any other becomes ``?``.
 REASON_CHARACTERS = re.compile(r"[^A-Za-z0-9 .,:;%()+=/_-]")
 #: Longest reason written (Slurm keeps it in its state; the rest is cut with "...").
@@ -74,3 +77,43 @@ def junit_cases(states: pd.DataFrame) -> list[Case]:
         cases.append(Case(f"benchlib.fleet.{row.node}", str(row.configuration), outcome,
                           message, f"{message}\nerror: {row.error or '-'}"))
     return cases
+
+
+def problem_lines(summary: pd.DataFrame) -> list[str]:
+    """``STATE node: reason``, one line for each node that is not ok."""
+    return [f"{row.state.upper()} {one_line(row.node)}: {one_line(row.reason)}"
+            for row in summary[summary["state"] != NodeState.OK].itertuples()]
+
+
+def _entry(entry: str) -> list[str]:
+    """One node-list entry's names: ``node[001-003,010]`` -> node001 ... node010."""
+    found = HOSTLIST_ENTRY.fullmatch(entry)
+    if found is None:
+        return [entry]
+    prefix, ranges, suffix = found.groups()
+    names = []
+    for part in ranges.split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or not (high or low).isdigit() or int(high or low) < int(low):
+            raise ValueError(part)
+        names += [f"{prefix}{n:0{len(low)}d}{suffix}" for n in range(int(low), int(high or low) + 1)]
+    return names
+
+
+def expected_nodes(given: list[str]) -> list[str]:
+    """``--expect`` values as node names: comma-separated, each a host name or a Slurm node
+    list (``node[001-004,010]``); InputError (exit 2) naming one that is neither."""
+    names: list[str] = []
+    for text in given:
+        entries = re.split(r",(?![^\[]*\])", text)  # commas outside brackets
+        try:
+            found = [n for e in entries if e.strip() for n in _entry(e.strip())]
+        except ValueError:
+            found = [text]
+        for name in found:
+            if not NODE_NAME.fullmatch(name):
+                raise InputError(f"--expect {text}: {name!r} is not a node name; give host names "
+                                 "(letters, digits, . _ -) or a Slurm node list, comma-separated: "
+                                 "node01,node02 or node[001-004]")
+        names += found
+    return names

@@ -36,6 +36,7 @@ from benchlib.analysis.regression import (
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import EXIT_FAILURE
 from benchlib.records import flags, schema
+from benchlib.records.values import one_line
 from benchlib.vocabulary import CompareVerdict
 
 #: The column that names the node a run was made on.
@@ -220,10 +221,11 @@ def line(row: dict[str, object], metric: str = "throughput", unit: str = "") -> 
     (regression; batch_size=64); changed then: driver 580.65 -> 580.82``."""
     when = pd.Timestamp(row["time"]).strftime("%Y-%m-%d") if pd.notna(row["time"]) else "?"
     changed = row["changed"] or "nothing recorded"
-    return (f"{metric} {change(row)} on {row['node']} from {when}: "
-            f"{float(row['before']):.4g} -> {float(row['after']):.4g}{' ' + unit if unit else ''} "
-            f"({row['verdict']}; {row['configuration']}; {row['runs_before']} + "
-            f"{row['runs_after']} runs, p = {float(row['pvalue']):.1g}); changed then: {changed}")
+    return one_line(
+        f"{metric} {change(row)} on {row['node']} from {when}: "
+        f"{float(row['before']):.4g} -> {float(row['after']):.4g}{' ' + unit if unit else ''} "
+        f"({row['verdict']}; {row['configuration']}; {row['runs_before']} + "
+        f"{row['runs_after']} runs, p = {float(row['pvalue']):.1g}); changed then: {changed}")
 
 
 def lines(table: pd.DataFrame) -> list[str]:

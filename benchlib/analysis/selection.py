@@ -13,6 +13,7 @@ from benchlib.analysis.node_history import NODE, configuration_columns
 from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
+from benchlib.records.runs import identity, once
 
 #: How a page names the catalog ``$BENCHLIB_DB`` names: the variable's name, never its value
 #: (a database URL may hold a password; papermill keeps parameters in the executed notebook).
@@ -21,15 +22,31 @@ CONFIGURED_CATALOG = "$BENCHLIB_DB"
 DATE_FORMS = "ISO 8601, e.g. 2026-09-01 or 2026-09-01T02:00:00Z (UTC when no zone is given)"
 
 
-def parse_where(items: Sequence[str] | None) -> dict[str, str]:
-    """``["gpu=H100", "batch_size=64"]`` -> ``{"gpu": "H100", "batch_size": "64"}``."""
-    found: dict[str, str] = {}
+def parse_where(items: Sequence[str] | None) -> dict[str, str | list[str]]:
+    """``["gpu=H100", "batch_size=64"]`` -> ``{"gpu": "H100", "batch_size": "64"}``; the same
+    key twice selects either value (``{"host": ["node001", "node017"]}``), as ``benchlib
+    results --where`` and ``compare`` selections do. ``since``/``until`` are options
+    (``--since``), not keys."""
+    found: dict[str, str | list[str]] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
             raise InputError(f"--where {item}: give KEY=VALUE, e.g. --where gpu=H100")
-        found[key.strip()] = value.strip()
+        if key in ("since", "until"):
+            raise InputError(f"--where {item}: a time bound is an option: --since DATE")
+        if key in found:
+            had = found[key]
+            found[key] = [*(had if isinstance(had, list) else [had]), value]
+        else:
+            found[key] = value
     return found
+
+
+def said(where: Mapping[str, object]) -> str:
+    """``where`` as the ``--where`` options that give it."""
+    return " ".join(f"--where {key}={value}" for key, values in where.items()
+                    for value in (values if isinstance(values, list) else [values]))
 
 
 def parse_date(text: str | None, option: str = "--since") -> pd.Timestamp | None:
@@ -62,7 +79,7 @@ def _matches(values: pd.Series, wanted: str) -> pd.Series:
         values) else values.astype(str) == wanted
 
 
-def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
+def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
            since: pd.Timestamp | None = None, until: pd.Timestamp | None = None) -> pd.DataFrame:
     """The runs of ``df`` whose columns hold ``where``'s values and that started from
     ``since`` and before ``until`` (:func:`benchlib.analysis.regression.run_times`)."""
@@ -70,9 +87,13 @@ def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
     chosen = pd.Series(True, index=df.index)
     for key, value in (where or {}).items():
         if key not in allowed:
-            raise InputError(f"--where {key}={value}: no such key in these records; keys: "
+            raise InputError(f"{said({key: value})}: no such key in these records; keys: "
                              f"{', '.join(allowed)}")
-        chosen &= _matches(df[key], value)
+        wanted = value if isinstance(value, list) else [value]
+        either = pd.Series(False, index=df.index)
+        for one in wanted:
+            either |= _matches(df[key], one)
+        chosen &= either
     df = df[chosen]
     if since is not None or until is not None:
         times = run_times(df)
@@ -83,15 +104,6 @@ def select(df: pd.DataFrame, where: Mapping[str, str] | None = None,
             kept &= times < until
         df = df[kept]
     return df
-
-
-def identity(df: pd.DataFrame) -> pd.Series:
-    """Which run each row is: its ``run_id``, else its notebook (``source``)."""
-    ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
-                                                                         dtype="string")
-    sources = (df["source"].astype("string") if "source" in df
-               else pd.Series(pd.NA, index=df.index, dtype="string"))
-    return ids.fillna(sources)
 
 
 def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
@@ -108,7 +120,7 @@ def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     if NODE in done and NODE in others:
         chosen &= others[NODE].isin(set(done[NODE]))
     chosen &= ~identity(others).isin(set(identity(done).dropna()))
-    return others[chosen]
+    return once(others[chosen])
 
 
 def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:

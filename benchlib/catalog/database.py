@@ -26,6 +26,8 @@ DEFAULT_NAME = "catalog.sqlite"
 #: Database URL schemes a catalog may use, and the driver each runs through.
 DRIVERS = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg",
            "postgresql+psycopg": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+#: URL query parameters that hold a secret (libpq's): shown as ``***`` like the password.
+SECRET_QUERY = ("password", "sslpassword")
 #: Seconds to wait for a database server to answer.
 CONNECT_TIMEOUT_S = 10
 
@@ -42,7 +44,16 @@ class Catalog:
         """The catalog as people read it: its file, or its URL without the password."""
         if self.path is not None:
             return str(self.path)
-        return self.url.render_as_string(hide_password=True)
+        query = {k: ("***" if k in SECRET_QUERY else v) for k, v in self.url.query.items()}
+        return (self.url.set(query=query).render_as_string(hide_password=True)
+                .replace("%2A%2A%2A", "***"))
+
+    @property
+    def secrets(self) -> list[str]:
+        """The password and any secret query parameter of the URL (to mask in messages)."""
+        found = [self.url.password, *(self.url.query.get(k) for k in SECRET_QUERY)]
+        return [str(v) for one in found if one
+                for v in (one if isinstance(one, tuple) else (one,)) if v]
 
     @property
     def server(self) -> bool:
@@ -77,7 +88,7 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
         return Catalog(URL.create("sqlite", database=str(path)), path)
     try:
         url = make_url(text)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # not a URL, or a port that is not a number
         raise CatalogError(f"--db: {redact(text)!r} is not a database URL; give a file path "
                            "(SQLite) or postgresql://user@host/database") from None
     driver = DRIVERS.get(url.drivername)
@@ -109,7 +120,6 @@ def unreachable(catalog: Catalog, error: SQLAlchemyError) -> CatalogError:
     (first line, the password masked), never a traceback."""
     reason = str(getattr(error, "orig", None) or error).strip().splitlines()
     text = reason[0] if reason else type(error).__name__
-    password = catalog.url.password
-    if password:
-        text = text.replace(str(password), "***")
+    for secret in catalog.secrets:
+        text = text.replace(secret, "***")
     return CatalogError(f"cannot use the catalog {catalog.shown}: {redact(text)}")

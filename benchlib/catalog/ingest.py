@@ -104,7 +104,9 @@ def index(roots: list[str | Path], catalog: Catalog, say: Callable[[str], None] 
     reached, the reason given and the password never."""
     folders = []
     for root in roots:
-        folder = Path(os.path.abspath(root))
+        # the real path: a campaign reached through a symbolic link (/home -> /gpfs/home) is
+        # the same points, not a second copy of each record
+        folder = Path(os.path.realpath(root))
         if not folder.is_dir():
             if not folder.exists():
                 raise FileNotFoundError(f"results folder {str(root)!r} does not exist")

@@ -19,13 +19,22 @@ from benchlib.errors import CatalogError
 SCHEMA_KEY = "record_schema_version"
 
 
-def version(connection: sa.Connection) -> int | None:
-    """The record schema version the catalog follows (None: no catalog there yet)."""
+def version(connection: sa.Connection, catalog: Catalog | None = None) -> int | None:
+    """The record schema version the catalog follows (None: no catalog there yet);
+    CatalogError (exit 2) for one that is not a whole number (a damaged catalog)."""
     if not sa.inspect(connection).has_table(tables.META.name):
         return None
     found = connection.execute(sa.select(tables.META.c.value)
                                .where(tables.META.c.name == SCHEMA_KEY)).scalar()
-    return int(found) if found is not None else None
+    if found is None:
+        return None
+    try:
+        return int(found)
+    except ValueError:
+        named = f" {catalog.shown}" if catalog is not None else ""
+        raise CatalogError(f"the catalog{named} holds {SCHEMA_KEY} {found!r}, not a version "
+                           f"number: damaged, or not a benchlib catalog ({tables.META.name})"
+                           ) from None
 
 
 def missing_columns(connection: sa.Connection) -> list[str]:
@@ -42,7 +51,7 @@ def _newer(catalog: Catalog, found: int) -> CatalogError:
 def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], None]) -> None:
     """Make ``catalog``'s tables if there are none; migrate them if they follow an older
     schema (columns added, every source read again), saying so."""
-    found = version(connection)
+    found = version(connection, catalog)
     if found is None:
         tables.METADATA.create_all(connection)
         connection.execute(sa.insert(tables.META).values(name=SCHEMA_KEY,
@@ -68,7 +77,7 @@ def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], No
 def check_readable(connection: sa.Connection, catalog: Catalog) -> None:
     """CatalogError unless ``catalog`` exists and follows today's schema (the message gives
     the command that makes or migrates it)."""
-    found = version(connection)
+    found = version(connection, catalog)
     if found is None:
         raise CatalogError(f"no catalog at {catalog.shown} yet; make it with "
                            f"`{catalog.index_command()}`")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +20,7 @@ from benchlib.errors import CatalogError, InputError
 from benchlib.records import results as folder_results
 from benchlib.records import schema
 from benchlib.records.results import frame_of
+from benchlib.records.runs import once
 
 #: Keys of a typed selection that bound ``started_at`` rather than name a column.
 TIME_KEYS = ("since", "until")
@@ -42,10 +43,11 @@ class Selection:
         return " ".join(said) or "every record"
 
 
-def allowed_keys() -> str:
-    """The selection keys, in words (for a message naming a bad one)."""
+def allowed_keys(times: bool = True) -> str:
+    """The selection keys, in words (for a message naming a bad one); ``since`` and ``until``
+    only where they are keys (a typed selection), not for a ``where`` mapping."""
     return (", ".join(sorted(tables.typed_columns())) + ", a column family of docs/record.md "
-            "(env_driver, time_forward_s, ...), since, until")
+            "(env_driver, time_forward_s, ...)" + (", since, until" if times else ""))
 
 
 def _coerce(key: str, value: object) -> object:
@@ -55,7 +57,10 @@ def _coerce(key: str, value: object) -> object:
         return [_coerce(key, v) for v in value]
     column = schema.column(key)
     if column is None:
-        raise CatalogError(f"selection: unknown column {key!r}; allowed: {allowed_keys()}")
+        raise CatalogError(f"selection: unknown column {key!r}; allowed: "
+                           f"{allowed_keys(times=False)}"
+                           + ("; a time bound is its own argument (since=, until=)"
+                              if key in TIME_KEYS else ""))
     if not isinstance(value, str):
         return value
     try:
@@ -101,7 +106,11 @@ def selection(where: Mapping[str, object] | None = None, since: object = None,
 def parse(text: str | list[str]) -> Selection:
     """A selection as typed: ``"cluster=jade2 gpu=V100 since=2026-09-01"`` (or its words as a
     list); CatalogError (exit 2) naming a word that is not ``KEY=VALUE`` or an unknown key."""
-    words = shlex.split(text) if isinstance(text, str) else list(text)
+    try:
+        words = shlex.split(text) if isinstance(text, str) else list(text)
+    except ValueError as error:  # an unbalanced quote
+        raise CatalogError(f"selection: {text!r}: {str(error).lower()}; quote a value with "
+                           "spaces whole: host='node 001' gpu=H100") from None
     where: dict[str, object] = {}
     bounds: dict[str, str] = {}
     for word in words:
@@ -123,12 +132,20 @@ def _matches(frame: pd.DataFrame, chosen: Selection) -> pd.Series:
     for key, value in chosen.where.items():
         wanted = value if isinstance(value, list) else [value]
         keep &= frame[key].isin(wanted) if key in frame else False
-    started = frame["started_at"] if "started_at" in frame else pd.Series(None, index=frame.index)
-    if chosen.since:
-        keep &= started.notna() & (started.astype(str) >= chosen.since)
-    if chosen.until:
-        keep &= started.notna() & (started.astype(str) < chosen.until)
+    if chosen.since or chosen.until:
+        started = (_instants(frame["started_at"]) if "started_at" in frame
+                   else pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]"))
+        if chosen.since:
+            keep &= started.notna() & (started >= pd.Timestamp(chosen.since))
+        if chosen.until:
+            keep &= started.notna() & (started < pd.Timestamp(chosen.until))
     return keep
+
+
+def _instants(values: pd.Series) -> pd.Series:
+    """``started_at`` text as UTC instants (any offset, ``Z`` or none: UTC; NaT when not a
+    time), so a bound compares times, not text ("2026-09-26T01:00+05:00" is the 25th)."""
+    return pd.to_datetime(values.astype("string"), utc=True, errors="coerce", format="ISO8601")
 
 
 def narrowed(frame: pd.DataFrame, chosen: Selection) -> pd.DataFrame:
@@ -145,11 +162,19 @@ def _query(chosen: Selection) -> sa.Select:
         if key in r.c:
             query = query.where(r.c[key].in_(value) if isinstance(value, list)
                                 else r.c[key] == value)
+    # started_at is text as each record has it (offsets other than UTC, a space for "T"):
+    # the database narrows by text a day wider than asked, :func:`narrowed` by time.
     if chosen.since:
-        query = query.where(r.c.started_at >= chosen.since)
+        query = query.where(r.c.started_at >= _shifted(chosen.since, -1))
     if chosen.until:
-        query = query.where(r.c.started_at < chosen.until)
+        query = query.where(r.c.started_at < _shifted(chosen.until, 1))
     return query
+
+
+def _shifted(bound: str, days: int) -> str:
+    """The date of ``bound`` (ISO UTC text) ``days`` later, as text that sorts before every
+    time of that day in any form."""
+    return (datetime.fromisoformat(bound) + timedelta(days=days)).date().isoformat()
 
 
 def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
@@ -212,7 +237,7 @@ def pair(db: str | Path | None, base: str | None, new: str | None
                          "a campaign compared with itself certifies nothing")
     found = []
     for option, selected in zip(("--base", "--new"), chosen, strict=True):
-        frame = from_catalog(db, selected)
+        frame = once(from_catalog(db, selected))  # a run indexed from two folders: once
         if frame.empty:
             raise InputError(f"compare: {option} {selected}: no records in the catalog "
                              f"{database.resolve(db).shown} match")

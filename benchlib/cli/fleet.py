@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -45,7 +46,8 @@ class Fleet(Command):
                             help="validity window: a node without a run in the last DAYS days "
                             "is stale (default 7)")
         parser.add_argument("--expect", action="append", default=[], metavar="NODES",
-                            help="nodes that should have run (comma-separated; repeatable): "
+                            help="nodes that should have run (comma-separated host names or a Slurm "
+                            "node list such as node[001-004]; repeatable): "
                             "one without a run is missing")
         parser.add_argument("--drain-list", action="store_true",
                             help="print `scontrol update nodename=... state=drain reason=...` "
@@ -56,17 +58,20 @@ class Fleet(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
-        from benchlib.analysis import fleet_actions, fleet_health, junit
+        from benchlib.analysis import fleet_actions, fleet_health, junit, selection
         from benchlib.records.paths import check_output_file
 
         window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
         if not (math.isfinite(window) and 0 < window <= MAX_WINDOW_DAYS):
             raise InputError(f"--window {args.window:g}: give the validity window in days, "
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
-        expected = [n.strip() for text in args.expect for n in text.split(",") if n.strip()]
+        expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
-        states = fleet_health.node_states(fleet_records(args.roots, args.db),
-                                          window_days=window, expected=expected)
+        found = selection.once(fleet_records(args.roots, args.db))
+        if found.attrs["repeated"]:
+            print(f"note: {found.attrs['repeated']} records repeat a run already read (the same "
+                  "run_id in another folder): each run counted once", file=sys.stderr)
+        states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_health.node_summary(states)
         print_states(states, summary)
         if args.drain_list:
@@ -107,7 +112,7 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     import pandas as pd
 
     from benchlib import formatting
-    from benchlib.analysis import fleet_health
+    from benchlib.analysis import fleet_actions, fleet_health
     from benchlib.vocabulary import NodeState
 
     attrs = states.attrs
@@ -132,5 +137,5 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
               "left out")
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
-    for row in summary[summary["state"] != NodeState.OK].itertuples():
-        show(f"{row.state.upper()} {row.node}: {row.reason}")
+    for line in fleet_actions.problem_lines(summary):
+        show(line)

@@ -52,14 +52,17 @@ class History(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Print one line per change point and the summary; the exit status the epilog
         lists."""
-        from benchlib.analysis import node_history
+        from benchlib.analysis import node_history, selection
         from benchlib.analysis.metrics import check_metric
         from benchlib.errors import InputError
 
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
                              "(0.05 = 5 %)")
-        frame = records(args)
+        frame = selection.once(records(args))
+        if frame.attrs["repeated"]:
+            print(f"note: {frame.attrs['repeated']} records repeat a run already read (the same "
+                  "run_id in another folder): each run counted once", file=sys.stderr)
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         table = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
@@ -99,8 +102,9 @@ def records(args: argparse.Namespace):
                              f"{str(error).removeprefix('selection: ')}") from None
         frame = benchlib.load(db=args.db, where=where or None, since=since)
         if frame.empty:
-            raise InputError(f"--db: no runs in the catalog match {where or 'anything'}"
-                             f"{f' since {since}' if since is not None else ''}")
+            chosen = [*([selection.said(where)] if where else []),
+                      *([f"--since {args.since}"] if args.since else [])]
+            raise InputError(f"--db: no runs in the catalog match {' '.join(chosen)}")
         return frame
     frame = pd.concat([load_records(root) for root in args.roots], ignore_index=True)
     frame = selection.select(frame, where, since)

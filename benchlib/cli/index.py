@@ -44,8 +44,14 @@ class Index(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Index the folders; one line on what was done, then each file skipped."""
-        from benchlib.catalog import database, ingest
+        import math
 
+        from benchlib.catalog import database, ingest
+        from benchlib.errors import InputError
+
+        if not (math.isfinite(args.wait) and args.wait >= 0):  # filelock waits for ever at -1
+            raise InputError(f"--wait {args.wait:g}: give the seconds to wait for another index, "
+                             "0 or more (default 3600)")
         catalog = database.resolve(args.db)
         summary = ingest.index(args.roots, catalog, say=(lambda _: None) if args.quiet else print,
                                wait_s=args.wait)

@@ -320,6 +320,9 @@ def read_sidecar(notebook: Path) -> dict | None:
     if not isinstance(data, dict):
         return _passed_over(notebook, f"{sidecar}: sidecar holds {values.json_kind(data)}, "
                                       "not a record")
+    if "schema_version" not in data:  # a foreign JSON object: the notebook has the record
+        return _passed_over(notebook, f"{sidecar}: JSON without a schema_version: not a "
+                                      "benchlib record (foreign file)")
     source = data.pop(SIDECAR_SOURCE_KEY, None)
     bad = values.problems(data)
     if bad:

@@ -43,6 +43,12 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub(REPLACEMENT, _ESCAPE.sub("", text))
 
 
+def one_line(text: object) -> str:
+    """Record text inside a line of output: a newline (or a line or paragraph separator) shown
+    as ``\\n``, so that no value prints a line of its own (a forged verdict or command)."""
+    return re.sub(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", "\\\\n", str(text))
+
+
 def _clean_value(value: object) -> object:
     if isinstance(value, str):
         return clean_text(value)

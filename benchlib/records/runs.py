@@ -1,0 +1,27 @@
+"""Which run each row of a records table is, and each run once: the same run found in two
+folders (a campaign copied, both indexed or both read) counts once in a history, a fleet's
+recent runs and a comparison."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def identity(df: pd.DataFrame) -> pd.Series:
+    """Which run each row is: its ``run_id``, else its notebook (``source``)."""
+    ids = df["run_id"].astype("string") if "run_id" in df else pd.Series(pd.NA, index=df.index,
+                                                                         dtype="string")
+    sources = (df["source"].astype("string") if "source" in df
+               else pd.Series(pd.NA, index=df.index, dtype="string"))
+    return ids.fillna(sources)
+
+
+def once(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each run once: a record whose ``run_id`` an earlier row has (the same
+    campaign copied to a second folder, both indexed or read) is left out, so that a copy
+    never doubles a history's runs nor a node's recent runs. ``attrs["repeated"]``: how many."""
+    ids = identity(df)
+    repeated = ids.notna() & ids.duplicated()
+    kept = df[~repeated].reset_index(drop=True) if repeated.any() else df
+    kept.attrs = {**df.attrs, "repeated": int(repeated.sum())}
+    return kept
