@@ -31,13 +31,32 @@ SPEED = {64: 2900.0, 128: 3050.0}
 START = pd.Timestamp("2026-09-01T01:00:00Z")
 
 
+def from_record(path: Path) -> tuple[dict, dict[int, float]]:
+    """A real run's record (a sidecar ``benchlib sweep`` wrote) as the template of every night's
+    runs, in place of :data:`RUN`, and its own speed at its batch size in place of
+    :data:`SPEED`; its iterations, source and identity are left out (each night's are new)."""
+    import json
+
+    from benchlib.records.store import ITERATIONS_KEY
+
+    record = json.loads(Path(path).read_text())
+    template = {k: v for k, v in record.items()
+                if k not in (ITERATIONS_KEY, "source", "run_id", "started_at", "ended_at",
+                             "campaign", "host", "repeat")}
+    template.update(flags="", contended=False, noisy=False, env_driver=RUN["env_driver"])
+    return template, {int(record["batch_size"]): float(record["throughput"])}
+
+
 def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
            step: Mapping[str, tuple[int, float]] | None = None,
            driver: Mapping[str, int] | None = None, batches: tuple[int, ...] = (64,),
-           seed: int = 0, repeats: int = 1) -> pd.DataFrame:
+           seed: int = 0, repeats: int = 1, template: Mapping[str, object] | None = None,
+           speeds: Mapping[int, float] | None = None) -> pd.DataFrame:
     """One run per night (``repeats`` per night), batch size and node (``node001``, ...):
     ``step`` maps a node to (first night, factor) of a planted step; ``driver`` a node to the
-    night its driver changes to 580.82.07. ``started_at`` is ISO 8601 UTC text."""
+    night its driver changes to 580.82.07. ``started_at`` is ISO 8601 UTC text. ``template``
+    and ``speeds`` (:func:`from_record`) replace :data:`RUN` and :data:`SPEED`."""
+    base, speed = dict(template or RUN), dict(speeds or SPEED)
     rng = np.random.default_rng(seed)
     rows = []
     for night in range(nights):
@@ -50,9 +69,9 @@ def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
                         factor = step[node][1]
                     new_driver = driver and node in driver and night >= driver[node]
                     when = START + pd.Timedelta(days=night, minutes=10 * n + repeat)
-                    rows.append({**RUN, "campaign": f"nightly-{when:%Y-%m-%d}", "host": node,
+                    rows.append({**base, "campaign": f"nightly-{when:%Y-%m-%d}", "host": node,
                                  "batch_size": batch, "repeat": repeat,
-                                 "throughput": SPEED.get(batch, 3000.0) * factor
+                                 "throughput": speed.get(batch, 3000.0) * factor
                                  * float(np.exp(noise * rng.standard_normal())),
                                  "env_driver": "580.82.07" if new_driver else RUN["env_driver"],
                                  "started_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -95,8 +114,13 @@ if __name__ == "__main__":
     parser.add_argument("root", type=Path)
     parser.add_argument("--nights", type=int, default=40)
     parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--from-record", type=Path, metavar="SIDECAR",
+                        help="a real run's sidecar (<point>.json) as every run's template, at "
+                             "its own batch size and speed")
     options = parser.parse_args()
-    made = write_campaigns(options.root, nights(nodes=options.nodes, nights=options.nights,
-                                                step={"node002": (25, 0.88)},
-                                                driver={"node002": 25}, batches=(64, 128)))
+    template, speeds = from_record(options.from_record) if options.from_record else (None, None)
+    made = write_campaigns(options.root, nights(
+        nodes=options.nodes, nights=options.nights, step={"node002": (25, 0.88)},
+        driver={"node002": 25}, batches=tuple(speeds) if speeds else (64, 128),
+        template=template, speeds=speeds))
     print(f"{len(made)} campaigns under {options.root}: {made[0].name} ... {made[-1].name}")
