@@ -1,5 +1,6 @@
-"""The one papermill runner of benchlib: benchmark points (the sweep) and summary notebooks (the
-report) both execute through :func:`execute_notebook`.
+"""The one papermill runner of benchlib: benchmark points (the sweep) execute through
+:func:`execute_notebook`, each in a kernel of its own; a report's summary notebooks through a
+:class:`NotebookSession`, several one after another in one kernel.
 
 It never changes the working directory of the process: papermill's ``cwd`` option does
 (``os.chdir`` for the whole run), which breaks every relative path used by another thread at
@@ -117,20 +118,139 @@ def _use_absolute_local_handler() -> None:
 _use_absolute_local_handler()
 
 
+class SessionKernelManager(LocalKernelManager):
+    """A kernel that outlives its clients (:class:`NotebookSession`): the clients each notebook's
+    run opens are kept, so their channels are closed when that notebook is done (nbclient
+    leaves the client of a kernel it does not own open)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.clients: list[Any] = []
+
+    def client(self, **kwargs: Any) -> Any:
+        made = super().client(**kwargs)
+        self.clients.append(made)
+        return made
+
+    def close_clients(self) -> None:
+        """Stop the channels of every client opened so far."""
+        while self.clients:
+            made = self.clients.pop()
+            if made.channels_running:
+                made.stop_channels()
+
+
+def _manager_class(env: Mapping[str, str] | None,
+                   base: type[LocalKernelManager] = LocalKernelManager) -> type[LocalKernelManager]:
+    """``base``, with ``env`` added to its kernels' environment."""
+    if not env:
+        return base
+    return type("KernelManager", (base,), {"extra_env": dict(env)})
+
+
 def execute_notebook(source: Path, target: Path, parameters: Mapping[str, object],
                      kernel_dir: Path, timeout_s: int | None = None,
                      env: Mapping[str, str] | None = None) -> None:
-    """Execute ``source`` with ``parameters`` into ``target``, the kernel working in
-    ``kernel_dir`` with ``env`` added to its environment. Raises papermill's errors
+    """Execute ``source`` with ``parameters`` into ``target`` in a kernel of its own, working
+    in ``kernel_dir`` with ``env`` added to its environment. Raises papermill's errors
     (``PapermillExecutionError`` for a failed cell)."""
     import papermill
 
-    manager = LocalKernelManager
-    if env:
-        manager = type("KernelManager", (LocalKernelManager,), {"extra_env": dict(env)})
     papermill.execute_notebook(
         str(Path(source).absolute()), str(Path(target).absolute()),
         parameters=dict(parameters), progress_bar=False, log_output=False,
-        execution_timeout=timeout_s, kernel_manager_class=manager,
+        execution_timeout=timeout_s, kernel_manager_class=_manager_class(env),
         resources={"metadata": {"path": str(Path(kernel_dir).absolute())}},
     )
+
+
+#: Run in the session's kernel after each notebook: the next one starts with no figures open, an
+#: empty namespace and a new history session, its cells numbered from 1 (its modules stay
+#: imported: that is the saving).
+RESET = """\
+import sys as _sys
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+get_ipython().reset(new_session=True)
+"""
+
+
+class NotebookSession:
+    """Notebooks executed one after another in one kernel working in ``kernel_dir`` (a report's
+    summary pages): the kernel's start and its imports are paid once, not once per notebook.
+
+    Each notebook starts from an empty namespace (:data:`RESET`); one that fails or is
+    interrupted takes its kernel with it, and the next notebook gets a fresh one. Use it as a
+    context manager (the kernel is shut down at the end), from one thread."""
+
+    def __init__(self, kernel_dir: Path, env: Mapping[str, str] | None = None) -> None:
+        self.kernel_dir = Path(kernel_dir).absolute()
+        self._manager_class = _manager_class(env, SessionKernelManager)
+        self._manager: SessionKernelManager | None = None
+        self.kernels_started = 0  #: how many kernels this session has started
+
+    def __enter__(self) -> NotebookSession:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def execute(self, source: Path, target: Path, parameters: Mapping[str, object]) -> None:
+        """Execute ``source`` with ``parameters`` into ``target`` in the session's kernel
+        (started for the notebook's kernel name when none runs). Raises papermill's errors."""
+        import papermill
+
+        source = Path(source).absolute()
+        manager = self._kernel(_kernel_name(source))
+        try:
+            papermill.execute_notebook(
+                str(source), str(Path(target).absolute()), parameters=dict(parameters),
+                progress_bar=False, log_output=False, km=manager,
+                kernel_name=manager.kernel_name)
+            self._reset(manager)
+        except BaseException:
+            manager.close_clients()
+            self.close()  # a kernel in an unknown state is never handed to the next notebook
+            raise
+
+    def close(self) -> None:
+        """Shut the kernel down (nothing when none runs)."""
+        from jupyter_core.utils import run_sync
+
+        manager, self._manager = self._manager, None
+        if manager is not None:
+            manager.close_clients()
+            if manager.has_kernel:
+                run_sync(manager.shutdown_kernel)()
+
+    def _kernel(self, name: str) -> SessionKernelManager:
+        from jupyter_core.utils import run_sync
+
+        if self._manager is not None and self._manager.kernel_name != name:
+            self.close()
+        if self._manager is None:
+            manager = self._manager_class(kernel_name=name)
+            run_sync(manager.start_kernel)(cwd=str(self.kernel_dir))
+            self._manager, self.kernels_started = manager, self.kernels_started + 1
+        return self._manager
+
+    @staticmethod
+    def _reset(manager: SessionKernelManager) -> None:
+        import nbformat
+        from nbclient import NotebookClient
+
+        cell = nbformat.v4.new_code_cell(RESET)
+        client = NotebookClient(nbformat.v4.new_notebook(cells=[cell]), km=manager)
+        with client.setup_kernel():
+            client.execute_cell(cell, 0, store_history=False)  # leaves the count at 1
+        manager.close_clients()
+        if cell.outputs:
+            raise RuntimeError(f"resetting the kernel between notebooks said: {cell.outputs}")
+
+
+def _kernel_name(source: Path) -> str:
+    """The kernel ``source`` names in its metadata (papermill's own choice)."""
+    import nbformat
+
+    nb = nbformat.read(source, as_version=4)
+    return nb.metadata.get("kernelspec", {}).get("name") or "python3"

@@ -16,7 +16,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import pandas as pd
 
 from benchlib.analysis.selection import CONFIGURED_CATALOG
 from benchlib.errors import InputError, ReportError
-from benchlib.execute.notebook_run import execute_notebook
+from benchlib.execute.notebook_run import NotebookSession
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
@@ -51,14 +51,13 @@ SUMMARIES = EVERY_REPORT
 FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidden: not loaded)
 
 
-def _run_summary(name: str, campaign_dir: Path, target: Path,
+def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookSession,
                  parameters: dict[str, object] | None = None) -> None:
     import papermill
 
     try:
-        execute_notebook(NOTEBOOK_DIR / f"{name}.ipynb", target,
-                         {"results_dir": str(campaign_dir.resolve()), **(parameters or {})},
-                         kernel_dir=campaign_dir)
+        session.execute(NOTEBOOK_DIR / f"{name}.ipynb", target,
+                        {"results_dir": str(campaign_dir.resolve()), **(parameters or {})})
     except papermill.PapermillExecutionError as error:
         kept = campaign_dir / FAILED_DIR / target.name
         kept.parent.mkdir(exist_ok=True)
@@ -252,16 +251,31 @@ def _swap_in(built: Path, final: Path) -> None:
         return
 
 
-def _summary_page(name: str, campaign_dir: Path, building: Path,
+def _summary_page(name: str, campaign_dir: Path, building: Path, session: NotebookSession,
                   inputs: ReportInputs | None = None, key: str = "",
                   previous: Mapping[str, Mapping] | None = None) -> bool:
-    """Execute summary ``name`` into ``building`` (True), or reuse the previous report's page
-    (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is ``key`` (False)."""
+    """Execute summary ``name`` into ``building`` in ``session``'s kernel (True), or reuse the
+    previous report's page (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is
+    ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
         return False
-    _run_summary(name, campaign_dir, building / f"{name}.ipynb",
+    _run_summary(name, campaign_dir, building / f"{name}.ipynb", session,
                  (inputs or ReportInputs()).parameters(name))
     return True
+
+
+def _summary_group(names: Sequence[str], campaign_dir: Path, building: Path,
+                   inputs: ReportInputs, keys: Mapping[str, str],
+                   previous: Mapping[str, Mapping], done: Callable[[], object]) -> list[str]:
+    """Summaries ``names`` one after another in one kernel (started only if one is not
+    reused); returns those executed. ``done`` is called after each page."""
+    executed = []
+    with NotebookSession(campaign_dir) as session:
+        for name in names:
+            if _summary_page(name, campaign_dir, building, session, inputs, keys[name], previous):
+                executed.append(name)
+            done()
+    return executed
 
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
@@ -293,7 +307,8 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
     listed as skipped), then execute the summaries side by side, then export them and write
     the index. One phase at a time (the page pool's processes, then the summaries' kernels,
     then this process's own work) keeps a large campaign's peak memory down; each phase uses
-    every core it can."""
+    every core it can. The summaries are dealt out to one kernel per core, each kernel running
+    its share one after another (its imports paid once, not once per page)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm.auto import tqdm
@@ -309,14 +324,12 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
               disable=not progress) as steps:
         runs, unshown = export_runs(campaign_dir, building, notebooks, steps,
                                     _nav(summaries, inputs))
+        groups = [list(summaries[start::threads]) for start in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
-            pending = {name: pool.submit(_summary_page, name, campaign_dir, building, inputs,
-                                         keys[name], previous) for name in summaries}
-            executed = []
-            for name, future in pending.items():
-                if future.result():  # a failed summary fails the build (ReportError)
-                    executed.append(name)
-                steps.update()
+            pending = [pool.submit(_summary_group, group, campaign_dir, building, inputs, keys,
+                                   previous, steps.update) for group in groups]
+            ran = {name for future in pending for name in future.result()}  # a failed summary
+            executed = [name for name in summaries if name in ran]  # fails the build (ReportError)
     for name in executed:  # once the kernels have ended: their memory and this never meet
         export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
                     nav=_nav(summaries, inputs, name))
