@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -195,7 +196,10 @@ def test_a_torchrun_point_at_its_cell_time_limit_leaves_nothing_running(tmp_path
     campaign = tmp_path / "outputs" / "c"
     campaign.mkdir(parents=True)
     point = Point("ranks", {}, 0, "ranks")
-    outcome = execute_point(point, campaign / "ranks.ipynb", 45, ROOT, folder)
+    with ThreadPoolExecutor(1) as pool:  # the ranks are seen running before the limit ends them
+        running = pool.submit(execute_point, point, campaign / "ranks.ipynb", 20, ROOT, folder)
+        _ranks_running(marked_env, 20)
+        outcome = running.result()
     assert outcome.status == "failed" and "CellTimeoutError" in outcome.error, outcome.error
     assert _left_running(marked_env, 10) == []
     _nothing_left(tmp_path, campaign)

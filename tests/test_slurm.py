@@ -491,7 +491,8 @@ def test_a_job_above_the_partition_time_limit_is_failed_with_the_numbers(local_s
         status = _wait_for_status(folder, "queued (PartitionTimeLimit): Slurm will never", capsys)
         assert (f"job {job}" in status and "queued (PartitionTimeLimit)" in status
                 and "(asks 5 min, but partition short allows at most 2 min (MaxTime))" in status)
-        (failed,) = campaign.wait(folder, [point.name], poll_s=1, progress=False, timeout_s=90)
+        (failed,) = campaign.wait(folder, [point.name], poll_s=1, progress=False, timeout_s=90,
+                                  blocked_grace_s=2)  # the reason is already seen (above)
         assert failed.status == "failed" and "lower time_min" in failed.detail
         assert _left_the_queue(name)
     finally:
