@@ -34,7 +34,6 @@ demo: setup $(DEMO_DATA) $(DEMO_VOLUME)
 
 test: setup
 	$(VENV)/bin/ruff check .
-	$(PY) tools/make_notebooks.py --check
 	$(VENV)/bin/pytest
 
 test-fast: setup

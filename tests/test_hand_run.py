@@ -69,29 +69,39 @@ def test_a_campaign_that_is_not_a_folder_name_is_refused(tmp_path, monkeypatch, 
 
 @pytest.mark.slow
 def test_plain_papermill_run_saves_its_record_and_ends_with_the_result_line(tmp_path, image_dir):
-    """``papermill notebooks/train.ipynb`` as a user types it, outside any sweep."""
+    """``papermill notebooks/smooth_inference.ipynb`` as a user types it, outside any sweep, on
+    real images: the suite's one plain papermill run of a benchmark notebook."""
     out = tmp_path / "out.ipynb"
     env = {k: v for k, v in os.environ.items() if k != hand_run.RUNNER_ENV}
     env[hand_run.OUTPUTS_ENV] = str(tmp_path / "outputs")
     parameters = ["-p", "device", "cpu", "-p", "model", "resnet18", "-p", "image_size", "32",
-                  "-p", "num_classes", "10", "-p", "batch_size", "4", "-p", "iterations", "3",
-                  "-p", "warmup", "1", "-p", "num_workers", "0", "-p", "campaign", "by-hand"]
-    done = subprocess.run([sys.executable, "-m", "papermill", "notebooks/train.ipynb", str(out),
-                           *parameters, "--no-progress-bar"], cwd=ROOT, env=env,
+                  "-p", "batch_size", "4", "-p", "iterations", "2", "-p", "warmup", "1",
+                  "-p", "num_workers", "0", "-p", "noise_samples", "6", "-p", "dataset", "real",
+                  "-p", "data_dir", str(image_dir), "-p", "campaign", "by-hand"]
+    done = subprocess.run([sys.executable, "-m", "papermill", "notebooks/smooth_inference.ipynb",
+                           str(out), *parameters, "--no-progress-bar"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     import nbformat
 
-    last = nbformat.read(out, as_version=4).cells[-1]
+    executed = nbformat.read(out, as_version=4)
+    last = executed.cells[-1]
     text = "".join(o.get("text", "") for o in last.outputs if o.output_type == "stream")
-    assert " images/s (within-run 95 % interval " in text and "over 3 timed iterations" in text
-    assert "⚠ Flagged" in text and "short (3 iterations" in text  # 3 iterations: short
+    assert " images/s (within-run 95 % interval " in text and "over 2 timed iterations" in text
+    assert "⚠ Flagged" in text and "short (2 iterations" in text  # 2 iterations: short
     assert "Saved as " in text and "benchlib results " in text
+    row = load(out).iloc[0]
+    assert (row["benchmark"], row["dataset"], row["status"]) == ("smooth_inference", "real", "ok")
+    assert (row["noise_samples"], row["samples"], row["iterations"]) == (6, 2, 2)
+    assert row["time_preprocess_s"] > 0 and row["time_forward_s"] > 0
+    images = sum("image/png" in o.get("data", {}) for c in executed.cells
+                 for o in c.get("outputs", []))
+    assert images == 2  # the per-iteration timeline and the phase bars
     folder = tmp_path / "outputs" / "by-hand"
     listed = subprocess.run([str(Path(sys.executable).parent / "benchlib"), "results", str(folder)],
                             capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stderr
-    assert "train" in listed.stdout and "short" in listed.stdout  # the flags column
+    assert "smooth_inference" in listed.stdout and "short" in listed.stdout  # the flags column
     from benchlib.publish.report.build import build_report
 
     index = build_report(folder, summaries=(), progress=False)

@@ -7,7 +7,6 @@ import pytest
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.params import NOTEBOOK_DIR, notebook_parameters
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.records.results import load
 
 from .conftest import ROOT
 
@@ -45,20 +44,3 @@ def test_notebooks_match_their_generator():
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
-
-@pytest.mark.slow
-def test_plain_papermill_cli_runs_a_notebook(tmp_path, image_dir):
-    out = tmp_path / "smooth.ipynb"
-    papermill_cli = [sys.executable, "-m", "papermill", str(NOTEBOOK_DIR / "smooth_inference.ipynb"),
-                     str(out), "-p", "model", "resnet18", "-p", "image_size", "32",
-                     "-p", "iterations", "2", "-p", "warmup", "1", "-p", "num_workers", "0",
-                     "-p", "noise_samples", "6", "-p", "batch_size", "4", "-p", "dataset", "real",
-                     "-p", "data_dir", str(image_dir), "-p", "device", "cpu", "--no-progress-bar"]
-    subprocess.run(papermill_cli, check=True, capture_output=True)
-    row = load(out).iloc[0]
-    assert (row["benchmark"], row["dataset"], row["status"]) == ("smooth_inference", "real", "ok")
-    assert (row["noise_samples"], row["samples"], row["iterations"]) == (6, 2, 2)
-    assert row["time_preprocess_s"] > 0 and row["time_forward_s"] > 0
-    images = sum("image/png" in o.get("data", {})
-                 for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
-    assert images == 2  # the per-iteration timeline and the phase bars
