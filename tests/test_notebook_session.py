@@ -81,3 +81,32 @@ def test_a_session_that_runs_nothing_starts_no_kernel(tmp_path):
     with NotebookSession(tmp_path) as session:
         pass
     assert session.kernels_started == 0
+
+
+def test_a_report_runs_its_summaries_in_one_kernel_per_core(tmp_path, monkeypatch):
+    from benchlib.publish.report import build
+
+    from .fakes import campaign
+
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    names = [f"summary_tiny{i}" for i in range(5)]
+    for name in names:
+        _notebook(notebooks / f"{name}.ipynb", "import os\nprint(os.getpid())")
+        nb = nbformat.read(str(notebooks / f"{name}.ipynb"), as_version=4)
+        nb.cells[0].source = "results_dir = ''"
+        nbformat.write(nb, str(notebooks / f"{name}.ipynb"))
+    sessions: list[NotebookSession] = []
+
+    class Counted(NotebookSession):
+        def __enter__(self) -> NotebookSession:
+            sessions.append(self)
+            return self
+
+    monkeypatch.setattr(build, "NOTEBOOK_DIR", notebooks)
+    monkeypatch.setattr(build, "NotebookSession", Counted)
+    monkeypatch.setattr(build.os, "cpu_count", lambda: 2)
+    index = build.build_report(campaign(tmp_path / "fake"), summaries=names, progress=False)
+    assert [s.kernels_started for s in sessions] == [1, 1]  # 5 pages, 2 kernels
+    pids = {_outputs(index.parent / f"{name}.ipynb")[0].strip() for name in names}
+    assert len(pids) == 2 and all(_counts(index.parent / f"{n}.ipynb")[0] == 1 for n in names)
