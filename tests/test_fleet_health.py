@@ -251,6 +251,11 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert from_db.returncode == 1, from_db.stderr
     states = [line for line in out.splitlines() if line.split(" ")[0] in ("FAILED", "SLOW")]
     assert states and all(line in from_db.stdout for line in states)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCHLIB_DB": "catalog.sqlite"}
+    configured = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "fleet"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert configured.returncode == 1, configured.stderr  # neither given: $BENCHLIB_DB's, as history
+    assert all(line in configured.stdout for line in states)
 
 
 def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> None:
@@ -264,7 +269,7 @@ def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> No
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    ((), "give one or more results folders"),
+    ((), "fleet: give results folders (ROOT ...) or a catalog (--db DB, or $BENCHLIB_DB)"),
     (("outputs", "--window", "0"), "--window 0: give the validity window in days"),
     (("outputs", "--window", "nan"), "--window nan"),
     (("outputs", "--window", "1e9"), "at most 3,653"),
@@ -273,7 +278,8 @@ def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> No
     (("outputs", "--junit", ""), "--junit '': an empty path"),
     (("outputs", "--expect", "a;b"), "--expect a;b: "),
 ])
-def test_bad_input_is_exit_2_naming_the_option(tmp_path, args, said) -> None:
+def test_bad_input_is_exit_2_naming_the_option(tmp_path, monkeypatch, args, said) -> None:
+    monkeypatch.delenv("BENCHLIB_DB", raising=False)
     (tmp_path / "outputs").mkdir()
     done = _benchlib("fleet", *args, cwd=tmp_path)
     assert done.returncode == 2 and said in done.stderr, done.stderr

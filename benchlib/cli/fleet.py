@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -58,7 +57,8 @@ class Fleet(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
-        from benchlib.analysis import fleet_actions, fleet_health, junit, selection
+        from benchlib.analysis import fleet_actions, fleet_health, junit
+        from benchlib.cli.index import selected_runs
         from benchlib.records.paths import check_output_file
 
         window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
@@ -67,10 +67,7 @@ class Fleet(Command):
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
         expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
-        found = selection.once(fleet_records(args.roots, args.db))
-        if found.attrs["repeated"]:
-            print(f"note: {found.attrs['repeated']} records repeat a run already read (the same "
-                  "run_id in another folder): each run counted once", file=sys.stderr)
+        found = selected_runs("fleet", args.roots, args.db)
         states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_health.node_summary(states)
         print_states(states, summary)
@@ -82,29 +79,6 @@ class Fleet(Command):
             cases = fleet_actions.junit_cases(states)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
         return fleet_actions.exit_code(summary)
-
-
-def fleet_records(roots: list[str], db: str | None):  # -> pd.DataFrame
-    """The records the fleet is judged from: every record under each folder, or the
-    catalog's; InputError when neither or both are given, or nothing is found."""
-    import pandas as pd
-
-    from benchlib.records.paths import load_records
-
-    if db is not None and roots:
-        raise InputError("fleet: give results folders or --db, not both")
-    if db is not None:
-        import benchlib
-
-        frame = benchlib.load(db=db)  # type: ignore[call-arg]
-        if frame.empty:
-            raise InputError("--db: no records in the catalog (run `benchlib index ROOT... "
-                             "--db DB` first)")
-        return frame
-    if not roots:
-        raise InputError("fleet: give one or more results folders (ROOT ...) or --db DB")
-    frame = pd.concat([load_records(root) for root in roots], ignore_index=True)
-    return frame.drop_duplicates("source") if "source" in frame else frame
 
 
 def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> None

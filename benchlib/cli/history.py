@@ -52,65 +52,18 @@ class History(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Print one line per change point and the summary; the exit status the epilog
         lists."""
-        from benchlib.analysis import node_history, selection
+        from benchlib.analysis import node_history
         from benchlib.analysis.metrics import check_metric
+        from benchlib.cli.index import selected_runs
         from benchlib.errors import InputError
 
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
                              "(0.05 = 5 %)")
-        frame = selection.once(records(args))
-        if frame.attrs["repeated"]:
-            print(f"note: {frame.attrs['repeated']} records repeat a run already read (the same "
-                  "run_id in another folder): each run counted once", file=sys.stderr)
+        frame = selected_runs("history", args.roots, args.db, args.where or (), args.since)
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         table = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
         for text in node_history.lines(table):
             show(text)
         return node_history.exit_code(table)
-
-
-def records(args: argparse.Namespace):
-    """The runs ``args`` select: the records under each ROOT (concatenated) or, with
-    ``--db``, the catalog's; cut to ``--where`` and ``--since``."""
-    import pandas as pd
-
-    from benchlib.analysis import selection
-    from benchlib.errors import InputError
-    from benchlib.records.paths import load_records
-
-    where, since = selection.parse_where(args.where), selection.parse_date(args.since)
-    if args.db is not None and args.roots:
-        raise InputError("history: give results folders or --db, not both")
-    if not args.roots and args.db is None:
-        from benchlib.catalog.database import configured
-
-        if not configured():
-            raise InputError("history: give results folders (ROOT ...) or a catalog (--db DB, "
-                             "or $BENCHLIB_DB)")
-        args.db = ""  # the catalog $BENCHLIB_DB names
-    if args.db is not None:
-        import benchlib
-        from benchlib.catalog.select import selection as checked
-        from benchlib.errors import CatalogError
-
-        try:
-            checked(where)
-        except CatalogError as error:  # an unknown key or a value not of its column's type
-            raise InputError(f"--where {' '.join(args.where or [])}: "
-                             f"{str(error).removeprefix('selection: ')}") from None
-        frame = benchlib.load(db=args.db, where=where or None, since=since)
-        if frame.empty:
-            chosen = [*([selection.said(where)] if where else []),
-                      *([f"--since {args.since}"] if args.since else [])]
-            raise InputError(f"--db: no runs in the catalog match {' '.join(chosen)}")
-        return frame
-    frame = pd.concat([load_records(root) for root in args.roots], ignore_index=True)
-    frame = selection.select(frame, where, since)
-    if frame.empty:
-        chosen = [*(f"--where {w}" for w in args.where or []),
-                  *([f"--since {args.since}"] if args.since else [])]
-        raise InputError(f"history: no runs under {' '.join(args.roots)} match "
-                         f"{' '.join(chosen)}")
-    return frame
