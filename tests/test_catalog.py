@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -269,8 +270,10 @@ def test_a_second_indexer_waits_and_says_so(db, folder):
         assert _count(db, tables.RECORDS) == 0
     worker.join(60)
     assert "waited" in said[1] and _count(db, tables.RECORDS) == 16
-    with lock.indexer_lock(catalog, engine, print), pytest.raises(CatalogBusyError):
+    with lock.indexer_lock(catalog, engine, print), pytest.raises(CatalogBusyError) as busy:
         ingest.index([folder], catalog, say=said.append, wait_s=0.6)
+    waited = re.search(r"after (\d+\.\d) s;", str(busy.value))  # 0.6 s is not said "1 s"
+    assert waited and float(waited.group(1)) >= 0.6, busy.value
     engine.dispose()
 
 

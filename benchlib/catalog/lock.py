@@ -23,7 +23,7 @@ POLL_S = 0.5
 
 def _busy(catalog: Catalog, waited: float) -> CatalogBusyError:
     return CatalogBusyError(f"another benchlib index still holds the catalog {catalog.shown} "
-                            f"after {waited:.0f} s; try again when it has finished")
+                            f"after {waited:.1f} s; try again when it has finished")
 
 
 @contextlib.contextmanager
