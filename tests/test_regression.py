@@ -112,6 +112,10 @@ def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.Capture
     assert main(["compare", str(quiet), str(slow), "--junit", str(report)]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "40% slower" in out and "3 + 3 runs" in out
+    (row,) = [line.split() for line in out.splitlines() if "batch_size=32" in line
+              and line.rstrip().endswith("3")]  # the table's row: speeds and ratios as read
+    start = row.index("1,002")
+    assert row[start:start + 5] == ["1,002", "603", "0.60x", "0.57x", "0.64x"], row
     suite = ET.parse(report).getroot().find("testsuite")
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     again = shutil.copytree(quiet, tmp_path / "again")  # the same numbers, another campaign

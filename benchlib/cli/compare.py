@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -90,7 +91,7 @@ class Compare(Command):
               "never decides")
         with pd.option_context("display.width", 200, "display.max_rows", 1000,
                                "display.max_colwidth", 70):
-            show(compared[shown].to_string(index=False, na_rep=""))
+            show(compared[shown].to_string(index=False, na_rep="", formatters=_readable()))
         for line in regression.summary(compared, args.threshold):
             show(line)
         show_energy(base, new, args.threshold)
@@ -98,6 +99,22 @@ class Compare(Command):
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
+
+
+def _said(say: Callable[[float], str]) -> Callable[[object], str]:
+    """``say`` for a value, an empty cell for a missing one."""
+    from benchlib import formatting
+
+    return lambda value: "" if formatting.missing(value) else say(float(value))
+
+
+def _readable() -> dict[str, Callable[[object], str]]:
+    """How the speed table states its numbers, as the report does: speeds about 3 significant
+    digits with thousands separated (``13,879``, ``47.5``), ratios and their interval ``0.95x``."""
+    from benchlib import formatting
+
+    return {"base": _said(formatting.number), "new": _said(formatting.number),
+            **{column: _said(formatting.ratio) for column in ("ratio", "low", "high")}}
 
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
