@@ -63,6 +63,22 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def test_a_warning_shown_on_one_page_is_shown_on_the_next_too(tmp_path):
+    """Python shows a warning once per line and module; the modules outlive a page, so without
+    the reset a second page would silently lose the warning the first one showed."""
+    (tmp_path / "warner.py").write_text(
+        "import warnings\n\ndef odd():\n    warnings.warn('something odd', UserWarning)\n")
+    page = _notebook(tmp_path / "page.ipynb", "import warner\nwarner.odd()")
+    with NotebookSession(tmp_path) as session:
+        for name in ("a", "b"):
+            session.execute(page, tmp_path / f"{name}.ipynb", {})
+    for name in ("a", "b"):
+        nb = nbformat.read(str(tmp_path / f"{name}.ipynb"), as_version=4)
+        said = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                       for o in c.outputs if o.get("name") == "stderr")
+        assert "UserWarning: something odd" in said, (name, said)
+
+
 def test_a_failed_notebook_takes_its_kernel_with_it(tmp_path):
     broken = _notebook(tmp_path / "broken.ipynb", "import os\nprint(os.getpid())",
                        "raise KeyError('no such column')")

@@ -110,6 +110,26 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     assert [p.name for p in root.iterdir() if p.name.startswith(".report")] == [".report-failed"]
 
 
+def test_a_summary_that_kills_its_kernel_is_named(tmp_path, monkeypatch):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from benchlib.publish.report import build as report_module
+
+    root = campaign(tmp_path / "fake")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    dying = new_notebook(cells=[new_code_cell("results_dir = ''", metadata={"tags": ["parameters"]}),
+                                new_code_cell("import os\nos._exit(3)")])
+    dying.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(dying, str(notebooks / "summary_dying.ipynb"))
+    monkeypatch.setattr(report_module, "NOTEBOOK_DIR", notebooks)
+    with pytest.raises(ReportError, match="summary_dying: its kernel died while the page ran"):
+        build_report(root, summaries=("summary_dying",), progress=False)
+    assert not (root / "report").exists()
+    assert not [p.name for p in root.iterdir() if p.name.startswith(".report-")]  # no scratch
+
+
 def test_the_report_lists_files_it_skipped_and_still_builds(tmp_path):
     root = campaign(tmp_path / "c")
     (root / "truncated.ipynb").write_text('{"cells": [')

@@ -164,13 +164,18 @@ def execute_notebook(source: Path, target: Path, parameters: Mapping[str, object
     )
 
 
-#: Run in the session's kernel after each notebook: the next one starts with no figures open, an
-#: empty namespace and a new history session, its cells numbered from 1 (its modules stay
-#: imported: that is the saving).
+#: Run in the session's kernel after each notebook: the next one starts with no figures open, every
+#: warning shown again (leaving ``catch_warnings`` marks the filters changed, which empties each
+#: module's record of warnings already shown), an empty namespace and a new history session, its
+#: cells numbered from 1 (its modules stay imported: that is the saving).
 RESET = """\
 import sys as _sys
+import warnings as _warnings
 if "matplotlib.pyplot" in _sys.modules:
     _sys.modules["matplotlib.pyplot"].close("all")
+with _warnings.catch_warnings():
+    pass
+_warnings.onceregistry.clear()
 get_ipython().reset(new_session=True)
 """
 

@@ -54,6 +54,7 @@ FAILED_DIR = ".report-failed"  #: where a failed summary notebook is kept (hidde
 def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookSession,
                  parameters: dict[str, object] | None = None) -> None:
     import papermill
+    from nbclient.exceptions import DeadKernelError
 
     try:
         session.execute(NOTEBOOK_DIR / f"{name}.ipynb", target,
@@ -64,7 +65,10 @@ def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookS
         os.replace(target, kept)
         raise ReportError(f"{name}: {error.ename}: {error.evalue} (cell {error.exec_count}); "
                           f"the executed notebook is {kept}") from None
-
+    except DeadKernelError as error:  # the page ended its kernel (os._exit, out of memory)
+        raise ReportError(f"{name}: its kernel died while the page ran ({error}); run "
+                          f"notebooks/{name}.ipynb in JupyterLab with results_dir = "
+                          f"'{campaign_dir}' to see where") from None
 
 
 def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, campaign: Path) -> None:
