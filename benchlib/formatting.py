@@ -91,6 +91,11 @@ def number(value: float) -> str:
     return f"{value:.1e}"
 
 
+def or_blank(say: Callable[[float], str]) -> Callable[[object], str]:
+    """``say`` for a number, an empty cell for a missing value (a table's formatter)."""
+    return lambda value: "" if missing(value) else say(float(value))  # type: ignore[arg-type]
+
+
 def si(value: float, unit: str) -> str:
     """``1.27e9, "B"`` -> ``1.27 GB``; ``5.2e10, "FLOP/s"`` -> ``52.0 GFLOP/s``."""
     if value == 0:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 
 from benchlib.cli.base import Command, show
 from benchlib.errors import InputError
@@ -86,12 +85,16 @@ class Compare(Command):
             show(f"warning: {warning}")
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                              "base_runs", "new_runs", "flags") if c in compared]
+        from benchlib import formatting  # speeds and ratios stated as the report states them
+
+        readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
+                    **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
         print("NEW / BASE speed per configuration; base, new: " + GEOMEAN + "; low-high: 95 % "
               "interval from the repeats (Welch t over each side's runs); a within-run interval "
               "never decides")
         with pd.option_context("display.width", 200, "display.max_rows", 1000,
                                "display.max_colwidth", 70):
-            show(compared[shown].to_string(index=False, na_rep="", formatters=_readable()))
+            show(compared[shown].to_string(index=False, na_rep="", formatters=readable))
         for line in regression.summary(compared, args.threshold):
             show(line)
         show_energy(base, new, args.threshold)
@@ -100,21 +103,6 @@ class Compare(Command):
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
 
-
-def _said(say: Callable[[float], str]) -> Callable[[object], str]:
-    """``say`` for a value, an empty cell for a missing one."""
-    from benchlib import formatting
-
-    return lambda value: "" if formatting.missing(value) else say(float(value))
-
-
-def _readable() -> dict[str, Callable[[object], str]]:
-    """How the speed table states its numbers, as the report does: speeds about 3 significant
-    digits with thousands separated (``13,879``, ``47.5``), ratios and their interval ``0.95x``."""
-    from benchlib import formatting
-
-    return {"base": _said(formatting.number), "new": _said(formatting.number),
-            **{column: _said(formatting.ratio) for column in ("ratio", "low", "high")}}
 
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
