@@ -87,21 +87,27 @@ def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkey
     assert not [p.name for p in root.iterdir() if p.name.startswith(".report")]
 
 
-@pytest.mark.slow
-def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
+def _summary_notebook(tmp_path, monkeypatch, name: str, source: str) -> None:
+    """A summary notebook ``name`` whose one cell is ``source``, where the report looks for
+    the summaries."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
     from benchlib.publish.report import build as report_module
 
-    root = campaign(tmp_path / "fake")
     notebooks = tmp_path / "notebooks"
-    notebooks.mkdir()
-    broken = new_notebook(cells=[new_code_cell("results_dir = ''", metadata={"tags": ["parameters"]}),
-                                 new_code_cell("raise KeyError('no such column')")])
-    broken.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(broken, str(notebooks / "summary_broken.ipynb"))
+    notebooks.mkdir(exist_ok=True)
+    nb = new_notebook(cells=[new_code_cell("results_dir = ''", metadata={"tags": ["parameters"]}),
+                             new_code_cell(source)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(notebooks / f"{name}.ipynb"))
     monkeypatch.setattr(report_module, "NOTEBOOK_DIR", notebooks)
+
+
+@pytest.mark.slow
+def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
+    root = campaign(tmp_path / "fake")
+    _summary_notebook(tmp_path, monkeypatch, "summary_broken", "raise KeyError('no such column')")
     with pytest.raises(ReportError, match="summary_broken: KeyError") as raised:
         build_report(root, summaries=("summary_broken",), progress=False)
     kept = root / ".report-failed" / "summary_broken.ipynb"
@@ -111,19 +117,8 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
 
 
 def test_a_summary_that_kills_its_kernel_is_named(tmp_path, monkeypatch):
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook
-
-    from benchlib.publish.report import build as report_module
-
     root = campaign(tmp_path / "fake")
-    notebooks = tmp_path / "notebooks"
-    notebooks.mkdir()
-    dying = new_notebook(cells=[new_code_cell("results_dir = ''", metadata={"tags": ["parameters"]}),
-                                new_code_cell("import os\nos._exit(3)")])
-    dying.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(dying, str(notebooks / "summary_dying.ipynb"))
-    monkeypatch.setattr(report_module, "NOTEBOOK_DIR", notebooks)
+    _summary_notebook(tmp_path, monkeypatch, "summary_dying", "import os\nos._exit(3)")
     with pytest.raises(ReportError, match="summary_dying: its kernel died while the page ran"):
         build_report(root, summaries=("summary_dying",), progress=False)
     assert not (root / "report").exists()
