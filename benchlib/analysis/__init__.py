@@ -366,17 +366,18 @@ def change_points(
     min_size: int = 3,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """One row per change point of each configuration's runs on each node: ``configuration``,
-    ``node``, ``time`` (the first run after it, UTC), ``before`` / ``after`` (geometric mean
-    of ``metric`` over the runs on either side, up to the neighbouring change points),
-    ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch t interval over those runs),
-    ``verdict`` (of the speed: regression, improvement, no change), ``pvalue`` (Otava's
-    t-test), ``runs_before`` / ``runs_after``, ``changed`` (what changed in the environment
-    then, ``; ``-separated), ``interval`` (what it is made from), and the configuration columns.
+    """One row per listed change point (a regression or an improvement) of each configuration's
+    campaigns on each node: ``configuration``, ``node``, ``time`` (the first campaign after it),
+    ``before`` / ``after`` (geometric means over the campaigns either side, each campaign the
+    geometric mean of its runs), ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch
+    t interval over those campaigns), ``verdict``, ``pvalue``, ``campaigns_before`` /
+    ``campaigns_after``, ``runs_before`` / ``runs_after``, ``changed`` (the environment),
+    ``interval``, and the configuration columns. Smaller or uncertain shifts are counted, odd
+    campaigns named, the newest too few to call "too early" (docs/acceptance.md).
 
-    ``attrs``: ``series`` (configurations x nodes looked at), ``runs``, ``disturbed`` (runs
-    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``.
-    ``progress``: a progress bar over the histories (on stderr)."""
+    ``attrs``: ``series``, ``runs``, ``campaigns``, ``disturbed``, ``failed``, ``small``,
+    ``uncertain``, ``outliers`` and ``early`` (lists of dicts), ``ordered_by``, ``metric``,
+    ``threshold``, ``min_size``. ``progress``: a progress bar (on stderr)."""
     from benchlib.analysis.node_history import change_points as real
 
     return real(

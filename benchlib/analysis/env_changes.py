@@ -47,10 +47,11 @@ def _text(value: object) -> str:
     return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
-def between(runs: pd.DataFrame, index: int, near: int = NEAR) -> list[str]:
-    """What changed between ``runs`` (one node's runs in time order) ``index - 1`` and ``index``
-    (``driver 580.65 -> 580.82``), and between the ``near`` runs either side of them
-    (``... (one run earlier)``): one entry per column, its nearest change."""
+def between(runs: pd.DataFrame, index: int, near: int = NEAR, unit: str = "run") -> list[str]:
+    """What changed between ``runs`` (one node's runs, or campaigns, in time order) ``index -
+    1`` and ``index`` (``driver 580.65 -> 580.82``), and between the ``near`` rows either side
+    of them (``... (one run earlier)``, ``unit`` naming a row): one entry per column, its
+    nearest change."""
     said: dict[str, str] = {}
     offsets = sorted(range(-near, near + 1), key=abs)
     for column in columns(runs):
@@ -61,7 +62,7 @@ def between(runs: pd.DataFrame, index: int, near: int = NEAR) -> list[str]:
                 continue
             old, new = values[after - 1] or "(none)", values[after] or "(none)"
             where = ("" if offset == 0 else
-                     f" ({'one run' if abs(offset) == 1 else f'{abs(offset)} runs'} "
+                     f" ({f'one {unit}' if abs(offset) == 1 else f'{abs(offset)} {unit}s'} "
                      f"{'earlier' if offset < 0 else 'later'})")
             said[column] = f"{name(column)} {old} -> {new}{where}"
             break

@@ -68,7 +68,8 @@ def _unknown(geomean: float, why: str, pairs: int = 0, runs: tuple[int, int] = (
             "method": why}
 
 
-def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, object]:
+def repeats_effect(a: object, b: object, level: float = 0.95, unit: str = "run"
+                   ) -> dict[str, object]:
     """The speed ratio of side ``a`` over side ``b`` from each side's repeats (one value per
     run): ``geomean`` (the ratio of geometric means), ``low`` / ``high`` (Welch t interval of the
     log ratio), ``significant`` (the interval excludes 1.0), ``known`` (both sides have at least
@@ -79,7 +80,8 @@ def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, objec
         return _unknown(float("nan"), "nothing to compare", 0, runs)
     geomean = float(np.exp(la.mean() - lb.mean()))
     if min(runs) < MIN_RUNS:
-        what = "one run each" if runs == (1, 1) else f"{runs[0]} run(s) against {runs[1]}"
+        what = (f"one {unit} each" if runs == (1, 1)
+                else f"{runs[0]} {unit}(s) against {runs[1]}")
         return _unknown(geomean, f"{what}: {REPEAT_ADVICE}", 1, runs)
     va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
     se = math.sqrt(va + vb)
@@ -92,7 +94,7 @@ def repeats_effect(a: object, b: object, level: float = 0.95) -> dict[str, objec
     return {HEADLINE: geomean, "low": low, "high": high, "pairs": 1,
             "significant": bool(low > 1.0 or high < 1.0), "known": True,
             "runs_a": runs[0], "runs_b": runs[1],
-            "method": f"Welch t interval over {runs[0]} + {runs[1]} runs"}
+            "method": f"Welch t interval over {runs[0]} + {runs[1]} {unit}s"}
 
 
 def effect(pairs: pd.DataFrame, level: float = 0.95) -> dict[str, object]:

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import env_changes, intervals
+from benchlib.analysis import change_detection, env_changes, intervals
 from benchlib.analysis.change_detection import MAX_PVALUE, MIN_SIZE
-from benchlib.analysis.change_detection import change_points as series_change_points
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import (
     DEFAULT_THRESHOLD,
@@ -45,7 +44,8 @@ NODE = "host"
 UNKNOWN_NODE = "an unnamed host"
 #: The columns of :func:`change_points`' table, in order (the configuration columns follow).
 COLUMNS = ("configuration", "node", "time", "before", "after", "ratio", "low", "high",
-           "verdict", "pvalue", "runs_before", "runs_after", "changed", "interval")
+           "verdict", "pvalue", "campaigns_before", "campaigns_after", "runs_before",
+           "runs_after", "changed", "interval")
 
 
 def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> list[str]:
@@ -90,12 +90,13 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
     if metric not in df:
         raise KeyError(f"history: no column {metric!r} in the results")
     runs = ok(df)
-    runs = runs[pd.to_numeric(runs[metric], errors="coerce") > 0]
     keys = configuration_columns(runs, by)
-    keep = [*keys, *(c for c in (NODE, metric, "flags") if c in runs),
+    keep = [*keys, *(c for c in (NODE, metric, "flags", "campaign") if c in runs),
             *env_changes.columns(runs)]
     out = runs[list(dict.fromkeys(keep))].copy()
     out[metric] = pd.to_numeric(out[metric], errors="coerce")
+    values = out[metric].to_numpy(dtype=float)
+    out["failed"] = ~(np.isfinite(values) & (values > 0))
     out["node"] = (runs[NODE].astype("string").fillna(UNKNOWN_NODE).replace("", UNKNOWN_NODE)
                    if NODE in runs else UNKNOWN_NODE)
     out["time"] = run_times(runs)
@@ -108,86 +109,167 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
 
 
 def _speed_effect(after: np.ndarray, before: np.ndarray, metric: str) -> tuple[dict, dict]:
-    """The change of ``metric`` (after / before) and of the speed (inverted for ``time_*``)."""
-    found = intervals.repeats_effect(after, before)
+    """The change of ``metric`` (after / before) and of the speed (inverted for ``time_*``),
+    from one value per campaign on either side."""
+    found = intervals.repeats_effect(after, before, unit="campaign")
     if higher_is_better(metric):
         return found, found
-    speed = intervals.repeats_effect(1.0 / after, 1.0 / before)
+    speed = intervals.repeats_effect(1.0 / after, 1.0 / before, unit="campaign")
     return found, speed
 
 
-def _series_points(runs: pd.DataFrame, metric: str, threshold: float, max_pvalue: float,
-                   min_size: int) -> list[dict[str, object]]:
-    """The change points of one configuration on one node (``runs`` in time order, disturbed
-    runs already left out)."""
-    values = runs[metric].to_numpy(dtype=float)
-    rows = []
-    for point in series_change_points(values, max_pvalue, min_size):
-        before, after = values[point.start:point.index], values[point.index:point.stop]
-        found, speed = _speed_effect(after, before, metric)
-        rows.append({"time": runs["time"].iloc[point.index],
-                     "before": intervals.geometric_mean(before),
-                     "after": intervals.geometric_mean(after),
-                     "ratio": found[intervals.HEADLINE], "low": found["low"],
-                     "high": found["high"], "verdict": verdict(speed, threshold),
-                     "pvalue": point.pvalue, "runs_before": len(before),
-                     "runs_after": len(after),
-                     "changed": "; ".join(env_changes.between(runs, point.index)),
-                     "interval": found["method"]})
-    return rows
+def campaigns(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per campaign of ``runs`` (one configuration on one node, in time order; a run
+    without a campaign is one of its own): ``campaign``, ``time`` (its first run), ``value``
+    (the geometric mean of ``metric`` over its runs), ``runs``, ``spread`` (the standard
+    deviation of its runs' log values, 0 for one run) and the environment columns of its first
+    run. Runs of one campaign move together (the node's state, caches, clocks): the campaign,
+    not the run, is the unit of the history's noise."""
+    named = (runs["campaign"].astype("string").fillna("").replace("", pd.NA)
+             if "campaign" in runs else pd.Series(pd.NA, index=runs.index, dtype="string"))
+    unit = named.fillna(pd.Series([f"run {i}" for i in range(len(runs))], index=runs.index,
+                                  dtype="string"))
+    logs = np.log(runs[metric].to_numpy(dtype=float))
+    frame = runs.assign(_unit=unit.to_numpy(), _log=logs)
+    grouped = frame.groupby("_unit", sort=False)
+    first = grouped.head(1).set_index("_unit")
+    out = pd.DataFrame({
+        "campaign": first.index.to_numpy(),
+        "time": grouped["time"].min().reindex(first.index).to_numpy(),
+        "value": np.exp(grouped["_log"].mean().reindex(first.index).to_numpy()),
+        "runs": grouped.size().reindex(first.index).to_numpy(),
+        "spread": grouped["_log"].std(ddof=1).reindex(first.index).fillna(0.0).to_numpy()})
+    for column in env_changes.columns(runs):
+        out[column] = first[column].to_numpy()
+    return out.sort_values("time", kind="stable").reset_index(drop=True)
+
+
+def _kept(nights: pd.DataFrame, start: int, stop: int, odd: set[int]) -> pd.DataFrame:
+    return nights.iloc[[i for i in range(start, stop) if i not in odd]]
+
+
+def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pvalue: float,
+                    min_size: int) -> dict[str, list[dict[str, object]]]:
+    """The change points of one configuration on one node (``nights``: :func:`campaigns`):
+    ``listed`` (a regression or an improvement beyond ``threshold``), ``small`` (a change
+    under the threshold) and ``uncertain`` (one whose interval does not clear it): counted, not
+    listed,
+    ``outliers`` (odd campaigns left out) and ``early`` (the newest campaigns, too few to call a
+    change, that all lie beyond the threshold)."""
+    values = nights["value"].to_numpy(dtype=float)
+    found = change_detection.detect(values, max_pvalue, min_size, min_magnitude=threshold)
+    odd = set(found.outliers)
+    out: dict[str, list] = {"listed": [], "uncertain": [], "small": [], "outliers": [],
+                            "early": [], "changes": []}
+    for point in found.points:
+        before, after = (_kept(nights, point.start, point.index, odd),
+                         _kept(nights, point.index, point.stop, odd))
+        effect, speed = _speed_effect(after["value"].to_numpy(), before["value"].to_numpy(),
+                                      metric)
+        judged = verdict(speed, threshold)
+        row = {"time": nights["time"].iloc[point.index],
+               "before": intervals.geometric_mean(before["value"]),
+               "after": intervals.geometric_mean(after["value"]),
+               "ratio": effect[intervals.HEADLINE], "low": effect["low"], "high": effect["high"],
+               "verdict": judged, "pvalue": point.pvalue,
+               "campaigns_before": len(before), "campaigns_after": len(after),
+               "runs_before": int(before["runs"].sum()), "runs_after": int(after["runs"].sum()),
+               "changed": "; ".join(env_changes.between(nights, point.index, unit="campaign")),
+               "interval": effect["method"]}
+        listed = judged in (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT)
+        out["listed" if listed else "uncertain"].append(row)
+        if listed:
+            out["changes"].append(point.index)
+    out["small"] = [{"time": nights["time"].iloc[p.index]} for p in found.small]
+    for index in found.outliers:
+        around = _kept(nights, max(0, index - 2), min(len(nights), index + 3), odd)
+        out["outliers"].append({"time": nights["time"].iloc[index],
+                                "campaign": nights["campaign"].iloc[index],
+                                "ratio": values[index] / intervals.geometric_mean(around["value"])})
+    out["early"] = _too_early(nights, out["changes"], odd, threshold, min_size)
+    return out
+
+
+def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshold: float,
+               min_size: int) -> list[dict[str, object]]:
+    """The newest campaigns (fewer than ``min_size``) when each lies beyond ``threshold`` on
+    the same side of the segment before them (of at least ``min_size`` campaigns): a change
+    that may be starting, too early to tell."""
+    newest = min_size - 1
+    last = max(changes, default=0)
+    if newest < 1 or len(nights) - newest - last < min_size:
+        return []
+    base = intervals.geometric_mean(_kept(nights, last, len(nights) - newest, odd)["value"])
+    ratios = nights["value"].to_numpy(dtype=float)[-newest:] / base
+    if not ((ratios < 1 - threshold).all() or (ratios > 1 + threshold).all()):
+        return []
+    return [{"time": nights["time"].iloc[-newest], "campaigns": newest,
+             "ratio": intervals.geometric_mean(ratios)}]
 
 
 def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
                   threshold: float = DEFAULT_THRESHOLD, max_pvalue: float = MAX_PVALUE,
                   min_size: int = MIN_SIZE, progress: bool = False) -> pd.DataFrame:
-    """One row per change point of each configuration's runs on each node: ``configuration``,
-    ``node``, ``time`` (the first run after it, UTC), ``before`` / ``after`` (geometric mean
-    of ``metric`` over the runs on either side, up to the neighbouring change points),
-    ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch t interval over those runs),
-    ``verdict`` (of the speed: regression, improvement, no change), ``pvalue`` (Otava's
-    t-test), ``runs_before`` / ``runs_after``, ``changed`` (what changed in the environment
-    then, ``; ``-separated), ``interval`` (what it is made from), and the configuration columns.
+    """One row per listed change point (a regression or an improvement) of each configuration's
+    campaigns on each node: ``configuration``, ``node``, ``time`` (the first campaign after it),
+    ``before`` / ``after`` (geometric means over the campaigns either side, each campaign the
+    geometric mean of its runs), ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch
+    t interval over those campaigns), ``verdict``, ``pvalue``, ``campaigns_before`` /
+    ``campaigns_after``, ``runs_before`` / ``runs_after``, ``changed`` (the environment),
+    ``interval``, and the configuration columns. Smaller or uncertain shifts are counted, odd
+    campaigns named, the newest too few to call "too early" (docs/acceptance.md).
 
-    ``attrs``: ``series`` (configurations x nodes looked at), ``runs``, ``disturbed`` (runs
-    left out: contended or throttled), ``ordered_by`` (in words), ``metric``, ``threshold``.
-    ``progress``: a progress bar over the histories (on stderr)."""
+    ``attrs``: ``series``, ``runs``, ``campaigns``, ``disturbed``, ``failed``, ``small``,
+    ``uncertain``, ``outliers`` and ``early`` (lists of dicts), ``ordered_by``, ``metric``,
+    ``threshold``, ``min_size``. ``progress``: a progress bar (on stderr)."""
     from tqdm.auto import tqdm
 
     runs = series(df, metric, by)
     keys = runs.attrs["keys"]
-    rows, count = [], 0
-    calm = runs[~runs["disturbed"]]
+    rows, count, nights_seen, small, uncertain = [], 0, 0, 0, 0
+    odd, early = [], []
+    calm = runs[~runs["disturbed"] & ~runs["failed"]]
     grouped = calm.groupby(["configuration", "node"], sort=False, dropna=False)
     for (name, node), group in tqdm(grouped, total=grouped.ngroups, desc="history",
                                     unit="history", disable=not progress):
         count += 1
         first = group.iloc[0]
-        for row in _series_points(group.reset_index(drop=True), metric, threshold, max_pvalue,
-                                  min_size):
-            rows.append({"configuration": name, "node": node, **row,
-                         **{k: first[k] for k in keys}})
+        nights = campaigns(group, metric)
+        nights_seen += len(nights)
+        found = _history_points(nights, metric, threshold, max_pvalue, min_size)
+        small += len(found["small"])
+        uncertain += len(found["uncertain"])
+        where = {"configuration": name, "node": node}
+        odd += [{**where, **row} for row in found["outliers"]]
+        early += [{**where, **row} for row in found["early"]]
+        for row in found["listed"]:
+            rows.append({**where, **row, **{k: first[k] for k in keys}})
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
-    table.attrs.update(series=count, runs=len(runs), disturbed=int(runs["disturbed"].sum()),
+    table.attrs.update(series=count, runs=len(runs), campaigns=nights_seen,
+                       disturbed=int(runs["disturbed"].sum()),
+                       failed=int((runs["failed"] & ~runs["disturbed"]).sum()),
+                       small=small, uncertain=uncertain, outliers=odd, early=early,
                        ordered_by=runs.attrs["ordered_by"], metric=metric, threshold=threshold,
-                       unit=_unit(df, metric))
+                       min_size=min_size, unit=_unit(df, metric))
     return table
 
 
 def histories(runs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration and node of ``runs`` (:func:`series`): ``runs`` (those in the
-    history), ``disturbed`` (left out), ``first`` and ``last`` (when they started) and
+    history), ``disturbed`` and ``failed`` (left out), ``first`` and ``last`` (when they started) and
     ``change points`` (of ``table``, :func:`change_points`'), those with one first."""
     counts = (table.groupby(["configuration", "node"]).size() if len(table)
               else pd.Series(dtype=int))
     rows = []
     for (name, node), group in runs.groupby(["configuration", "node"], sort=False, dropna=False):
         rows.append({"configuration": name, "node": node,
-                     "runs": int((~group["disturbed"]).sum()),
+                     "runs": int((~group["disturbed"] & ~group["failed"]).sum()),
                      "disturbed": int(group["disturbed"].sum()),
+                     "failed": int((group["failed"] & ~group["disturbed"]).sum()),
                      "first": group["time"].min(), "last": group["time"].max(),
                      "change points": int(counts.get((name, node), 0))})
-    found = pd.DataFrame(rows, columns=["configuration", "node", "runs", "disturbed", "first",
-                                        "last", "change points"])
+    found = pd.DataFrame(rows, columns=["configuration", "node", "runs", "disturbed", "failed",
+                                        "first", "last", "change points"])
     return found.sort_values("change points", ascending=False, kind="stable").reset_index(
         drop=True)
 
@@ -218,27 +300,70 @@ def change(row: dict[str, object]) -> str:
 
 def line(row: dict[str, object], metric: str = "throughput", unit: str = "") -> str:
     """``throughput -12 % (-14 % to -10 %) on node017 from 2026-09-26: 812 -> 715 images/s
-    (regression; batch_size=64); changed then: driver 580.65 -> 580.82``."""
-    when = pd.Timestamp(row["time"]).strftime("%Y-%m-%d") if pd.notna(row["time"]) else "?"
+    (regression; batch_size=64; 25 + 15 campaigns, 75 + 45 runs, p = 1e-21); changed then:
+    driver 580.65 -> 580.82``."""
+    when = _day(row["time"])
     changed = row["changed"] or "nothing recorded"
     return one_line(
         f"{metric} {change(row)} on {row['node']} from {when}: "
         f"{float(row['before']):.4g} -> {float(row['after']):.4g}{' ' + unit if unit else ''} "
-        f"({row['verdict']}; {row['configuration']}; {row['runs_before']} + "
-        f"{row['runs_after']} runs, p = {float(row['pvalue']):.1g}); changed then: {changed}")
+        f"({row['verdict']}; {row['configuration']}; {row['campaigns_before']} + "
+        f"{row['campaigns_after']} campaigns, {row['runs_before']} + {row['runs_after']} runs, "
+        f"p = {float(row['pvalue']):.1g}); changed then: {changed}")
+
+
+def _day(time: object) -> str:
+    return pd.Timestamp(time).strftime("%Y-%m-%d") if pd.notna(time) else "?"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def notes(table: pd.DataFrame) -> list[str]:
+    """What was left out or is not yet a change, one line each: outlier campaigns (named), the
+    newest campaigns too few to tell, changes counted but not listed."""
+    metric = table.attrs.get("metric", "throughput")
+    threshold = float(table.attrs.get("threshold", DEFAULT_THRESHOLD))
+    out = []
+    for row in table.attrs.get("early", []):
+        out.append(one_line(
+            f"too early to tell: {metric} {_percent(row['ratio'])} on {row['node']} in the "
+            f"newest {_plural(row['campaigns'], 'campaign')} (from {_day(row['time'])}; "
+            f"{row['configuration']}); a change needs {table.attrs.get('min_size', MIN_SIZE)} "
+            "campaigns after it"))
+    odd = table.attrs.get("outliers", [])
+    if odd:
+        shown = "; ".join(f"{row['node']} {_day(row['time'])} {_percent(row['ratio'])} "
+                          f"({row['configuration']})" for row in odd[:5])
+        out.append(one_line(
+            f"{_plural(len(odd), 'outlier campaign')} left out (one odd campaign makes no "
+            f"change point and moves none): {shown}{' ...' if len(odd) > 5 else ''}"))
+    small, uncertain = int(table.attrs.get("small", 0)), int(table.attrs.get("uncertain", 0))
+    if small:
+        out.append(f"{_plural(small, 'shift')} under {threshold:.0%} not listed")
+    if uncertain:
+        out.append(f"{_plural(uncertain, 'possible shift')} not listed: the 95 % interval over "
+                   f"the campaigns either side does not clear {threshold:.0%}")
+    return out
 
 
 def lines(table: pd.DataFrame) -> list[str]:
-    """One :func:`line` per change point, then what was looked at and left out."""
+    """One :func:`line` per change point, :func:`notes`, then what was looked at and left
+    out."""
     metric, unit = table.attrs.get("metric", "throughput"), table.attrs.get("unit", "")
     out = [line(row, metric, unit) for row in table.to_dict("records")]
-    disturbed = table.attrs.get("disturbed", 0)
-    out.append(f"{len(table)} change point{'' if len(table) == 1 else 's'} "
-               f"({int((table['verdict'] == CompareVerdict.REGRESSION).sum())} regression) in "
+    out += notes(table)
+    disturbed, failed = table.attrs.get("disturbed", 0), table.attrs.get("failed", 0)
+    regressions = int((table["verdict"] == CompareVerdict.REGRESSION).sum())
+    out.append(f"{_plural(len(table), 'change point')} ({regressions} regression) in "
                f"{table.attrs.get('series', 0)} configuration x node histories of "
-               f"{table.attrs.get('runs', 0)} runs; {disturbed} disturbed run"
-               f"{'' if disturbed == 1 else 's'} (contended, throttled) left out; "
-               f"{table.attrs.get('ordered_by', '')}")
+               f"{_plural(int(table.attrs.get('campaigns', 0)), 'campaign')} "
+               f"({table.attrs.get('runs', 0)} runs); {_plural(disturbed, 'disturbed run')} "
+               f"(contended, throttled) left out"
+               + (f"; {_plural(failed, 'failed run')} ({metric} 0, negative or missing) "
+                  "left out" if failed else "")
+               + f"; {table.attrs.get('ordered_by', '')}")
     return out
 
 

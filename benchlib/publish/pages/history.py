@@ -46,12 +46,14 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
             "from": table["time"].dt.strftime("%Y-%m-%d"), "before": table["before"],
             "after": table["after"], "change": table.apply(node_history.change, axis=1),
             "verdict": table["verdict"],
-            "runs": table["runs_before"].astype(str) + " + " + table["runs_after"].astype(str),
+            "campaigns": (table["campaigns_before"].astype(str) + " + "
+                          + table["campaigns_after"].astype(str)),
             "changed then": table["changed"].replace("", "nothing recorded")})
         metric = table.attrs.get("metric", "throughput")
         show(present.table(shown, f"Change points of {metric}: the geometric mean before and "
                            "after, the change (after / before) with its 95 % interval over the "
-                           "runs on either side, and what changed in the environment then",
+                           "campaigns on either side (each campaign one value: the geometric "
+                           "mean of its runs), and what changed in the environment then",
                            keep=tuple(shown.columns)))
     every = node_history.histories(node_history.series(history), table)
     show(present.table(every.assign(first=every["first"].dt.strftime("%Y-%m-%d %H:%M"),
@@ -84,12 +86,16 @@ PAGE = Page(
     "runs given to `benchlib report DIR --history EARLIER...` or, with a catalog configured "
     "(`$BENCHLIB_DB`), its earlier runs, ordered by when each run started. Change points "
     "are found by Apache Otava's method (binary-segmentation "
-    "candidates, then a Student t-test merge at p < 0.001): for each, the change of the "
-    "geometric mean after / before with its 95 % interval over the runs on either side, its "
-    "verdict (**regression** when the whole interval of the speed is more than `threshold` "
-    "below 1, as `benchlib compare` says), and what changed in the node's environment then "
-    "(driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Contended and throttled runs "
-    "are drawn as grey crosses and left out.",
+    "candidates, then a Student t-test merge at p < 0.001) over one value per campaign (the "
+    "geometric mean of its runs: runs of one campaign move together). Only changes that matter "
+    "are listed: for each, the change of the geometric mean after / before with its 95 % "
+    "interval over the campaigns on either side, its verdict (**regression** when the whole "
+    "interval of the speed is more than `threshold` below 1, as `benchlib compare` says), and "
+    "what changed in the node's environment then "
+    "(driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Smaller or uncertain shifts are "
+    "counted, an odd campaign is named as an outlier (it makes and moves no change point), and "
+    "the newest campaigns, too few to call, are \"too early to tell\". Contended and throttled "
+    "runs are drawn as grey crosses and left out.",
     (
         Call(runs, "df, history_dirs, history_db", "runs_over_time"),
         "## Change points",
