@@ -48,9 +48,57 @@ def test_regression_improvement_and_no_change_per_configuration() -> None:
     assert compared.loc[32, "ratio"] == pytest.approx(0.70, abs=0.02)
     assert compared.loc[32, "high"] < 0.8 and compared.loc[32, "low"] > 0.6
     assert compared.loc[64, "verdict"] == "no change"
-    assert compared.loc[128, "verdict"] == "improvement"
+    # +11 %: one campaign each, the noise between campaigns unknown: not beyond the 15 % floor
+    assert compared.loc[128, "verdict"] == "no change"
+    assert "the noise between campaigns is unknown" in compared.loc[128, "interval"]
     assert list(compared["base_runs"]) == [3, 3, 3]
     assert compared.attrs["warnings"] == []  # same GPU, driver, torch
+    known = regression.compare(base, new, history=_history({32: 1000, 64: 1200, 128: 900}))
+    assert known.set_index("batch_size").loc[128, "verdict"] == "improvement"
+
+
+def _history(speeds: dict[int, float], nights: int = 6, noise: float = 0.01,
+             host: str = "n1") -> pd.DataFrame:
+    """Earlier campaigns of each configuration on ``host`` (3 runs each), campaigns differing
+    by ``noise`` (log sd), runs within one by a tenth of it."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for night in range(nights):
+        shift = float(np.exp(noise * rng.standard_normal()))
+        for batch, speed in speeds.items():
+            for repeat in range(3):
+                value = speed * shift * float(np.exp(noise / 10 * rng.standard_normal()))
+                rows.append(_run(f"night-{night}", batch, value, repeat, host=host,
+                                 started_at=f"2026-09-{night + 1:02d}T01:00:00Z"))
+    return pd.DataFrame(rows)
+
+
+def test_the_campaign_is_the_unit_of_noise() -> None:
+    """Runs of one campaign move together: a 4 % shift between two campaigns whose runs agree
+    to 0.1 % is no verdict when their configuration's campaigns differ by 3 % (its history);
+    without history, no verdict under the 15 % floor."""
+    base = _campaign("a", {32: [1000, 1001, 999]})
+    new = _campaign("b", {32: [960, 961, 959]})
+    alone = regression.compare(base, new).iloc[0]
+    assert alone["verdict"] == "no change" and alone["high"] < 0.97  # within-run: "certain"
+    noisy = regression.compare(base, new, history=_history({32: 1000}, noise=0.03)).iloc[0]
+    assert noisy["verdict"] == "no change" and noisy["low"] < 0.95
+    assert "between-campaign noise" in noisy["interval"] and "on n1" in noisy["interval"]
+    calm = regression.compare(base, _campaign("b", {32: [880, 881, 879]}),
+                              history=_history({32: 1000}, noise=0.005)).iloc[0]
+    assert calm["verdict"] == "regression"
+
+
+def test_several_campaigns_a_side_are_resampled_hierarchically() -> None:
+    base = pd.concat([_campaign(f"a{i}", {32: [v, v + 1, v - 1]})
+                      for i, v in enumerate((1000, 1030, 985, 1010))], ignore_index=True)
+    new = pd.concat([_campaign(f"b{i}", {32: [v, v + 1, v - 1]})
+                     for i, v in enumerate((880, 905, 870, 890))], ignore_index=True)
+    row = regression.compare(base, new).iloc[0]
+    assert row["verdict"] == "regression" and (row["base_campaigns"], row["new_campaigns"]) == (4, 4)
+    assert "hierarchical bootstrap" in row["interval"]
+    one = regression.compare(base, new[new["campaign"] == "b0"]).iloc[0]
+    assert "from the 4 campaigns of the base side" in one["interval"]
 
 
 def test_one_run_each_is_unknown_whatever_its_within_run_intervals() -> None:
@@ -65,8 +113,11 @@ def test_one_run_each_is_unknown_whatever_its_within_run_intervals() -> None:
 def test_threshold_separates_small_significant_slowdowns() -> None:
     base = _campaign("a", {32: [1000, 1001, 999, 1000]}, spread=0.002)
     new = _campaign("b", {32: [970, 971, 969, 970]}, spread=0.002)
-    assert regression.compare(base, new, threshold=0.05).iloc[0]["verdict"] == "no change"
-    assert regression.compare(base, new, threshold=0.01).iloc[0]["verdict"] == "regression"
+    earlier = _history({32: 1000}, nights=12, noise=0.002)
+    assert regression.compare(base, new, threshold=0.05, history=earlier).iloc[0]["verdict"] == (
+        "no change")
+    assert regression.compare(base, new, threshold=0.01, history=earlier).iloc[0]["verdict"] == (
+        "regression")
 
 
 def test_time_metrics_count_lower_as_faster() -> None:

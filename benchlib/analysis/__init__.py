@@ -266,17 +266,19 @@ def compare_campaigns(
     new: pd.DataFrame,
     metric: str = 'throughput',
     threshold: float = 0.05,
+    history: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per configuration: the pairing columns, ``configuration`` (a label of those that
     vary), ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the values
     the ratio is made of), ``ratio`` (speed new / base) with ``low`` /
     ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
-    ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
-    the campaigns incomparable and the columns paired across (see the module docstring)."""
+    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``;
+    ``attrs["warnings"]``: what makes the campaigns incomparable. ``history``: earlier runs
+    whose campaigns give each configuration's noise between campaigns on its nodes."""
     from benchlib.analysis.regression import compare as real
 
-    return real(base=base, new=new, metric=metric, threshold=threshold)
+    return real(base=base, new=new, metric=metric, threshold=threshold, history=history)
 
 
 def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:

@@ -36,7 +36,7 @@ MIN_RUNS = 2
 REPEAT_ADVICE = "set repeats: 3 in the params file to know"
 
 
-def _t_quantile(level: float, df: float) -> float:
+def t_quantile(level: float, df: float) -> float:
     from scipy import stats
 
     return float(stats.t.ppf(0.5 + level / 2, df))
@@ -89,7 +89,7 @@ def repeats_effect(a: object, b: object, level: float = 0.95, unit: str = "run"
         low = high = geomean
     else:
         df = (va + vb) ** 2 / (va ** 2 / (la.size - 1) + vb ** 2 / (lb.size - 1))
-        half = _t_quantile(level, df) * se
+        half = t_quantile(level, df) * se
         low, high = geomean * math.exp(-half), geomean * math.exp(half)
     return {HEADLINE: geomean, "low": low, "high": high, "pairs": 1,
             "significant": bool(low > 1.0 or high < 1.0), "known": True,
@@ -135,7 +135,7 @@ def _effect(pairs: pd.DataFrame, level: float) -> dict[str, object]:
     if logs.size < 2:
         return _unknown(geomean, f"one pair: {REPEAT_ADVICE}", int(logs.size))
     sd = logs.std(ddof=1)
-    half = _t_quantile(level, logs.size - 1) * sd / math.sqrt(logs.size)
+    half = t_quantile(level, logs.size - 1) * sd / math.sqrt(logs.size)
     low, high = geomean * math.exp(-half), geomean * math.exp(half)
     return {HEADLINE: geomean, "low": low, "high": high, "pairs": int(logs.size),
             "significant": bool(low > 1.0 or high < 1.0), "known": True,

@@ -8,8 +8,10 @@ names it. Repeats of a configuration are pooled.
 
 Per configuration the speed of NEW relative to BASE (NEW / BASE for throughputs, BASE / NEW for
 ``time_*`` columns, so above 1 is always faster) is the ratio of the two sides' geometric means,
-with a 95 % Welch t interval made from the *repeats* of each side (separate runs:
-:func:`benchlib.analysis.intervals.repeats_effect`). A run's within-run interval never enters.
+with a 95 % interval in which the campaign is the unit of noise
+(:mod:`benchlib.analysis.campaign_noise`: runs of one campaign move together; one campaign each
+and no history of the configuration: a Welch interval over the runs, judged only beyond a 15 %
+floor). A run's within-run interval never enters.
 
 Verdicts, with ``threshold`` t (default 0.05), in this order:
 
@@ -22,9 +24,7 @@ Verdicts, with ``threshold`` t (default 0.05), in this order:
 - ``improvement``: the whole interval is above 1 + t;
 - ``no change``: anything else (the change may be within the threshold).
 
-The interval must clear the threshold, not only 1.0: in an A/A test on the project's 2-core
-machine (docs/measurements.md), the same campaign run twice gave 1.18x (1.005-1.39) for one
-configuration, beyond 1.0 from the machine's drift between campaigns but not beyond 1.05.
+The interval must clear the threshold, not only 1.0 (the A/A tests of docs/measurements.md).
 - ``only in base`` / ``only in new``: nothing to pair with.
 
 Campaigns of different benchmarks or units (:data:`NOT_COMPARABLE`) are not compared, nor a
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import intervals
+from benchlib.analysis import campaign_noise, intervals
 from benchlib.analysis.comparable import (  # noqa: F401  (regression's names before the split)
     INCOMPARABLE,
     INCOMPARABLE_PATTERN,
@@ -87,10 +87,14 @@ def _stalled(runs: pd.DataFrame, metric: str) -> int:
 
 
 def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
-          threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str, object], str, str]:
-    """The effect of NEW against BASE for one configuration (speed ratio new / base from the
-    repeats), its verdict, and the reason when it is ``unknown`` or ``unreliable``."""
-    found = intervals.repeats_effect(_speeds(new_runs, metric), _speeds(base_runs, metric))
+          threshold: float = DEFAULT_THRESHOLD, noise: campaign_noise.Noise | None = None
+          ) -> tuple[dict[str, object], str, str]:
+    """The effect of NEW against BASE for one configuration (speed ratio new / base with the
+    campaigns as units: :func:`benchlib.analysis.campaign_noise.effect`, ``noise`` the
+    configuration's between-campaign noise where known), its verdict, and the reason when it is
+    ``unknown`` or ``unreliable``."""
+    found = campaign_noise.effect(campaign_noise.per_campaign(new_runs, _speeds, metric),
+                                  campaign_noise.per_campaign(base_runs, _speeds, metric), noise)
     stalled = _stalled(new_runs, metric)
     if stalled and len(_speeds(base_runs, metric)):  # whatever the flags: slowed, not stopped
         said = f"{stalled} of {len(new_runs)} new runs did no work ({metric} 0)"
@@ -115,9 +119,10 @@ def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> s
     if not found["pairs"] or not found["known"]:
         return CompareVerdict.UNKNOWN.value
     low, high = float(found["low"]), float(found["high"])
-    if high < 1 - threshold:
+    band = max(threshold, float(found.get("floor") or 0.0))  # noise between campaigns unknown
+    if high < 1 - band:
         return CompareVerdict.REGRESSION.value
-    if low > 1 + threshold:
+    if low > 1 + band:
         return CompareVerdict.IMPROVEMENT.value
     return CompareVerdict.NO_CHANGE.value
 
@@ -138,14 +143,16 @@ def _flags(runs: pd.DataFrame) -> str:
 
 
 def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
-            threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+            threshold: float = DEFAULT_THRESHOLD, history: pd.DataFrame | None = None
+            ) -> pd.DataFrame:
     """One row per configuration: the pairing columns, ``configuration`` (a label of those that
     vary), ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the values
     the ratio is made of), ``ratio`` (speed new / base) with ``low`` /
     ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
-    ``base_flags`` / ``new_flags`` and ``flags`` (both). ``attrs["warnings"]`` lists what makes
-    the campaigns incomparable and the columns paired across (see the module docstring)."""
+    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``;
+    ``attrs["warnings"]``: what makes the campaigns incomparable. ``history``: earlier runs
+    whose campaigns give each configuration's noise between campaigns on its nodes."""
     same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
@@ -159,11 +166,15 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                  for c in differing if c not in INCOMPARABLE]
     both = pd.concat([base.assign(side="base"), new.assign(side="new")], ignore_index=True)
     rows = []
+    earlier = campaign_noise.earlier_runs(history, keys, new)
     grouped = both.groupby(keys, dropna=False, sort=False) if keys else [((), both)]
     for key, group in grouped:
         key = key if isinstance(key, tuple) else (key,)
         a, b = group[group["side"] == "base"], group[group["side"] == "new"]
-        found, judged, reason = judge(a, b, metric, threshold)
+        nodes = sorted(set(group["host"].dropna().astype(str))) if "host" in group else []
+        noise = (campaign_noise.from_history(earlier[key], metric, nodes) if key in earlier
+                 else None)
+        found, judged, reason = judge(a, b, metric, threshold, noise)
         if not len(a) or not len(b):
             judged = CompareVerdict.ONLY_IN_NEW if not len(a) else CompareVerdict.ONLY_IN_BASE
             judged, reason = judged.value, ""
@@ -175,6 +186,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "new": intervals.geometric_mean(pd.to_numeric(b[metric], errors="coerce")),
                      "ratio": found[intervals.HEADLINE], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
+                     "base_campaigns": found.get("campaigns_b", 0),
+                     "new_campaigns": found.get("campaigns_a", 0),
                      "verdict": judged, "reason": reason, "interval": found["method"],
                      "effect": described,
                      "base_flags": _flags(a), "new_flags": _flags(b),
@@ -191,17 +204,13 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
 
 def regressions(compared: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`compare` judged ``regression``."""
-    if compared.empty:
-        return compared
-    return compared[compared["verdict"] == CompareVerdict.REGRESSION]
+    return compared if compared.empty else compared[compared["verdict"] == CompareVerdict.REGRESSION]
 
 
 #: Verdicts that leave a configuration unjudged: the comparison cannot certify it.
 UNJUDGED = (CompareVerdict.UNKNOWN, CompareVerdict.UNRELIABLE)
 #: Verdicts of a configuration that only one campaign ran.
 ONLY_ONE_SIDE = (CompareVerdict.ONLY_IN_NEW, CompareVerdict.ONLY_IN_BASE)
-
-
 #: Verdicts of a configuration that was judged: what a comparison certifies.
 JUDGED = (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT, CompareVerdict.NO_CHANGE)
 

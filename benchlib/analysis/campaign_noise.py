@@ -1,0 +1,200 @@
+"""The campaign as the unit of noise in comparisons (``benchlib compare``, the report's
+comparisons page, :func:`benchlib.analysis.regression.compare`).
+
+Runs inside one campaign are not independent samples: the whole campaign moves together (the
+node's clocks and thermal state, caches, what ran before). A speed ratio of NEW over BASE is
+therefore known only as well as the noise *between campaigns* allows, and its interval is made
+so (Kalibera and Jones, "Rigorous benchmarking in reasonable time", ISMM 2013):
+
+- **each side several campaigns**: a hierarchical bootstrap (campaigns resampled, then the runs
+  of each) gives the variance of each side's mean log speed; the interval is a t interval with
+  the fewer campaigns less one degrees of freedom;
+- **a side with one campaign**: its variance is the configuration's between-campaign noise
+  (:class:`Noise`), from its own earlier campaigns on the same node (the catalog, or the other
+  side's several campaigns): the standard deviation of successive campaigns' mean log speeds
+  over the square root of 2, which a step between them barely moves. ``benchlib calibrate``
+  runs a campaign several times to make such a history on purpose;
+- **one campaign each and no history**: "one campaign each: the noise between campaigns is
+  unknown"; the interval is made from the runs (Welch) and a verdict needs its whole interval
+  beyond 1 -+ :data:`UNKNOWN_FLOOR` (or the threshold, where larger).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchlib.analysis import intervals
+
+#: Without a measure of the noise between campaigns, a verdict needs the whole interval beyond
+#: 1 -+ this (docs/measurements.md: on the project's 2-core machine two campaigns of the same
+#: params file minutes apart differed by up to 1.18x).
+UNKNOWN_FLOOR = 0.15
+#: Bootstrap resamples of the hierarchical bootstrap.
+RESAMPLES = 2000
+#: The fewest earlier campaigns that make a between-campaign noise.
+MIN_CAMPAIGNS = 3
+UNKNOWN_SAID = "one campaign each: the noise between campaigns is unknown"
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A configuration's noise between campaigns: ``sd`` (of a campaign's mean log speed),
+    ``campaigns`` it was measured over, ``source`` in words."""
+
+    sd: float
+    campaigns: int
+    source: str
+
+    @property
+    def dof(self) -> int:
+        return max(1, self.campaigns - 1)
+
+
+def between(campaign_means: Sequence[float], source: str) -> Noise | None:
+    """The noise between campaigns from campaigns' mean speeds in time order: the root mean
+    square of successive differences of their logs over sqrt(2) (von Neumann's estimator: a
+    step between campaigns moves one difference only); ``None`` under :data:`MIN_CAMPAIGNS`."""
+    logs = np.log(np.asarray(campaign_means, dtype=float))
+    logs = logs[np.isfinite(logs)]
+    if logs.size < MIN_CAMPAIGNS:
+        return None
+    return Noise(float(math.sqrt(np.mean(np.diff(logs) ** 2) / 2)), int(logs.size), source)
+
+
+def _logs(groups: Sequence[object]) -> list[np.ndarray]:
+    out = []
+    for values in groups:
+        logs = np.log(np.asarray(values, dtype=float))
+        logs = logs[np.isfinite(logs)]
+        if logs.size:
+            out.append(logs)
+    return out
+
+
+def _mean(groups: list[np.ndarray]) -> float:
+    """A side's mean log speed: the mean of its campaigns' means (each campaign one value)."""
+    return float(np.mean([g.mean() for g in groups]))
+
+
+def bootstrap_variance(groups: list[np.ndarray], seed: int = 0) -> float:
+    """The hierarchical bootstrap variance of :func:`_mean`: campaigns drawn with replacement,
+    then each drawn campaign's runs with replacement."""
+    rng = np.random.default_rng(seed)
+    k = len(groups)
+    picks = rng.integers(0, k, size=(RESAMPLES, k))
+    means = np.empty((RESAMPLES, k))
+    for c, logs in enumerate(groups):  # each draw of a campaign resamples its runs anew
+        resampled = logs[rng.integers(0, logs.size, size=(RESAMPLES, k, logs.size))].mean(axis=2)
+        chosen = picks == c
+        means[chosen] = resampled[chosen]
+    return float(means.mean(axis=1).var(ddof=1))
+
+
+def effect(new: Sequence[object], base: Sequence[object], noise: Noise | None = None,
+           level: float = 0.95) -> dict[str, object]:
+    """The speed ratio NEW / BASE with campaigns as units: ``new`` and ``base`` hold one array
+    of speeds per campaign; ``noise`` is the configuration's between-campaign noise where a side
+    has one campaign. :func:`benchlib.analysis.intervals.repeats_effect`'s keys, with
+    ``campaigns_a`` / ``campaigns_b``, and ``floor`` (the band a verdict must clear beyond the
+    threshold) where the noise between campaigns is unknown."""
+    a, b = _logs(new), _logs(base)
+    counts = {"campaigns_a": len(a), "campaigns_b": len(b)}
+    runs = [sum(g.size for g in a), sum(g.size for g in b)]
+    if not a or not b:
+        return {**intervals.repeats_effect([], []), **counts}
+    if noise is None:  # one side's own several campaigns say how campaigns differ
+        several = max((a, b), key=len)
+        noise = between([math.exp(g.mean()) for g in several],
+                        f"the {len(several)} campaigns of the {'new' if several is a else 'base'}"
+                        " side")
+    if (len(a) > 1 and len(b) > 1) or noise is not None:
+        return {**_campaign_interval(a, b, noise, level, runs), **counts}
+    found = intervals.repeats_effect(np.exp(np.concatenate(a)), np.exp(np.concatenate(b)), level)
+    if found["known"]:
+        found["method"] = f"{found['method']}; {UNKNOWN_SAID}"
+    return {**found, **counts, "floor": UNKNOWN_FLOOR}
+
+
+def _campaign_interval(a: list[np.ndarray], b: list[np.ndarray], noise: Noise | None,
+                       level: float, runs: list[int]) -> dict[str, object]:
+    geomean = math.exp(_mean(a) - _mean(b))
+    variances, dofs, said = [], [], []
+    for side in (a, b):
+        if len(side) > 1:
+            variances.append(bootstrap_variance(side))
+            dofs.append(len(side) - 1)
+        else:
+            variances.append(noise.sd ** 2)  # type: ignore[union-attr]
+            dofs.append(noise.dof)  # type: ignore[union-attr]
+    said.append(f"campaigns as units: {len(a)} + {len(b)} campaigns ({runs[0]} + {runs[1]} runs)")
+    said.append("hierarchical bootstrap" if len(a) > 1 and len(b) > 1 else
+                f"between-campaign noise {noise.sd:.1%} from {noise.source}")  # type: ignore[union-attr]
+    half = intervals.t_quantile(level, min(dofs)) * math.sqrt(sum(variances))
+    low, high = geomean * math.exp(-half), geomean * math.exp(half)
+    return {intervals.HEADLINE: geomean, "low": low, "high": high, "pairs": 1,
+            "significant": bool(low > 1.0 or high < 1.0), "known": True,
+            "runs_a": runs[0], "runs_b": runs[1], "method": ", ".join(said)}
+
+
+def from_history(history: object, metric: str, nodes: Sequence[str], node_column: str = "host"
+                 ) -> Noise | None:
+    """The between-campaign noise of one configuration from its earlier runs (``history``: a
+    frame of that configuration's runs, e.g. the catalog's) on ``nodes``: per node, its
+    campaigns' geometric mean speeds in time order (:func:`between`); pooled over the nodes
+    (the root mean of their variances, weighted by campaigns). ``None`` with too few campaigns."""
+    import pandas as pd
+
+    frame = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
+    if frame.empty or metric not in frame or "campaign" not in frame:
+        return None
+    if node_column in frame and nodes:
+        frame = frame[frame[node_column].astype(str).isin([str(n) for n in nodes])]
+    values = pd.to_numeric(frame[metric], errors="coerce")
+    frame = frame.assign(_speed=values.where(values > 0),
+                         _time=frame.get("started_at", pd.Series("", index=frame.index)))
+    found = []
+    groups = frame.groupby(node_column, sort=False) if node_column in frame else [("", frame)]
+    for node, runs in groups:
+        means = (runs.dropna(subset=["_speed"]).groupby("campaign", sort=False)
+                 .agg(time=("_time", "min"), speed=("_speed", lambda v: intervals.geometric_mean(v)))
+                 .sort_values("time", kind="stable"))
+        noise = between(means["speed"].to_numpy(), str(node))
+        if noise is not None:
+            found.append(noise)
+    if not found:
+        return None
+    campaigns = sum(n.campaigns for n in found)
+    pooled = math.sqrt(sum(n.sd ** 2 * n.dof for n in found) / sum(n.dof for n in found))
+    return Noise(pooled, campaigns - len(found) + 1,
+                 f"{campaigns} earlier campaigns of this configuration on "
+                 f"{', '.join(n.source for n in found)}")
+
+
+def per_campaign(runs: object, speeds: Callable[..., np.ndarray], metric: str
+                 ) -> list[np.ndarray]:
+    """One array of ``speeds(runs, metric)`` per campaign of ``runs`` (a frame; one campaign
+    without the ``campaign`` column)."""
+    if "campaign" not in runs or not len(runs):  # type: ignore[operator,arg-type]
+        return [speeds(runs, metric)]
+    named = runs["campaign"].astype("string").fillna("")  # type: ignore[index]
+    return [speeds(group, metric) for _, group in runs.groupby(named, sort=False)]  # type: ignore[attr-defined]
+
+
+def earlier_runs(history: object, keys: list[str], new: object) -> dict[tuple, object]:
+    """``history``'s finished runs per configuration (the ``keys`` values), less the new
+    side's campaigns: where :func:`from_history` reads each configuration's noise."""
+    from benchlib.analysis.tables import ok
+
+    if history is None or history.empty or any(k not in history for k in keys):  # type: ignore[attr-defined,operator]
+        return {}
+    earlier = ok(history)  # type: ignore[arg-type]
+    if "campaign" in earlier and "campaign" in new:  # type: ignore[operator]
+        earlier = earlier[~earlier["campaign"].isin(set(new["campaign"].dropna()))]  # type: ignore[index]
+    if not keys:
+        return {(): earlier}
+    return {(k if isinstance(k, tuple) else (k,)): g
+            for k, g in earlier.groupby(keys, dropna=False, sort=False)}
