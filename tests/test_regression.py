@@ -163,8 +163,8 @@ def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.Capture
     assert main(["compare", str(quiet), str(slow), "--junit", str(report)]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "40% slower" in out and "3 + 3 runs" in out
-    (row,) = [line.split() for line in out.splitlines() if "batch_size=32" in line
-              and line.rstrip().endswith("3")]  # the table's row: speeds and ratios as read
+    row = next(line.split() for line in out.splitlines()  # the speed table's row, as read
+               if line.lstrip().startswith("batch_size=32"))
     start = row.index("1,002")
     assert row[start:start + 5] == ["1,002", "603", "0.60x", "0.57x", "0.64x"], row
     suite = ET.parse(report).getroot().find("testsuite")
@@ -224,3 +224,20 @@ def test_history_plot_shows_record_text_literally() -> None:
     figure.canvas.draw()  # a mathtext label that does not parse raises here
     labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
     assert labels and all(r"\$" in label for label in labels)
+
+
+def test_the_floor_is_stated_as_its_one_constant_everywhere() -> None:
+    """Every page, command and doc that states the floor for an unknown noise between
+    campaigns states the constant's value."""
+    from benchlib.analysis.campaign_noise import UNKNOWN_FLOOR
+
+    root = Path(__file__).resolve().parent.parent
+    said = f"{UNKNOWN_FLOOR:.0%}".replace("%", " %")
+    for name in ("benchlib/cli/compare.py", "benchlib/publish/pages/compare.py",
+                 "benchlib/publish/pages/compare_tables.py", "benchlib/analysis/regression.py",
+                 "docs/acceptance.md"):
+        text = " ".join((root / name).read_text().split())
+        assert said in text, name
+    base = _campaign("a", {32: [1000, 1001, 999]})
+    lines = regression.summary(regression.compare(base, _campaign("b", {32: [900, 901, 899]})))
+    assert any(f"judged only beyond {UNKNOWN_FLOOR:.0%}" in line for line in lines)

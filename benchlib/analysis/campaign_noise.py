@@ -154,13 +154,15 @@ def from_history(history: object, metric: str, nodes: Sequence[str], node_column
     if node_column in frame and nodes:
         frame = frame[frame[node_column].astype(str).isin([str(n) for n in nodes])]
     values = pd.to_numeric(frame[metric], errors="coerce")
-    frame = frame.assign(_speed=values.where(values > 0),
-                         _time=frame.get("started_at", pd.Series("", index=frame.index)))
+    when = (frame["time"] if "time" in frame else
+            pd.to_datetime(frame.get("started_at", pd.Series(None, index=frame.index)), utc=True,
+                           errors="coerce", format="ISO8601"))
+    frame = frame.assign(_speed=values.where(values > 0), _time=when)
     found = []
     groups = frame.groupby(node_column, sort=False) if node_column in frame else [("", frame)]
     for node, runs in groups:
         means = (runs.dropna(subset=["_speed"]).groupby("campaign", sort=False)
-                 .agg(time=("_time", "min"), speed=("_speed", lambda v: intervals.geometric_mean(v)))
+                 .agg(time=("_time", "min"), speed=("_speed", intervals.geometric_mean))
                  .sort_values("time", kind="stable"))
         noise = between(means["speed"].to_numpy(), str(node))
         if noise is not None:
@@ -198,3 +200,16 @@ def earlier_runs(history: object, keys: list[str], new: object) -> dict[tuple, o
         return {(): earlier}
     return {(k if isinstance(k, tuple) else (k,)): g
             for k, g in earlier.groupby(keys, dropna=False, sort=False)}
+
+
+def floor_lines(said: object) -> list[str]:
+    """One line counting the comparisons (their ``interval`` texts) judged beyond the floor
+    because the noise between campaigns was unknown; none when there are none."""
+    import pandas as pd
+
+    floored = int(pd.Series(said, dtype=object).astype(str).str.contains(UNKNOWN_SAID).sum())
+    if not floored:
+        return []
+    return [f"{floored} configuration{'' if floored == 1 else 's'} with {UNKNOWN_SAID}: judged "
+            f"only beyond {UNKNOWN_FLOOR:.0%} (benchlib calibrate, or earlier campaigns in the "
+            "catalog, say how much campaigns differ)"]

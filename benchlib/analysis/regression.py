@@ -257,6 +257,7 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
                      f"({judged}): {reason}")
         lines += [f"  - {name}" for name in rows["configuration"]]
     judged = int(compared["verdict"].isin(JUDGED).sum())
+    lines += campaign_noise.floor_lines(compared["interval"])
     if not judged:
         why = (_nothing_in_common(compared) if not len(unjudged) else
                "every configuration in common could not be judged (above)")

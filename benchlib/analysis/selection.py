@@ -14,6 +14,7 @@ from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
 from benchlib.records.runs import identity, once
+from benchlib.records.values import one_line
 
 #: How a page names the catalog ``$BENCHLIB_DB`` names: the variable's name, never its value
 #: (a database URL may hold a password; papermill keeps parameters in the executed notebook).
@@ -106,10 +107,10 @@ def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
     return df
 
 
-def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+def earlier(campaign: pd.DataFrame, others: pd.DataFrame, own: bool = True) -> pd.DataFrame:
     """The runs of ``others`` (earlier campaigns, a catalog's selection) of ``campaign``'s
-    configurations on its nodes, less ``campaign``'s own runs: what a history of the campaign
-    adds to it."""
+    configurations on its nodes, less ``campaign``'s own runs (kept with ``own`` False): what a
+    history of the campaign adds to it."""
     done = ok(campaign)
     keys = [k for k in configuration_columns(done) if k in others]
     if not len(done) or not len(others):
@@ -119,16 +120,48 @@ def earlier(campaign: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     chosen = theirs.isin(mine)
     if NODE in done and NODE in others:
         chosen &= others[NODE].isin(set(done[NODE]))
-    chosen &= ~identity(others).isin(set(identity(done).dropna()))
+    if own:
+        chosen &= ~identity(others).isin(set(identity(done).dropna()))
     return once(others[chosen])
 
 
 def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
     """:func:`earlier` runs from catalog ``db`` (:data:`CONFIGURED_CATALOG`: the one
     ``$BENCHLIB_DB`` names), read narrowed to the campaign's benchmarks, models and hosts."""
+    return earlier(campaign, catalog_runs(campaign, db))
+
+
+def comparison_history(base: pd.DataFrame, new: pd.DataFrame, db: str | None
+                       ) -> pd.DataFrame | None:
+    """The runs of catalog ``db`` (``""``: the default one; ``None``: the one ``$BENCHLIB_DB``
+    names, if any) of ``base``'s and ``new``'s configurations on their nodes, less their own runs: where
+    a comparison reads each configuration's noise between campaigns
+    (:mod:`benchlib.analysis.campaign_noise`). ``None`` without a catalog, or when it cannot be
+    read (the reason on stderr: a catalog problem never fails a comparison)."""
+    import sys
+
+    from benchlib.errors import CatalogError
+
+    if db is None:
+        from benchlib.catalog.database import configured
+
+        db = CONFIGURED_CATALOG if configured() else None
+    if db is None:
+        return None
+    both = pd.concat([base, new], ignore_index=True)
+    try:  # the base's own campaign is history too; the new one is what is judged
+        return earlier(new, earlier(base, catalog_runs(both, db), own=False))
+    except (CatalogError, OSError, ValueError) as error:
+        print(f"note: the catalog could not be read ({one_line(str(error))}): the noise between "
+              "campaigns comes from the campaigns compared only", file=sys.stderr)
+        return None
+
+
+def catalog_runs(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
+    """Catalog ``db``'s runs of ``campaign``'s benchmarks, models and hosts."""
     from benchlib.catalog.select import load as select
 
     done = ok(campaign)
     narrowed = {key: sorted(done[key].dropna().astype(str).unique().tolist())
                 for key in ("benchmark", "model", NODE) if key in done}
-    return earlier(campaign, select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed))
+    return select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed)

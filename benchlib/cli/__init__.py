@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Iterator
 
 from benchlib.cli import (
+    calibrate,
     check,
     compare,
     data,
@@ -41,7 +42,8 @@ from benchlib.errors import (
 #: Every subcommand, in the order ``benchlib --help`` lists them.
 COMMANDS: tuple[type[Command], ...] = (
     sweep.Sweep, status.Status, diagnose.Diagnose, data.Data, results.Results, report.Report,
-    check.Check, compare.Compare, index.Index, history.History, fleet.Fleet)
+    check.Check, compare.Compare, calibrate.Calibrate, index.Index, history.History,
+    fleet.Fleet)
 DESCRIPTION = ("Benchmark deep-learning GPU nodes: run params files as campaigns of notebooks, "
                "follow them, diagnose a node, read, check and compare the results, and publish "
                "them as an HTML report. `benchlib COMMAND --help` says more about each command.")

@@ -13,9 +13,10 @@ class Compare(Command):
     name = "compare"
     help = ("NEW against BASE per configuration (exit 1 on a significant regression beyond the "
             "threshold)")
-    description = ("Pairs runs by configuration and gives NEW's speed relative to BASE with a "
-                   "95 % interval made from each side's repeats (separate runs), never from "
-                   "one run's own iterations.")
+    description = ("Pairs runs by configuration; NEW's speed relative to BASE with a 95 % "
+                   "interval in which the campaign is the unit of noise: its noise between "
+                   "campaigns from the catalog (--db, $BENCHLIB_DB; benchlib calibrate), else a "
+                   "verdict needs the whole interval beyond 15 % (docs/acceptance.md).")
     epilog = ("verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
               "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
               "Beside the speed: energy efficiency (samples per joule: images/J, ...) NEW /\n"
@@ -61,8 +62,7 @@ class Compare(Command):
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
         if not 0 <= args.threshold < 1:
-            raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
-                             "(0.05 = 5 %)")
+            raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
         check_output_file("--junit", args.junit)
         if args.base_selection is not None or args.new_selection is not None:
             (base_name, base), (new_name, new) = selections(args)
@@ -80,20 +80,20 @@ class Compare(Command):
             (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
                                                   (args.new, load_records(args.new)))
         check_metric(args.metric, {base_name: base, new_name: new})
-        compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold)
+        from benchlib.analysis.selection import comparison_history
+        compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold,
+                                      history=comparison_history(base, new, args.db))
         for warning in compared.attrs["warnings"]:
             show(f"warning: {warning}")
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
-                             "base_runs", "new_runs", "flags") if c in compared]
+                             "base_runs", "new_runs", "flags", "interval") if c in compared]
         from benchlib import formatting  # speeds and ratios stated as the report states them
 
         readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
                     **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
-        print("NEW / BASE speed per configuration; base, new: " + GEOMEAN + "; low-high: 95 % "
-              "interval from the repeats (Welch t over each side's runs); a within-run interval "
-              "never decides")
-        with pd.option_context("display.width", 200, "display.max_rows", 1000,
-                               "display.max_colwidth", 70):
+        print(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % interval "
+              "(the interval column says how it was made); a within-run interval never decides")
+        with pd.option_context("display.width", 250, "display.max_colwidth", 160):
             show(compared[shown].to_string(index=False, na_rep="", formatters=readable))
         for line in regression.summary(compared, args.threshold):
             show(line)

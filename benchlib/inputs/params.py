@@ -335,8 +335,10 @@ def count_points(spec: SweepFile) -> int:
 
 
 def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
-               base_dir: Path | None = None, max_points: int = MAX_POINTS) -> Sweep:
+               base_dir: Path | None = None, max_points: int = MAX_POINTS,
+               campaign: str | None = None) -> Sweep:
     """Read and validate a params file as a whole; raise ConfigError listing every problem.
+    ``campaign`` names the campaign in place of the file's (``benchlib calibrate``'s rounds).
 
     The file is read by :func:`benchlib.inputs.yaml_input.load_yaml` (UTF-8, no duplicate keys,
     bounded aliases, JSON-typed values only) and may expand to at most ``max_points`` points.
@@ -349,6 +351,8 @@ def load_sweep(path: str | Path, notebook_dir: Path = NOTEBOOK_DIR,
         raise ConfigError(str(error)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with campaign, notebook, base, grid")
+    if campaign is not None:
+        raw = {**raw, "campaign": campaign}
     try:
         spec = SweepFile.model_validate(raw, context={"notebook_dir": notebook_dir})
     except ValidationError as error:

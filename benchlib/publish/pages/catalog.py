@@ -78,7 +78,7 @@ SUMMARY_PAGES: tuple[SummaryPage, ...] = (
                 inputs=(("references_file", "references"),)),
     SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement or no "
                 "change per configuration, with intervals", Needs.BASELINE,
-                (("baseline_dir", "baseline"),)),
+                (("baseline_dir", "baseline"), ("history_db", "history_db"))),
     SummaryPage("summary_history", "History", "each configuration on each node over time: "
                 "change points, and what changed in the environment then", Needs.HISTORY,
                 (("history_dirs", "history_dirs"), ("history_db", "history_db"))),

@@ -11,13 +11,15 @@ from benchlib.analysis import comparisons
 from benchlib.publish.pages import Call, Page, compare_tables, note, plots, show, summary
 
 
-def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> None:
+def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float,
+             history_db: str = "") -> None:
     """Runs paired with the baseline's by configuration: warnings, the headline, and where any
     pair exists the table of new over base speed with its interval and verdict, the energy
     efficiency new / base beside it, and a plot."""
     base_dir = summary.resolve_results_dir(baseline_dir)
     base = summary.load_results(base_dir)
-    compared = compare_tables.compare_runs(base, df, threshold=threshold)
+    compared = compare_tables.compare_runs(base, df, threshold=threshold,
+                                           history_db=history_db or None)
     if compare_tables.warnings_text(compared):
         note(compare_tables.warnings_text(compared))
     note(compare_tables.compare_headline(compared, base_dir.name))
@@ -32,7 +34,9 @@ def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float) -> No
 PAGE = Page(
     "Compared with the baseline campaign",
     "Runs of this campaign paired with the baseline's by configuration (repeats pooled): the new "
-    "speed over the base speed with its 95 % interval over the repeats, and a verdict per "
+    "speed over the base speed with its 95 % interval (the campaign the unit of noise: with one "
+    "campaign each and no history of the configuration in the catalog `$BENCHLIB_DB` names, "
+    "judged only beyond a 15 % floor), and a verdict per "
     "configuration: **regression** (the whole interval more than `threshold` below 1), "
     "**improvement** (the mirror image), **no change**, **unknown** (fewer than two runs a "
     "side) or **unreliable** (contended or throttled runs). Beside the speed, the energy "
@@ -41,7 +45,7 @@ PAGE = Page(
     "--baseline BASE_DIR`.",
     (
         "## Verdict per configuration",
-        Call(verdicts, "df, baseline_dir, threshold"),
+        Call(verdicts, "df, baseline_dir, threshold, history_db"),
     ),
-    {"baseline_dir": "outputs/demo-base", "threshold": 0.05},
+    {"baseline_dir": "outputs/demo-base", "threshold": 0.05, "history_db": ""},
 )

@@ -23,18 +23,23 @@ UNKNOWN = ("unknown: fewer than two runs on a side, and one run says nothing abo
 UNRELIABLE = ("unreliable: a run of the configuration was contended or throttled, so no verdict "
               "is given from it; re-run both sides on an idle node with repeats: 3")
 #: What the intervals of the compare page are made from.
-INTERVAL_NOTE = ("95 % interval: a Welch t interval of the speed ratio over each side's repeats "
-                 "(separate runs), never one run's own iterations")
+INTERVAL_NOTE = ("95 % interval: the campaign is the unit of noise (runs of one campaign move "
+                 "together): from each side's campaigns, or the configuration's noise between "
+                 "campaigns in its history; with one campaign each and no history, a Welch t "
+                 "interval over each side's repeats, judged only beyond a 15 % floor; never one "
+                 "run's own iterations")
 
 
-def compare_runs(base: pd.DataFrame, new: pd.DataFrame,
-                 threshold: float = 0.05) -> pd.DataFrame:
+def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05,
+                 history_db: str | None = None) -> pd.DataFrame:
     """:func:`regression.compare` of the workload runs' throughput (probes left out: their
-    figures are not throughputs)."""
-    from benchlib.analysis import regression
+    figures are not throughputs), each configuration's noise between campaigns from its earlier
+    runs in catalog ``history_db`` where given (:func:`selection.comparison_history`)."""
+    from benchlib.analysis import regression, selection
 
-    return regression.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),
-                              threshold=threshold)
+    base, new = comparisons.benchmarks(base), comparisons.benchmarks(new)
+    return regression.compare(base, new, threshold=threshold,
+                              history=selection.comparison_history(base, new, history_db))
 
 
 def compare_energy(base: pd.DataFrame, new: pd.DataFrame,

@@ -194,7 +194,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     if inputs.baseline is not None and COMPARE in summaries:
         from benchlib.publish.pages.compare_tables import compare_runs
 
-        compared = compare_runs(load(inputs.baseline), records)
+        compared = compare_runs(load(inputs.baseline), records, history_db=inputs.history_db)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",

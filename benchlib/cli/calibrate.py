@@ -1,0 +1,102 @@
+"""``benchlib calibrate``: an A/A calibration: the same params file run as several campaigns
+back to back, indexed into the catalog, and each configuration's noise between campaigns on
+this node, which ``benchlib compare`` then reads from the catalog."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchlib.cli.base import Command, show
+from benchlib.errors import InputError
+
+#: The most rounds one calibration runs.
+MAX_ROUNDS = 50
+
+
+class Calibrate(Command):
+    name = "calibrate"
+    help = ("run a params file as several campaigns (A/A) and store each configuration's noise "
+            "between campaigns in the catalog")
+    description = ("Runs PARAMS --rounds times, one campaign after another (named "
+                   "<campaign>-aa<stamp>-<round>), indexes them into the catalog (--db, else "
+                   "$BENCHLIB_DB, else outputs/catalog.sqlite) and prints, per configuration and "
+                   "node, the noise between campaigns: how much a whole campaign moves (clocks, "
+                   "caches, thermal state, what ran before), which runs inside one campaign do "
+                   "not show. benchlib compare reads it from the catalog to judge one campaign "
+                   "against another (docs/acceptance.md).")
+    epilog = ("exit status:\n"
+              "  0  every round ran and the noise is printed\n"
+              "  1  a point failed (the noise is printed from the campaigns that ran)\n"
+              "  2  bad input (params file, --rounds, --db)")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        from benchlib.cli.index import add_db_argument
+
+        parser.add_argument("params", help="params YAML (see params/demo.yaml)")
+        parser.add_argument("--rounds", type=int, default=5,
+                            help=f"campaigns to run, 3 to {MAX_ROUNDS} (default 5)")
+        parser.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
+        add_db_argument(parser, "the catalog the campaigns are indexed into")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        """Run the rounds, index them, print the noise per configuration and node."""
+        import time
+
+        from benchlib.analysis.campaign_noise import MIN_CAMPAIGNS
+        from benchlib.catalog import database, ingest
+        from benchlib.execute.executor import executor_for
+        from benchlib.inputs.params import load_sweep
+        from benchlib.vocabulary import PointState
+
+        if not MIN_CAMPAIGNS <= args.rounds <= MAX_ROUNDS:
+            raise InputError(f"--rounds {args.rounds}: give {MIN_CAMPAIGNS} to {MAX_ROUNDS} "
+                             f"(the noise between campaigns needs at least {MIN_CAMPAIGNS})")
+        sweep = load_sweep(args.params)
+        catalog = database.resolve(args.db)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        names = [f"{sweep.campaign[:40]}-aa{stamp}-{i}" for i in range(1, args.rounds + 1)]
+        outputs, failed = Path(args.outputs), False
+        for number, name in enumerate(names, 1):
+            print(f"calibrate: round {number} of {args.rounds}: campaign {name}", flush=True)
+            round_sweep = load_sweep(args.params, campaign=name)
+            states = executor_for(round_sweep.spec.executor).submit_and_wait(
+                round_sweep, outputs, progress=not args.quiet)
+            failed |= PointState.FAILED in (states or [])
+        folders = [outputs / name for name in names]
+        summary = ingest.index(folders, catalog, say=lambda _: None)
+        show(summary.line(catalog))
+        for line in noise_lines(folders):
+            show(line)
+        return 1 if failed else 0
+
+
+def noise_lines(folders: list[Path]) -> list[str]:
+    """Per configuration and node of the campaigns in ``folders``: the noise between them, and
+    the half-width of the 95 % interval of one campaign against another that it makes."""
+    import pandas as pd
+
+    import benchlib
+    from benchlib.analysis import campaign_noise, comparisons, intervals
+    from benchlib.analysis.node_history import series
+
+    runs = comparisons.benchmarks(pd.concat([benchlib.load(f) for f in folders],
+                                            ignore_index=True))
+    if runs.empty or "throughput" not in runs:
+        return ["no finished runs: nothing to calibrate"]
+    every = series(runs)
+    lines = ["noise between campaigns per configuration and node (the standard deviation of a "
+             "campaign's mean speed), and the 95 % interval of one campaign against another "
+             "it makes:"]
+    for (name, node), group in every.groupby(["configuration", "node"], sort=False):
+        noise = campaign_noise.from_history(group, "throughput", [node], node_column="node")
+        if noise is None:
+            lines.append(f"  {name} on {node}: too few campaigns with a speed")
+            continue
+        half = intervals.t_quantile(0.95, noise.dof) * 2 ** 0.5 * noise.sd
+        lines.append(f"  {name} on {node}: {noise.sd:.1%} over {noise.campaigns} campaigns; "
+                     f"one campaign against another: +-{half:.1%}")
+    return lines

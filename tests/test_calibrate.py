@@ -1,0 +1,50 @@
+"""``benchlib calibrate`` (an A/A calibration into the catalog) and ``benchlib compare`` reading
+each configuration's noise between campaigns from it, as a user types them (a subprocess, from
+the folder the paths are relative to)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHLIB = str(Path(sys.executable).with_name("benchlib"))
+PARAMS = """campaign: aa
+notebook: [inference]
+base: {model: resnet18, image_size: 32, num_classes: 10, batch_size: 4, dataset: synthetic,
+       iterations: 5, warmup: 1, device: cpu}
+repeats: 2
+"""
+
+
+def _benchlib(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "BENCHLIB_DB"}
+    return subprocess.run([BENCHLIB, *args], cwd=cwd, env=environ, capture_output=True,
+                          text=True, timeout=900)
+
+
+@pytest.mark.parametrize("rounds", ["2", "51", "x"])
+def test_rounds_out_of_range_is_bad_input_naming_the_option(tmp_path: Path, rounds: str) -> None:
+    (tmp_path / "aa.yaml").write_text(PARAMS)
+    done = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", rounds, "--db", "cat.sqlite")
+    assert done.returncode == 2 and "--rounds" in done.stderr
+    assert not (tmp_path / "outputs").exists() and not (tmp_path / "cat.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_calibrate_then_compare_reads_the_noise_between_campaigns(tmp_path: Path) -> None:
+    (tmp_path / "aa.yaml").write_text(PARAMS)
+    done = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", "4", "--db", "cat.sqlite",
+                     "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "8 records written" in done.stdout
+    assert "over 4 campaigns; one campaign against another: +-" in done.stdout
+    first, *_, last = sorted(p.name for p in (tmp_path / "outputs").iterdir())
+    known = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}", "--db",
+                      "cat.sqlite")
+    assert "between-campaign noise" in known.stdout and "from 3 earlier campaigns" in known.stdout
+    alone = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}")
+    assert "one campaign each: the noise between campaigns is unknown" in alone.stdout
