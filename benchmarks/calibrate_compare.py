@@ -1,9 +1,13 @@
 """Calibrate `benchlib compare` on this machine: an A/A test (one small campaign run twice) and
 an A/B test with a real slowdown planted in B that the contention measure does not see.
 
-Each round runs three campaigns of the same small params file (resnet18 train and inference,
-64 px, batch 16, synthetic data, ``repeats: 3`` interleaved) one after the other: A, A again
-(A2), and B with the slowdown; then ``benchlib compare A A2`` and ``benchlib compare A B``.
+First ``benchlib calibrate`` runs the params file ``--calibration`` times (5) into a catalog
+(``<outputs>/calibration.sqlite``): each configuration's noise between campaigns on this
+machine. Each round then runs three campaigns of the same small params file (resnet18 train and
+inference, 64 px, batch 16, synthetic data, ``repeats: 3`` interleaved) one after the other: A,
+A again (A2), and B with the slowdown; then ``benchlib compare A A2`` and ``benchlib compare A
+B``, each judged with the catalog (the campaign as the unit of noise) and without it (one
+campaign each: judged only beyond the floor).
 
 Slowdowns (``--slowdown``):
 
@@ -86,13 +90,16 @@ def sweep(outputs: Path, campaign: str, repeats: int, slowdown: str | None) -> N
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
 
 
-def compare(outputs: Path, base: str, new: str) -> list[dict]:
-    """``benchlib compare``'s verdicts (through its Python API, the same code) and its exit."""
+def compare(outputs: Path, base: str, new: str, db: str | None = None) -> list[dict]:
+    """``benchlib compare``'s verdicts (through its Python API, the same code) and its exit,
+    with catalog ``db``'s noise between campaigns where given."""
     import benchlib
     from benchlib.analysis import regression
     from benchlib.publish.pages.compare_tables import compare_runs
 
-    compared = compare_runs(benchlib.load(outputs / base), benchlib.load(outputs / new))
+    os.environ.pop("BENCHLIB_DB", None)
+    compared = compare_runs(benchlib.load(outputs / base), benchlib.load(outputs / new),
+                            history_db=db)
     code = regression.exit_code(compared["verdict"])
     return [{"configuration": str(r["configuration"]), "verdict": r["verdict"],
              "ratio": float(r["ratio"]), "low": float(r["low"]), "high": float(r["high"]),
@@ -107,20 +114,31 @@ def main() -> int:
                         help="quota:F (a CPU cgroup at F of the cores) or threads")
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside the runs")
     parser.add_argument("--outputs", default="outputs/calibration")
+    parser.add_argument("--calibration", type=int, default=5,
+                        help="campaigns benchlib calibrate runs first (default 5)")
     args = parser.parse_args()
     outputs = Path(args.outputs).absolute() / f"busy{args.busy}"
     shutil.rmtree(outputs, ignore_errors=True)
     outputs.mkdir(parents=True)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     rounds = []
+    db = str(outputs / "calibration.sqlite")
+    params = outputs / "aa.yaml"
+    params.write_text(PARAMS.format(campaign="aa", repeats=args.repeats))
+    started = time.perf_counter()
+    subprocess.run([BENCHLIB, "calibrate", str(params), "--rounds", str(args.calibration),
+                    "--outputs", str(outputs / "calibrate"), "--db", db, "--quiet"], check=True)
+    print(f"calibrated in {time.perf_counter() - started:.0f} s", flush=True)
     try:
         for index in range(args.rounds):
             names = [f"r{index}-a", f"r{index}-a2", f"r{index}-b"]
             started = time.perf_counter()
             for name, slowdown in zip(names, (None, None, args.slowdown), strict=True):
                 sweep(outputs, name, args.repeats, slowdown)
-            found = {"round": index, "aa": compare(outputs, names[0], names[1]),
-                     "ab": compare(outputs, names[0], names[2]),
+            found = {"round": index, "aa": compare(outputs, names[0], names[1], db),
+                     "ab": compare(outputs, names[0], names[2], db),
+                     "aa_floor": compare(outputs, names[0], names[1]),
+                     "ab_floor": compare(outputs, names[0], names[2]),
                      "seconds": time.perf_counter() - started}
             rounds.append(found)
             said = lambda rows: ", ".join(f"{r['verdict']} {r['ratio']:.2f}x" for r in rows)  # noqa: E731
@@ -129,11 +147,21 @@ def main() -> int:
     finally:
         for process in busy:
             process.kill()
-    aa = [r for found in rounds for r in found["aa"]]
-    ab = [r for found in rounds for r in found["ab"]]
+    summary = {"with the catalog's noise": tally(rounds, "aa", "ab", args),
+               "one campaign each, no history (floor)": tally(rounds, "aa_floor", "ab_floor", args)}
+    (outputs / "calibration.json").write_text(json.dumps({"summary": summary, "rounds": rounds},
+                                                         indent=1))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def tally(rounds: list[dict], aa_key: str, ab_key: str, args: argparse.Namespace) -> dict:
+    """False alarms of the A/A comparisons and slowdowns found by the A/B ones."""
+    aa = [r for found in rounds for r in found[aa_key]]
+    ab = [r for found in rounds for r in found[ab_key]]
     alarms = sum(r["verdict"] in ("regression", "improvement") for r in aa)
     caught = sum(r["verdict"] == "regression" for r in ab)
-    rounds_caught = sum(any(r["verdict"] == "regression" for r in found["ab"]) for found in rounds)
+    rounds_caught = sum(any(r["verdict"] == "regression" for r in found[ab_key]) for found in rounds)
     ratios = sorted(r["ratio"] for r in ab)
     summary = {
         "rounds": args.rounds, "repeats": args.repeats, "busy": args.busy,
@@ -144,11 +172,9 @@ def main() -> int:
                     f"{rounds_caught} of {len(rounds)}",
         "ab_verdicts": {v: sum(r["verdict"] == v for r in ab) for v in {r["verdict"] for r in ab}},
         "planted_slowdown_median": 1 - ratios[len(ratios) // 2] if ratios else None,
+        "intervals_ab": [f"{r['low']:.2f}-{r['high']:.2f}" for r in ab],
     }
-    (outputs / "calibration.json").write_text(json.dumps({"summary": summary, "rounds": rounds},
-                                                         indent=1))
-    print(json.dumps(summary, indent=1))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -5,11 +5,12 @@
 Each round makes, through the same frame path as ``benchlib history``
 (``analysis.node_history.change_points`` over records with ``started_at``):
 
-- **steps**: 10 nodes, 40 nights each, one run a night with 2 % noise (log-normal), a 10 %
-  slowdown planted from a random night between 5 and 35 (``--step``): found when a change
-  point lies within +-1 night of it (goal: >= 9 of 10);
+- **steps**: 10 nodes, 40 nights each, ``--runs`` runs a night (3) that move together: each
+  night shifts all its runs by ``--noise`` (2 %, log-normal), each run differs by ``--run-noise``
+  (1 %); a 10 % slowdown planted from a random night between 5 and 35 (``--step``): found when
+  a listed change point lies within +-1 night of it (goal: >= 9 of 10);
 - **stationary**: 25 nodes x 40 nights (1,000 nights) with the same noise and no step: every
-  change point is a false one (goal: <= 1 per 1,000 nights).
+  listed change point is a false one (goal: <= 1 per 1,000 nights).
 
     python benchmarks/calibrate_history.py --rounds 20
     python benchmarks/calibrate_history.py --rounds 20 --min-size 2     # the parameter tuned
@@ -40,18 +41,30 @@ def _night(times: pd.Series) -> pd.Series:
     return (pd.to_datetime(times, utc=True) - START).dt.days
 
 
+def correlated(nodes: int, args: argparse.Namespace, seed: int, step=None) -> pd.DataFrame:
+    """``nights`` with every run of a night on a node moved by one shared factor."""
+    frame = nights(nodes=nodes, nights=NIGHTS, noise=args.run_noise, repeats=args.runs,
+                   step=step, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    shift = {key: float(np.exp(args.noise * rng.standard_normal()))
+             for key in sorted(set(zip(frame["campaign"], frame["host"], strict=True)))}
+    frame["throughput"] *= [shift[key] for key in zip(frame["campaign"], frame["host"],
+                                                      strict=True)]
+    return frame
+
+
 def one_round(seed: int, args: argparse.Namespace) -> tuple[int, int, int]:
     """(steps found within +-1 night of 10, false change points, stationary nights)."""
     rng = np.random.default_rng(seed)
     planted = {f"node{n:03d}": (int(rng.integers(5, 36)), 1 - args.step) for n in range(1, 11)}
-    stepped = nights(nodes=10, nights=NIGHTS, noise=args.noise, step=planted, seed=seed)
+    stepped = correlated(10, args, seed, planted)
     table = node_history.change_points(stepped, max_pvalue=args.max_pvalue,
                                        min_size=args.min_size)
     found = 0
     for node, (night, _) in planted.items():
         points = _night(table.loc[table["node"] == node, "time"])
         found += bool((abs(points - night) <= 1).any())
-    calm = nights(nodes=25, nights=NIGHTS, noise=args.noise, seed=seed + 10_000)
+    calm = correlated(25, args, seed + 10_000)
     false = len(node_history.change_points(calm, max_pvalue=args.max_pvalue,
                                            min_size=args.min_size))
     return found, false, 25 * NIGHTS
@@ -60,13 +73,18 @@ def one_round(seed: int, args: argparse.Namespace) -> tuple[int, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--noise", type=float, default=0.02, help="noise (log sd, default 0.02)")
+    parser.add_argument("--noise", type=float, default=0.02,
+                        help="noise between nights (log sd, default 0.02)")
+    parser.add_argument("--run-noise", type=float, default=0.01,
+                        help="noise between the runs of a night (log sd, default 0.01)")
+    parser.add_argument("--runs", type=int, default=3, help="runs a night (default 3)")
     parser.add_argument("--step", type=float, default=0.10, help="slowdown planted (0.10)")
     parser.add_argument("--max-pvalue", type=float, default=MAX_PVALUE)
     parser.add_argument("--min-size", type=int, default=MIN_SIZE)
     args = parser.parse_args()
     started = time.perf_counter()
-    print(f"{NIGHTS} nights, noise {args.noise:.0%}, step {args.step:.0%}, max_pvalue "
+    print(f"{NIGHTS} nights of {args.runs} runs, nights {args.noise:.0%} apart, runs "
+          f"{args.run_noise:.0%}, step {args.step:.0%}, max_pvalue "
           f"{args.max_pvalue:g}, min_size {args.min_size}")
     print("| round | steps found (+-1 night) | false change points | stationary nights |")
     print("| --- | --- | --- | --- |")

@@ -87,8 +87,28 @@ def main() -> None:
 
     series = nights(nodes=1, nights=10_000, seed=1).assign(throughput=values)
     seconds, table = best(args.repeats, lambda: node_history.change_points(series))
-    print(f"the same series as one node's history (frame path): {seconds:.2f} s "
-          f"({len(table)} change points)")
+    print(f"the same series as one node's history over 10,000 campaigns (frame path): "
+          f"{seconds:.2f} s ({len(table)} change points)")
+
+    walk = 1000 + np.cumsum(rng.standard_normal(10_000))
+    seconds, points = best(args.repeats, lambda: change_detection.change_points(walk))
+    print(f"change points over a 10,000-point random walk: {seconds:.2f} s ({len(points)} found)")
+    growth(args.repeats)
+
+
+def growth(repeats: int) -> None:
+    """How the whole history grows with records: every configuration x node history of frames
+    of 1,000, 10,000 and 100,000 records (40 nights, 3 runs a night, histories of 25
+    configurations x nodes per 3,000 records), through ``node_history.change_points``."""
+    for records in (1_000, 10_000, 100_000):
+        histories = max(1, records // 120)
+        nodes = max(1, round(histories ** 0.5))
+        batches = tuple(range(8, 8 + 8 * max(1, histories // nodes), 8))
+        frame = nights(nodes=nodes, nights=40, repeats=3, batches=batches, seed=3)
+        seconds, table = best(repeats, lambda f=frame: node_history.change_points(f))
+        print(f"every history of {len(frame):,} records: {seconds:.2f} s "
+              f"({table.attrs['series']:,} configuration x node histories, "
+              f"{table.attrs['campaigns']:,} campaigns, {len(table)} change points)")
 
 
 def through_catalog(frame, folder: Path, repeats: int) -> None:
