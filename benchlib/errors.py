@@ -15,6 +15,7 @@ EXIT_BAD_INPUT = 2
 EXIT_UNCERTIFIED = 3
 EXIT_INTERRUPTED = 130  #: Ctrl-C (128 + SIGINT)
 EXIT_TERMINATED = 143  #: SIGTERM (128 + SIGTERM)
+EXIT_BROKEN_PIPE = 141  #: the reader closed stdout (`| head`; 128 + SIGPIPE): ends quietly
 
 
 class BenchlibError(Exception):

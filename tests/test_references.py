@@ -271,3 +271,12 @@ def test_lambda_and_llmc_references_match_their_configurations_only() -> None:
     assert checked.loc["run2", "expected"] == 3_745_000
     assert checked.loc["run2", "verdict"] == "fail"                    # below half of llm.c
     assert checked.loc["run3", "verdict"] == "no reference"
+
+
+def test_nothing_judged_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A campaign no reference matches is not a pass: a CI gate on it must not go green."""
+    refs = _refs(tmp_path, REFS.replace("gpu: H100", "gpu: B200"))
+    good = _campaign(tmp_path / "good", 2800.0, 2790.0)
+    assert main(["check", str(good), "--references", str(refs)]) == 3
+    out = capsys.readouterr().out
+    assert "2 no reference" in out and "NOTHING CERTIFIED: no run was judged" in out

@@ -30,8 +30,9 @@ States (:class:`~benchlib.vocabulary.NodeState`), in this order of precedence:
 - ``stale``: its latest run of the configuration is older than the window;
 - ``failed``: its latest run failed (the error is the reason);
 - ``unknown``: nothing to judge speed by: no baseline, every recent run disturbed (named), or
-  one undisturbed run (the interval needs two);
-- ``slow``: the node's recent undisturbed runs against the other healthy nodes' medians
+  one undisturbed campaign (the interval needs two);
+- ``slow``: the node's recent undisturbed runs, one value per campaign (runs of one campaign
+  move together: the campaign is the unit of noise), against the other healthy nodes' medians
   (:func:`benchlib.analysis.intervals.repeats_effect`, a 95 % Welch t interval) lie wholly
   below 1 - ``threshold`` (5 %): ``benchlib compare``'s regression rule, whose threshold an A/A
   test on this machine showed is needed beyond 1.0 (docs/measurements.md);
@@ -47,7 +48,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import fleet, intervals, regression
+from benchlib.analysis import campaign_noise, fleet, intervals, regression
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.tables import config_columns
 from benchlib.formatting import missing
@@ -183,13 +184,15 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                         else bool(flags.disturbed([t])) for t in texts]
     assigned["_flags"] = texts
     assigned["_error"] = assigned.get("error", "")
+    assigned["_campaign"] = (assigned["campaign"].astype("string").fillna("").to_numpy()
+                             if "campaign" in assigned else "")
     assigned = assigned.sort_values("_time", kind="stable", na_position="first")
     ids = {config: number for number, config in enumerate(sorted(set(assigned["_config"])))}
     assigned["_cid"] = assigned["_config"].map(ids)
     naive = assigned["_time"].dt.tz_convert("UTC").dt.tz_localize(None)
     arrays = {"time": naive.to_numpy(dtype="datetime64[ns]"),
               **{name: assigned[f"_{name}"].to_numpy() for name in
-                 ("ok", "value", "bad", "flags", "error")}}
+                 ("ok", "value", "bad", "flags", "error", "campaign")}}
     groups = assigned.groupby(["_cid", "_node"], sort=False).indices
     rows = []
     for config, number in ids.items():
@@ -248,11 +251,45 @@ def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.nd
         names = flags.disturbed(mine["flags"][fresh])
         row["disturbed"] = (f"{int(bad.sum())} of {len(fresh)} recent runs "
                             f"{' or '.join(names)}, left out")
-    values = mine["value"][fresh[~bad]].astype(float)
-    row["_values"] = [float(v) for v in values if np.isfinite(v) and v > 0]
-    row["runs"] = len(row["_values"])
-    row["value"] = float(np.median(row["_values"])) if row["_values"] else np.nan
+    kept = fresh[~bad]
+    values = mine["value"][kept].astype(float)
+    good = np.isfinite(values) & (values > 0)
+    row["runs"] = int(good.sum())
+    row["value"] = float(np.median(values[good])) if good.any() else np.nan
+    row["_values"] = _per_campaign(values[good], mine["campaign"][kept][good])
     return row
+
+
+def _per_campaign(values: np.ndarray, campaigns: np.ndarray) -> list[list[float]]:
+    """The values grouped by campaign (a run without a campaign is one of its own): runs of
+    one campaign move together, so the campaign is the unit of a node's noise
+    (:mod:`benchlib.analysis.campaign_noise`)."""
+    out: dict[object, list[float]] = {}
+    for index, (value, campaign) in enumerate(zip(values, campaigns, strict=True)):
+        out.setdefault(campaign or ("run", index), []).append(float(value))
+    return list(out.values())
+
+
+def _node_effect(groups: list[list[float]], others: np.ndarray) -> dict[str, object]:
+    """A node's recent runs (``groups``: per campaign) against the other healthy nodes'
+    medians: one value per campaign where there are several; from one campaign its runs, judged
+    only beyond the floor where the noise between campaigns is unknown (as ``compare``)."""
+    if len(groups) > 1:
+        found = intervals.repeats_effect([intervals.geometric_mean(g) for g in groups], others,
+                                         unit="campaign")
+        if not found["known"]:
+            return found
+        found["method"] = (f"Welch t interval: {len(groups)} recent campaigns "
+                           f"({sum(map(len, groups))} runs) against {len(others)} other healthy "
+                           "nodes")
+        return found
+    found = intervals.repeats_effect([v for g in groups for v in g], others)
+    if not found["known"]:
+        return found
+    found["method"] = (f"Welch t interval: {sum(map(len, groups))} recent runs of one campaign "
+                       f"against {len(others)} other healthy nodes; {campaign_noise.UNKNOWN_SAID}"
+                       f", judged only beyond {campaign_noise.UNKNOWN_FLOOR:.0%}")
+    return {**found, "floor": campaign_noise.UNKNOWN_FLOOR}
 
 
 def _judge(rows: list[dict[str, object]], threshold: float,
@@ -291,7 +328,7 @@ def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, thresh
         return [NodeState.UNKNOWN.value, f"no baseline: {healthy} healthy node"
                 f"{'' if healthy == 1 else 's'}, {min_nodes} needed{disturbed}",
                 baseline, np.nan, np.nan, np.nan]
-    found = intervals.repeats_effect(row["_values"], others)
+    found = _node_effect(row["_values"], others)
     said = regression.verdict(found, threshold)
     ratio, low, high = found[intervals.HEADLINE], found["low"], found["high"]
     outlier = (f"; robust z {row['robust_z']:+.1f}, an outlier"
@@ -299,11 +336,10 @@ def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, thresh
     if said == CompareVerdict.UNKNOWN:
         return [NodeState.UNKNOWN.value, f"{ratio:.2f}x the baseline, interval unknown: "
                 f"{found['method']}{outlier}{disturbed}", baseline, ratio, low, high]
-    method = (f"Welch t interval: {len(row['_values'])} recent runs against {len(others)} other "
-              "healthy nodes")
-    shown = f"{ratio:.2f}x the baseline (95 % interval {low:.2f}-{high:.2f}; {method})"
+    shown = f"{ratio:.2f}x the baseline (95 % interval {low:.2f}-{high:.2f}; {found['method']})"
     if said == CompareVerdict.REGRESSION:
-        return [NodeState.SLOW.value, f"{shown}: more than {threshold * 100:g} % slower{outlier}"
+        band = max(threshold, float(found.get("floor") or 0.0))
+        return [NodeState.SLOW.value, f"{shown}: more than {band * 100:g} % slower{outlier}"
                 f"{disturbed}", baseline, ratio, low, high]
     return [NodeState.OK.value, f"{shown}{outlier}{disturbed}", baseline, ratio, low, high]
 

@@ -368,10 +368,14 @@ def failed(checked: pd.DataFrame) -> pd.DataFrame:
 
 def exit_code(checked: pd.DataFrame) -> int:
     """1 when a run fails a reference (or failed to run), else 3 when a run could not be
-    judged (``unreliable``: contended or throttled), else 0."""
+    judged (``unreliable``: contended or throttled) or none was (no run passed a reference:
+    no reference applied, nothing measured), else 0."""
     if len(failed(checked)):
         return EXIT_FAILURE
-    return EXIT_UNCERTIFIED if (checked["verdict"] == CheckVerdict.UNRELIABLE).any() else 0
+    verdicts = checked["verdict"] if len(checked) else pd.Series(dtype=object)
+    if (verdicts == CheckVerdict.UNRELIABLE).any() or not (verdicts == CheckVerdict.PASS).any():
+        return EXIT_UNCERTIFIED
+    return 0
 
 
 def junit_cases(checked: pd.DataFrame) -> list:

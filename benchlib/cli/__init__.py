@@ -30,6 +30,7 @@ from benchlib.cli import (
 from benchlib.cli.base import Command
 from benchlib.errors import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -53,8 +54,8 @@ EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} a failure while working (a po
           f"{EXIT_UNCERTIFIED} check / compare / fleet: "
           "nothing failed but some runs cannot be certified; "
           f"{EXIT_INTERRUPTED} interrupted (Ctrl-C); {EXIT_TERMINATED} terminated (SIGTERM: "
-          "cleaned up as on Ctrl-C). Errors print one message; --debug adds the "
-          "traceback.")
+          f"cleaned up as on Ctrl-C); {EXIT_BROKEN_PIPE} the reader closed the output pipe (`| head`: the "
+          "command ends quietly). Errors print one message; --debug adds the traceback.")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _sigterm_as_interrupt():
             return args.handler.run(args)
+    except BrokenPipeError as error:  # the reader went away (`| head`): end quietly, as Unix
+        if not _stdout_closed():      # tools do; a pipe of its own is a failure like any other
+            return _fail(args, describe_os_error(error), EXIT_FAILURE)
+        return EXIT_BROKEN_PIPE
     except BenchlibError as error:
         return _fail(args, "\n".join(filter(None, (error.lead, str(error)))), error.exit_code)
     except FileNotFoundError as error:
@@ -110,6 +115,24 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout's reader has gone; if so stdout now points at /dev/null, so the
+    interpreter's last flush at exit does not fail again."""
+    import os
+    import select
+
+    try:
+        poller = select.poll()  # a pipe whose reader has gone polls as an error
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        closed = any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+    if closed:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return closed
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

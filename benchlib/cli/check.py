@@ -16,7 +16,8 @@ class Check(Command):
               "  1  a run failed its reference (or failed to run)\n"
               "  2  bad input (the results folder, the references file)\n"
               "  3  nothing failed, but some runs cannot be certified: they were contended\n"
-              "     or throttled (the CANNOT CERTIFY lines say which and how to re-run)")
+              "     or throttled (the CANNOT CERTIFY lines say which and how to re-run), or\n"
+              "     none was judged (no reference applies: NOTHING CERTIFIED)")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -49,6 +50,10 @@ class Check(Command):
             show(f"FAIL {row.run}: {row.message}")
         for row in checked[checked["verdict"] == CheckVerdict.UNRELIABLE].itertuples():
             show(f"CANNOT CERTIFY {row.run}: {row.message}")
+        if not (checked["verdict"] == CheckVerdict.PASS).any() and not len(
+                references.failed(checked)):
+            show("NOTHING CERTIFIED: no run was judged against a reference (give references "
+                 "for this hardware and configuration with --references FILE: docs/acceptance.md)")
         if args.junit:
             cases = references.junit_cases(checked)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', cases)}")

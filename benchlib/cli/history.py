@@ -13,13 +13,17 @@ class History(Command):
     name = "history"
     help = ("change points of each configuration's runs on each node over time, with what "
             "changed then (exit 1 on a regression)")
-    description = ("Orders each configuration's runs on each node (host) by started_at and "
-                   "finds change points with Apache Otava's method (binary-segmentation "
-                   "candidates, then a Student t-test merge, p < 0.001). One line per change "
-                   "point: the change with its 95 % interval over the runs on either side, the "
-                   "node, the date, the means before and after, and what changed in the "
-                   "environment then (driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). "
-                   "Contended and throttled runs are left out and counted.")
+    description = ("Orders each configuration's campaigns on each node (host) by started_at "
+                   "(one value per campaign: the geometric mean of its runs, which move "
+                   "together) and finds change points with Apache Otava's method "
+                   "(binary-segmentation candidates, then a Student t-test merge, p < 0.001). "
+                   "One line per change that matters (a regression or an improvement beyond "
+                   "--threshold): its 95 % interval over the campaigns on either side, the node, "
+                   "the date, the means before and after, and what changed in the environment "
+                   "then (driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Smaller or "
+                   "uncertain shifts are counted, an odd campaign is named as an outlier, the "
+                   "newest campaigns too few to call are 'too early to tell'. Contended, "
+                   "throttled and failed runs are left out and counted.")
     epilog = ("Records written before benchlib recorded started_at are ordered by their\n"
               "sidecar's modification time (the last line says how many).\n\n"
               "exit status:\n"
@@ -44,8 +48,8 @@ class History(Command):
         parser.add_argument("--since", metavar="DATE",
                             help="only runs started from DATE (ISO 8601, UTC)")
         parser.add_argument("--threshold", type=float, default=0.05,
-                            help="smallest slowdown a regression change point has (default "
-                                 "0.05, as benchlib compare)")
+                            help="smallest change listed, and the slowdown a regression must "
+                                 "clear (default 0.05, as benchlib compare)")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     @classmethod
