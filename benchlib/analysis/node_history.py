@@ -177,7 +177,7 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
                "changed": "; ".join(env_changes.between(nights, point.index, unit="campaign")),
                "interval": effect["method"]}
         listed = judged in (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT)
-        out["listed" if listed else "uncertain"].append(row)
+        out["listed" if listed else "uncertain"].append({**row, "_index": point.index})
         if listed:
             out["changes"].append(point.index)
     out["small"] = [{"time": nights["time"].iloc[p.index]} for p in found.small]
@@ -187,6 +187,9 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
                                 "campaign": nights["campaign"].iloc[index],
                                 "ratio": values[index] / intervals.geometric_mean(around["value"])})
     out["early"] = _too_early(nights, out["changes"], odd, threshold, min_size)
+    if out["early"]:  # the uncertain shift into the newest campaigns is that one, said once
+        out["uncertain"] = [r for r in out["uncertain"]
+                            if r["_index"] < len(nights) - 2 * min_size + 1]
     return out
 
 
@@ -244,6 +247,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         early += [{**where, **row} for row in found["early"]]
         for row in found["listed"]:
             rows.append({**where, **row, **{k: first[k] for k in keys}})
+            rows[-1].pop("_index")
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
     table.attrs.update(series=count, runs=len(runs), campaigns=nights_seen,
                        disturbed=int(runs["disturbed"].sum()),

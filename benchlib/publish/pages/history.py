@@ -64,6 +64,11 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return table
 
 
+def _of(rows: list[dict], name: str, node: str) -> list[dict]:
+    """The rows (outliers, too early) of one configuration on one node."""
+    return [r for r in rows if (r["configuration"], r["node"]) == (name, node)]
+
+
 def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
     """A plot per configuration and node (those with a change point first, at most
     :data:`MAX_PLOTS`), the change points marked and labelled."""
@@ -74,7 +79,11 @@ def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
                     key=lambda item: item[0] not in marked)
     for (name, node), group in groups[:MAX_PLOTS]:
         points = table[(table["configuration"] == name) & (table["node"] == node)]
-        plots.show(history_plot.node_plot(group, points, metric, unit, f"{name} on {node}"))
+        early = [r["time"] for r in _of(table.attrs.get("early", []), name, node)]
+        plots.show(history_plot.node_plot(
+            group, points, metric, unit, f"{name} on {node}",
+            outliers=tuple(r["campaign"] for r in _of(table.attrs.get("outliers", []), name, node)),
+            early=early[0] if early else None))
     if len(groups) > MAX_PLOTS:
         note(f"{len(groups) - MAX_PLOTS} more configuration x node histories are not drawn; "
              "`benchlib history` lists their change points.")
@@ -94,8 +103,9 @@ PAGE = Page(
     "what changed in the node's environment then "
     "(driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...). Smaller or uncertain shifts are "
     "counted, an odd campaign is named as an outlier (it makes and moves no change point), and "
-    "the newest campaigns, too few to call, are \"too early to tell\". Contended and throttled "
-    "runs are drawn as grey crosses and left out.",
+    "the newest campaigns, too few to call, are \"too early to tell\" (shaded in the plots, "
+    "outliers drawn as open orange circles). Contended and throttled runs are drawn as grey "
+    "crosses and left out.",
     (
         Call(runs, "df, history_dirs, history_db", "runs_over_time"),
         "## Change points",

@@ -22,6 +22,7 @@ VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEM
 OTHER_CHANGE = "#9c755f"
 RUNS = "#4e79a7"
 DISTURBED = "#bab0ac"
+OUTLIER = "#f28e2b"
 #: Characters a change point's label holds on one line.
 LABEL_WIDTH = 34
 
@@ -48,14 +49,24 @@ def _segment_means(calm: pd.DataFrame, metric: str, times: list[pd.Timestamp]
 
 
 def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughput",
-              unit: str = "", title: str = "") -> plt.Figure:
+              unit: str = "", title: str = "", outliers: tuple[str, ...] = (),
+              early: pd.Timestamp | None = None) -> plt.Figure:
     """``runs`` (one configuration on one node, :func:`~benchlib.analysis.node_history.series`)
-    over time: calm runs as dots, disturbed ones (left out) as grey crosses, each segment's
-    geometric mean as a line, and ``points`` (its change points) as dashed lines labelled with
-    the change and what changed then."""
+    over time: calm runs as dots, disturbed ones (left out) as grey crosses, the runs of
+    ``outliers`` (campaigns left out) as open orange circles, each segment's geometric mean as
+    a line, ``points`` (its change points) as dashed lines labelled with the change and what
+    changed then, and from ``early`` on the newest campaigns, too few to tell, shaded."""
     figure, axes = plt.subplots(figsize=(8, 3.8))
-    calm, disturbed = runs[~runs["disturbed"]], runs[runs["disturbed"]]
+    odd = (runs["campaign"].isin(outliers) if "campaign" in runs and outliers
+           else pd.Series(False, index=runs.index))
+    calm, disturbed = runs[~runs["disturbed"] & ~odd], runs[runs["disturbed"]]
     axes.plot(calm["time"], calm[metric], "o", color=RUNS, markersize=4, label="runs")
+    if odd.any():
+        axes.plot(runs.loc[odd, "time"], runs.loc[odd, metric], "o", markerfacecolor="none",
+                  color=OUTLIER, markersize=6, label="outlier campaign, left out")
+    if early is not None:
+        axes.axvspan(early - pd.Timedelta(hours=6), runs["time"].max() + pd.Timedelta(hours=6),
+                     color=OUTLIER, alpha=0.12, label="too early to tell")
     if len(disturbed):
         axes.plot(disturbed["time"], disturbed[metric], "x", color=DISTURBED, markersize=6,
                   label=f"disturbed, left out ({len(disturbed)})")
