@@ -117,10 +117,27 @@ if __name__ == "__main__":
     parser.add_argument("--from-record", type=Path, metavar="SIDECAR",
                         help="a real run's sidecar (<point>.json) as every run's template, at "
                              "its own batch size and speed")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="runs a night; with more than one, every run of a night on a node "
+                             "moves by one shared factor (2 %%) and the runs by 1 %%")
+    parser.add_argument("--oddities", action="store_true",
+                        help="also node001's 13th night 20 %% slow (an outlier) and its newest "
+                             "two nights 20 %% slow (too early to tell)")
     options = parser.parse_args()
     template, speeds = from_record(options.from_record) if options.from_record else (None, None)
-    made = write_campaigns(options.root, nights(
-        nodes=options.nodes, nights=options.nights, step={"node002": (25, 0.88)},
-        driver={"node002": 25}, batches=tuple(speeds) if speeds else (64, 128),
-        template=template, speeds=speeds))
+    frame = nights(nodes=options.nodes, nights=options.nights, step={"node002": (25, 0.88)},
+                   driver={"node002": 25}, batches=tuple(speeds) if speeds else (64, 128),
+                   template=template, speeds=speeds, repeats=options.runs,
+                   noise=0.01 if options.runs > 1 else 0.02, seed=41)
+    if options.runs > 1:
+        rng = np.random.default_rng(41)
+        keys = list(zip(frame["campaign"], frame["host"], strict=True))
+        shared = {key: float(np.exp(0.02 * rng.standard_normal())) for key in sorted(set(keys))}
+        frame["throughput"] *= [shared[key] for key in keys]
+    if options.oddities:
+        days = sorted(frame["campaign"].unique())
+        mine = frame["host"] == "node001"
+        frame.loc[mine & (frame["campaign"] == days[12]), "throughput"] *= 0.8
+        frame.loc[mine & frame["campaign"].isin(days[-2:]), "throughput"] *= 0.8
+    made = write_campaigns(options.root, frame)
     print(f"{len(made)} campaigns under {options.root}: {made[0].name} ... {made[-1].name}")
