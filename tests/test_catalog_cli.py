@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from benchlib.catalog import ingest
+from benchlib.catalog import index_quietly
 from benchlib.records.store import RECORD_MIME
 
 from .fakes import campaign, slower_copy
@@ -92,14 +92,14 @@ def test_commands_keep_the_configured_catalog_up_to_date_and_never_fail_for_it(o
                                                                                 monkeypatch):
     said: list[str] = []
     monkeypatch.delenv("BENCHLIB_DB", raising=False)
-    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    index_quietly(outputs / "outputs" / "fake", say=said.append)
     assert said == []  # no catalog configured: nothing done, nothing said
     monkeypatch.setenv("BENCHLIB_DB", f"postgresql://bench:{SECRET}@127.0.0.1:1/catalog")
-    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    index_quietly(outputs / "outputs" / "fake", say=said.append)
     assert len(said) == 1 and said[0].startswith("catalog postgresql+psycopg://bench:***@")
     assert "not updated: cannot use the catalog" in said[0] and SECRET not in said[0]
     monkeypatch.setenv("BENCHLIB_DB", str(outputs / "auto.sqlite"))
-    ingest.index_quietly(outputs / "outputs" / "fake", say=said.append)
+    index_quietly(outputs / "outputs" / "fake", say=said.append)
     assert "13 read (13 records written)" in said[1]
 
 
@@ -112,3 +112,14 @@ def test_index_names_what_is_not_a_folder(outputs):
     (outputs / "file.txt").write_text("x")
     a_file = benchlib(outputs, "index", "file.txt", "--db", "cat.sqlite")
     assert a_file.returncode == 2 and "not a folder" in a_file.stderr
+
+
+def test_a_sweep_without_a_catalog_does_not_import_sqlalchemy(tmp_path):
+    """A node with a minimal install (no SQLAlchemy) runs sweeps: the catalog is imported only
+    where one is configured."""
+    code = ("import sys; from benchlib.catalog import index_quietly; "
+            f"index_quietly({str(tmp_path)!r}); assert 'sqlalchemy' not in sys.modules, 'imported'")
+    environ = {k: v for k, v in os.environ.items() if k != "BENCHLIB_DB"}
+    done = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -6,3 +6,28 @@ in (:mod:`~benchlib.catalog.ingest`), incrementally and under a lock
 (:mod:`~benchlib.catalog.lock`); the table layout is generated from the record schema
 (:mod:`~benchlib.catalog.tables`) and migrated when it grows (:mod:`~benchlib.catalog.migrate`);
 :func:`benchlib.catalog.select.load` reads a selection back as :func:`benchlib.load` would."""
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+#: The environment variable that names the catalog commands keep up to date.
+DB_ENV = "BENCHLIB_DB"
+
+
+def configured() -> str | None:
+    """``$BENCHLIB_DB`` when set: a catalog that ``sweep``, ``diagnose`` and ``report`` keep
+    up to date with the campaigns they write."""
+    return os.environ.get(DB_ENV) or None
+
+
+def index_quietly(folder: str | Path, say: Callable[[str], None] = print) -> None:
+    """Index ``folder`` into the configured catalog (``$BENCHLIB_DB``) when there is one, as
+    ``sweep``, ``diagnose`` and ``report`` do after their work: never failing the command; a
+    catalog that cannot be used is said in one line. Without one, SQLAlchemy is not imported
+    (a node with a minimal install runs sweeps)."""
+    if not configured():
+        return
+    from benchlib.catalog.ingest import index_configured
+
+    index_configured(folder, say)

@@ -16,11 +16,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
+from benchlib.catalog import DB_ENV, configured  # noqa: F401  ($BENCHLIB_DB: defined there)
 from benchlib.errors import CatalogError
 from benchlib.measure.redact import redact
 
-#: The environment variable naming the catalog (a file path or a URL).
-DB_ENV = "BENCHLIB_DB"
 #: The default catalog's file name, in the outputs folder.
 DEFAULT_NAME = "catalog.sqlite"
 #: Database URL schemes a catalog may use, and the driver each runs through.
@@ -70,12 +69,6 @@ def default_location() -> Path:
     from benchlib.records.hand_run import outputs_root
 
     return outputs_root() / DEFAULT_NAME
-
-
-def configured() -> str | None:
-    """``$BENCHLIB_DB`` when set: a catalog that ``sweep``, ``diagnose`` and ``report`` keep
-    up to date with the campaigns they write."""
-    return os.environ.get(DB_ENV) or None
 
 
 def resolve(given: str | os.PathLike | None = None) -> Catalog:

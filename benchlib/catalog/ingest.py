@@ -215,10 +215,10 @@ def _write(engine: sa.Engine, pending: list[tuple[Path, Fingerprint]], summary: 
     summary.records += len(kept)
 
 
-def index_quietly(folder: str | Path, say: Callable[[str], None] = print) -> None:
-    """Index ``folder`` into the configured catalog (``$BENCHLIB_DB``) when there is one, as
-    ``sweep``, ``diagnose`` and ``report`` do after their work: never failing the command; a
-    catalog that cannot be used is said in one line."""
+def index_configured(folder: str | Path, say: Callable[[str], None] = print) -> None:
+    """Index ``folder`` into the configured catalog (``$BENCHLIB_DB``), never failing the
+    command: a catalog that cannot be used is said in one line
+    (:func:`benchlib.catalog.index_quietly` calls it only where one is configured)."""
     given = database.configured()
     if not given:
         return

@@ -73,7 +73,7 @@ class Diagnose(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Plan, run and analyse the ladder; print the answer and where the page is."""
-        from benchlib.catalog.ingest import index_quietly
+        from benchlib.catalog import index_quietly
         from benchlib.inputs.executors import LocalExecutor, apply_overrides
 
         executor = apply_overrides(LocalExecutor(), args.executor, partition=args.partition,

@@ -28,7 +28,7 @@ class Report(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Build the report; say where its index is."""
-        from benchlib.catalog.ingest import index_quietly
+        from benchlib.catalog import index_quietly
         from benchlib.publish.report.build import build_report
 
         index = build_report(args.campaign_dir, progress=not args.quiet,

@@ -59,7 +59,7 @@ class Sweep(Command):
                 changed = {k: v for k, v in point.parameters.items() if k in sweep.spec.grid}
                 print(f"  {status:8} {point.name}  {changed}")
             return 0
-        from benchlib.catalog.ingest import index_quietly
+        from benchlib.catalog import index_quietly
 
         states = executor_for(settings).submit_and_wait(
             sweep, outputs, force=args.force, retry_failed=args.retry_failed, wait=args.wait,
