@@ -45,6 +45,34 @@ def test_smooth_inference_counts_input_images_and_makes_noisy_copies(tiny):
     assert 0 < result.extras["top_class_share_median"] <= 1
 
 
+def test_smooth_inference_votes_stay_on_the_device(tiny, monkeypatch):
+    """The votes are counted with index_add_ (bincount on CUDA reads back to the host: a sync
+    per chunk in the timed loop); every noisy copy is counted once."""
+    def no_bincount(*args, **kwargs):
+        raise AssertionError("torch.bincount in the timed loop")
+
+    monkeypatch.setattr(torch, "bincount", no_bincount)
+    result = _run(benchmark="smooth_inference", noise_samples=10, **tiny)
+    assert 0.1 <= result.extras["top_class_share_median"] <= 1  # a share of 10 votes
+
+
+def test_normalize_makes_its_constants_once_per_device(monkeypatch):
+    """ImageNet's mean and std are made once per device, not per batch (a blocking copy each
+    time on a GPU)."""
+    from benchlib.data import imagefolder
+
+    images = torch.randint(0, 255, (2, 3, 4, 4), dtype=torch.uint8)
+    first = imagefolder.normalize(images)
+    made = []
+    real = torch.tensor
+    monkeypatch.setattr(torch, "tensor", lambda *a, **k: made.append(a) or real(*a, **k))
+    again = imagefolder.normalize(images)
+    assert made == [] and torch.equal(first, again)
+    mean = torch.tensor(imagefolder.IMAGENET_MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(imagefolder.IMAGENET_STD).view(1, 3, 1, 1)
+    assert torch.allclose(again, (images.float() / 255 - mean) / std)
+
+
 def test_real_data_cycles_epochs_for_a_fixed_count(tiny, image_dir):
     tiny.update(iterations=6, batch_size=4)  # 18 images: 5 batches per epoch
     result = _run(benchmark="train", dataset="real", data_dir=str(image_dir), **tiny)

@@ -168,6 +168,7 @@ class SmoothInferenceStep(ImageStep):
         cfg = self.config
         images, _ = _to_device(*batch, self.device, False, timer)
         counts = torch.zeros(cfg.num_classes, dtype=torch.long, device=self.device)
+        ones = torch.ones(cfg.batch_size, dtype=torch.long, device=self.device)
         for image in images:
             remaining = cfg.noise_samples
             while remaining > 0:
@@ -180,7 +181,8 @@ class SmoothInferenceStep(ImageStep):
                 timer.lap("preprocess")
                 with autocast(cfg.precision, self.device):
                     logits = self.model(noisy)
-                counts += torch.bincount(logits.argmax(dim=1), minlength=cfg.num_classes)
+                # index_add_ stays on the device (bincount on CUDA reads its size back: a sync)
+                counts.index_add_(0, logits.argmax(dim=1), ones[:n])
                 timer.lap("forward")
         self.votes.append(counts)
         timer.stop()
