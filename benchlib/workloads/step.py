@@ -22,7 +22,7 @@ from benchlib.inputs.config import RunConfig
 from benchlib.vocabulary import Precision
 from benchlib.workloads.loop import TimeBudget, Timer, backward_and_step, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
-from benchlib.workloads.runtime import autocast, peak_memory_bytes, reset_peak_memory, setup_run
+from benchlib.workloads.runtime import autocast, peak_memory_bytes, setup_run
 
 
 class Step(ABC):
@@ -120,7 +120,6 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
     device, model = setup_run(config, build_model(), channels_last, ddp=step.training)
     data = batches(device)
     runner = step(model, config, device)
-    reset_peak_memory(device)
     limit = config.iterations if isinstance(config.iterations, int) else None
     loop = timed_loop(runner, iter(data), device, config.warmup, limit, config.breakdown,
                       telemetry_interval_s=config.telemetry_interval_s,
