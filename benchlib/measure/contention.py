@@ -179,9 +179,13 @@ class Contention:
                 "threads_per_process": self.threads_per_process}
 
 
-def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int]
-               ) -> tuple[int | None, float | None]:
-    """(other compute processes on ``device``, its utilization %) from NVML, or Nones."""
+def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int],
+               holding: bool = False) -> tuple[int | None, float | None]:
+    """(other compute processes on ``device``, its utilization %) from NVML, or Nones. While
+    the run ``holding`` a CUDA context finds none of its own processes in NVML's list, NVML
+    speaks of another PID namespace (a container: Docker, enroot / pyxis, Apptainer with
+    ``--containall``, Kubernetes report host PIDs): the other processes are unknown, not all
+    of them others."""
     from benchlib.measure.telemetry import open_nvml
 
     opened = open_nvml(device, nvml)
@@ -191,7 +195,8 @@ def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int]
     try:
         try:
             processes = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
-            others = sum(1 for p in processes if p.pid not in own)
+            ours = sum(1 for p in processes if p.pid in own)
+            others = None if holding and not ours else len(processes) - ours
         except Exception:
             others = None
         try:
@@ -210,8 +215,11 @@ class ContentionSampler:
     """
 
     def __init__(self, device: torch.device, proc: Path = PROC, nvml: ModuleType | None = None,
-                 root_pid: int | None = None) -> None:
+                 root_pid: int | None = None, holds_context: bool | None = None) -> None:
         self.device, self.proc, self.nvml = device, proc, nvml
+        #: whether the run holds a CUDA context on the device when the loop ends (then NVML
+        #: must list one of its processes)
+        self.holds_context = device.type == "cuda" if holds_context is None else holds_context
         self.root = root_pid if root_pid is not None else run_root_pid()
         self.cpus = _allowed_cpus() if proc == PROC else None
         self.contention: Contention | None = None
@@ -235,7 +243,7 @@ class ContentionSampler:
                 swap = after.swap_pages - self._before.swap_pages
         gpu_processes = None
         if self.device.type == "cuda" or self.nvml is not None:
-            gpu_processes, _ = _gpu_state(self.device, self.nvml, own)
+            gpu_processes, _ = _gpu_state(self.device, self.nvml, own, self.holds_context)
         import torch
 
         self.contention = Contention(share, swap, gpu_processes, self._gpu_util,
