@@ -256,6 +256,34 @@ def test_merge_takes_all_samples_over_the_slowest_rank():
     assert merged.env == {"env_x": 0} and merged.num_devices == 2
 
 
+def test_merge_times_staggered_ranks_as_one_span():
+    """Ranks that started their loops apart: all samples over first start to last end, not
+    over the slowest rank's own wall time (which overstated the throughput)."""
+    early, late = _fake(0, 2.0, [1.0, 1.0], 10), _fake(1, 2.0, [1.0, 1.0], 10)
+    early["result"].started_at, early["result"].ended_at = 100.0, 102.0
+    late["result"].started_at, late["result"].ended_at = 101.5, 103.5
+    merged = merge([early, late])
+    assert merged.wall_time_s == 3.5 and merged.throughput == pytest.approx(20 / 3.5)
+
+
+def test_every_rank_waits_for_the_others_after_warm_up(monkeypatch):
+    from benchlib.workloads import loop
+
+    calls = []
+    monkeypatch.setattr(loop, "reset_peak_memory", lambda device: calls.append("reset"))
+    monkeypatch.setattr(loop.distributed, "barrier", lambda: calls.append("barrier"))
+
+    def step(iterator, timer):
+        calls.append("warm-up" if isinstance(timer, loop.NoTimer) else "timed")
+        timer.start()
+        timer.stop()
+        return 1
+
+    loop.timed_loop(step, iter(()), torch.device("cpu"), warmup=1, iterations=1,
+                    telemetry_interval_s=0)
+    assert calls == ["warm-up", "reset", "barrier", "timed"]
+
+
 def test_scaling_tables_read_merged_records():
     rows = [{"benchmark": "train", "model": "resnet18", "batch_size": 4, "scaling": "weak",
              "num_devices": n, "num_nodes": 1, "global_batch_size": 4 * n, "throughput": t,

@@ -14,7 +14,7 @@ SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
 
 def merge(parts: list[dict], num_nodes: int = 1) -> Any:
-    """One result from every rank's: samples of all ranks over the slowest rank's wall time;
+    """One result from every rank's: samples of all ranks over the run's span (:func:`span`);
     per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
     spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
     ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
@@ -66,8 +66,19 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     return RunResult(
         started_at=min(starts) if starts else None, ended_at=max(ends) if ends else None,
         device=first.device, iterations=first.iterations, warmup=first.warmup,
-        samples=total, wall_time_s=max(walls), unit=first.unit,
+        samples=total, wall_time_s=span(walls, starts, ends), unit=first.unit,
         per_iteration=per_iteration, peak_memory_bytes=max(peaks) if peaks else None,
         extras=extras, num_devices=len(parts), num_nodes=num_nodes, env=env, ranks=ranks,
         rank_stats=rank_stats, telemetry=first.telemetry, telemetry_columns=telemetry_columns,
         contention=worst_contention([r.contention for r in results]))
+
+
+def span(walls: list[float], starts: list[float], ends: list[float]) -> float:
+    """The run's time as one span: from the first rank's start to the last rank's end (ranks
+    start their timed parts at a barrier, but a rank that started late must not make the
+    others' samples look faster), never less than the slowest rank's own wall time (clocks of
+    different hosts may disagree by a little)."""
+    slowest = max(walls)
+    if len(starts) != len(walls) or len(ends) != len(walls):
+        return slowest
+    return max(slowest, max(ends) - min(starts))

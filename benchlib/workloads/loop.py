@@ -17,6 +17,7 @@ from benchlib.measure.contention import Contention, ContentionSampler
 from benchlib.measure.rapl import RaplMeter
 from benchlib.measure.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
 from benchlib.measure.timing import PhaseTimer, WallClock
+from benchlib.workloads import distributed
 from benchlib.workloads.runtime import reset_peak_memory
 
 
@@ -120,8 +121,8 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
                finish: Callable[[], None] | None = None,
                telemetry_interval_s: float = DEFAULT_INTERVAL_S,
                budget: TimeBudget | None = None) -> LoopResult:
-    """Run ``warmup`` untimed steps, then (the peak memory window reset) steps until
-    ``iterations`` (None: until the data ends).
+    """Run ``warmup`` untimed steps, then (the peak memory window reset, every rank of a
+    launch waiting for the others) steps until ``iterations`` (None: until the data ends).
 
     ``step(iterator, timer)`` returns the samples it processed or None at the end of the data.
     ``finish`` runs inside the wall clock after the last step (e.g. draining a writer).
@@ -139,6 +140,7 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
     # the peak memory of the timed steps: not cuDNN's benchmark or autotune workspaces, which
     # warm-up allocated and freed (unet3d's predict resets here too)
     reset_peak_memory(device)
+    distributed.barrier()  # every rank starts its timed part together (one span: run/merge.py)
     timer = PhaseTimer(device, breakdown=breakdown)
     samples, stop = 0, "count"
     with ContentionSampler(device) as watch, TelemetrySampler(device, telemetry_interval_s) as \
