@@ -51,7 +51,8 @@ COLUMNS: tuple[Column, ...] = (
            "the parameter, which may be auto or epoch)", True, words=("auto", "epoch")),
     Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
     Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
-    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (slowest rank)", True,
+    Column("wall_time_s", B, "float", "s", "wall time of the timed loop (ranks: first start to last end)",
+           True,
            minimum=0),
     Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
            "peak resident set)", True),

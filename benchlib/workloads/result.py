@@ -23,7 +23,7 @@ class RunResult:
     ``per_iteration`` holds per-iteration seconds (``iteration`` and each phase);
     ``samples`` counts what ``unit`` counts (images, voxels) over the counted iterations.
     A run over several ranks is the merge of the ranks' results (:func:`benchlib.run.merge.merge`):
-    samples of all ranks, the slowest rank's wall time, and per-rank figures in ``ranks``.
+    samples of all ranks, the run's span (first start to last end), and per-rank figures in ``ranks``.
     ``env`` holds the environment capture (``env_*``) of rank 0.
     """
 

@@ -19,7 +19,7 @@ from benchlib.workloads.result import RunResult
 RUN = ("## Run\n\nWith `num_devices` 1 the benchmark runs in this kernel. With more, torchrun "
        "starts one process per device (NCCL on GPUs, gloo on CPUs) and the kernel only watches "
        "them; each rank works on its own share of the data and the ranks' results are merged: "
-       "samples of all ranks over the slowest rank's time.")
+       "samples of all ranks over the run's span (first start to last end).")
 PHASES = ("## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per iteration "
           "in each phase; `share` is the phase's median over the iteration median.")
 PREDICT_PHASES = (" `read` and `write` are the time the loop waited for the reader threads and "
