@@ -133,3 +133,21 @@ def test_workloads_on_cuda(tiny, benchmark):
     tiny.update(device="cuda", precision="amp_bf16", channels_last=True)
     result = _run(benchmark=benchmark, **tiny)
     assert result.device.type == "cuda" and result.peak_memory_bytes > 0
+
+
+def test_tf32_is_set_through_one_api(recwarn):
+    """TF32 goes through ``fp32_precision`` where torch has it (the legacy ``allow_tf32`` flags
+    mixed with it warn, and error under Inductor), and the probe's setting is restored."""
+    from benchlib.workloads import runtime
+
+    runtime.configure_precision("tf32", torch.device("cpu"))
+    assert runtime.tf32_matmul()
+    with runtime.tf32_for_matmul(False):
+        assert not runtime.tf32_matmul()
+    assert runtime.tf32_matmul()
+    runtime.configure_precision("fp32", torch.device("cpu"))
+    assert not runtime.tf32_matmul()
+    if runtime.NEW_TF32_API:
+        assert torch.backends.cuda.matmul.fp32_precision == "ieee"
+        assert torch.backends.cudnn.conv.fp32_precision == "ieee"
+    assert not [w for w in recwarn if "TF32" in str(w.message) or "tf32" in str(w.message)]

@@ -32,7 +32,7 @@ from benchlib.measure.timing import WallClock
 from benchlib.vocabulary import MatmulPrecision
 from benchlib.workloads import achievable
 from benchlib.workloads.loop import progress
-from benchlib.workloads.runtime import resolve_device
+from benchlib.workloads.runtime import resolve_device, tf32_for_matmul
 
 DTYPES = {MatmulPrecision.FP32: torch.float32, MatmulPrecision.TF32: torch.float32,
           MatmulPrecision.FP16: torch.float16, MatmulPrecision.BF16: torch.bfloat16}
@@ -112,13 +112,9 @@ def matmul_tflops(device: torch.device, precision: str, size: int, iterations: i
                   warmup: int, budget_s: float = float("inf")) -> float:
     """TFLOP/s of ``size x size`` matrix products in ``precision`` (tf32: fp32 inputs with
     TF32 tensor cores allowed; fp32: TF32 off)."""
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = precision == MatmulPrecision.TF32
-    try:
+    with tf32_for_matmul(precision == MatmulPrecision.TF32):
         seconds = seconds_per_call(_product(device, precision, size), device, iterations, warmup,
                                    budget_s)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
     return 2 * size**3 / seconds / 1e12
 
 
@@ -214,14 +210,10 @@ def achievable_for(device: torch.device, precision: str, base: int,
                    config: NodeProbeConfig) -> achievable.Achieved:
     """The achievable matmul in ``precision`` (MAMF over shapes around the probe's square size
     ``base``, within ``probe_time_s``), with TF32 set as :func:`matmul_tflops` sets it."""
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = precision == MatmulPrecision.TF32
-    try:
+    with tf32_for_matmul(precision == MatmulPrecision.TF32):
         return achievable.achievable_matmul(device, DTYPES[precision], base, config.matmul_size,
                                             config.mamf_repeats, config.warmup,
                                             config.probe_time_s)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def run(config: NodeProbeConfig) -> NodeProbeResult:

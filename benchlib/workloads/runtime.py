@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import resource
 import sys
+from collections.abc import Iterator
 
 import torch
 
@@ -30,12 +31,47 @@ def resolve_device(choice: str) -> torch.device:
         else torch.device(choice)
 
 
+#: Whether the installed torch has the ``fp32_precision`` settings (2.9 on); mixing them with
+#: the legacy ``allow_tf32`` flags warns, and errors under Inductor.
+NEW_TF32_API = hasattr(torch.backends.cuda.matmul, "fp32_precision")
+
+
+def set_tf32(matmul: bool, conv: bool | None = None) -> None:
+    """TF32 for fp32 matrix products (and convolutions, ``conv`` defaulting to ``matmul``),
+    through ``fp32_precision`` where the installed torch has it, else the legacy flags."""
+    conv = matmul if conv is None else conv
+    if NEW_TF32_API:
+        torch.backends.cuda.matmul.fp32_precision = "tf32" if matmul else "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "tf32" if conv else "ieee"
+        return
+    torch.backends.cuda.matmul.allow_tf32 = matmul
+    torch.backends.cudnn.allow_tf32 = conv
+    torch.set_float32_matmul_precision("high" if matmul else "highest")
+
+
+def tf32_matmul() -> bool:
+    """Whether fp32 matrix products may use TF32 now."""
+    if NEW_TF32_API:
+        return torch.backends.cuda.matmul.fp32_precision == "tf32"
+    return bool(torch.backends.cuda.matmul.allow_tf32)
+
+
+@contextlib.contextmanager
+def tf32_for_matmul(enabled: bool) -> Iterator[None]:
+    """TF32 for fp32 matrix products on or off inside the block, as it was after."""
+    saved = tf32_matmul()
+    conv = (torch.backends.cudnn.conv.fp32_precision == "tf32" if NEW_TF32_API
+            else bool(torch.backends.cudnn.allow_tf32))
+    set_tf32(enabled, conv)
+    try:
+        yield
+    finally:
+        set_tf32(saved, conv)
+
+
 def configure_precision(precision: Precision, device: torch.device) -> None:
     """TF32 on for ``tf32`` only, so ``fp32`` means true fp32 matmuls and convolutions."""
-    tf32 = precision == Precisions.TF32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    set_tf32(precision == Precisions.TF32)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
 
