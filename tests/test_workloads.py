@@ -86,8 +86,9 @@ def test_real_data_cycles_epochs_for_a_fixed_count(tiny, image_dir):
 def test_one_epoch_of_real_data(tiny, image_dir):
     tiny.update(iterations="epoch", batch_size=4, warmup=1)
     result = _run(benchmark="inference", dataset="real", data_dir=str(image_dir), **tiny)
-    assert result.iterations == 4  # 5 batches, 1 of them warm-up
-    assert result.samples == 18 - 4
+    assert result.iterations == 3  # 4 whole batches (2 images left out), 1 of them warm-up
+    assert result.samples == 16 - 4
+    assert result.extras["images_dropped_per_epoch"] == 2
 
 
 def test_synthetic_loader_with_worker_process(tiny):

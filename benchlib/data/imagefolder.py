@@ -11,8 +11,8 @@ links as torchvision does, but enters each real directory once per class, so lin
 it stops with an error past :data:`MAX_ENTRIES` entries. An image that cannot be decoded
 (truncated, not an image) is an InputError naming its file, raised where it is read.
 
-A training loader drops a last batch of one image (:func:`training_drops`): BatchNorm in
-train mode cannot take it; the loader says so when it is made and the run records the count.
+A loader leaves out an epoch's last, partial batch (:func:`partial_batch`): every timed batch
+has one shape; the loader says so when it is made and the run records the count.
 """
 
 from __future__ import annotations
@@ -175,8 +175,9 @@ def image_folder_loader(
 
     With a ``shard`` of several ranks, each rank reads a disjoint part: training through a
     DistributedSampler (shuffled per epoch, the tail that does not split evenly dropped, so
-    every rank runs the same number of steps), evaluation through every ``world_size``-th image
-    (nothing dropped or repeated).
+    every rank runs the same number of steps), evaluation through every ``world_size``-th image.
+    An epoch's last partial batch is left out (:func:`partial_batch`): timed batches keep one
+    shape.
     """
     return sharded_loader(image_folder(data_dir, image_size, train), batch_size, num_workers,
                           train, pin_memory, shard, seed)
@@ -194,11 +195,12 @@ def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: b
         else:
             dataset = Subset(dataset, shard.shard(range(len(dataset))))
     length = len(sampler) if sampler is not None else len(dataset)
-    dropped = training_drops(length, batch_size) if train else 0
+    dropped = partial_batch(length, batch_size)
     if dropped:
-        warnings.warn(f"training drops the last batch of each epoch: {length} images in batches "
-                      f"of {batch_size} leave a last batch of {dropped}, which BatchNorm in "
-                      "train mode cannot take", stacklevel=2)
+        warnings.warn(f"the last batch of each epoch is left out: {length} images in batches of "
+                      f"{batch_size} leave a last batch of {dropped}; every timed batch keeps "
+                      "one shape (a smaller one makes cuDNN or compile tune again while the "
+                      "clock runs)", stacklevel=2)
     loader = DataLoader(
         dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
         num_workers=num_workers, pin_memory=pin_memory, drop_last=bool(dropped),
@@ -208,8 +210,9 @@ def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: b
     return loader
 
 
-def training_drops(length: int, batch_size: int) -> int:
-    """Images a training epoch of ``length`` images in batches of ``batch_size`` leaves out:
-    a last batch of one (BatchNorm in train mode needs more than one value per channel), else
-    none (a larger partial batch is kept)."""
-    return 1 if batch_size > 1 and length > 1 and length % batch_size == 1 else 0
+def partial_batch(length: int, batch_size: int) -> int:
+    """Images an epoch of ``length`` images in batches of ``batch_size`` leaves out: its last,
+    partial batch, so every timed batch has one shape (a new shape makes cuDNN's benchmark or
+    torch.compile tune again inside the timed loop; and BatchNorm in train mode cannot take a
+    batch of one); none when the epoch is a single batch."""
+    return length % batch_size if length > batch_size else 0

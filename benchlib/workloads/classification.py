@@ -10,7 +10,7 @@ import torchvision
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
-from benchlib.data.imagefolder import image_folder_loader, normalize, training_drops
+from benchlib.data.imagefolder import image_folder_loader, normalize, partial_batch
 from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.data.synthetic import device_batches, loader_batches
 from benchlib.inputs.config import ClassificationBenchmark, ClassificationConfig
@@ -38,9 +38,10 @@ def batches(config: ClassificationConfig, device: torch.device,
     or a JPEG folder loader (training's augmentation for a training step).
 
     Under torchrun each rank gets its own share: a disjoint part of the image folder and
-    its own random seed for synthetic data. A training epoch leaves out a last batch of one
-    image (:func:`benchlib.data.imagefolder.training_drops`), decided before it starts; the
-    count is the loader's ``extras`` (the record's ``result_images_dropped_per_epoch``).
+    its own random seed for synthetic data. An epoch leaves out its last, partial batch
+    (:func:`benchlib.data.imagefolder.partial_batch`: timed batches keep one shape), decided
+    before it starts; the count is the loader's ``extras`` (the record's
+    ``result_images_dropped_per_epoch``).
     """
     rank = distributed.current()
     batch = step_class.images_per_batch(config)
@@ -63,7 +64,7 @@ def batches(config: ClassificationConfig, device: torch.device,
     total = config.warmup + (0 if epoch else config.iterations)
     length = len(rank.shard(range(config.synthetic_samples))) if epoch else total * batch
     if config.synthetic_kind == "loader":
-        dropped = training_drops(length, batch) if step_class.training and epoch else 0
+        dropped = partial_batch(length, batch) if epoch else 0
         loader = loader_batches(batch, size, config.num_classes, length - dropped,
                                 config.num_workers, pin, seed=seed)
         loader.extras = {"images_dropped_per_epoch": dropped} if dropped else {}
