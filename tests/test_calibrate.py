@@ -45,6 +45,20 @@ def test_calibrate_then_compare_reads_the_noise_between_campaigns(tmp_path: Path
     first, *_, last = sorted(p.name for p in (tmp_path / "outputs").iterdir())
     known = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}", "--db",
                       "cat.sqlite")
-    assert "between-campaign noise" in known.stdout and "from 3 earlier campaigns" in known.stdout
+    assert "between-campaign noise" in known.stdout and "from 3 other campaigns" in known.stdout
     alone = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}")
     assert "one campaign each: the noise between campaigns is unknown" in alone.stdout
+
+
+def test_an_unusable_catalog_or_outputs_stop_it_before_any_round(tmp_path: Path) -> None:
+    (tmp_path / "aa.yaml").write_text(PARAMS)
+    (tmp_path / "garbage.sqlite").write_text("not a database")
+    (tmp_path / "afile").write_text("")
+    bad_db = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", "3", "--db",
+                       "garbage.sqlite")
+    assert bad_db.returncode == 2 and "garbage.sqlite" in bad_db.stderr
+    bad_outputs = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", "3", "--outputs",
+                            "afile", "--db", "cat.sqlite")
+    assert bad_outputs.returncode == 2 and "--outputs afile" in bad_outputs.stderr
+    assert "round 1" not in bad_db.stdout + bad_outputs.stdout
+    assert not (tmp_path / "outputs").exists()

@@ -133,7 +133,8 @@ def test_failed_runs_are_counted_in_a_history():
     values = [100.0] * 10 + [0.0, float("nan")] + [100.0] * 8
     table = analysis.change_points(_one_run_a_day(values))
     assert len(table) == 0 and table.attrs["failed"] == 2
-    assert "2 failed runs (throughput 0, negative or missing) left out" in node_history.lines(table)[-1]
+    said = node_history.lines(table)[-1]
+    assert "2 failed runs (failed, or throughput 0, negative or missing) left out" in said
 
 
 def _nightly(seed: int, step: dict | None = None, nodes: int = 1) -> pd.DataFrame:
@@ -188,3 +189,55 @@ def test_long_random_walk_is_fast_enough_to_run():
     time is in docs/measurements.md; here only that it ends and finds changes."""
     walk = np.cumsum(np.random.default_rng(0).standard_normal(10_000)) + 1_000
     assert len(change_detection.change_points(walk)) > 10
+
+
+# -- found by a review: what a careless or hostile history looks like -----------------------
+
+def test_one_campaign_name_reused_night_after_night_is_one_campaign_a_night():
+    """`campaign: fleet-nightly` under outputs/nightly/<date>/: each night's folder is its own
+    campaign (40 nights stay 40, and the drop on node002 is found)."""
+    frame = _nightly(11, {"node001": (25, 0.88)})
+    frame["source"] = [f"/outputs/nightly/{c[-10:]}/fleet-nightly/{s.rsplit('/', 1)[1]}"
+                       for c, s in zip(frame["campaign"], frame["source"], strict=True)]
+    frame["campaign"] = "fleet-nightly"
+    table = analysis.change_points(frame)
+    assert table.attrs["campaigns"] == 40 and list(table["verdict"]) == ["regression"]
+
+
+def test_alternating_values_are_not_outliers():
+    values = np.array([100.0, 80.0] * 10) * np.exp(0.01 * np.random.default_rng(0)
+                                                     .standard_normal(20))
+    assert change_detection.detect(values).outliers == []
+
+
+def test_three_odd_nights_in_a_row_are_a_segment_not_outliers():
+    values = 100 * np.exp(0.01 * np.random.default_rng(1).standard_normal(30))
+    values[13:16] *= 1.2
+    found = change_detection.detect(values)
+    assert found.outliers == [] and [p.index for p in found.points] == [13, 16]
+
+
+def test_a_drop_in_the_newest_night_alone_is_too_early_to_tell():
+    table = analysis.change_points(_one_run_a_day([100.0, 101, 99, 100, 102, 98, 100, 101, 99,
+                                                   100, 70]))
+    said = node_history.lines(table)
+    assert len(table) == 0 and said[0].startswith("too early to tell: throughput -30 %")
+    assert "in the newest 1 campaign (" in said[0]
+
+
+def test_failed_runs_are_counted_not_dropped_unsaid():
+    frame = _one_run_a_day([100.0] * 12).assign(status="ok", error="")
+    frame.loc[frame.index[3:5], ["status", "error"]] = ["failed", "CUDA out of memory"]
+    table = analysis.change_points(frame)
+    assert table.attrs["failed"] == 2 and "2 failed runs (failed, or" in node_history.lines(
+        table)[-1]
+
+
+def test_huge_values_and_bad_parameters():
+    assert [p.index for p in change_detection.change_points([1e200] * 5 + [2e200] * 5)] == [5]
+    for bad in ({"min_size": -1}, {"max_pvalue": float("nan")}, {"min_magnitude": -0.1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            change_detection.change_points([1.0, 2.0, 3.0], **bad)
+    for shape in ([[1.0, 2.0], [3.0, 4.0]], ["1", "2"]):
+        with pytest.raises(ValueError, match="change_points: "):
+            change_detection.change_points(shape)

@@ -96,7 +96,7 @@ def test_one_run_each_is_unknown_and_repeats_decide():
     assert once["verdict"] == "unknown" and "one run each" in once["reason"]
     thrice = regression.compare(_runs("a", [100, 102, 98]), _runs("b", [60, 61, 59])).iloc[0]
     assert thrice["verdict"] == "regression"
-    assert thrice["interval"] == ("Welch t interval over 3 + 3 runs; one campaign each: the "
+    assert thrice["interval"] == ("Welch t interval over 3 + 3 runs (base + new); one campaign each: the "
                                   "noise between campaigns is unknown")
 
 

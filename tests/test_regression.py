@@ -241,3 +241,5 @@ def test_the_floor_is_stated_as_its_one_constant_everywhere() -> None:
     base = _campaign("a", {32: [1000, 1001, 999]})
     lines = regression.summary(regression.compare(base, _campaign("b", {32: [900, 901, 899]})))
     assert any(f"judged only beyond {UNKNOWN_FLOOR:.0%}" in line for line in lines)
+    assert lines[-1].startswith(f"no significant regression beyond 5% ({UNKNOWN_FLOOR:.0%} for "
+                                "the 1 with one campaign each and no history)")

@@ -115,7 +115,8 @@ def effect(new: Sequence[object], base: Sequence[object], noise: Noise | None = 
         return {**_campaign_interval(a, b, noise, level, runs), **counts}
     found = intervals.repeats_effect(np.exp(np.concatenate(a)), np.exp(np.concatenate(b)), level)
     if found["known"]:
-        found["method"] = f"{found['method']}; {UNKNOWN_SAID}"
+        found["method"] = (f"Welch t interval over {runs[1]} + {runs[0]} runs (base + new); "
+                           f"{UNKNOWN_SAID}")
     return {**found, **counts, "floor": UNKNOWN_FLOOR}
 
 
@@ -130,7 +131,8 @@ def _campaign_interval(a: list[np.ndarray], b: list[np.ndarray], noise: Noise | 
         else:
             variances.append(noise.sd ** 2)  # type: ignore[union-attr]
             dofs.append(noise.dof)  # type: ignore[union-attr]
-    said.append(f"campaigns as units: {len(a)} + {len(b)} campaigns ({runs[0]} + {runs[1]} runs)")
+    said.append(f"campaigns as units: {len(b)} + {len(a)} campaigns ({runs[1]} + {runs[0]} "
+                "runs, base + new)")
     said.append("hierarchical bootstrap" if len(a) > 1 and len(b) > 1 else
                 f"between-campaign noise {noise.sd:.1%} from {noise.source}")  # type: ignore[union-attr]
     half = intervals.t_quantile(level, min(dofs)) * math.sqrt(sum(variances))
@@ -142,17 +144,23 @@ def _campaign_interval(a: list[np.ndarray], b: list[np.ndarray], noise: Noise | 
 
 def from_history(history: object, metric: str, nodes: Sequence[str], node_column: str = "host"
                  ) -> Noise | None:
-    """The between-campaign noise of one configuration from its earlier runs (``history``: a
+    """The between-campaign noise of one configuration from its other runs (``history``: a
     frame of that configuration's runs, e.g. the catalog's) on ``nodes``: per node, its
-    campaigns' geometric mean speeds in time order (:func:`between`); pooled over the nodes
-    (the root mean of their variances, weighted by campaigns). ``None`` with too few campaigns."""
+    campaigns' (:func:`units`) geometric mean speeds in time order (:func:`between`), contended
+    and throttled runs left out; pooled over the nodes (the root mean of their variances,
+    weighted by campaigns). ``None`` with too few campaigns."""
     import pandas as pd
 
+    from benchlib.records import flags
+
     frame = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
-    if frame.empty or metric not in frame or "campaign" not in frame:
+    if frame.empty or metric not in frame:
         return None
     if node_column in frame and nodes:
         frame = frame[frame[node_column].astype(str).isin([str(n) for n in nodes])]
+    if "flags" in frame:  # contended and throttled runs say nothing of the node's own noise
+        frame = frame[[not flags.disturbed([text]) for text in frame["flags"]]]
+    frame = frame.assign(_unit=units(frame))
     values = pd.to_numeric(frame[metric], errors="coerce")
     when = (frame["time"] if "time" in frame else
             pd.to_datetime(frame.get("started_at", pd.Series(None, index=frame.index)), utc=True,
@@ -161,7 +169,7 @@ def from_history(history: object, metric: str, nodes: Sequence[str], node_column
     found = []
     groups = frame.groupby(node_column, sort=False) if node_column in frame else [("", frame)]
     for node, runs in groups:
-        means = (runs.dropna(subset=["_speed"]).groupby("campaign", sort=False)
+        means = (runs.dropna(subset=["_speed"]).groupby("_unit", sort=False)
                  .agg(time=("_time", "min"), speed=("_speed", intervals.geometric_mean))
                  .sort_values("time", kind="stable"))
         noise = between(means["speed"].to_numpy(), str(node))
@@ -172,18 +180,36 @@ def from_history(history: object, metric: str, nodes: Sequence[str], node_column
     campaigns = sum(n.campaigns for n in found)
     pooled = math.sqrt(sum(n.sd ** 2 * n.dof for n in found) / sum(n.dof for n in found))
     return Noise(pooled, campaigns - len(found) + 1,
-                 f"{campaigns} earlier campaigns of this configuration on "
+                 f"{campaigns} other campaigns of this configuration on "
                  f"{', '.join(n.source for n in found)}")
+
+
+def units(runs: object) -> object:
+    """The campaign each run of ``runs`` (a frame) belongs to, as a key: its ``campaign`` name
+    and the folder its notebook was written in (``source``), so one name reused night after
+    night (``campaign: fleet-nightly`` under ``outputs/nightly/<date>/``) is one campaign a
+    night; a run with neither is one of its own."""
+    import pandas as pd
+
+    frame = runs if isinstance(runs, pd.DataFrame) else pd.DataFrame(runs)
+    empty = pd.Series("", index=frame.index, dtype="string")
+    name = (frame["campaign"].astype("string").fillna("") if "campaign" in frame else empty)
+    folder = (frame["source"].astype("string").fillna("").map(
+        lambda text: text.rsplit("/", 1)[0] if "/" in text else "") if "source" in frame
+        else empty)
+    key = name + "\x1f" + folder
+    alone = (name == "") & (folder == "")
+    own = pd.Series([f"\x1frun {i}" for i in range(len(frame))], index=frame.index,
+                    dtype="string")
+    return key.where(~alone, own)
 
 
 def per_campaign(runs: object, speeds: Callable[..., np.ndarray], metric: str
                  ) -> list[np.ndarray]:
-    """One array of ``speeds(runs, metric)`` per campaign of ``runs`` (a frame; one campaign
-    without the ``campaign`` column)."""
-    if "campaign" not in runs or not len(runs):  # type: ignore[operator,arg-type]
+    """One array of ``speeds(runs, metric)`` per campaign of ``runs`` (a frame; :func:`units`)."""
+    if not len(runs):  # type: ignore[arg-type]
         return [speeds(runs, metric)]
-    named = runs["campaign"].astype("string").fillna("")  # type: ignore[index]
-    return [speeds(group, metric) for _, group in runs.groupby(named, sort=False)]  # type: ignore[attr-defined]
+    return [speeds(group, metric) for _, group in runs.groupby(units(runs), sort=False)]  # type: ignore[attr-defined]
 
 
 def earlier_runs(history: object, keys: list[str], new: object) -> dict[tuple, object]:
@@ -194,20 +220,31 @@ def earlier_runs(history: object, keys: list[str], new: object) -> dict[tuple, o
     if history is None or history.empty or any(k not in history for k in keys):  # type: ignore[attr-defined,operator]
         return {}
     earlier = ok(history)  # type: ignore[arg-type]
-    if "campaign" in earlier and "campaign" in new:  # type: ignore[operator]
-        earlier = earlier[~earlier["campaign"].isin(set(new["campaign"].dropna()))]  # type: ignore[index]
+    earlier = earlier[~units(earlier).isin(set(units(new)))]  # type: ignore[attr-defined]
     if not keys:
         return {(): earlier}
     return {(k if isinstance(k, tuple) else (k,)): g
             for k, g in earlier.groupby(keys, dropna=False, sort=False)}
 
 
+def _floored(said: object) -> int:
+    import pandas as pd
+
+    return int(pd.Series(said, dtype=object).astype(str).str.contains(UNKNOWN_SAID).sum())
+
+
+def floor_note(said: object) -> str:
+    """`` (15% for the 2 with one campaign each and no history)``: how far the comparisons
+    (their ``interval`` texts) judged with an unknown noise between campaigns were judged."""
+    floored = _floored(said)
+    return (f" ({UNKNOWN_FLOOR:.0%} for the {floored} with one campaign each and no history)"
+            if floored else "")
+
+
 def floor_lines(said: object) -> list[str]:
     """One line counting the comparisons (their ``interval`` texts) judged beyond the floor
     because the noise between campaigns was unknown; none when there are none."""
-    import pandas as pd
-
-    floored = int(pd.Series(said, dtype=object).astype(str).str.contains(UNKNOWN_SAID).sum())
+    floored = _floored(said)
     if not floored:
         return []
     return [f"{floored} configuration{'' if floored == 1 else 's'} with {UNKNOWN_SAID}: judged "

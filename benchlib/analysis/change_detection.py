@@ -106,8 +106,16 @@ def relative_change(before: float, after: float) -> float:
 def as_series(values: object, name: str = "change_points") -> np.ndarray:
     """``values`` as a float array in the order given; a NaN or infinite value is a
     ``ValueError`` naming its position (nothing is dropped)."""
+    given = np.asarray(values)
+    if given.ndim != 1:
+        raise ValueError(f"{name}: give one series (a sequence of numbers), not an array of "
+                         f"{given.ndim} dimensions")
+    if given.dtype.kind not in "biuf" and not (given.dtype.kind == "O" and all(
+            (isinstance(v, int | float | np.number) and not isinstance(v, bool)) or v is None
+            for v in given)):
+        raise ValueError(f"{name}: the values must be numbers, not {given.dtype} values")
     try:
-        series = np.asarray(values, dtype=float).reshape(-1)
+        series = given.astype(float)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name}: the values must be numbers ({error})") from None
     bad = np.flatnonzero(~np.isfinite(series))
@@ -121,17 +129,18 @@ def as_series(values: object, name: str = "change_points") -> np.ndarray:
 
 
 def noise(series: np.ndarray) -> float:
-    """The series' noise (standard deviation) from its successive differences: their median
-    absolute deviation over sqrt(2), which a few steps do not move; where more than half the
-    differences are equal (constant stretches), their mean absolute deviation; 0 when all are."""
-    steps = np.diff(np.asarray(series, dtype=float))
+    """The series' noise (standard deviation) from its successive differences, which are 0 on
+    average where the series holds still: their median absolute size over sqrt(2), which a few
+    steps do not move (and which values that alternate do: there every difference is large);
+    where more than half the differences are 0 (constant stretches), their mean absolute size;
+    0 when all are."""
+    steps = np.abs(np.diff(np.asarray(series, dtype=float)))
     if steps.size < 2:
         return 0.0
-    spread = np.abs(steps - np.median(steps))
-    mad = float(np.median(spread))
+    mad = float(np.median(steps))
     if mad > 0:
         return MAD_TO_SD * mad / math.sqrt(2)
-    return MEAN_AD_TO_SD * float(spread.mean()) / math.sqrt(2)
+    return MEAN_AD_TO_SD * float(steps.mean()) / math.sqrt(2)
 
 
 def outliers(series: np.ndarray, sigma: float, min_size: int = MIN_SIZE,
@@ -139,7 +148,8 @@ def outliers(series: np.ndarray, sigma: float, min_size: int = MIN_SIZE,
     """Positions more than ``z * sigma`` beyond both the median of the :data:`OUTLIER_WINDOW`
     points before them and that of the points after them, on the same side, where those two
     medians agree within ``z * sigma`` (one level around an odd point; a step departs from one
-    side only), the first point and the newest ``min_size - 1`` excepted."""
+    side only), the first point and the newest ``min_size - 1`` excepted; and only where fewer
+    than ``min_size`` points in a row lie beyond that level (three make a segment)."""
     n, w = series.size, OUTLIER_WINDOW
     if sigma <= 0 or n < 3:
         return []
@@ -157,7 +167,19 @@ def outliers(series: np.ndarray, sigma: float, min_size: int = MIN_SIZE,
            | (series < np.fmin(before, after) - margin))
     odd &= np.abs(before - after) <= margin  # both sides one level (NaN at the ends: False)
     odd[max(0, n - (min_size - 1)):] = False
-    return [int(i) for i in np.flatnonzero(odd)]
+    found = set()
+    for i in np.flatnonzero(odd):  # points beyond the level in a row: fewer than min_size odd,
+        level = (before[i] + after[i]) / 2  # min_size or more a segment (change points)
+        side = np.sign(series[i] - level)
+        away = np.sign(series - level) * side * np.abs(series - level) > margin
+        start = stop = int(i)
+        while start > 0 and away[start - 1]:
+            start -= 1
+        while stop < n - 1 and away[stop + 1]:
+            stop += 1
+        if stop - start + 1 < min_size:
+            found.update(j for j in range(start, stop + 1) if odd[j] or j == i)
+    return sorted(int(i) for i in found)
 
 
 class _Sums:
@@ -286,7 +308,11 @@ def detect(values: object, max_pvalue: float = MAX_PVALUE, min_size: int = MIN_S
     """The change points of ``values`` (numbers in time order, compared as given), its changes
     under ``min_magnitude`` (counted) and its outliers (left out); see the module docstring.
     Every index is a position in ``values``."""
-    series = as_series(values)
+    _check_parameters(max_pvalue, min_size, min_magnitude, first_pass_factor)
+    given = as_series(values)
+    scale = float(np.abs(given).max()) if given.size else 0.0
+    scale = scale if scale > 0 else 1.0
+    series = given / scale  # tested in units of its largest value: no overflow at 1e200
     sigma = noise(series)
     odd = outliers(series, sigma, min_size)
     kept = np.setdiff1d(np.arange(series.size), odd) if odd else np.arange(series.size)
@@ -304,9 +330,28 @@ def detect(values: object, max_pvalue: float = MAX_PVALUE, min_size: int = MIN_S
 
     def placed(point: ChangePoint) -> ChangePoint:
         return ChangePoint(position(point.index), position(point.start) if point.start else 0,
-                           position(point.stop), point.pvalue, point.before, point.after)
+                           position(point.stop), point.pvalue, point.before * scale,
+                           point.after * scale)
 
-    return Detection([placed(p) for p in listed], [placed(p) for p in small], odd, sigma)
+    return Detection([placed(p) for p in listed], [placed(p) for p in small], odd,
+                     sigma * scale)
+
+
+def _check_parameters(max_pvalue: float, min_size: int, min_magnitude: float,
+                      first_pass_factor: float) -> None:
+    """ValueError naming the parameter and what it may be."""
+    if not (isinstance(max_pvalue, int | float) and 0 < max_pvalue < 1):
+        raise ValueError(f"max_pvalue {max_pvalue!r}: give a probability between 0 and 1 "
+                         f"(default {MAX_PVALUE})")
+    if not (isinstance(min_size, int) and not isinstance(min_size, bool) and min_size >= 1):
+        raise ValueError(f"min_size {min_size!r}: give a whole number of points, 1 or more "
+                         f"(default {MIN_SIZE})")
+    if not (isinstance(min_magnitude, int | float) and 0 <= min_magnitude < math.inf):
+        raise ValueError(f"min_magnitude {min_magnitude!r}: give a relative change, 0 or more "
+                         "(0.05 = 5 %)")
+    if not (isinstance(first_pass_factor, int | float) and 1 <= first_pass_factor < math.inf):
+        raise ValueError(f"first_pass_factor {first_pass_factor!r}: give 1 or more (default "
+                         f"{FIRST_PASS_FACTOR})")
 
 
 def change_points(values: object, max_pvalue: float = MAX_PVALUE, min_size: int = MIN_SIZE,

@@ -184,8 +184,7 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                         else bool(flags.disturbed([t])) for t in texts]
     assigned["_flags"] = texts
     assigned["_error"] = assigned.get("error", "")
-    assigned["_campaign"] = (assigned["campaign"].astype("string").fillna("").to_numpy()
-                             if "campaign" in assigned else "")
+    assigned["_campaign"] = campaign_noise.units(assigned).to_numpy()
     assigned = assigned.sort_values("_time", kind="stable", na_position="first")
     ids = {config: number for number, config in enumerate(sorted(set(assigned["_config"])))}
     assigned["_cid"] = assigned["_config"].map(ids)
@@ -261,12 +260,11 @@ def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.nd
 
 
 def _per_campaign(values: np.ndarray, campaigns: np.ndarray) -> list[list[float]]:
-    """The values grouped by campaign (a run without a campaign is one of its own): runs of
-    one campaign move together, so the campaign is the unit of a node's noise
-    (:mod:`benchlib.analysis.campaign_noise`)."""
+    """The values grouped by campaign (:func:`benchlib.analysis.campaign_noise.units`): runs of
+    one campaign move together, so the campaign is the unit of a node's noise."""
     out: dict[object, list[float]] = {}
-    for index, (value, campaign) in enumerate(zip(values, campaigns, strict=True)):
-        out.setdefault(campaign or ("run", index), []).append(float(value))
+    for value, campaign in zip(values, campaigns, strict=True):
+        out.setdefault(campaign, []).append(float(value))
     return list(out.values())
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import change_detection, env_changes, intervals
+from benchlib.analysis import campaign_noise, change_detection, env_changes, intervals
 from benchlib.analysis.change_detection import MAX_PVALUE, MIN_SIZE
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import (
@@ -91,7 +91,7 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
         raise KeyError(f"history: no column {metric!r} in the results")
     runs = ok(df)
     keys = configuration_columns(runs, by)
-    keep = [*keys, *(c for c in (NODE, metric, "flags", "campaign") if c in runs),
+    keep = [*keys, *(c for c in (NODE, metric, "flags", "campaign", "source") if c in runs),
             *env_changes.columns(runs)]
     out = runs[list(dict.fromkeys(keep))].copy()
     out[metric] = pd.to_numeric(out[metric], errors="coerce")
@@ -119,29 +119,30 @@ def _speed_effect(after: np.ndarray, before: np.ndarray, metric: str) -> tuple[d
 
 
 def campaigns(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """One row per campaign of ``runs`` (one configuration on one node, in time order; a run
-    without a campaign is one of its own): ``campaign``, ``time`` (its first run), ``value``
+    """One row per campaign of ``runs`` (one configuration on one node, in time order, ties by
+    name; :func:`benchlib.analysis.campaign_noise.units`: a campaign name and the folder its runs
+    were written in, so one name reused night after night is one campaign a night):
+    ``campaign``, ``time`` (its first run), ``value``
     (the geometric mean of ``metric`` over its runs), ``runs``, ``spread`` (the standard
     deviation of its runs' log values, 0 for one run) and the environment columns of its first
     run. Runs of one campaign move together (the node's state, caches, clocks): the campaign,
     not the run, is the unit of the history's noise."""
-    named = (runs["campaign"].astype("string").fillna("").replace("", pd.NA)
-             if "campaign" in runs else pd.Series(pd.NA, index=runs.index, dtype="string"))
-    unit = named.fillna(pd.Series([f"run {i}" for i in range(len(runs))], index=runs.index,
-                                  dtype="string"))
+    unit = campaign_noise.units(runs)
     logs = np.log(runs[metric].to_numpy(dtype=float))
     frame = runs.assign(_unit=unit.to_numpy(), _log=logs)
     grouped = frame.groupby("_unit", sort=False)
     first = grouped.head(1).set_index("_unit")
+    named = (first["campaign"].astype("string").fillna("") if "campaign" in first
+             else pd.Series("", index=first.index, dtype="string"))
     out = pd.DataFrame({
-        "campaign": first.index.to_numpy(),
+        "campaign": named.where(named != "", first.index.str.replace("\x1f", "")).to_numpy(),
         "time": grouped["time"].min().reindex(first.index).to_numpy(),
         "value": np.exp(grouped["_log"].mean().reindex(first.index).to_numpy()),
         "runs": grouped.size().reindex(first.index).to_numpy(),
         "spread": grouped["_log"].std(ddof=1).reindex(first.index).fillna(0.0).to_numpy()})
     for column in env_changes.columns(runs):
         out[column] = first[column].to_numpy()
-    return out.sort_values("time", kind="stable").reset_index(drop=True)
+    return out.sort_values(["time", "campaign"], kind="stable").reset_index(drop=True)
 
 
 def _kept(nights: pd.DataFrame, start: int, stop: int, odd: set[int]) -> pd.DataFrame:
@@ -181,11 +182,11 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
         if listed:
             out["changes"].append(point.index)
     out["small"] = [{"time": nights["time"].iloc[p.index]} for p in found.small]
-    for index in found.outliers:
-        around = _kept(nights, max(0, index - 2), min(len(nights), index + 3), odd)
+    for index in found.outliers:  # against the campaigns around it that are not odd
+        around = _kept(nights, max(0, index - 4), min(len(nights), index + 5), odd)
         out["outliers"].append({"time": nights["time"].iloc[index],
                                 "campaign": nights["campaign"].iloc[index],
-                                "ratio": values[index] / intervals.geometric_mean(around["value"])})
+                                "ratio": values[index] / float(np.median(around["value"]))})
     out["early"] = _too_early(nights, out["changes"], odd, threshold, min_size)
     if out["early"]:  # the uncertain shift into the newest campaigns is that one, said once
         out["uncertain"] = [r for r in out["uncertain"]
@@ -195,19 +196,19 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
 
 def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshold: float,
                min_size: int) -> list[dict[str, object]]:
-    """The newest campaigns (fewer than ``min_size``) when each lies beyond ``threshold`` on
-    the same side of the segment before them (of at least ``min_size`` campaigns): a change
-    that may be starting, too early to tell."""
-    newest = min_size - 1
+    """The newest campaigns (the newest ``min_size - 1``, else fewer, down to the newest one)
+    when each lies beyond ``threshold`` on the same side of the segment before them (of at
+    least ``min_size`` campaigns): a change that may be starting, too early to tell."""
     last = max(changes, default=0)
-    if newest < 1 or len(nights) - newest - last < min_size:
-        return []
-    base = intervals.geometric_mean(_kept(nights, last, len(nights) - newest, odd)["value"])
-    ratios = nights["value"].to_numpy(dtype=float)[-newest:] / base
-    if not ((ratios < 1 - threshold).all() or (ratios > 1 + threshold).all()):
-        return []
-    return [{"time": nights["time"].iloc[-newest], "campaigns": newest,
-             "ratio": intervals.geometric_mean(ratios)}]
+    for newest in range(min_size - 1, 0, -1):  # the newest 2, else the newest 1
+        if len(nights) - newest - last < min_size:
+            continue
+        base = intervals.geometric_mean(_kept(nights, last, len(nights) - newest, odd)["value"])
+        ratios = nights["value"].to_numpy(dtype=float)[-newest:] / base
+        if (ratios < 1 - threshold).all() or (ratios > 1 + threshold).all():
+            return [{"time": nights["time"].iloc[-newest], "campaigns": newest,
+                     "ratio": intervals.geometric_mean(ratios)}]
+    return []
 
 
 def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
@@ -249,9 +250,10 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
             rows.append({**where, **row, **{k: first[k] for k in keys}})
             rows[-1].pop("_index")
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
-    table.attrs.update(series=count, runs=len(runs), campaigns=nights_seen,
+    unfinished = len(df) - len(ok(df))  # failed runs: no speed, but not dropped unsaid
+    table.attrs.update(series=count, runs=len(runs) + unfinished, campaigns=nights_seen,
                        disturbed=int(runs["disturbed"].sum()),
-                       failed=int((runs["failed"] & ~runs["disturbed"]).sum()),
+                       failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished,
                        small=small, uncertain=uncertain, outliers=odd, early=early,
                        ordered_by=runs.attrs["ordered_by"], metric=metric, threshold=threshold,
                        min_size=min_size, unit=_unit(df, metric))
@@ -360,14 +362,15 @@ def lines(table: pd.DataFrame) -> list[str]:
     out += notes(table)
     disturbed, failed = table.attrs.get("disturbed", 0), table.attrs.get("failed", 0)
     regressions = int((table["verdict"] == CompareVerdict.REGRESSION).sum())
-    out.append(f"{_plural(len(table), 'change point')} ({regressions} regression) in "
-               f"{table.attrs.get('series', 0)} configuration x node histories of "
+    histories = int(table.attrs.get("series", 0))
+    out.append(f"{_plural(len(table), 'change point')} ({_plural(regressions, 'regression')}) in "
+               f"{histories} configuration x node histor{'y' if histories == 1 else 'ies'} of "
                f"{_plural(int(table.attrs.get('campaigns', 0)), 'campaign')} "
-               f"({table.attrs.get('runs', 0)} runs); {_plural(disturbed, 'disturbed run')} "
-               f"(contended, throttled) left out"
-               + (f"; {_plural(failed, 'failed run')} ({metric} 0, negative or missing) "
-                  "left out" if failed else "")
-               + f"; {table.attrs.get('ordered_by', '')}")
+               f"({_plural(int(table.attrs.get('runs', 0)), 'run')} in all; "
+               f"{_plural(disturbed, 'disturbed run')} (contended, throttled) left out"
+               + (f"; {_plural(failed, 'failed run')} (failed, or {metric} 0, negative or "
+                  "missing) left out" if failed else "")
+               + f"); {table.attrs.get('ordered_by', '')}")
     return out
 
 

@@ -3,8 +3,7 @@
 Runs are paired by configuration: the configuration columns of
 :func:`benchlib.analysis.comparisons.config_columns`, less where the runs were made (``campaign``,
 ``cluster``, ``host``) and less any column that holds one value in each campaign but not the
-same one (a new GPU model, say): that difference is what is being compared, and a warning
-names it. Repeats of a configuration are pooled.
+same one (a new GPU model, say): what is compared, named in a warning. Repeats are pooled.
 
 Per configuration the speed of NEW relative to BASE (NEW / BASE for throughputs, BASE / NEW for
 ``time_*`` columns, so above 1 is always faster) is the ratio of the two sides' geometric means,
@@ -263,7 +262,8 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
                "every configuration in common could not be judged (above)")
         lines.append(f"NOTHING CERTIFIED: {why}; no configuration was judged")
     elif not len(regressions(compared)):
-        lines.append(f"no significant regression beyond {threshold:.0%} among the {judged} "
+        note = campaign_noise.floor_note(compared["interval"])
+        lines.append(f"no significant regression beyond {threshold:.0%}{note} among the {judged} "
                      f"configuration{'' if judged == 1 else 's'} judged"
                      + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else ""))
     return lines

@@ -56,10 +56,15 @@ class Calibrate(Command):
             raise InputError(f"--rounds {args.rounds}: give {MIN_CAMPAIGNS} to {MAX_ROUNDS} "
                              f"(the noise between campaigns needs at least {MIN_CAMPAIGNS})")
         sweep = load_sweep(args.params)
+        outputs = Path(args.outputs)
+        if outputs.exists() and not outputs.is_dir():
+            raise InputError(f"--outputs {args.outputs}: a file, not a folder (give the results "
+                             "root the campaigns are written under)")
         catalog = database.resolve(args.db)
+        ingest.index([], catalog, say=lambda _: None)  # usable before hours of rounds, or exit 2
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         names = [f"{sweep.campaign[:40]}-aa{stamp}-{i}" for i in range(1, args.rounds + 1)]
-        outputs, failed = Path(args.outputs), False
+        failed = False
         for number, name in enumerate(names, 1):
             print(f"calibrate: round {number} of {args.rounds}: campaign {name}", flush=True)
             round_sweep = load_sweep(args.params, campaign=name)
@@ -93,10 +98,13 @@ def noise_lines(folders: list[Path]) -> list[str]:
              "it makes:"]
     for (name, node), group in every.groupby(["configuration", "node"], sort=False):
         noise = campaign_noise.from_history(group, "throughput", [node], node_column="node")
+        disturbed = int(group["disturbed"].sum())
+        left = (f" ({disturbed} of {len(group)} runs contended or throttled, left out: "
+                "calibrate on an idle node)" if disturbed else "")
         if noise is None:
-            lines.append(f"  {name} on {node}: too few campaigns with a speed")
+            lines.append(f"  {name} on {node}: too few campaigns with an undisturbed speed{left}")
             continue
         half = intervals.t_quantile(0.95, noise.dof) * 2 ** 0.5 * noise.sd
         lines.append(f"  {name} on {node}: {noise.sd:.1%} over {noise.campaigns} campaigns; "
-                     f"one campaign against another: +-{half:.1%}")
+                     f"one campaign against another: +-{half:.1%}{left}")
     return lines

@@ -34,6 +34,8 @@ def resolve_device(choice: str) -> torch.device:
 #: Whether the installed torch has the ``fp32_precision`` settings (2.9 on); mixing them with
 #: the legacy ``allow_tf32`` flags warns, and errors under Inductor.
 NEW_TF32_API = hasattr(torch.backends.cuda.matmul, "fp32_precision")
+#: ``fp32_precision``'s values: TF32 (torch spells it as benchlib spells the precision) or not.
+TORCH_TF32, TORCH_IEEE = str(Precisions.TF32), "ieee"
 
 
 def set_tf32(matmul: bool, conv: bool | None = None) -> None:
@@ -41,8 +43,8 @@ def set_tf32(matmul: bool, conv: bool | None = None) -> None:
     through ``fp32_precision`` where the installed torch has it, else the legacy flags."""
     conv = matmul if conv is None else conv
     if NEW_TF32_API:
-        torch.backends.cuda.matmul.fp32_precision = "tf32" if matmul else "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "tf32" if conv else "ieee"
+        torch.backends.cuda.matmul.fp32_precision = TORCH_TF32 if matmul else TORCH_IEEE
+        torch.backends.cudnn.conv.fp32_precision = TORCH_TF32 if conv else TORCH_IEEE
         return
     torch.backends.cuda.matmul.allow_tf32 = matmul
     torch.backends.cudnn.allow_tf32 = conv
@@ -52,7 +54,7 @@ def set_tf32(matmul: bool, conv: bool | None = None) -> None:
 def tf32_matmul() -> bool:
     """Whether fp32 matrix products may use TF32 now."""
     if NEW_TF32_API:
-        return torch.backends.cuda.matmul.fp32_precision == "tf32"
+        return torch.backends.cuda.matmul.fp32_precision == TORCH_TF32
     return bool(torch.backends.cuda.matmul.allow_tf32)
 
 
@@ -60,7 +62,7 @@ def tf32_matmul() -> bool:
 def tf32_for_matmul(enabled: bool) -> Iterator[None]:
     """TF32 for fp32 matrix products on or off inside the block, as it was after."""
     saved = tf32_matmul()
-    conv = (torch.backends.cudnn.conv.fp32_precision == "tf32" if NEW_TF32_API
+    conv = (torch.backends.cudnn.conv.fp32_precision == TORCH_TF32 if NEW_TF32_API
             else bool(torch.backends.cudnn.allow_tf32))
     set_tf32(enabled, conv)
     try:
