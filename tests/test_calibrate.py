@@ -41,11 +41,16 @@ def test_calibrate_then_compare_reads_the_noise_between_campaigns(tmp_path: Path
                      "--quiet")
     assert done.returncode == 0, done.stderr
     assert "8 records written" in done.stdout
-    assert "over 4 campaigns; one campaign against another: +-" in done.stdout
     first, *_, last = sorted(p.name for p in (tmp_path / "outputs").iterdir())
     known = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}", "--db",
                       "cat.sqlite")
-    assert "between-campaign noise" in known.stdout and "from 3 other campaigns" in known.stdout
+    if "contended or throttled, left out" in done.stdout:  # a busy machine (the suite beside)
+        assert "too few campaigns with an undisturbed speed" in done.stdout or (
+            "over 4 campaigns" in done.stdout)
+    else:  # a quiet one: the noise, and compare reads it from the catalog
+        assert "over 4 campaigns; one campaign against another: +-" in done.stdout
+        assert "between-campaign noise" in known.stdout and "from 3 other campaigns" in (
+            known.stdout)
     alone = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}")
     assert "one campaign each: the noise between campaigns is unknown" in alone.stdout
 

@@ -243,3 +243,17 @@ def test_the_floor_is_stated_as_its_one_constant_everywhere() -> None:
     assert any(f"judged only beyond {UNKNOWN_FLOOR:.0%}" in line for line in lines)
     assert lines[-1].startswith(f"no significant regression beyond 5% ({UNKNOWN_FLOOR:.0%} for "
                                 "the 1 with one campaign each and no history)")
+
+
+def test_disturbed_runs_say_nothing_of_the_noise_between_campaigns() -> None:
+    """Contended earlier campaigns (3x slower) are left out of the configuration's noise: they
+    would widen every interval (2.9 % -> 30 % in a review)."""
+    from benchlib.analysis import campaign_noise
+
+    earlier = _history({32: 1000}, nights=8, noise=0.01)
+    calm = campaign_noise.from_history(earlier, "throughput", ["n1"])
+    busy = earlier["campaign"].isin(["night-2", "night-5"])
+    earlier.loc[busy, "throughput"] /= 3
+    earlier["flags"] = ["contended" if b else "" for b in busy]
+    seen = campaign_noise.from_history(earlier, "throughput", ["n1"])
+    assert seen.campaigns == 6 and seen.sd < 2 * calm.sd
