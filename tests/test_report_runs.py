@@ -130,3 +130,24 @@ def test_a_running_builds_scratch_is_kept_and_removed_once_it_was_killed(tmp_pat
     assert folder.is_dir()
     build_report(root, summaries=(), progress=False)
     assert _scratch(root) == []
+
+
+def test_a_run_lead_says_what_was_not_checked_not_none() -> None:
+    """A probe measures no contention: its run page says "not checked", never "Flags: none"."""
+    from benchlib.publish.report.run_lead import lead
+    from benchlib.records.store import RECORD_MIME
+
+    def page(record: dict) -> str:
+        book = {"cells": [{"cell_type": "code", "metadata": {}, "source": "", "outputs": [{
+            "output_type": "display_data", "metadata": {},
+            "data": {RECORD_MIME: record}}]}], "metadata": {}}
+        return " ".join(str(lead(book, "probe")).split())
+
+    probe = {"schema_version": 1, "benchmark": "probe_node", "status": "ok", "throughput": 5.0,
+             "unit": "TFLOP/s", "flags": ""}
+    said = page(probe)
+    assert "not checked: contended; throttled; noisy or too short" in said
+    assert "Flags: none (not" not in said
+    measured = {**probe, "contention_cpu_share": 0.01, "throttled_share": 0.0,
+                "time_iteration_s": 0.1}
+    assert "Flags: none (not contended, throttled, noisy or too short)" in page(measured)

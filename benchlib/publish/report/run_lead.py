@@ -61,7 +61,20 @@ def _measured(record: Mapping) -> dict[str, object]:
     failed = str(record.get("status") or "ok") != "ok"
     return {"result": result, "interval": interval, "detail": ", ".join(detail),
             "flags": [(name, flags.FLAGS.get(name, "see the run record")) for name in names],
+            "unchecked": unchecked(record),
             "failed": failed, "error": " ".join(str(record.get("error") or "").split())[:400]}
+
+
+#: What a flag is raised from: a record column that holds the measurement, and the flags it
+#: decides. A run whose record lacks it was not checked for them ("not checked", never "none").
+CHECKED_BY = (("contention_cpu_share", "contended"), ("throttled_share", "throttled"),
+              ("time_iteration_s", "noisy or too short"))
+
+
+def unchecked(record: Mapping) -> list[str]:
+    """The flags ``record`` was never checked for: their measurement is missing (a probe
+    measures no contention), so "none" would claim what was not measured."""
+    return [said for column, said in CHECKED_BY if _number(record.get(column)) is None]
 
 
 def lead(nb: Mapping, name: str) -> Markup:
