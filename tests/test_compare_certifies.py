@@ -161,3 +161,26 @@ def test_a_report_baseline_that_certifies_nothing_is_refused_before_building(
         err = capsys.readouterr().err
         assert "--baseline" in err and said in err, err
         assert not (base / "report").exists()
+
+
+def test_nothing_in_common_names_the_column_that_keeps_every_pair_apart_first() -> None:
+    """Two campaigns that differ in num_workers only (0 -> 1) where the base also ran more
+    devices: num_workers is named first (no value in common), not the columns that overlap."""
+    import pandas as pd
+
+    from benchlib.analysis import regression
+
+    def runs(campaign: str, workers: int, devices: tuple[int, ...], benchmark: str = "train",
+             model: str = "resnet18") -> pd.DataFrame:
+        return pd.DataFrame([{"campaign": campaign, "benchmark": benchmark, "model": model,
+                              "gpu": "cpu", "unit": "images/s", "status": "ok",
+                              "num_workers": workers, "num_devices": d, "batch_size": b,
+                              "throughput": 100.0 + i, "repeat": i}
+                             for d in devices for b in (16, 32) for i in range(2)])
+
+    base = pd.concat([runs("demo", 0, (1, 2)), runs("demo", 2, (1,)),
+                      runs("demo", 0, (1,), "inference", "resnet50")], ignore_index=True)
+    compared = regression.compare(base, runs("nu-w1", 1, (1,)))
+    said = regression.summary(compared)[-1]
+    assert said.startswith("NOTHING CERTIFIED: no configuration in common (num_workers: base "
+                           "0, 2, new 1"), said

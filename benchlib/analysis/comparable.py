@@ -13,6 +13,7 @@ import pandas as pd
 
 from benchlib.analysis.tables import config_columns
 from benchlib.errors import InputError
+from benchlib.vocabulary import CompareVerdict
 
 #: The column that says when a run started (ISO 8601, UTC), in the records benchlib writes.
 STARTED_AT = "started_at"
@@ -105,3 +106,19 @@ def same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
                          f"{len(a)} base and {len(b)} new notebooks are the same files, e.g. "
                          f"{shared[0]}): a campaign compared with itself certifies nothing; "
                          "give the baseline campaign and the campaign to judge")
+
+
+def nothing_in_common(compared: pd.DataFrame) -> str:
+    """Why no configuration was paired: the pairing columns whose values differ between the
+    configurations only in base and those only in new (at most five), those with no value in
+    common first (``num_workers: base 0, new 1``)."""
+    sides = [compared[compared["verdict"] == v] for v in (CompareVerdict.ONLY_IN_BASE,
+                                                          CompareVerdict.ONLY_IN_NEW)]
+    said = []
+    for column in compared.attrs.get("pairing", []):
+        base, new = (distinct(rows[column]) if column in rows else set() for rows in sides)
+        if base != new:
+            said.append((bool(base & new), f"{column}: base {', '.join(sorted(base))}, new "
+                                            f"{', '.join(sorted(new))}"))
+    shown = [text for _, text in sorted(said, key=lambda item: item[0])[:5]]
+    return "no configuration in common" + (f" ({'; '.join(shown)})" if shown else "")

@@ -54,6 +54,7 @@ from benchlib.analysis.comparable import (  # noqa: F401  (regression's names be
     distinct,
     incomparable,
     not_comparable,
+    nothing_in_common,
     pairing_columns,
     same_runs,
 )
@@ -224,20 +225,6 @@ def exit_code(verdicts: pd.Series) -> int:
     return 0
 
 
-def _nothing_in_common(compared: pd.DataFrame) -> str:
-    """Why no configuration was paired: the pairing columns whose values differ between the
-    configurations only in base and those only in new (at most five)."""
-    sides = {verdict: compared[compared["verdict"] == verdict] for verdict in ONLY_ONE_SIDE}
-    said = []
-    for column in compared.attrs.get("pairing", []):
-        values = {v: distinct(rows[column]) if column in rows else set()
-                  for v, rows in sides.items()}
-        if values[CompareVerdict.ONLY_IN_BASE] != values[CompareVerdict.ONLY_IN_NEW]:
-            said.append(f"{column}: base {', '.join(sorted(values[CompareVerdict.ONLY_IN_BASE]))}"
-                        f", new {', '.join(sorted(values[CompareVerdict.ONLY_IN_NEW]))}")
-    return "no configuration in common" + (f" ({'; '.join(said[:5])})" if said else "")
-
-
 def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
     """Counts per verdict, one line per regression with its size and interval, then what could
     not be judged, why, and how to re-run."""
@@ -258,7 +245,7 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
     judged = int(compared["verdict"].isin(JUDGED).sum())
     lines += campaign_noise.floor_lines(compared["interval"])
     if not judged:
-        why = (_nothing_in_common(compared) if not len(unjudged) else
+        why = (nothing_in_common(compared) if not len(unjudged) else
                "every configuration in common could not be judged (above)")
         lines.append(f"NOTHING CERTIFIED: {why}; no configuration was judged")
     elif not len(regressions(compared)):
