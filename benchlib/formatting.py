@@ -112,8 +112,11 @@ def ratio(value: float) -> str:
 
 
 def percent(value: float, points: bool = False) -> str:
-    """``0.964`` -> ``96.4 %`` (``points``: the value is already 0-100)."""
+    """``0.964`` -> ``96.4 %`` (``points``: the value is already 0-100); a share that would
+    round to ``0.0 %`` says how small it is (``0.004 %``), never 0."""
     value = value if points else value * 100
+    if 0 < abs(value) < 0.05:
+        return f"{value:.1g} %"
     return f"{value:.0f} %" if abs(value) >= 100 else f"{value:.1f} %"
 
 

@@ -53,3 +53,12 @@ def test_labels_read_as_words():
 def test_energy_efficiency_is_named_with_the_per_joule_unit_it_is_given():
     assert formatting.column_label("samples_per_joule", "tokens/J") == "energy efficiency (tokens/J)"
     assert formatting.column_label("samples_per_joule") == "energy efficiency"
+
+
+def test_a_share_that_would_round_to_zero_says_how_small_it_is() -> None:
+    """An MFU of 0.004 % is not "0.0 %" (a CPU run against a GPU datasheet)."""
+    from benchlib import formatting
+
+    assert formatting.percent(0.00004) == "0.004 %"
+    assert formatting.percent(0.043) == "4.3 %" and formatting.percent(0) == "0.0 %"
+    assert formatting.percent(1.5) == "150 %"
