@@ -417,3 +417,15 @@ def test_an_agent_gets_sigterm_when_its_launcher_dies(tmp_path):
     except psutil.TimeoutExpired:
         psutil.Process(agent).kill()
         pytest.fail("the agent outlived its launcher")
+
+
+def test_a_compiled_models_first_iteration_is_not_a_hang():
+    """torch.compile's max-autotune can take tens of minutes before the first iteration: the
+    launcher gives that first iteration an hour more, and none after it."""
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(hang_timeout_s=600.0, compile="none")
+    compiled = SimpleNamespace(hang_timeout_s=600.0, compile="max-autotune")
+    assert launch.allowance(plain, 0) == 600 + launch.STARTUP_GRACE_S
+    assert launch.allowance(compiled, 0) >= 600 + launch.STARTUP_GRACE_S + 1800
+    assert launch.allowance(compiled, 1) == launch.allowance(plain, 1) == 600

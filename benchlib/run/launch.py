@@ -49,6 +49,20 @@ from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
 STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
+#: extra time for the first iteration of a compiled model: torch.compile's max-autotune can take
+#: tens of minutes to warm up, and compile time is not a hang
+COMPILE_GRACE_S = 3600.0
+
+
+def allowance(config: CommonConfig, iterations_seen: int) -> float:
+    """Seconds a rank may go without finishing an iteration before the launch is stopped as
+    hung: ``hang_timeout_s``, plus :data:`STARTUP_GRACE_S` before its first iteration, plus
+    :data:`COMPILE_GRACE_S` then when the model is compiled."""
+    timeout = float(config.hang_timeout_s)
+    if iterations_seen >= 1:
+        return timeout
+    compiled = str(getattr(config, "compile", "none") or "none") != "none"
+    return timeout + STARTUP_GRACE_S + (COMPILE_GRACE_S if compiled else 0.0)
 #: Run by Python in an agent's place before it execs the agent's command: the agent gets
 #: SIGTERM when the thread that started it ends (Linux's ``prctl(PR_SET_PDEATHSIG)``, kept
 #: across ``exec``), and is not started when that process is already gone.
@@ -274,10 +288,10 @@ class Launch:
                 if beat["iterations"] != last[rank][0]:
                     last[rank] = (beat["iterations"], now)
             # a rank's clock starts at its first heartbeat; until its first iteration (torchrun,
-            # imports and set-up on a loaded node: the first heartbeat comes before them) it
-            # gets STARTUP_GRACE_S more
+            # imports and set-up on a loaded node, a compile: the first heartbeat comes before
+            # them) it gets more (allowance)
             stalled = [r for r, (seen, t) in last.items() if r not in done
-                       and now - t > timeout + (STARTUP_GRACE_S if seen < 1 else 0)]
+                       and now - t > allowance(self.config, seen)]
             if stalled:
                 raise LaunchError(self._hang(stalled, beats, timeout))
             time.sleep(POLL_S)
