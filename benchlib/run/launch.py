@@ -49,15 +49,12 @@ from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
 STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
-#: extra time for the first iteration of a compiled model: torch.compile's max-autotune can take
-#: tens of minutes to warm up, and compile time is not a hang
-COMPILE_GRACE_S = 3600.0
+COMPILE_GRACE_S = 3600.0  #: and with torch.compile (max-autotune's warm-up is not a hang)
 
 
 def allowance(config: CommonConfig, iterations_seen: int) -> float:
-    """Seconds a rank may go without finishing an iteration before the launch is stopped as
-    hung: ``hang_timeout_s``, plus :data:`STARTUP_GRACE_S` before its first iteration, plus
-    :data:`COMPILE_GRACE_S` then when the model is compiled."""
+    """Seconds a rank may go without an iteration before the launch is stopped as hung:
+    ``hang_timeout_s``, before the first iteration plus the grace (and the compile's)."""
     timeout = float(config.hang_timeout_s)
     if iterations_seen >= 1:
         return timeout
