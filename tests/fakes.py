@@ -107,3 +107,26 @@ def build_reports_at_once(root: Path, count: int = 2) -> list[Path]:
     if errors:
         raise errors[0]
     return results
+
+
+def loop_calls(monkeypatch, warmup: int, iterations: int, barrier: bool = False) -> list[str]:
+    """What ``benchlib.workloads.loop.timed_loop`` does, in order: each step ("warm-up" or
+    "timed"), the peak-memory reset ("reset") and, with ``barrier``, the ranks' barrier."""
+    import torch
+
+    from benchlib.workloads import loop
+
+    calls: list[str] = []
+    monkeypatch.setattr(loop, "reset_peak_memory", lambda device: calls.append("reset"))
+    if barrier:
+        monkeypatch.setattr(loop.distributed, "barrier", lambda: calls.append("barrier"))
+
+    def step(iterator, timer):
+        calls.append("warm-up" if isinstance(timer, loop.NoTimer) else "timed")
+        timer.start()
+        timer.stop()
+        return 1
+
+    loop.timed_loop(step, iter(()), torch.device("cpu"), warmup=warmup, iterations=iterations,
+                    telemetry_interval_s=0)
+    return calls

@@ -270,21 +270,9 @@ def test_merge_times_staggered_ranks_as_one_span():
 
 
 def test_every_rank_waits_for_the_others_after_warm_up(monkeypatch):
-    from benchlib.workloads import loop
+    from tests.fakes import loop_calls
 
-    calls = []
-    monkeypatch.setattr(loop, "reset_peak_memory", lambda device: calls.append("reset"))
-    monkeypatch.setattr(loop.distributed, "barrier", lambda: calls.append("barrier"))
-
-    def step(iterator, timer):
-        calls.append("warm-up" if isinstance(timer, loop.NoTimer) else "timed")
-        timer.start()
-        timer.stop()
-        return 1
-
-    loop.timed_loop(step, iter(()), torch.device("cpu"), warmup=1, iterations=1,
-                    telemetry_interval_s=0)
-    assert calls == ["warm-up", "reset", "barrier", "timed"]
+    assert loop_calls(monkeypatch, 1, 1, barrier=True) == ["warm-up", "reset", "barrier", "timed"]
 
 
 def test_scaling_tables_read_merged_records():

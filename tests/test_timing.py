@@ -124,17 +124,6 @@ def test_cuda_events_time_device_work():
 def test_the_peak_memory_window_opens_after_warm_up(monkeypatch):
     """Peak memory is that of the timed steps: the window is reset after the warm-up steps
     (which allocate cuDNN's benchmark and autotune workspaces), before the first timed one."""
-    from benchlib.workloads import loop
+    from tests.fakes import loop_calls
 
-    calls = []
-    monkeypatch.setattr(loop, "reset_peak_memory", lambda device: calls.append("reset"))
-
-    def step(iterator, timer):
-        calls.append("warm-up" if isinstance(timer, loop.NoTimer) else "timed")
-        timer.start()
-        timer.stop()
-        return 1
-
-    loop.timed_loop(step, iter(()), torch.device("cpu"), warmup=2, iterations=2,
-                    telemetry_interval_s=0)
-    assert calls == ["warm-up", "warm-up", "reset", "timed", "timed"]
+    assert loop_calls(monkeypatch, 2, 2) == ["warm-up", "warm-up", "reset", "timed", "timed"]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,8 +155,6 @@ def outliers(series: np.ndarray, sigma: float, min_size: int = MIN_SIZE,
     if sigma <= 0 or n < 3:
         return []
     padded = np.concatenate((np.full(w, np.nan), series, np.full(w, np.nan)))
-    import warnings
-
     with warnings.catch_warnings():  # an all-NaN side (the ends) is "no neighbours": no outlier
         warnings.simplefilter("ignore", RuntimeWarning)
         before = np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded[:n + w - 1], w),

@@ -150,48 +150,47 @@ def _kept(nights: pd.DataFrame, start: int, stop: int, odd: set[int]) -> pd.Data
 
 
 def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pvalue: float,
-                    min_size: int) -> dict[str, list[dict[str, object]]]:
+                    min_size: int) -> dict[str, object]:
     """The change points of one configuration on one node (``nights``: :func:`campaigns`):
-    ``listed`` (a regression or an improvement beyond ``threshold``), ``small`` (a change
-    under the threshold) and ``uncertain`` (one whose interval does not clear it): counted, not
-    listed,
-    ``outliers`` (odd campaigns left out) and ``early`` (the newest campaigns, too few to call a
-    change, that all lie beyond the threshold)."""
+    ``listed`` (rows: a regression or an improvement beyond ``threshold``); counted, not
+    listed: ``small`` (changes under the threshold) and ``uncertain`` (changes whose interval
+    does not clear it); ``outliers`` (odd campaigns left out) and ``early`` (the newest
+    campaigns, too few to call a change, that all lie beyond the threshold)."""
     values = nights["value"].to_numpy(dtype=float)
     found = change_detection.detect(values, max_pvalue, min_size, min_magnitude=threshold)
     odd = set(found.outliers)
-    out: dict[str, list] = {"listed": [], "uncertain": [], "small": [], "outliers": [],
-                            "early": [], "changes": []}
+    listed, changes, uncertain = [], [], []
     for point in found.points:
         before, after = (_kept(nights, point.start, point.index, odd),
                          _kept(nights, point.index, point.stop, odd))
         effect, speed = _speed_effect(after["value"].to_numpy(), before["value"].to_numpy(),
                                       metric)
         judged = verdict(speed, threshold)
-        row = {"time": nights["time"].iloc[point.index],
-               "before": intervals.geometric_mean(before["value"]),
-               "after": intervals.geometric_mean(after["value"]),
-               "ratio": effect[intervals.HEADLINE], "low": effect["low"], "high": effect["high"],
-               "verdict": judged, "pvalue": point.pvalue,
-               "campaigns_before": len(before), "campaigns_after": len(after),
-               "runs_before": int(before["runs"].sum()), "runs_after": int(after["runs"].sum()),
-               "changed": "; ".join(env_changes.between(nights, point.index, unit="campaign")),
-               "interval": effect["method"]}
-        listed = judged in (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT)
-        out["listed" if listed else "uncertain"].append({**row, "_index": point.index})
-        if listed:
-            out["changes"].append(point.index)
-    out["small"] = [{"time": nights["time"].iloc[p.index]} for p in found.small]
+        if judged not in (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT):
+            uncertain.append(point.index)
+            continue
+        changes.append(point.index)
+        listed.append({
+            "time": nights["time"].iloc[point.index],
+            "before": intervals.geometric_mean(before["value"]),
+            "after": intervals.geometric_mean(after["value"]),
+            "ratio": effect[intervals.HEADLINE], "low": effect["low"], "high": effect["high"],
+            "verdict": judged, "pvalue": point.pvalue,
+            "campaigns_before": len(before), "campaigns_after": len(after),
+            "runs_before": int(before["runs"].sum()), "runs_after": int(after["runs"].sum()),
+            "changed": "; ".join(env_changes.between(nights, point.index, unit="campaign")),
+            "interval": effect["method"]})
+    outliers = []
     for index in found.outliers:  # against the campaigns around it that are not odd
         around = _kept(nights, max(0, index - 4), min(len(nights), index + 5), odd)
-        out["outliers"].append({"time": nights["time"].iloc[index],
-                                "campaign": nights["campaign"].iloc[index],
-                                "ratio": values[index] / float(np.median(around["value"]))})
-    out["early"] = _too_early(nights, out["changes"], odd, threshold, min_size)
-    if out["early"]:  # the uncertain shift into the newest campaigns is that one, said once
-        out["uncertain"] = [r for r in out["uncertain"]
-                            if r["_index"] < len(nights) - 2 * min_size + 1]
-    return out
+        outliers.append({"time": nights["time"].iloc[index],
+                         "campaign": nights["campaign"].iloc[index],
+                         "ratio": values[index] / float(np.median(around["value"]))})
+    early = _too_early(nights, changes, odd, threshold, min_size)
+    if early:  # the uncertain shift into the newest campaigns is that one, said once
+        uncertain = [i for i in uncertain if i < len(nights) - 2 * min_size + 1]
+    return {"listed": listed, "small": len(found.small), "uncertain": len(uncertain),
+            "outliers": outliers, "early": early}
 
 
 def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshold: float,
@@ -241,14 +240,13 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         nights = campaigns(group, metric)
         nights_seen += len(nights)
         found = _history_points(nights, metric, threshold, max_pvalue, min_size)
-        small += len(found["small"])
-        uncertain += len(found["uncertain"])
+        small += found["small"]
+        uncertain += found["uncertain"]
         where = {"configuration": name, "node": node}
         odd += [{**where, **row} for row in found["outliers"]]
         early += [{**where, **row} for row in found["early"]]
         for row in found["listed"]:
             rows.append({**where, **row, **{k: first[k] for k in keys}})
-            rows[-1].pop("_index")
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
     unfinished = len(df) - len(ok(df))  # failed runs: no speed, but not dropped unsaid
     table.attrs.update(series=count, runs=len(runs) + unfinished, campaigns=nights_seen,
