@@ -153,7 +153,9 @@ class RunConfig(CommonConfig):
     period over the timed loop (0: off; CPUs have none to sample). ``iterations: auto`` times
     iterations until the mean iteration time is known within 2 % (95 % interval) after at
     least ``min_time_s`` seconds, or until ``max_time_s`` (one process only: ranks would stop
-    at different counts).
+    at different counts). ``sync_debug`` counts the device synchronisations the timed steps make
+    (PyTorch's sync debug mode; the record's ``result_syncs_in_timed_loop``, 0 when the loop
+    never waits on the device; CUDA only).
     """
 
     precision: Precision = vocabulary.Precision.FP32.value
@@ -166,6 +168,7 @@ class RunConfig(CommonConfig):
     breakdown: bool = True
     scaling: Literal["weak", "strong"] = "weak"
     telemetry_interval_s: NonNegativeFloat = 0.1
+    sync_debug: bool = False
 
     @model_validator(mode="after")
     def _time_budget(self) -> RunConfig:

@@ -10,6 +10,7 @@ which the device timeline cannot see when the host runs ahead of it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -138,6 +139,34 @@ def summarize(samples: pd.DataFrame) -> dict[str, Stats]:
 def is_noisy(stats: Stats) -> bool:
     """True when the iteration spread (IQR / median) exceeds :data:`NOISY_SPREAD`."""
     return stats.spread > NOISY_SPREAD
+
+
+#: GPU clock cycles the device spins before a timed call (about 1 ms): the host queues the
+#: call and its closing event meanwhile, so no launch gap falls inside the timed span
+HOLD_CYCLES = 2_000_000
+
+
+def device_seconds(fn: Callable[[], object], device: torch.device, calls: int = 1) -> float:
+    """Seconds per call over ``calls`` back-to-back calls of ``fn``. On CUDA the device's own
+    clock times them: two events around the calls, queued behind a short spin
+    (:data:`HOLD_CYCLES`) so that the host's launches run ahead, as nccl-tests and
+    ``triton.testing.do_bench`` time kernels; one synchronisation at the end. On a CPU the
+    host clock."""
+    if device.type != "cuda":
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        return (time.perf_counter() - start) / calls
+    import torch
+
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(HOLD_CYCLES)
+    begin.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / 1e3 / calls
 
 
 class WallClock:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from benchlib.measure.timing import device_seconds
+
 #: Shapes' dimensions are multiples of this (tensor-core and vector-unit friendly).
 ALIGN = 64
 #: Each dimension is the base size times one of these (then aligned).
@@ -62,9 +64,10 @@ def _sync(device: torch.device) -> None:
 
 def best_seconds(fn: Callable[[], object], device: torch.device, repeats: int, warmup: int,
                  deadline: float) -> tuple[float, int]:
-    """The shortest of up to ``repeats`` calls of ``fn``, each timed on its own between two
-    device synchronisations, after up to ``warmup`` untimed calls; at least one timed call,
-    stopping early once ``time.perf_counter()`` passes ``deadline``; and how many were timed."""
+    """The shortest of up to ``repeats`` calls of ``fn``, each timed on its own on the device's
+    clock (:func:`benchlib.measure.timing.device_seconds`), after up to ``warmup`` untimed
+    calls; at least one timed call, stopping early once ``time.perf_counter()`` passes
+    ``deadline``; and how many were timed."""
     for _ in range(warmup):
         fn()
         _sync(device)
@@ -72,11 +75,7 @@ def best_seconds(fn: Callable[[], object], device: torch.device, repeats: int, w
             break
     best, calls = float("inf"), 0
     for _ in range(max(1, repeats)):
-        _sync(device)
-        start = time.perf_counter()
-        fn()
-        _sync(device)
-        best, calls = min(best, time.perf_counter() - start), calls + 1
+        best, calls = min(best, device_seconds(fn, device)), calls + 1
         if time.perf_counter() > deadline:
             break
     return best, calls

@@ -135,7 +135,8 @@ class TrainStep(ImageStep, step.TrainStep):
     """One SGD step: data, h2d, forward (+loss), backward, optimizer."""
 
     def make_optimizer(self, parameters: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
-        return torch.optim.SGD(parameters, lr=0.01, momentum=0.9, weight_decay=1e-4)
+        return torch.optim.SGD(parameters, lr=0.01, momentum=0.9, weight_decay=1e-4,
+                               fused=step.fused(self.device))
 
     def loss_of(self, outputs: torch.Tensor | tuple, labels: torch.Tensor) -> torch.Tensor:
         return classification_loss(outputs, labels)

@@ -46,7 +46,10 @@ def batches(config: LanguageModelConfig, device: torch.device) -> Iterator:
     while True:
         inputs, targets = file_batch(tokens, config.device_batch_size, config.sequence_length,
                                      generator, vocab_size=vocab)
-        yield (inputs.pin_memory(), targets.pin_memory()) if pin else (inputs, targets)
+        # contiguous before pinning: a strided view would pin (and copy) its whole storage
+        # and its copy to the device would go through a pageable, blocking host copy
+        yield ((inputs.contiguous().pin_memory(), targets.contiguous().pin_memory()) if pin
+               else (inputs, targets))
 
 
 class TokenStep(step.Step):
@@ -61,7 +64,7 @@ class TrainStep(TokenStep, step.TrainStep):
 
     def make_optimizer(self, parameters: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
         return torch.optim.AdamW(parameters, lr=self.config.learning_rate, weight_decay=0.1,
-                                 betas=(0.9, 0.95))
+                                 betas=(0.9, 0.95), fused=step.fused(self.device))
 
     def loss_of(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return language_model_loss(logits, targets)

@@ -15,6 +15,7 @@ import torch
 from benchlib.measure import rapl
 from benchlib.measure.contention import Contention, ContentionSampler
 from benchlib.measure.rapl import RaplMeter
+from benchlib.measure.sync_watch import SyncWatch
 from benchlib.measure.telemetry import DEFAULT_INTERVAL_S, Telemetry, TelemetrySampler
 from benchlib.measure.timing import PhaseTimer, WallClock
 from benchlib.workloads import distributed
@@ -114,13 +115,14 @@ class LoopResult:
     stop: str = ""  #: why the loop stopped: count, end of data, stable, time budget
     started_at: float | None = None  #: when the timed part started (epoch seconds)
     ended_at: float | None = None  #: when it ended (epoch seconds)
+    syncs: int | None = None  #: device synchronisations inside the timed steps (None: not watched)
 
 
 def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, warmup: int,
                iterations: int | None, breakdown: bool = True,
                finish: Callable[[], None] | None = None,
                telemetry_interval_s: float = DEFAULT_INTERVAL_S,
-               budget: TimeBudget | None = None) -> LoopResult:
+               budget: TimeBudget | None = None, watch_syncs: bool = False) -> LoopResult:
     """Run ``warmup`` untimed steps, then (the peak memory window reset, every rank of a
     launch waiting for the others) steps until ``iterations`` (None: until the data ends).
 
@@ -129,7 +131,8 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
     With ``budget`` (``iterations: auto``), steps run until it is spent or the timing is
     stable (:class:`TimeBudget`). NVML telemetry is sampled every ``telemetry_interval_s``
     over the timed part (0: off), and what else used the node meanwhile is measured
-    (:mod:`benchlib.measure.contention`).
+    (:mod:`benchlib.measure.contention`). With ``watch_syncs`` on CUDA, the synchronisations
+    the steps make are counted (:mod:`benchlib.measure.sync_watch`; the budget's checks left out).
     """
     warm = 0
     for _ in range(warmup):
@@ -144,7 +147,8 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
     timer = PhaseTimer(device, breakdown=breakdown)
     samples, stop = 0, "count"
     with ContentionSampler(device) as watch, TelemetrySampler(device, telemetry_interval_s) as \
-            sampler, package_meter(device) as packages, WallClock(device) as clock:
+            sampler, package_meter(device) as packages, WallClock(device) as clock, \
+            SyncWatch(device, watch_syncs) as syncs:
         start = checked = time.perf_counter()
         while iterations is None or len(timer) < iterations:
             counted = step(iterator, timer)
@@ -162,17 +166,20 @@ def timed_loop(step: StepFunction, iterator: Iterator, device: torch.device, war
                     break
                 if now - start >= budget.min_s and now - checked >= budget.check_s:
                     checked = now
-                    if budget.stable(timer.iteration_seconds()):
+                    with syncs.paused():
+                        seconds = timer.iteration_seconds()
+                    if budget.stable(seconds):
                         stop = "stable"
                         break
         if finish is not None:
-            finish()
+            with syncs.paused():
+                finish()
     if len(timer) == 0:
         raise RuntimeError(
             f"no timed iteration ran: the data gave out during the {warm} warm-up iterations; "
             "lower warmup or use more data")
     return LoopResult(timer, warm, samples, clock.seconds, with_packages(sampler.telemetry, packages),
-                      watch.contention, stop, clock.started_at, clock.ended_at)
+                      watch.contention, stop, clock.started_at, clock.ended_at, syncs.count)
 
 
 def package_meter(device: torch.device) -> contextlib.AbstractContextManager[RaplMeter | None]:

@@ -11,9 +11,10 @@
 - read throughput of the dataset directory, each file dropped from the page cache first where
   the kernel allows (``posix_fadvise(DONTNEED)``), so the disk or network file system is read.
 
-Every figure is the mean over back-to-back repetitions after ``warmup``, timed with one device
-synchronisation at each end (:class:`~benchlib.measure.timing.WallClock`): ``iterations`` of them, or
-fewer when ``probe_time_s`` runs out first (at least one).
+Every device figure is the mean over back-to-back repetitions after ``warmup``, timed on the
+device's own clock (CUDA events, :func:`~benchlib.measure.timing.device_seconds`: no launch gap
+or host synchronisation inside the span): ``iterations`` of them, or fewer when
+``probe_time_s`` runs out first (at least one).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pandas as pd
 import torch
 
 from benchlib.inputs.probe_config import NodeProbeConfig
-from benchlib.measure.timing import WallClock
+from benchlib.measure.timing import device_seconds
 from benchlib.vocabulary import MatmulPrecision
 from benchlib.workloads import achievable
 from benchlib.workloads.loop import progress
@@ -65,26 +66,22 @@ def _sync(device: torch.device) -> None:
 def seconds_per_call(fn: Callable[[], object], device: torch.device, iterations: int,
                      warmup: int, budget_s: float = float("inf")) -> float:
     """Mean seconds of ``fn`` over up to ``iterations`` back-to-back calls after up to
-    ``warmup`` calls, stopping either once ``budget_s`` seconds are spent (at least one timed
-    call; the device is synchronised every call only when a budget is set and calls are slow
-    enough to matter)."""
+    ``warmup`` calls, on the device's clock (:func:`benchlib.measure.timing.device_seconds`:
+    CUDA events, no launch gap timed): one call first, then as many more as fit half of
+    ``budget_s`` (at least one timed call)."""
     start = time.perf_counter()
     for _ in range(warmup):
         fn()
         _sync(device)
         if time.perf_counter() - start > budget_s / 2:
             break
-    calls = 0
-    with WallClock(device) as clock:
-        t0 = time.perf_counter()
-        while calls < iterations:
-            fn()
-            calls += 1
-            if budget_s != float("inf") and calls < iterations:
-                _sync(device)
-                if time.perf_counter() - t0 >= budget_s / 2:
-                    break
-    return clock.seconds / calls
+    first = device_seconds(fn, device, 1)
+    more = iterations - 1
+    if budget_s != float("inf") and first > 0:
+        more = min(more, int(budget_s / 2 / first))
+    if more < 1:
+        return first
+    return (first + device_seconds(fn, device, more) * more) / (more + 1)
 
 
 def matmul_size_within(device: torch.device, precision: str, largest: int,

@@ -55,6 +55,13 @@ class Step(ABC):
         return {}
 
 
+def fused(device: torch.device) -> bool | None:
+    """The optimizers' ``fused`` argument: the fused CUDA kernels on a GPU (one launch for all
+    parameters, and GradScaler's inf check stays on the device: no ``.item()`` per step, as
+    the published figures run), the default elsewhere."""
+    return True if device.type == "cuda" else None
+
+
 class TrainStep(Step):
     """One optimizer step: data, h2d (+ preprocess), forward (+ loss), backward, optimizer."""
 
@@ -115,7 +122,7 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
     (:func:`benchlib.workloads.loop.timed_loop`), and return what it measured; ``unit`` is
     what the samples count per second. Extras: the step's :meth:`Step.finish`, the data's own
     (an ``extras`` mapping on what ``batches`` returns: images a training epoch drops, ...),
-    ``loop_stop``."""
+    ``loop_stop``, ``syncs_in_timed_loop`` (with ``sync_debug``)."""
     torch.manual_seed(config.seed)
     device, model = setup_run(config, build_model(), channels_last, ddp=step.training)
     data = batches(device)
@@ -123,11 +130,17 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
     limit = config.iterations if isinstance(config.iterations, int) else None
     loop = timed_loop(runner, iter(data), device, config.warmup, limit, config.breakdown,
                       telemetry_interval_s=config.telemetry_interval_s,
-                      budget=TimeBudget.of(config))
+                      budget=TimeBudget.of(config), watch_syncs=config.sync_debug)
     return RunResult(
         device=device, iterations=len(loop.timer), warmup=loop.warmup, samples=loop.samples,
         wall_time_s=loop.wall_time_s, unit=unit, per_iteration=loop.timer.samples(),
         started_at=loop.started_at, ended_at=loop.ended_at,
         peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
         contention=loop.contention,
-        extras={**runner.finish(), **getattr(data, "extras", {}), "loop_stop": loop.stop})
+        extras={**runner.finish(), **getattr(data, "extras", {}), "loop_stop": loop.stop,
+                **syncs_extra(loop.syncs)})
+
+
+def syncs_extra(syncs: int | None) -> dict[str, int]:
+    """The record's ``result_syncs_in_timed_loop`` where the loop's syncs were counted."""
+    return {} if syncs is None else {"syncs_in_timed_loop": syncs}

@@ -36,6 +36,7 @@ from benchlib.workloads.blockwise import (
 from benchlib.workloads.loop import Timer, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import autocast, peak_memory_bytes, reset_peak_memory, setup_run
+from benchlib.workloads.step import syncs_extra
 
 
 def build_model(config: UNet3DConfig) -> UNet3D:
@@ -84,7 +85,8 @@ class UNetTrainStep(step.TrainStep):
         self.voxels = math.prod(config.output_shape)
 
     def make_optimizer(self, parameters: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
-        return torch.optim.Adam(parameters, lr=self.config.learning_rate)
+        return torch.optim.Adam(parameters, lr=self.config.learning_rate,
+                                fused=step.fused(self.device))
 
     def to_device(self, batch: tuple[torch.Tensor, torch.Tensor],
                   timer: Timer) -> tuple[torch.Tensor, torch.Tensor]:
@@ -205,7 +207,8 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
             try:
                 loop = timed_loop(step, iter(reader), device, 0, None, config.breakdown,
                                   finish=writer.close,
-                                  telemetry_interval_s=config.telemetry_interval_s)
+                                  telemetry_interval_s=config.telemetry_interval_s,
+                                  watch_syncs=config.sync_debug)
             finally:
                 if writer.thread.is_alive():
                     writer.close()
@@ -223,7 +226,7 @@ def predict(config: UNet3DPredictConfig) -> RunResult:
                 "input_block": "x".join(map(str, layout["input_shape"])),
                 "compute_efficiency": layout["compute_efficiency"],
                 "read_busy_s": reader.busy_s, "write_busy_s": writer.busy_s,
-                "parameters": model_parameters(model)},
+                "parameters": model_parameters(model), **syncs_extra(loop.syncs)},
     )
 
 
