@@ -51,7 +51,8 @@ def open_tokens(path: str | Path, sequence: int, vocab_size: int) -> np.memmap:
 
 def file_batch(tokens: np.ndarray, batch: int, sequence: int, generator: np.random.Generator,
                vocab_size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``batch`` random windows of ``tokens`` as int64 (inputs, targets) on the host; with
+    """``batch`` random windows of ``tokens`` as int64 (inputs, targets), each contiguous, on
+    the host; with
     ``vocab_size``, InputError naming the token file, the offset and the vocabulary when a
     window holds an id the model's embedding cannot take (one max over the batch: cheap)."""
     starts = generator.integers(0, len(tokens) - sequence - 1, size=batch)
@@ -61,7 +62,9 @@ def file_batch(tokens: np.ndarray, batch: int, sequence: int, generator: np.rand
         raise _outside(getattr(tokens, "filename", None) or "(in memory)", windows.ravel(),
                        offsets.ravel(), vocab_size)
     rows = torch.from_numpy(windows)
-    return rows[:, :-1], rows[:, 1:]
+    # contiguous: pinned for the device, a strided view would pin (and copy) the whole rows, and
+    # its copy to the device would pass through a pageable, blocking host copy
+    return rows[:, :-1].contiguous(), rows[:, 1:].contiguous()
 
 
 def synthetic_batch(batch: int, sequence: int, vocab_size: int, device: torch.device | str,

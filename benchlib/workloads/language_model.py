@@ -46,10 +46,7 @@ def batches(config: LanguageModelConfig, device: torch.device) -> Iterator:
     while True:
         inputs, targets = file_batch(tokens, config.device_batch_size, config.sequence_length,
                                      generator, vocab_size=vocab)
-        # contiguous before pinning: a strided view would pin (and copy) its whole storage
-        # and its copy to the device would go through a pageable, blocking host copy
-        yield ((inputs.contiguous().pin_memory(), targets.contiguous().pin_memory()) if pin
-               else (inputs, targets))
+        yield (inputs.pin_memory(), targets.pin_memory()) if pin else (inputs, targets)
 
 
 class TokenStep(step.Step):
