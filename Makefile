@@ -6,7 +6,7 @@ STAMP := $(VENV)/.benchlib-installed
 DEMO_DATA := data/demo-images
 DEMO_VOLUME := data/em-demo.h5
 
-.PHONY: setup demo test test-fast lint notebooks facade docs clean-demo bench
+.PHONY: setup demo test test-fast lint notebooks facade docs clean-demo bench gpu-check
 
 $(STAMP): pyproject.toml tools/jupyter_kernel.py
 	python3 -m venv $(VENV)
@@ -45,6 +45,16 @@ docs: setup
 
 bench: demo
 	$(PY) benchmarks/harness.py --repeats 8
+
+# Every CUDA path on this node's GPU, checked and packed (docs/gpu-check.md); on a CPU the plan.
+# In an existing PyTorch environment (no .venv): make gpu-check PYTHON=python3
+gpu-check:
+ifdef PYTHON
+	$(PYTHON) tools/gpu_check.py
+else
+	$(MAKE) setup
+	$(PY) tools/gpu_check.py
+endif
 
 lint: setup
 	$(VENV)/bin/ruff check .
