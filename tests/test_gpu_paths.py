@@ -96,10 +96,10 @@ def _syncs(result) -> int:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("benchmark", ["train", "inference", "smooth_inference"])
+@pytest.mark.parametrize("kind", ["train", "inference", "smooth_inference"])
 @pytest.mark.parametrize("precision", ["fp32", "amp_fp16", "amp_bf16"])
-def test_classification_loops_do_not_synchronise(benchmark, precision, image_dir):
-    config = ClassificationConfig(benchmark=benchmark, model="resnet18", image_size=64,
+def test_classification_loops_do_not_synchronise(kind, precision, image_dir):
+    config = ClassificationConfig(benchmark=kind, model="resnet18", image_size=64,
                                   num_classes=10, batch_size=8, iterations=5, warmup=2,
                                   num_workers=2, dataset="real", data_dir=str(image_dir),
                                   precision=precision, channels_last=precision == "amp_bf16",
@@ -108,12 +108,12 @@ def test_classification_loops_do_not_synchronise(benchmark, precision, image_dir
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("benchmark", ["lm_train", "lm_inference"])
-def test_language_model_loops_do_not_synchronise(benchmark, tmp_path):
+@pytest.mark.parametrize("kind", ["lm_train", "lm_inference"])
+def test_language_model_loops_do_not_synchronise(kind, tmp_path):
     from benchlib.data.tokens import write_tokens
 
     tokens = write_tokens(tmp_path / "t.bin", 20_000, 500)
-    config = LanguageModelConfig(benchmark=benchmark, size="tiny", sequence_length=64,
+    config = LanguageModelConfig(benchmark=kind, size="tiny", sequence_length=64,
                                  batch_size=4, iterations=5, warmup=2, dataset="tokens",
                                  token_file=str(tokens), vocab_size=500,
                                  precision="amp_bf16", device="cuda", sync_debug=True)

@@ -255,3 +255,26 @@ def test_merged_package_energy_counts_each_host_once() -> None:
     gpu = {"telemetry": "nvml", "energy_j": 10.0, "energy_source": "counter"}
     partial = merge_summaries([gpu, {**gpu, "energy_j": None}], 10)
     assert partial["energy_j"] is None and partial["samples_per_joule"] is None
+
+
+class SteppedCounter(FakeNVML):
+    """The energy counter as an H200 (driver 580.159.04) advanced it: in steps about every
+    100 ms (25 J at the fake's 250 W), not continuously."""
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: str) -> int:
+        return int((time.perf_counter() - self.t0) // 0.1) * 25_000  # millijoules
+
+
+def test_a_counter_too_coarse_for_the_span_gives_way_to_integrated_power() -> None:
+    """A 70 ms loop sees the stepped counter advance once or not at all (0 J or one whole
+    25 J step, both wrong by 100 % or more): the power samples are integrated instead."""
+    short = sample(SteppedCounter(), seconds=0.07)
+    assert short.energy_source == "integrated power"
+    assert short.energy_j == pytest.approx(250 * short.samples["t_s"].iloc[-1], rel=0.01)
+
+
+@pytest.mark.slow  # 1.2 s of sampling
+def test_a_span_of_many_counter_steps_uses_the_counter() -> None:
+    long = sample(SteppedCounter(), seconds=1.2)
+    assert long.energy_source == "counter"
+    assert long.energy_j == pytest.approx(250 * 1.2, rel=0.15)

@@ -41,7 +41,7 @@ CAMPAIGN = "gpu-check"
 ORDER = ("classification.yaml", "classification-bf16.yaml", "lm.yaml", "compile.yaml",
          "unet3d.yaml", "node.yaml")
 IMAGES = {"classes": 8, "images_per_class": 48, "size": 256}  #: 384 JPEGs, 3 batches of 128
-VOLUME_SHAPE = (96, 512, 512)  #: z >= the U-Net's 84-plane patch; 25 megavoxels
+VOLUME_SHAPE = (96, 768, 768)  #: z >= the U-Net's 84-plane patch; 57 megavoxels, 16 block batches
 TOKENS = 2_000_000
 VOCABULARY = 50_257  #: GPT-2's
 PACKED_MAX_BYTES = 50 << 20  #: a file larger than this (a prediction volume) stays out of the pack

@@ -3,8 +3,12 @@
 Every ``interval_s`` the sampler reads the device's utilization, memory, power, SM and memory
 clocks, temperature and the clock-event (throttle) reasons. Energy comes from NVML's energy
 counter (millijoules since the driver loaded; Volta and newer) read at both ends, or, where the
-counter is not supported, from the power samples integrated over time (``energy_source``
-``counter`` or ``integrated power``). Without a CUDA device or without NVML the sampler does
+counter is not supported or too coarse for the span, from the power samples integrated over
+time (``energy_source`` ``counter`` or ``integrated power``). The counter advances in steps:
+about every 100 ms on an H200 (driver 580.159.04, docs/measurements.md), so a 65 ms loop read it
+as 0 J or as one whole 13 J step; it is used only where it advanced at least
+:data:`COUNTER_MIN_STEPS` times within the span (its step then at most a tenth of the energy).
+Without a CUDA device or without NVML the sampler does
 nothing and the record says why (``telemetry: unavailable: ...``); a CPU run's energy is the
 packages' RAPL counters (:mod:`benchlib.measure.rapl`, added by the timed loop).
 
@@ -15,6 +19,7 @@ stream, so it adds no synchronisation to the timed loop.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
     import torch
 
 DEFAULT_INTERVAL_S = 0.1
+COUNTER_MIN_STEPS = 10  #: the energy counter's advances a span needs before it is used
 #: NVML clock-event reason bits (nvml.h ``nvmlClocksEventReason*``) that mean the clocks were
 #: held down: power cap and power brake, thermal slowdown (software and hardware), and the
 #: hardware slowdown (power brake or over-temperature). Idle, application clock settings, sync
@@ -291,6 +297,9 @@ class TelemetrySampler:
 
     def _sample(self) -> None:
         row = {"t_s": time.perf_counter() - self._t0}
+        if self._energy0 is not None:
+            with contextlib.suppress(Exception):
+                row["energy_j"] = float(self._energy())  # its steps: is it fine enough?
         for name, getter in self._readers.items():
             try:
                 row[name] = float(getter())
@@ -321,11 +330,10 @@ class TelemetrySampler:
         self._sample()
         frame = pd.DataFrame(self._rows, columns=[c for c in COLUMNS if c == "t_s" or c in self._readers])
         energy, source = None, ""
-        if self._energy0 is not None:
-            try:
-                energy, source = float(self._energy()) - self._energy0, "counter"
-            except Exception:
-                energy = None
+        readings = [self._energy0] + [r["energy_j"] for r in self._rows if "energy_j" in r]
+        if self._energy0 is not None and counter_steps(readings) >= COUNTER_MIN_STEPS:
+            energy, source = readings[-1] - self._energy0, "counter"
+
         if energy is None and "power_w" in frame and len(frame) > 1:
             power = frame[["t_s", "power_w"]].dropna()
             integrate = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 names it trapz
@@ -334,6 +342,12 @@ class TelemetrySampler:
         self.telemetry = Telemetry(True, samples=frame, energy_j=energy, energy_source=source)
         with contextlib.suppress(Exception):
             self._nvml.nvmlShutdown()  # type: ignore[union-attr]
+
+
+def counter_steps(readings: list[float | None]) -> int:
+    """How many times an energy counter's successive ``readings`` advanced."""
+    values = [r for r in readings if r is not None]
+    return sum(1 for a, b in itertools.pairwise(values) if b != a)
 
 
 def _reasons(nvml: ModuleType, handle: object) -> int:
