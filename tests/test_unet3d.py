@@ -340,3 +340,19 @@ def test_blockwise_prediction_on_cuda_matches_the_cpu(volume, tmp_path):
         with open_volume(config.output, config.output_key) as out:
             outputs.append(out[:])
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=0, atol=1e-3)
+
+
+def test_a_short_last_batch_of_blocks_is_padded_to_one_shape(volume, tmp_path, monkeypatch):
+    """27 blocks in batches of 2: the last holds one block. Every forward (warm-up and timed)
+    sees 2 blocks, the zero block's output is dropped, and the record counts it."""
+    shapes = []
+    real_predict = unet3d.PredictStep.predict
+
+    def recording(self, raw):
+        shapes.append(raw.shape[0])
+        return real_predict(self, raw)
+
+    monkeypatch.setattr(unet3d.PredictStep, "predict", recording)
+    result = unet3d.predict(_predict_config(volume, tmp_path))
+    assert set(shapes) == {2} and result.extras["padded_blocks"] == 1
+    assert result.samples == math.prod(VOLUME_SHAPE)  # the padding is not counted

@@ -8,13 +8,13 @@ hardware's peak whatever ``n``. Runs on every rank under torchrun (:mod:`benchli
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import pandas as pd
 import torch
 
 from benchlib.inputs.probe_config import AllReduceConfig
+from benchlib.measure.timing import device_seconds
 from benchlib.workloads import distributed
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device
@@ -68,12 +68,11 @@ def run(config: AllReduceConfig) -> AllReduceResult:
             torch.distributed.all_reduce(buffer)
         _synchronize(device)
         torch.distributed.barrier()
-        start = time.perf_counter()
-        for _ in range(config.iterations):
-            torch.distributed.all_reduce(buffer)
-        _synchronize(device)
-        seconds = torch.tensor([(time.perf_counter() - start) / config.iterations],
-                               dtype=torch.float64, device=device)
+        # on the device's clock, the launches queued ahead (as nccl-tests times them): Python's
+        # launch cost is not in a small message's latency
+        per_call = device_seconds(lambda b=buffer: torch.distributed.all_reduce(b), device,
+                                  config.iterations)
+        seconds = torch.tensor([per_call], dtype=torch.float64, device=device)
         torch.distributed.all_reduce(seconds)  # nccl-tests' default: the mean over ranks
         mean = float(seconds) / rank.world_size
         nbytes = count * element
