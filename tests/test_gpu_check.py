@@ -30,6 +30,7 @@ def test_on_a_cpu_it_validates_and_prints_the_plan():
     assert done.returncode == 0, done.stderr
     assert "gpu-check: 18 points from 6 params files" in done.stdout
     assert "params/gpu-check/unet3d.yaml: 2 points" in done.stdout
+    assert "multi-gpu.yaml: 3 points (skipped: needs 2 or more GPUs)" in done.stdout
     assert "no CUDA device: plan and params checked, nothing run" in done.stdout
 
 
@@ -54,9 +55,10 @@ def test_the_run_is_judged_summarised_and_packed(tmp_path, monkeypatch, image_di
         "num_workers: 0, device: cpu, sync_debug: true}\ngrid: {}\nrepeats: 1\n")
     monkeypatch.setattr(gpu_check, "PARAMS", params)
     monkeypatch.setattr(gpu_check, "ORDER", ("tiny.yaml",))
+    assert [name for name, _ in gpu_check.chosen(gpu_check.sweeps(), 1)] == ["tiny.yaml"]
     loaded = gpu_check.sweeps()
     outputs = tmp_path / "outputs"
-    gpu_check.run_sweeps(outputs)
+    gpu_check.run_sweeps(outputs, ["tiny.yaml"])
     from benchlib.records.results import load
 
     frame = load(outputs / "gpu-check")
@@ -74,3 +76,11 @@ def test_the_run_is_judged_summarised_and_packed(tmp_path, monkeypatch, image_di
         names = tar.getnames()
     assert "gpu-check/summary.md" in names and "gpu-check/check.txt" in names
     assert sum(n.endswith(".ipynb") for n in names) == 2
+
+
+def test_the_multi_gpu_points_run_on_two_or_more_gpus_only():
+    gpu_check = _module()
+    loaded = list(range(len(gpu_check.ORDER)))  # stand-ins: chosen() only pairs them with names
+    one = [name for name, _ in gpu_check.chosen(loaded, 1)]
+    assert "multi-gpu.yaml" not in one and len(one) == len(gpu_check.ORDER) - 1
+    assert [name for name, _ in gpu_check.chosen(loaded, 8)] == list(gpu_check.ORDER)

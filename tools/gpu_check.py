@@ -39,7 +39,8 @@ DATA = Path("data/gpu-check")
 CAMPAIGN = "gpu-check"
 #: the order the params files run in (the probe last: its ceilings judge the runs' MFU)
 ORDER = ("classification.yaml", "classification-bf16.yaml", "lm.yaml", "compile.yaml",
-         "unet3d.yaml", "node.yaml")
+         "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
+MULTI_GPU = {"multi-gpu.yaml"}  #: run on a node of 2 or more GPUs only
 IMAGES = {"classes": 8, "images_per_class": 48, "size": 256}  #: 384 JPEGs, 3 batches of 128
 VOLUME_SHAPE = (96, 768, 768)  #: z >= the U-Net's 84-plane patch; 57 megavoxels, 16 block batches
 TOKENS = 2_000_000
@@ -86,21 +87,29 @@ def sweeps() -> list:
     return [load_sweep(str(PARAMS / name)) for name in ORDER]
 
 
-def print_plan(loaded: list) -> None:
-    """One line per params file and per point."""
-    total = sum(len(s.points) for s in loaded)
-    print(f"gpu-check: {total} points from {len(loaded)} params files into outputs/{CAMPAIGN}")
+def chosen(loaded: list, gpus: int) -> list[tuple[str, object]]:
+    """(file name, sweep) of the params files this node runs: the multi-GPU ones with 2+ GPUs."""
+    return [(name, sweep) for name, sweep in zip(ORDER, loaded, strict=True)
+            if gpus >= 2 or name not in MULTI_GPU]
+
+
+def print_plan(loaded: list, gpus: int) -> None:
+    """One line per params file and per point (``gpus``: the devices this node has)."""
+    total = sum(len(s.points) for _, s in chosen(loaded, gpus))
+    print(f"gpu-check: {total} points from {len(chosen(loaded, gpus))} params files into "
+          f"outputs/{CAMPAIGN} ({gpus} CUDA device{'s' * (gpus != 1)})")
     for name, sweep in zip(ORDER, loaded, strict=True):
-        print(f"  {PARAMS / name}: {len(sweep.points)} points")
+        skipped = " (skipped: needs 2 or more GPUs)" if (name, sweep) not in chosen(loaded, gpus) else ""
+        print(f"  {PARAMS / name}: {len(sweep.points)} points{skipped}")
         for point in sweep.points:
             print(f"    {point.name}")
 
 
-def run_sweeps(outputs: Path) -> None:
+def run_sweeps(outputs: Path, names: list[str]) -> None:
     """Each params file through ``benchlib sweep --force`` (a re-run replaces the last)."""
     from benchlib.cli import main
 
-    for name in ORDER:
+    for name in names:
         print(f"== benchlib sweep {PARAMS / name}", flush=True)
         main(["sweep", str(PARAMS / name), "--outputs", str(outputs), "--force"])
 
@@ -224,21 +233,24 @@ def main(argv: list[str] | None = None) -> int:
     except BenchlibError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print_plan(loaded)
     import torch
 
-    if args.plan or not torch.cuda.is_available():
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    print_plan(loaded, gpus)
+    if args.plan or not gpus:
         print("no CUDA device: plan and params checked, nothing run" if not args.plan else
               "plan only (--plan)")
         return 0
     outputs = Path(args.outputs)
-    run_sweeps(outputs)
+    runs = chosen(loaded, gpus)
+    shutil.rmtree(outputs / CAMPAIGN, ignore_errors=True)  # this check's records only
+    run_sweeps(outputs, [name for name, _ in runs])
     from benchlib.records.results import load
 
     folder = outputs / CAMPAIGN
     frame = load(folder)
     outcome = Outcome()
-    judge(frame, sum(len(s.points) for s in loaded), outcome)
+    judge(frame, sum(len(s.points) for _, s in runs), outcome)
     status, check_text = reference_check(folder)
     if status == 1:
         outcome.failures.append("benchlib check: a run failed its reference (check.txt)")
