@@ -21,6 +21,20 @@ def configured() -> str | None:
     return os.environ.get(DB_ENV) or None
 
 
+def anchor_configured(environ: dict | None = None) -> None:
+    """Make a relative ``$BENCHLIB_DB`` (a file path or ``sqlite:///relative``) absolute, from
+    the folder the command was typed in: the report's kernels start in the campaign folder,
+    where a relative path would name another file."""
+    environ = os.environ if environ is None else environ
+    value = environ.get(DB_ENV) or ""
+    prefix = "sqlite:///"
+    if "://" not in value and value:
+        environ[DB_ENV] = str(Path(value).expanduser().absolute())
+    elif value.startswith(prefix) and not value[len(prefix):].startswith("/"):
+        path, _, query = value[len(prefix):].partition("?")
+        environ[DB_ENV] = prefix + str(Path(path).absolute()) + (f"?{query}" if query else "")
+
+
 def index_quietly(folder: str | Path, say: Callable[[str], None] = print) -> None:
     """Index ``folder`` into the configured catalog (``$BENCHLIB_DB``) when there is one, as
     ``sweep``, ``diagnose`` and ``report`` do after their work: never failing the command; a

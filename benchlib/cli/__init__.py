@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     status (:data:`EPILOG`), benchlib's errors as one message each (their ``lead`` first)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
+    from benchlib.catalog import anchor_configured
+
+    anchor_configured()  # a relative $BENCHLIB_DB means where the command was typed
     try:
         with _sigterm_as_interrupt():
             return args.handler.run(args)
