@@ -426,3 +426,21 @@ def test_benchmark_cells_use_names_the_notebook_defines():
             used = {a.strip() for a in call.arguments.split(",") if a.strip()}
             assert used <= defined, (call.source(), used - defined)
             defined |= {call.assign} if call.assign else set()
+
+
+def test_a_factor_is_stated_per_benchmark_never_pooled_across_kinds():
+    """Three ResNet pairs near 1.05x and one U-Net pair at 4.6x: two statements, each with its
+    own ratio; no single "dataset synthetic vs real" pooled over both kinds."""
+    from benchlib.publish.pages.summary import comparisons
+
+    rows = []
+    for benchmark, ratio, batches in (("train", 1.05, (16, 32, 64)), ("unet3d_train", 4.6, (1,))):
+        for batch in batches:
+            for dataset, value in (("synthetic", 100.0 * ratio), ("real", 100.0)):
+                rows.append({"benchmark": benchmark, "model": "m", "batch_size": batch,
+                             "dataset": dataset, "throughput": value, "status": "ok",
+                             "num_devices": 1, "flags": ""})
+    found = [c for c in comparisons(pd.DataFrame(rows)) if c.factor == "dataset"]
+    assert sorted((c.benchmark, round(c.headline, 2)) for c in found) == [
+        ("train", 1.05), ("unet3d_train", 4.6)]
+    assert all(c.benchmark in c.title for c in found)

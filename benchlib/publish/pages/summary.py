@@ -45,11 +45,13 @@ class Comparison:
     b: object
     metric: str
     pairs: pd.DataFrame
+    benchmark: str = ""  #: the benchmark the pairs come from, where the campaign ran several
 
     @property
     def title(self) -> str:
         label = self.factor.replace("_", " ")
-        return f"{label}: {self.a} vs {self.b} ({self.metric})"
+        scope = f"{self.benchmark}, " if self.benchmark else ""
+        return f"{label}: {self.a} vs {self.b} ({scope}{self.metric})"
 
     @property
     def headline(self) -> float:
@@ -143,8 +145,14 @@ def _ordered(factor: str, values: list) -> list[tuple[object, object]]:
 
 
 def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison]:
-    """Every paired comparison the data supports (factors with two or more values that pair)."""
+    """Every paired comparison the data supports (factors with two or more values that pair),
+    per benchmark where the campaign ran several: an effect on ResNet training and one on the
+    U-Net are two statements, never one pooled ratio."""
     done = ok(df)
+    if "benchmark" in done and done["benchmark"].nunique() > 1:
+        return [Comparison(c.factor, c.a, c.b, c.metric, c.pairs, str(name))
+                for name, runs in done.groupby("benchmark", sort=False)
+                for c in comparisons(runs, metric)]
     found = []
     for factor in schema.factors():
         if factor not in done:

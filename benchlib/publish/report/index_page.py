@@ -179,7 +179,7 @@ def factors(done: pd.DataFrame) -> list[Markup]:
         css = "flag" if effect.get("unreliable") else "significant" if effect["significant"] else ""
         lines.append(_line("factor", css, comparison.factor.replace("_", " "), comparison.a,
                            comparison.b, summary.describe_effect(effect), HEADLINE_NAME,
-                           effect["pairs"]))
+                           effect["pairs"], comparison.benchmark))
     return lines
 
 
