@@ -144,7 +144,7 @@ def test_compute_bound_run_gets_mfu_against_the_datasheet_and_what_the_node_reac
     assert verdict["mfu_achievable"] == pytest.approx(24.3 / 700)  # a probe of one shape only
     assert verdict["achievable_source"] == "probe bf16 matmul, one shape"
     assert verdict["reason"].startswith(
-        "MFU 2% of the datasheet bf16 (H100 SXM5 80GB) peak (989 TFLOP/s), 3% of what this node "
+        "MFU 2.5 % of the datasheet bf16 (H100 SXM5 80GB) peak (989 TFLOP/s), 3.5 % of what this node "
         "reaches (probe bf16 matmul, one shape: 700 TFLOP/s)")
     swept = judge(pd.Series(RUN), pd.Series({**PROBE, "mamf_tflops_bf16": 810.0}))
     assert swept["mfu_achievable"] == pytest.approx(24.3 / 810)
@@ -157,9 +157,18 @@ def test_compute_bound_run_gets_mfu_against_the_datasheet_and_what_the_node_reac
                            "achieved_tflops": 0.05}),
                 pd.Series({**PROBE, "gpu": "cpu", "mamf_tflops_fp32": 0.1}))
     assert cpu["mfu"] is None and cpu["mfu_achievable"] == pytest.approx(0.5)
-    assert cpu["reason"].startswith("MFU 50% of what this node reaches")
+    assert cpu["reason"].startswith("MFU 50.0 % of what this node reaches")
     two = judge(pd.Series({**RUN, "num_devices": 2, "throughput": 2000.0, "achieved_tflops": 48.6}))
     assert two["achieved_tflops_per_device"] == pytest.approx(24.3)
+
+
+def test_a_contended_run_gets_no_bottleneck_verdict_and_a_tiny_mfu_says_how_small() -> None:
+    contended = judge(pd.Series({**RUN, "flags": "contended", "contention_cpu_share": 0.61}),
+                      pd.Series(PROBE))
+    assert contended["verdict"] == "contended"
+    assert contended["reason"].startswith("others used the node while it ran (61.0 % of the CPU")
+    tiny = judge(pd.Series({**RUN, "achieved_tflops": 0.0004}), pd.Series(PROBE))
+    assert tiny["reason"].startswith("MFU 4e-05 % of the datasheet")
 
 
 def test_ceilings_show_what_the_node_reaches_beside_the_datasheet() -> None:

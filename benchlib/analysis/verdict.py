@@ -242,10 +242,10 @@ def utilization_said(found: dict[str, object]) -> str:
     reaches (...)``: each ceiling there is, '' when neither."""
     parts = []
     if found["mfu"] is not None:
-        parts.append(f"{found['mfu']:.0%} of the {found['peak_source']} peak "
+        parts.append(f"{formatting.percent(found['mfu'])} of the {found['peak_source']} peak "
                      f"({formatting.tflops(found['peak_tflops'])})")
     if found["mfu_achievable"] is not None:
-        parts.append(f"{found['mfu_achievable']:.0%} of what this node reaches "
+        parts.append(f"{formatting.percent(found['mfu_achievable'])} of what this node reaches "
                      f"({found['achievable_source']}: "
                      f"{formatting.tflops(found['achievable_tflops'])})")
     return "MFU " + ", ".join(parts) if parts else ""
@@ -271,7 +271,13 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     used = utilization(achieved, devices, run, probe)
     throttled = flags.number(run.get("throttled_share"))
 
-    if throttled is not None and throttled >= THROTTLED_SHARE:
+    if "contended" in flags.of(run):
+        share = flags.number(run.get("contention_cpu_share"))
+        verdict = "contended"
+        reason = ("others used the node while it ran"
+                  + (f" ({formatting.percent(share)} of the CPU time)" if share else "")
+                  + ": no bottleneck verdict from a disturbed run; run it again on a quiet node")
+    elif throttled is not None and throttled >= THROTTLED_SHARE:
         causes = ", ".join(f"{cause} {share:.0%}" for cause in ("power", "thermal", "hw_slowdown")
                            if (share := flags.number(run.get(f"throttle_{cause}_share"))))
         verdict = "throttled"

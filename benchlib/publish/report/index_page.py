@@ -212,6 +212,9 @@ def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> li
                 for words, values in mfu.items() if len(values))
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
+        elif name == "contended":
+            detail = (": others used the node while they ran, so no bottleneck is named for "
+                      "them (run them again on a quiet node)")
         lines.append(_line("bottleneck", len(rows), len(judged), name, named_runs(rows, runs or {}),
                            detail))
     return lines
