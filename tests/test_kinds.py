@@ -156,8 +156,24 @@ def test_allreduce_record_has_flags_and_interval_columns():
                           "busbw_GBps": [0.1, 0.17]})
     result = AllReduceResult(device=torch.device("cpu"), world_size=2, table=table, num_devices=2)
     record = make_record(AllReduceConfig(device="cpu", iterations=3), result, {})
-    assert record["throughput"] == 0.17 and record["busbw_2KiB"] == 0.17
+    # two sizes: both are the largest ones, the headline is their median
+    assert record["throughput"] == 0.135 and record["busbw_2KiB"] == 0.17
+    assert record["busbw_peak_size"] == "2KiB"
     assert record["flags"] == "" and record["throughput_low"] is None
+
+
+def test_the_allreduce_headline_is_the_large_message_plateau_not_a_spike():
+    """1.00 GB/s at 1 MiB once, 0.30-0.39 from 2 to 16 MiB (the demo's probe): the headline is
+    the plateau of the largest messages, as nccl-tests users quote it."""
+    sizes = [1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]
+    busbw = [1.00, 0.30, 0.39, 0.35, 0.33]
+    table = pd.DataFrame({"size_bytes": sizes, "size": [f"{s >> 20}MiB" for s in sizes],
+                          "count": [s // 4 for s in sizes], "time_us": [1.0] * 5,
+                          "algbw_GBps": busbw, "busbw_GBps": busbw})
+    result = AllReduceResult(device=torch.device("cpu"), world_size=2, table=table, num_devices=2)
+    record = make_record(AllReduceConfig(device="cpu", iterations=3), result, {})
+    assert record["throughput"] == pytest.approx(0.34)  # median of 0.30, 0.39, 0.35, 0.33
+    assert record["busbw_peak_size"] == "1MiB"
     assert record["num_devices"] == 2 and record["unit"] == "GB/s (bus)"
 
 

@@ -113,6 +113,23 @@ def test_raw_iteration_seconds_are_kept_beside_the_sidecar(tmp_path, record):
     assert ITERATIONS_KEY not in load(tmp_path).columns
 
 
-def test_throughput_interval_brackets_the_throughput(record):
-    assert record["throughput_low"] <= record["throughput"] <= record["throughput_high"]
+def test_three_iterations_give_no_interval_and_a_short_flag(record):
+    """A bootstrap over 3 iterations would state a precision they do not have."""
+    assert record["throughput_low"] is None and record["throughput_high"] is None
     assert "short" in record["flags"].split(",")  # 3 iterations: too few to trust
+
+
+def test_ten_iterations_give_an_interval_that_brackets_the_throughput():
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    from benchlib.records.run_interval import throughput_interval
+    from benchlib.workloads.result import RunResult
+
+    seconds = 0.1 + np.random.default_rng(0).normal(0, 0.005, 12)
+    result = RunResult(device=torch.device("cpu"), iterations=12, warmup=0, samples=12 * 8,
+                       wall_time_s=float(seconds.sum()), unit="images/s",
+                       per_iteration=pd.DataFrame({"iteration": seconds}))
+    interval = throughput_interval(result)
+    assert interval["throughput_low"] < result.throughput < interval["throughput_high"]

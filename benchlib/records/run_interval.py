@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchlib.records.flags import SHORT_ITERATIONS
+
 if TYPE_CHECKING:
     from benchlib.workloads.result import RunResult
 
@@ -34,9 +36,12 @@ def mean_interval(values: np.ndarray, level: float = 0.95,
 
 def throughput_interval(result: RunResult, level: float = 0.95) -> dict[str, float | None]:
     """``throughput_low`` / ``throughput_high``: the run's throughput at the bounds of the mean
-    iteration time's interval (None with fewer than 2 timed iterations)."""
+    iteration time's interval (None with fewer than ``SHORT_ITERATIONS`` timed iterations: a
+    bootstrap of 2 or 3 values states a precision they do not have)."""
     seconds = result.per_iteration["iteration"].to_numpy(dtype=float) \
         if "iteration" in result.per_iteration else np.array([])
+    if np.count_nonzero(~np.isnan(seconds)) < SHORT_ITERATIONS:
+        return {"throughput_low": None, "throughput_high": None}
     low_s, high_s = mean_interval(seconds, level)
     mean = float(np.nanmean(seconds)) if seconds.size else float("nan")
     if math.isnan(low_s) or low_s <= 0 or math.isnan(result.throughput):
