@@ -21,7 +21,7 @@ $(DEMO_DATA): | $(STAMP)
 	$(BENCHLIB) data imagefolder $(DEMO_DATA) --classes 4 --images 24 --size 160
 
 $(DEMO_VOLUME): | $(STAMP)
-	$(BENCHLIB) data volume $(DEMO_VOLUME) --shape 30 200 200 --quiet
+	$(BENCHLIB) data volume $(DEMO_VOLUME) --shape 45 200 200 --quiet
 
 demo: setup $(DEMO_DATA) $(DEMO_VOLUME)
 	$(BENCHLIB) sweep params/demo.yaml
