@@ -85,6 +85,9 @@ def problem_lines(summary: pd.DataFrame) -> list[str]:
             for row in summary[summary["state"] != NodeState.OK].itertuples()]
 
 
+MAX_EXPECTED = 100_000  #: node names one --expect entry may expand to
+
+
 def _entry(entry: str) -> list[str]:
     """One node-list entry's names: ``node[001-003,010]`` -> node001 ... node010."""
     found = HOSTLIST_ENTRY.fullmatch(entry)
@@ -96,6 +99,9 @@ def _entry(entry: str) -> list[str]:
         low, _, high = part.partition("-")
         if not low.isdigit() or not (high or low).isdigit() or int(high or low) < int(low):
             raise ValueError(part)
+        if len(names) + int(high or low) - int(low) + 1 > MAX_EXPECTED:
+            raise InputError(f"--expect {entry}: more than {MAX_EXPECTED:,} node names; give "
+                             "the nodes of one cluster (node[001-512])")
         names += [f"{prefix}{n:0{len(low)}d}{suffix}" for n in range(int(low), int(high or low) + 1)]
     return names
 
@@ -108,6 +114,8 @@ def expected_nodes(given: list[str]) -> list[str]:
         entries = re.split(r",(?![^\[]*\])", text)  # commas outside brackets
         try:
             found = [n for e in entries if e.strip() for n in _entry(e.strip())]
+        except InputError:
+            raise
         except ValueError:
             found = [text]
         for name in found:

@@ -29,7 +29,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PositiveFloat,
     PositiveInt,
     ValidationError,
 )
@@ -61,6 +60,9 @@ GPU_VARIANTS = ((Precisions.TF32, False), (Precisions.AMP_BF16, False), (Precisi
 MAX_WORKER_COUNTS = 3
 
 
+MAX_BUDGET_S = 7 * 24 * 3600.0  #: a week: diagnose's --budget at most (inf is not a budget)
+
+
 class DiagnoseRequest(BaseModel):
     """What ``benchlib diagnose`` is asked: the model, the user's data and setting, the budget.
 
@@ -77,7 +79,7 @@ class DiagnoseRequest(BaseModel):
     channels_last: bool = False
     batch_size: PositiveInt | None = None
     image_size: int | None = Field(None, gt=0, le=MAX_IMAGE_SIDE)
-    budget_s: PositiveFloat | None = None
+    budget_s: float | None = Field(None, gt=0, le=MAX_BUDGET_S, allow_inf_nan=False)
     repeats: int | None = Field(None, ge=2, le=20)  #: fixed runs per rung (no extra rounds)
     device: DeviceChoice = "auto"
     campaign: str = Field("", pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*)?$", max_length=100)

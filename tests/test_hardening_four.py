@@ -1,0 +1,22 @@
+"""The fourth hardening round (issue 43): each case a hostile or careless user met, refused
+with a message naming the field and what is allowed, never an "unexpected" error."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchlib.cli import main
+
+
+@pytest.mark.parametrize("budget", ["inf", "1e308"])
+def test_diagnose_refuses_a_budget_that_is_not_a_time(budget, tmp_path, capsys):
+    status = main(["diagnose", "--budget", budget, "--outputs", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "budget" in err and "unexpected" not in err
+
+
+def test_fleet_refuses_a_node_list_without_bound(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    status = main(["fleet", str(tmp_path / "empty"), "--expect", "node[1-99999999]"])
+    err = capsys.readouterr().err
+    assert status == 2 and "more than 100,000 node names" in err
