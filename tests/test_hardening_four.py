@@ -20,3 +20,17 @@ def test_fleet_refuses_a_node_list_without_bound(tmp_path, capsys):
     status = main(["fleet", str(tmp_path / "empty"), "--expect", "node[1-99999999]"])
     err = capsys.readouterr().err
     assert status == 2 and "more than 100,000 node names" in err
+
+
+def test_a_password_with_an_unencoded_at_never_shows(tmp_path, capsys):
+    status = main(["results", "--db", "postgresql+psycopg://benchlib_test:Bw2x@Zq9k@127.0.0.1/db"])
+    err = capsys.readouterr().err
+    assert status == 2 and "%40" in err
+    assert "Bw2x" not in err and "Zq9k" not in err
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_catalog_is_refused(url, capsys):
+    status = main(["results", "--db", url])
+    err = capsys.readouterr().err
+    assert status == 2 and "in-memory" in err

@@ -79,6 +79,12 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
     if "://" not in text:
         path = Path(text).expanduser().absolute()
         return Catalog(URL.create("sqlite", database=str(path)), path)
+    scheme, _, rest = text.partition("://")
+    authority = rest.split("/", 1)[0]
+    if authority.count("@") > 1:  # an unencoded @ in the password: the parser would show part of it
+        raise CatalogError(f"--db: {scheme}://***@{authority.rsplit('@', 1)[1]}: the password "
+                           "holds an '@'; percent-encode it as %40 (a password never appears "
+                           "in benchlib's output)")
     try:
         url = make_url(text)
     except (ArgumentError, ValueError):  # not a URL, or a port that is not a number
@@ -89,6 +95,9 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
         raise CatalogError(f"--db: database {url.drivername!r} is not supported; allowed: a "
                            f"file path (SQLite), {', '.join(f'{d}://' for d in DRIVERS)}")
     url = url.set(drivername=driver)
+    if driver == "sqlite" and url.database in (None, "", ":memory:"):
+        raise CatalogError("--db: an in-memory SQLite catalog is gone when the command exits; "
+                           "give a file path (outputs/catalog.sqlite) or sqlite:///FILE")
     path = Path(url.database).absolute() if driver == "sqlite" and url.database else None
     return Catalog(url.set(database=str(path)) if path else url, path)
 
