@@ -93,7 +93,11 @@ def moment(value: object, key: str = "since") -> str | None:
         raise CatalogError(f"selection: {key}={value!r}: {key} takes a date or time in ISO 8601 "
                            "(2026-09-26, 2026-09-26T08:00, 2026-09-26T08:00:00+00:00)") from None
     found = found if found.tzinfo else found.replace(tzinfo=timezone.utc)
-    return found.astimezone(timezone.utc).isoformat(timespec="seconds")
+    try:
+        found = found.astimezone(timezone.utc)
+    except OverflowError:  # the calendar's ends with an offset: the end itself, in UTC
+        found = (datetime.min if found.year == 1 else datetime.max).replace(tzinfo=timezone.utc)
+    return found.isoformat(timespec="seconds")
 
 
 def selection(where: Mapping[str, object] | None = None, since: object = None,
@@ -174,7 +178,10 @@ def _query(chosen: Selection) -> sa.Select:
 def _shifted(bound: str, days: int) -> str:
     """The date of ``bound`` (ISO UTC text) ``days`` later, as text that sorts before every
     time of that day in any form."""
-    return (datetime.fromisoformat(bound) + timedelta(days=days)).date().isoformat()
+    try:
+        return (datetime.fromisoformat(bound) + timedelta(days=days)).date().isoformat()
+    except OverflowError:  # past the calendar's end: text before / after every date
+        return "" if days < 0 else "~"
 
 
 def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
