@@ -133,3 +133,16 @@ def test_the_calendar_s_ends_select_everything_not_an_overflow(outputs, bounds):
     assert listed.returncode == 0 and "unexpected" not in listed.stderr, listed.stderr
     dated = benchlib(outputs, "results", "--db", "ends.sqlite", "--since", "1970-01-01")
     assert listed.stdout.splitlines()[-1] == dated.stdout.splitlines()[-1]  # every dated run
+
+
+def test_an_integer_beyond_64_bits_is_refused_naming_the_column(outputs):
+    assert benchlib(outputs, "index", "outputs", "--db", "big.sqlite").returncode == 0
+    listed = benchlib(outputs, "results", "--db", "big.sqlite", "--where",
+                      "num_devices=99999999999999999999999")
+    assert listed.returncode == 2 and "num_devices=" in listed.stderr
+    assert "< 2^53" in listed.stderr and "unexpected" not in listed.stderr
+    from benchlib import load
+    from benchlib.errors import CatalogError
+
+    with pytest.raises(CatalogError, match="batch_size"):
+        load(db=str(outputs / "big.sqlite"), where={"batch_size": 2**70})

@@ -50,6 +50,18 @@ def allowed_keys(times: bool = True) -> str:
             "(env_driver, time_forward_s, ...)" + (", since, until" if times else ""))
 
 
+LARGEST_INTEGER = 2**63 - 1  #: what SQLite and PostgreSQL (bigint) store
+
+
+def _in_range(key: str, value: object) -> object:
+    """``value`` where a database can compare it: CatalogError naming ``key`` for an integer
+    beyond 64 bits (no record holds one; SQLite and PostgreSQL would fail on it)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+        raise CatalogError(f"selection: {key}={value}: beyond the largest integer a catalog "
+                           f"holds ({LARGEST_INTEGER:,}); no record has it")
+    return value
+
+
 def _coerce(key: str, value: object) -> object:
     """``value`` as a value of column ``key`` (text from a command line made a number or a
     boolean where the schema says so); InputError naming the key for a value that is not."""
@@ -62,10 +74,10 @@ def _coerce(key: str, value: object) -> object:
                            + ("; a time bound is its own argument (since=, until=)"
                               if key in TIME_KEYS else ""))
     if not isinstance(value, str):
-        return value
+        return _in_range(key, value)
     try:
         if column.dtype in ("count", "int"):
-            return int(value)
+            return _in_range(key, int(value))
         if column.dtype == "float":
             return float(value)
     except ValueError:
