@@ -78,8 +78,11 @@ def missing(value: object) -> bool:
 
 
 def number(value: float) -> str:
-    """A number for reading: thousands separated, about 3 significant digits, no exponent."""
+    """A number for reading: thousands separated, about 3 significant digits, no exponent
+    (but beyond 1e15, where digits stop being readable: ``1e+308``, never 309 digits)."""
     magnitude = abs(value)
+    if magnitude >= 1e15:
+        return f"{value:.3g}"
     if magnitude >= 100 or (value == int(value) and magnitude < 1e15):
         return f"{value:,.0f}"
     if magnitude >= 10:

@@ -34,3 +34,18 @@ def test_an_in_memory_catalog_is_refused(url, capsys):
     status = main(["results", "--db", url])
     err = capsys.readouterr().err
     assert status == 2 and "in-memory" in err
+
+
+def test_energy_efficiency_zero_is_unknown_and_a_huge_one_stays_short():
+    import pandas as pd
+
+    from benchlib import formatting
+    from benchlib.analysis import energy
+
+    rows = pd.DataFrame({"benchmark": ["train"] * 3, "unit": ["images/s"] * 3,
+                         "samples_per_joule": [0.0, 1e308, 4.2], "samples": [10] * 3,
+                         "energy_j": [float("nan")] * 3})
+    seen = energy.with_per_joule(rows)[energy.COLUMN]
+    assert pd.isna(seen.iloc[0]) and seen.iloc[2] == 4.2
+    assert energy.said(seen.iloc[0], "images/J") == "unknown"
+    assert formatting.number(1e308) == "1e+308" and len(energy.said(seen.iloc[1], "images/J")) < 20

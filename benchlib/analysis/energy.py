@@ -30,7 +30,8 @@ def per_joule_unit(benchmark: object, unit: object) -> str | None:
 def with_per_joule(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with ``samples_per_joule`` for every row whose kind counts samples: the record's
     own, else samples / ``energy_j`` (records written before the column), NaN where the energy
-    was not measured (or read 0 J) and for rows whose kind has no per-joule unit."""
+    was not measured (or read 0 J; a recorded 0 or infinite value too: unknown, never 0) and
+    for rows whose kind has no per-joule unit."""
     df = df.copy()
     def numbers(column: str) -> pd.Series:
         if column not in df:
@@ -40,6 +41,7 @@ def with_per_joule(df: pd.DataFrame) -> pd.DataFrame:
     recorded = numbers(COLUMN)
     energy = numbers("energy_j")
     recorded = recorded.fillna(numbers("samples") / energy.where(energy > 0))
+    recorded = recorded.where((recorded > 0) & np.isfinite(recorded))  # 0 J/s is not measured
     if "benchmark" in df and "unit" in df:
         counts = [per_joule_unit(b, u) is not None for b, u in zip(df["benchmark"], df["unit"],
                                                                     strict=True)]
