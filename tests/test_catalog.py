@@ -338,3 +338,21 @@ def test_a_folder_is_told_from_its_look_alikes(db, tmp_path):
     assert (summary.removed, summary.looked) == (1, 0)
     assert _count(db, tables.RECORDS) == 4
     assert _index([tmp_path / "o"], db).unchanged == 4
+
+
+def test_another_application_s_database_is_refused_untouched(db, folder):
+    """An app's own tables (one named `records` too) and no catalog_meta: the index refuses,
+    names what it found, and writes nothing, the second time as the first."""
+    engine = sa.create_engine(database.resolve(db).url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE records (id INTEGER, note TEXT)"))
+        connection.execute(sa.text("CREATE TABLE users (id INTEGER)"))
+    before = sa.inspect(engine).get_table_names()
+    for _ in range(2):
+        with pytest.raises(CatalogError, match=r"not a benchlib catalog: it holds other tables "
+                                               r"\(records, users\)"):
+            _index([folder], db)
+    inspector = sa.inspect(engine)
+    assert inspector.get_table_names() == before
+    assert [c["name"] for c in inspector.get_columns("records")] == ["id", "note"]
+    engine.dispose()

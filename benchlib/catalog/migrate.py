@@ -48,11 +48,28 @@ def _newer(catalog: Catalog, found: int) -> CatalogError:
                         f"this benchlib's ({SCHEMA_VERSION}); use the benchlib that wrote it")
 
 
+def refuse_foreign(connection: sa.Connection, catalog: Catalog) -> None:
+    """CatalogError (nothing written) where the database holds tables that are not benchlib's
+    and no ``catalog_meta``: another application's database is never written into, and its
+    own ``records`` table never "migrated". A catalog is benchlib's only when it says so."""
+    inspector = sa.inspect(connection)
+    ours = tables.METADATA.tables
+    others = sorted(name for name in inspector.get_table_names()  # a half-made catalog of our
+                    if name not in ours or not set(ours[name].c.keys())  # own passes: its tables
+                    <= {c["name"] for c in inspector.get_columns(name)})  # are whole
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise CatalogError(f"{catalog.shown} is not a benchlib catalog: it holds other tables "
+                           f"({shown}) and no {tables.META.name}; nothing was written. Give a "
+                           "new file or an empty database (schema) for the catalog")
+
+
 def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], None]) -> None:
     """Make ``catalog``'s tables if there are none; migrate them if they follow an older
     schema (columns added, every source read again), saying so."""
     found = version(connection, catalog)
     if found is None:
+        refuse_foreign(connection, catalog)
         tables.METADATA.create_all(connection)
         connection.execute(sa.insert(tables.META).values(name=SCHEMA_KEY,
                                                          value=str(SCHEMA_VERSION)))
