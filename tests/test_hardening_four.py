@@ -49,3 +49,24 @@ def test_energy_efficiency_zero_is_unknown_and_a_huge_one_stays_short():
     assert pd.isna(seen.iloc[0]) and seen.iloc[2] == 4.2
     assert energy.said(seen.iloc[0], "images/J") == "unknown"
     assert formatting.number(1e308) == "1e+308" and len(energy.said(seen.iloc[1], "images/J")) < 20
+
+
+@pytest.mark.slow  # starts a kernel
+def test_a_kernel_never_imports_python_from_its_campaign_folder(tmp_path):
+    """`benchlib report` and the sweep's points start kernels in the campaign folder, which is
+    shared and copied between people: a pandas.py there is not imported in place of pandas."""
+    import nbformat
+
+    from benchlib.execute.notebook_run import execute_notebook
+
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    marker = tmp_path / "stranger-ran"
+    (folder / "pandas.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import pandas")])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    source = tmp_path / "n.ipynb"
+    nbformat.write(notebook, str(source))
+    execute_notebook(source, tmp_path / "out.ipynb", {}, kernel_dir=folder)
+    assert not marker.exists()

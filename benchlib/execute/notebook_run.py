@@ -32,6 +32,12 @@ from papermill.iorw import LocalHandler, papermill_io
 from benchlib.records.hand_run import RUNNER_ENV
 
 
+#: Python and IPython leave the kernel's working folder off the import path (``sys.flags
+#: .safe_path``): a kernel works in a campaign folder, which is shared and copied between people,
+#: and a ``pandas.py`` there must not be imported in place of pandas.
+SAFE_PATH = {"PYTHONSAFEPATH": "1"}
+
+
 class LocalKernelManager(AsyncKernelManager):
     """Kernels talk over Unix sockets in the temp folder: no TCP ports, no unencrypted-TCP
     warning from ipykernel, nothing left in the working directory.
@@ -53,9 +59,10 @@ class LocalKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw: Any) -> Any:
         """The kernel's environment is this process's plus :data:`RUNNER_ENV` (the runner saves
-        each point's record, so the notebook does not save its own) and :attr:`extra_env`;
-        this process's own environment is left as it is."""
-        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1", **self.extra_env}
+        each point's record, so the notebook does not save its own), :attr:`extra_env` and
+        :data:`SAFE_PATH`; this process's own environment is left as it is."""
+        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1", **self.extra_env,
+                     **SAFE_PATH}
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:
