@@ -356,3 +356,22 @@ def test_another_application_s_database_is_refused_untouched(db, folder):
     assert inspector.get_table_names() == before
     assert [c["name"] for c in inspector.get_columns("records")] == ["id", "note"]
     engine.dispose()
+
+
+def test_file_names_that_are_not_utf8_are_indexed_distinct_and_named(db, folder):
+    """A corrupt sidecar named with a byte that is not UTF-8 is skipped and named (not an
+    "unexpected UnicodeEncodeError" that stops the index), and two good runs whose names
+    differ only in such bytes stay two sources (not "UNIQUE constraint failed")."""
+    night = os.fsencode(folder / "fake" / "night")
+    with open(os.path.join(night, b"broken-\xff.json"), "w") as out:
+        out.write('{"schema_version": 2, "cam')
+    for byte, index in ((b"\xff", 7), (b"\xfe", 8)):
+        write_json_atomic(Path(os.fsdecode(os.path.join(night, b"run-" + byte + b".json"))),
+                          _new(index))
+    summary = _index([folder], db)
+    assert summary.records == 18
+    assert any("broken-" in line and "not a readable sidecar" in line for line in summary.skipped)
+    sources = benchlib.load(db=db)["source"]
+    assert {s for s in sources if "run-\\x" in s} == {
+        str(folder / "fake" / "night" / "run-\\xff.ipynb"),
+        str(folder / "fake" / "night" / "run-\\xfe.ipynb")}

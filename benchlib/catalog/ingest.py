@@ -24,9 +24,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchlib.catalog import database, lock, migrate, tables
 from benchlib.catalog.database import Catalog
-from benchlib.errors import BenchlibError, InputError, RecordError
+from benchlib.errors import InputError, RecordError
 from benchlib.records.results import candidates, left_out, read_point
-from benchlib.records.store import encodable, read_json_bounded, sidecar_path
+from benchlib.records.store import encodable, path_text, read_json_bounded, sidecar_path
 
 #: Points read and written per transaction.
 BATCH = 500
@@ -131,7 +131,7 @@ def index(roots: list[str | Path], catalog: Catalog, say: Callable[[str], None] 
 
 
 def _prefix(folder: Path) -> str:
-    return encodable(str(folder)).rstrip("/") + "/"
+    return path_text(folder).rstrip("/") + "/"
 
 
 def _under(column: sa.Column, folder: Path) -> sa.ColumnElement[bool]:
@@ -158,7 +158,7 @@ def _index_folder(engine: sa.Engine, folder: Path, summary: Summary,
             say(f"index: {summary.looked} points looked at, {summary.read} read, "
                 f"{summary.unchanged} unchanged")
         found = fingerprint(notebook)
-        if known.pop(encodable(str(notebook)), None) == found:
+        if known.pop(path_text(notebook), None) == found:
             summary.unchanged += 1
             continue
         pending.append((notebook, found))
@@ -189,10 +189,10 @@ def _write(engine: sa.Engine, pending: list[tuple[Path, Fingerprint]], summary: 
     sources, records, origins = [], [], []
     for notebook, found in pending:
         origin, record, skipped = read_point(notebook)
-        reason = "; ".join(str(s) for s in skipped)
+        reason = encodable("; ".join(str(s) for s in skipped))
         if record is None and not skipped and origin.suffix == ".json":
-            reason = _not_a_record(origin)
-        key = encodable(str(notebook))
+            reason = encodable(_not_a_record(origin))
+        key = path_text(notebook)
         sources.append({"path": key, "notebook_size": found[0], "notebook_mtime_ns": found[1],
                         "sidecar_size": found[2], "sidecar_mtime_ns": found[3],
                         "state": "skipped" if reason else "none", "reason": reason})
@@ -226,7 +226,7 @@ def index_configured(folder: str | Path, say: Callable[[str], None] = print) -> 
     try:
         catalog = database.resolve(given)
         summary = index([folder], catalog, say=lambda _: None, wait_s=60)
-    except (BenchlibError, OSError) as error:
+    except Exception as error:  # a catalog problem never fails the command that indexes
         shown = catalog.shown if catalog else "$BENCHLIB_DB"
         say(f"catalog {shown} not updated: {str(error).splitlines()[0]}")
         return

@@ -31,7 +31,6 @@ from papermill.iorw import LocalHandler, papermill_io
 
 from benchlib.records.hand_run import RUNNER_ENV
 
-
 #: Python and IPython leave the kernel's working folder off the import path (``sys.flags
 #: .safe_path``): a kernel works in a campaign folder, which is shared and copied between people,
 #: and a ``pandas.py`` there must not be imported in place of pandas.

@@ -33,6 +33,7 @@ from benchlib.records.store import (
     ITERATIONS_KEY,
     encodable,
     find_record,
+    path_text,
     read_json_bounded,
     read_sidecar,
     sidecar_path,
@@ -285,7 +286,7 @@ def read_point(notebook: Path, walked: bool = True, strict: bool = False
         return origin, None, []
     record.pop(ITERATIONS_KEY, None)
     record.setdefault("point_id", encodable(notebook.stem))
-    record["source"] = encodable(str(notebook))
+    record["source"] = path_text(notebook)
     return origin, record, []
 
 

@@ -218,6 +218,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
+def path_text(path: str | os.PathLike) -> str:
+    """A file's path as text any output and database can hold, distinct for distinct names:
+    bytes that are not UTF-8 (``run-\\xff``) as ``\\xff`` escapes, where :func:`encodable`
+    would make ``run-\\xff`` and ``run-\\xfe`` one name."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def encodable(text: str) -> str:
     """``text`` with each lone surrogate (which JSON and file names allow, but no UTF-8 output
     can hold) replaced by U+FFFD."""
