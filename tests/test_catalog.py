@@ -375,3 +375,16 @@ def test_file_names_that_are_not_utf8_are_indexed_distinct_and_named(db, folder)
     assert {s for s in sources if "run-\\x" in s} == {
         str(folder / "fake" / "night" / "run-\\xff.ipynb"),
         str(folder / "fake" / "night" / "run-\\xfe.ipynb")}
+
+
+def test_a_damaged_row_is_left_out_and_named_not_a_crash(db, folder, caplog):
+    _index([folder], db)
+    engine = sa.create_engine(database.resolve(db).url)
+    with engine.begin() as connection:
+        first = connection.execute(sa.select(sa.func.min(tables.RECORDS.c[tables.ROW_ID]))).scalar()
+        connection.execute(sa.update(tables.RECORDS).where(tables.RECORDS.c[tables.ROW_ID] == first)
+                           .values({tables.EXTRA: "{"}))
+    engine.dispose()
+    frame = benchlib.load(db=db)
+    assert len(frame) == 15  # 16 records, one damaged
+    assert "is damaged (JSONDecodeError): left out" in caplog.text

@@ -5,6 +5,7 @@ record schema."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -209,7 +210,13 @@ def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
             migrate.check_readable(connection, catalog)
             result = connection.execution_options(yield_per=FETCH).execute(_query(chosen))
             for row in result.mappings():
-                yield tables.from_row(row)
+                try:
+                    yield tables.from_row(row)
+                except (ValueError, TypeError, KeyError) as error:  # a damaged row: left out
+                    logging.getLogger(__name__).warning(
+                        "catalog %s: the row of %s is damaged (%s): left out; index its folder "
+                        "again to read it anew", catalog.shown, row.get(tables.SOURCE, "?"),
+                        type(error).__name__)
     except SQLAlchemyError as error:
         raise database.unreachable(catalog, error) from None
     finally:
