@@ -388,3 +388,20 @@ def test_a_damaged_row_is_left_out_and_named_not_a_crash(db, folder, caplog):
     frame = benchlib.load(db=db)
     assert len(frame) == 15  # 16 records, one damaged
     assert "is damaged (JSONDecodeError): left out" in caplog.text
+
+
+def test_a_very_long_indexed_value_is_stored_whole_on_every_database(db, tmp_path):
+    """A record with a 9,000-character host: PostgreSQL's index would refuse its row (8,191
+    bytes at most) and the batch with it; every record is stored, the host comes back whole."""
+    import random
+
+    host = "".join(random.Random(0).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=9000))
+    root = tmp_path / "outputs" / "long"  # random text: PostgreSQL cannot compress it to fit
+    for index in range(6):
+        record = _new(index)
+        if index == 3:
+            record["host"] = host
+        write_json_atomic(root / f"train-{index}.json", record)
+    assert _index([tmp_path / "outputs"], db).records == 6
+    hosts = benchlib.load(db=db)["host"]
+    assert host in set(hosts)

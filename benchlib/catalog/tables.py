@@ -27,6 +27,10 @@ SOURCE = "source"
 EXTRA, KEYS, ROW_ID = "catalog_extra", "catalog_keys", "catalog_id"
 #: Columns indexed for selections.
 INDEXED = ("run_id", "started_at", "campaign", "cluster", "gpu", "host", "benchmark", "model")
+#: The longest text an indexed column holds typed: a longer value (a 9,000-character host) goes
+#: to ``catalog_extra`` whole, where PostgreSQL's index would refuse it (8,191 bytes a row) and
+#: fail the batch; the record still comes back as it was read.
+INDEXED_TEXT_MAX = 1000
 #: Whole numbers a BIGINT holds.
 INT_RANGE = (-(2**63), 2**63 - 1)
 
@@ -87,7 +91,8 @@ def to_row(record: Mapping[str, object]) -> dict[str, object]:
     extra = {}
     for key, value in record.items():
         dtype = typed.get(key)
-        if dtype is not None and fits(dtype, value):
+        too_long = key in INDEXED and isinstance(value, str) and len(value) > INDEXED_TEXT_MAX
+        if dtype is not None and fits(dtype, value) and not too_long:
             row[key] = value
         else:
             extra[key] = value
