@@ -325,3 +325,17 @@ def test_the_node_states_table_reads_at_390_and_1400_px(tmp_path) -> None:
             assert seen["smallest"] >= 12 and seen["narrowest"] >= 48, (width, seen)
             assert [r.split()[0] for r in seen["rows"][:2]] == ["node05", "node03"], seen["rows"]
             assert "⚠ failed" in seen["rows"][0] and "⚠ slow" in seen["rows"][1]
+
+
+def test_a_record_dated_in_the_future_does_not_hide_a_failed_node() -> None:
+    """node05's last night failed; one ok record of node05 dated 2099 (a wrong clock) is left
+    out and counted, not taken as the node's latest word."""
+    rows = nightly()
+    assert _state(fleet_health.node_states(pd.DataFrame(rows), now=NOW), "node05")["state"] \
+        == NodeState.FAILED
+    future = {**TRAIN, "host": "node05", "campaign": "clock", "status": "ok", "flags": "",
+              "started_at": "2099-01-01T00:00:00+00:00", "source": "clock/node05",
+              "throughput": 2500.0}
+    states = fleet_health.node_states(pd.DataFrame([*rows, future]), now=NOW)
+    assert _state(states, "node05")["state"] == NodeState.FAILED
+    assert states.attrs["future"] == 1

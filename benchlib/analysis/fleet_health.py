@@ -143,6 +143,11 @@ def _labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tupl
                         for i in varying if k[i]) or "all" for k in configs}
 
 
+#: How far past ``now`` a run may say it started (clocks of nodes differ a little): later, it is
+#: dated in the future, left out and counted (``future``), never a node's latest state.
+FUTURE_TOLERANCE = pd.Timedelta(hours=1)
+
+
 def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float = VALIDITY_DAYS,
                 now: object = None, expected: Sequence[str] = (), recent: int = RECENT_RUNS,
                 threshold: float = SLOW_THRESHOLD,
@@ -155,7 +160,8 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     the current time) ends the window; ``expected`` lists nodes that should have run every
     configuration of their GPU (one never seen: every configuration). ``attrs`` holds
     ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
-    ``unplaced`` (runs left out: no node known, :func:`node_names`)."""
+    ``unplaced`` (runs left out: no node known, :func:`node_names`) and ``future`` (runs left
+    out: dated more than :data:`FUTURE_TOLERANCE` after ``now``)."""
     now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
@@ -163,6 +169,8 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     unplaced = int((runs["_node"] == "").sum())
     runs = runs[runs["_node"] != ""]
     runs["_time"] = run_started(runs)
+    ahead = runs["_time"] > now + FUTURE_TOLERANCE  # a wrong clock: suspect, not the latest word
+    runs = runs[~ahead.fillna(False).astype(bool)].copy()
     runs["_ok"] = (runs["status"].fillna(RecordStatus.OK) == RecordStatus.OK
                    if "status" in runs else True)
     runs["_value"] = (pd.to_numeric(runs[metric], errors="coerce") if metric in runs
@@ -207,7 +215,8 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     states = states.sort_values(["state", "configuration", "node"], key=lambda c: c.map(order)
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
     states.attrs.update(now=now, window_days=window_days, threshold=threshold,
-                        metric=metric, baselines=pd.DataFrame(table), unplaced=unplaced)
+                        metric=metric, baselines=pd.DataFrame(table), unplaced=unplaced,
+                        future=int(ahead.sum()))
     return states
 
 

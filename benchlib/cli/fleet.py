@@ -109,6 +109,8 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     if attrs.get("unplaced"):
         print(f"{attrs['unplaced']} failed runs name no node (jobs that never started): "
               "left out")
+    if attrs.get("future"):
+        print(f"{attrs['future']} runs dated in the future (a wrong clock): left out")
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
     for line in fleet_actions.problem_lines(summary):
