@@ -402,6 +402,7 @@ def _params_text(place: str, name: str, value: object) -> tuple[str, str]:
 def test_the_schemas_have_the_bounds_this_change_added():
     names = {name for _, name, _ in PARAMS_CASES}
     assert {"num_workers", "seed", "decode_workers", "repeats", "batch_size"} <= names, names
+    assert {"matmul_size", "read_max_bytes", "probe_time_s"} <= names, names  # the node probe
 
 
 @pytest.mark.parametrize(("place", "name", "spec"), PARAMS_CASES,

@@ -70,3 +70,23 @@ def test_a_kernel_never_imports_python_from_its_campaign_folder(tmp_path):
     nbformat.write(notebook, str(source))
     execute_notebook(source, tmp_path / "out.ipynb", {}, kernel_dir=folder)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("memory_bytes", 1 << 50, "the copy holds two buffers of it"),
+    ("transfer_bytes", 1 << 50, "more than half of this node's"),
+    ("allreduce_devices", 100_000, "allreduce_devices 100000: more than this node's"),
+])
+def test_the_node_probe_s_sizes_are_refused_before_it_runs(field, value, said, tmp_path):
+    """`sweep --dry-run` refuses what the node cannot hold (1 PiB buffers, 100,000 processes
+    on 2 cores) instead of the point failing after minutes."""
+    import json
+
+    from benchlib.errors import ConfigError
+    from benchlib.inputs.params import load_sweep
+
+    params = tmp_path / "p.yaml"
+    params.write_text(json.dumps({"campaign": "c", "notebook": "node_probe",
+                                  "base": {"device": "cpu", field: value}}))
+    with pytest.raises(ConfigError, match=said):
+        load_sweep(str(params), base_dir=tmp_path)

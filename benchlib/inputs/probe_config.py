@@ -8,14 +8,21 @@ from typing import Annotated, Literal
 from pydantic import (
     Field,
     NonNegativeInt,
-    PositiveFloat,
     PositiveInt,
     model_validator,
 )
 
 from benchlib import vocabulary
+from benchlib.inputs import node_limits
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.node_limits import MAX_WORKERS
+
+#: The largest square matmul the probe takes: three 65,536^2 float32 matrices are 51 GB.
+MAX_MATMUL_SIZE = 65_536
+#: The most the read probe reads (it stops at the data's end anyway): 1 PiB.
+MAX_READ_BYTES = 1 << 50
+#: One figure's time budget at most: an hour.
+MAX_PROBE_TIME_S = 3600.0
 
 MatmulPrecision = vocabulary.literal(vocabulary.MatmulPrecision)
 
@@ -72,7 +79,7 @@ class NodeProbeConfig(CommonConfig):
 
     benchmark: Literal["probe_node"] = "probe_node"
     precisions: list[MatmulPrecision] = list(vocabulary.values(vocabulary.MatmulPrecision))
-    matmul_size: PositiveInt = 8192
+    matmul_size: Annotated[int, Field(gt=0, le=MAX_MATMUL_SIZE)] = 8192
     #: At least 1 MiB: under 4 bytes the copy moved nothing and said 0 GB/s, under 12 the triad
     #: counted bytes it was not given, and a few KiB time the call, not the memory.
     memory_bytes: Annotated[int, Field(ge=1 << 20)] = 1 << 30
@@ -84,9 +91,9 @@ class NodeProbeConfig(CommonConfig):
     decode_workers: list[Annotated[int, Field(ge=0, le=MAX_WORKERS)]] = [1, 2, 4, 8]
     decode_batch_size: PositiveInt = 64
     decode_batches: PositiveInt = 20
-    read_max_bytes: PositiveInt = 2 << 30
+    read_max_bytes: Annotated[int, Field(gt=0, le=MAX_READ_BYTES)] = 2 << 30
     allreduce_devices: NonNegativeInt = 0
-    probe_time_s: PositiveFloat = 5.0
+    probe_time_s: float = Field(5.0, gt=0, le=MAX_PROBE_TIME_S, allow_inf_nan=False)
     mamf_repeats: Annotated[int, Field(ge=1, le=100)] = 5
 
     @model_validator(mode="after")
@@ -101,6 +108,26 @@ class NodeProbeConfig(CommonConfig):
             raise ValueError("decode_workers: name at least one worker count (0: the main process)")
         if self.data_dir and not Path(self.data_dir).is_dir():
             raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+        return self
+
+    @model_validator(mode="after")
+    def _fits_the_node(self) -> NodeProbeConfig:
+        """Sizes this node can hold, refused before the probe runs: the device copy's two
+        buffers and the triad's three in one device's memory, a transfer's pinned host buffer
+        in half the host's memory, and no more all-reduce processes than the node runs."""
+        bound, why = node_limits.memory_bound(self.device)
+        if 2 * self.memory_bytes > bound:
+            raise ValueError(f"memory_bytes {self.memory_bytes:,}: the copy holds two buffers of "
+                             f"it, more than {why}; at most {bound // 2:,}")
+        host = node_limits.host_memory()
+        if 2 * self.transfer_bytes > host:
+            raise ValueError(f"transfer_bytes {self.transfer_bytes:,}: more than half of this "
+                             f"node's {node_limits.size_text(host)} of memory; at most "
+                             f"{host // 2:,}")
+        devices, why = node_limits.device_bound(self.device)
+        if self.allreduce_devices > devices:
+            raise ValueError(f"allreduce_devices {self.allreduce_devices}: more than {why} "
+                             f"({devices}); 0 takes every visible GPU")
         return self
 
     def allreduce_count(self, visible_gpus: int) -> int:
