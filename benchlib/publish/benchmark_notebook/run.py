@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from benchlib.errors import BenchlibError, describe_os_error
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.kinds.record import make_record
@@ -127,12 +128,18 @@ def publish(made: Mapping[str, object]) -> None:
     not by benchlib's runner), the record is also saved under ``outputs/<campaign>/``, where
     ``benchlib results`` and ``benchlib report`` find it (:mod:`benchlib.records.hand_run`)."""
     print(hand_run.result_line(made))
-    saved = hand_run.save(made)
+    build.publish(made)  # first: the notebook keeps its record whatever happens to the copy
+    try:
+        saved = hand_run.save(made)
+    except (OSError, BenchlibError) as error:
+        print(f"The record is in this notebook, but its copy under outputs/ was not saved: "
+              f"{describe_os_error(error) if isinstance(error, OSError) else error} (set "
+              f"${hand_run.OUTPUTS_ENV} to a folder you can write).")
+        return
     if saved is not None:
         folder = hand_run.shown(saved.parent)
         print(f"Saved as {hand_run.shown(saved)}: see it with `benchlib results {folder}` and "
               f"`benchlib report {folder}`.")
-    build.publish(made)
 
 
 #: The cells of the environment, ranks and telemetry sections.
