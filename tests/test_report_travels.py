@@ -114,3 +114,30 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
                 name = re.sub(r"\W", "_", page.relative_to(index.parent).with_suffix("").as_posix())
                 driver.save_screenshot(str(shots / f"{name}-{width}.png"))
     assert len(list(shots.glob("*.png"))) == 2 * len(pages)
+
+
+@pytest.mark.slow  # executes a summary page
+def test_no_page_or_notebook_copy_names_the_builder_s_folders(tmp_path, monkeypatch):
+    """The demo's case: records whose data folders lie under the folder the report is built
+    from. Every page and notebook copy shows them relative (data/...), never absolute."""
+    import nbformat
+
+    from benchlib.records.store import RECORD_MIME
+
+    monkeypatch.chdir(tmp_path)
+    root = campaign(tmp_path / "outputs" / "fake")
+    for number, path in enumerate(sorted(root.glob("*.ipynb"))):
+        notebook = nbformat.read(path, as_version=4)
+        for output in notebook.cells[0].get("outputs", []):
+            record = output.get("data", {}).get(RECORD_MIME)
+            if record:
+                folder = str(tmp_path / "data" / ("fast" if number % 2 else "slow"))
+                record.update(data_path=folder, data_dir=folder)
+        nbformat.write(notebook, str(path))
+    index = build_report(root, summaries=("summary_comparisons",), progress=False)
+    report = index.parent
+    files = [*report.glob("*.html"), *report.glob("*.ipynb"), *(report / "runs").glob("*.html")]
+    assert any(f.suffix == ".ipynb" for f in files)
+    for file in files:
+        assert str(tmp_path) not in file.read_text(encoding="utf-8"), file.name
+    assert "data/fast" in (report / "summary_comparisons.html").read_text(encoding="utf-8")

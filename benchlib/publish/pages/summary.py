@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from benchlib.analysis.comparisons import (
 )
 from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
 from benchlib.analysis.lab_units import has_lab_units
+from benchlib.publish import local_paths
 from benchlib.records import flags, schema
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 from benchlib.vocabulary import Precision
@@ -49,9 +50,8 @@ class Comparison:
 
     @property
     def title(self) -> str:
-        label = self.factor.replace("_", " ")
         scope = f"{self.benchmark}, " if self.benchmark else ""
-        return f"{label}: {self.a} vs {self.b} ({scope}{self.metric})"
+        return f"{self.factor.replace('_', ' ')}: {self.a} vs {self.b} ({scope}{self.metric})"
 
     @property
     def headline(self) -> float:
@@ -77,12 +77,13 @@ def md_text(value: object) -> str:
 
 def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every record under ``results_dir`` (a relative path found as
-    :func:`resolve_results_dir` finds it); a clear error when the folder is missing or empty."""
+    :func:`resolve_results_dir` finds it), local paths relative (:mod:`~benchlib.publish
+    .local_paths`); a clear error when the folder is missing or empty."""
     frame = load(resolve_results_dir(results_dir))
     if frame.empty:
         raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
                                 "(benchlib sweep params/X.yaml)")
-    return with_core_columns(frame)
+    return local_paths.relative_columns(with_core_columns(frame), local_paths.configured_root())
 
 
 def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -150,9 +151,8 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
     U-Net are two statements, never one pooled ratio."""
     done = ok(df)
     if "benchmark" in done and done["benchmark"].nunique() > 1:
-        return [Comparison(c.factor, c.a, c.b, c.metric, c.pairs, str(name))
-                for name, runs in done.groupby("benchmark", sort=False)
-                for c in comparisons(runs, metric)]
+        return [replace(c, benchmark=str(name)) for name, runs in
+                done.groupby("benchmark", sort=False) for c in comparisons(runs, metric)]
     found = []
     for factor in schema.factors():
         if factor not in done:

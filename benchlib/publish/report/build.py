@@ -27,6 +27,7 @@ from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import NotebookSession
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
+from benchlib.publish import local_paths
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
 from benchlib.publish.report.export import export_html
@@ -274,7 +275,8 @@ def _summary_group(names: Sequence[str], campaign_dir: Path, building: Path,
     """Summaries ``names`` one after another in one kernel (started only if one is not
     reused); returns those executed. ``done`` is called after each page."""
     executed = []
-    with NotebookSession(campaign_dir) as session:
+    with NotebookSession(campaign_dir, env={local_paths.ROOT_ENV: str(Path.cwd().resolve())}
+                         ) as session:
         for name in names:
             if _summary_page(name, campaign_dir, building, session, inputs, keys[name], previous):
                 executed.append(name)
@@ -335,11 +337,15 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
             ran = {name for future in pending for name in future.result()}  # a failed summary
             executed = [name for name in summaries if name in ran]  # fails the build (ReportError)
     for name in executed:  # once the kernels have ended: their memory and this never meet
+        copy = building / f"{name}.ipynb"  # the notebook copy names no folder of this machine
+        copy.write_text(local_paths.scrub(copy.read_text(encoding="utf-8"), Path.cwd().resolve()),
+                        encoding="utf-8")
         export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
                     nav=_nav(summaries, inputs, name))
     reuse.write_keys(building, keys)
     index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
-    (building / "index.html").write_text(index, encoding="utf-8")
+    (building / "index.html").write_text(local_paths.scrub(index, Path.cwd().resolve()),
+                                         encoding="utf-8")
 
 
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,

@@ -21,6 +21,8 @@ from pathlib import Path
 from markupsafe import Markup, escape
 from nbformat import NotebookNode
 
+from benchlib.publish import local_paths
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -346,8 +348,9 @@ def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
     template, css = _template()
     heading = _heading(nb)
     title = (f"{notebook.stem}: {heading}" if run_page and heading else heading or notebook.stem)
-    target.write_text(template.render(title=title, css=css, nav=Markup(nav), lead=lead,
-                                      cells=_cells(nb, include_code)), encoding="utf-8")
+    page = template.render(title=title, css=css, nav=Markup(nav), lead=lead,
+                           cells=_cells(nb, include_code))
+    target.write_text(local_paths.scrub(page, Path.cwd().resolve()), encoding="utf-8")
     return target
 
 
