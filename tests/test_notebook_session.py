@@ -69,7 +69,10 @@ def test_a_warning_shown_on_one_page_is_shown_on_the_next_too(tmp_path):
     (tmp_path / "warner.py").write_text(
         "import warnings\n\ndef odd():\n    warnings.warn('something odd', UserWarning)\n")
     page = _notebook(tmp_path / "page.ipynb", "import warner\nwarner.odd()")
-    with NotebookSession(tmp_path) as session:
+    import os  # the kernel's own folder is never on its import path: the module is given
+
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    with NotebookSession(tmp_path, env={"PYTHONPATH": path}) as session:
         for name in ("a", "b"):
             session.execute(page, tmp_path / f"{name}.ipynb", {})
     for name in ("a", "b"):

@@ -335,7 +335,8 @@ def node_states(
     the current time) ends the window; ``expected`` lists nodes that should have run every
     configuration of their GPU (one never seen: every configuration). ``attrs`` holds
     ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
-    ``unplaced`` (runs left out: no node known, :func:`node_names`)."""
+    ``unplaced`` (runs left out: no node known, :func:`node_names`) and ``future`` (runs left
+    out: dated more than :data:`FUTURE_TOLERANCE` after ``now``)."""
     from benchlib.analysis.fleet_health import node_states as real
 
     return real(
