@@ -66,12 +66,13 @@ def _zombie(pid: int) -> bool:
 def test_a_warning_shown_on_one_page_is_shown_on_the_next_too(tmp_path):
     """Python shows a warning once per line and module; the modules outlive a page, so without
     the reset a second page would silently lose the warning the first one showed."""
-    (tmp_path / "warner.py").write_text(
-        "import warnings\n\ndef odd():\n    warnings.warn('something odd', UserWarning)\n")
-    page = _notebook(tmp_path / "page.ipynb", "import warner\nwarner.odd()")
     import os  # the kernel's own folder is never on its import path: the module is given
 
-    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "warner.py").write_text(
+        "import warnings\n\ndef odd():\n    warnings.warn('something odd', UserWarning)\n")
+    page = _notebook(tmp_path / "page.ipynb", "import warner\nwarner.odd()")
+    path = os.pathsep.join(filter(None, [str(tmp_path / "lib"), os.environ.get("PYTHONPATH")]))
     with NotebookSession(tmp_path, env={"PYTHONPATH": path}) as session:
         for name in ("a", "b"):
             session.execute(page, tmp_path / f"{name}.ipynb", {})
