@@ -53,11 +53,11 @@ def test_energy_efficiency_zero_is_unknown_and_a_huge_one_stays_short():
 
 @pytest.mark.slow  # starts a kernel
 def test_a_kernel_never_imports_python_from_its_campaign_folder(tmp_path):
-    """`benchlib report` and the sweep's points start kernels in the campaign folder, which is
-    shared and copied between people: a pandas.py there is not imported in place of pandas."""
+    """`benchlib report` starts its kernels in the campaign folder, which is shared and copied
+    between people: a pandas.py there is not imported in place of pandas."""
     import nbformat
 
-    from benchlib.execute.notebook_run import execute_notebook
+    from benchlib.execute.notebook_run import NotebookSession
 
     folder = tmp_path / "campaign"
     folder.mkdir()
@@ -68,7 +68,8 @@ def test_a_kernel_never_imports_python_from_its_campaign_folder(tmp_path):
                                        "language": "python"}
     source = tmp_path / "n.ipynb"
     nbformat.write(notebook, str(source))
-    execute_notebook(source, tmp_path / "out.ipynb", {}, kernel_dir=folder)
+    with NotebookSession(folder) as session:
+        session.execute(source, tmp_path / "out.ipynb", {})
     assert not marker.exists()
 
 

@@ -32,8 +32,9 @@ from papermill.iorw import LocalHandler, papermill_io
 from benchlib.records.hand_run import RUNNER_ENV
 
 #: Python and IPython leave the kernel's working folder off the import path (``sys.flags
-#: .safe_path``): a kernel works in a campaign folder, which is shared and copied between people,
-#: and a ``pandas.py`` there must not be imported in place of pandas.
+#: .safe_path``): a session's kernel works in a campaign folder (a report's summaries), which is
+#: shared and copied between people, and a ``pandas.py`` there must not be imported in place of
+#: pandas. (A sweep's points work in the folder the sweep was started from, the user's own.)
 SAFE_PATH = {"PYTHONSAFEPATH": "1"}
 
 
@@ -58,10 +59,9 @@ class LocalKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw: Any) -> Any:
         """The kernel's environment is this process's plus :data:`RUNNER_ENV` (the runner saves
-        each point's record, so the notebook does not save its own), :attr:`extra_env` and
-        :data:`SAFE_PATH`; this process's own environment is left as it is."""
-        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1", **self.extra_env,
-                     **SAFE_PATH}
+        each point's record, so the notebook does not save its own) and :attr:`extra_env`;
+        this process's own environment is left as it is."""
+        kw["env"] = {**kw.get("env", os.environ), RUNNER_ENV: "1", **self.extra_env}
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:
@@ -196,7 +196,7 @@ class NotebookSession:
 
     def __init__(self, kernel_dir: Path, env: Mapping[str, str] | None = None) -> None:
         self.kernel_dir = Path(kernel_dir).absolute()
-        self._manager_class = _manager_class(env, SessionKernelManager)
+        self._manager_class = _manager_class({**(env or {}), **SAFE_PATH}, SessionKernelManager)
         self._manager: SessionKernelManager | None = None
         self.kernels_started = 0  #: how many kernels this session has started
 
