@@ -312,7 +312,7 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     sources = records["source"].dropna().astype(str) if "source" in records else pd.Series(dtype=str)
     stems = sources.map(lambda s: Path(s).stem)
     shared = set(stems.index[stems.duplicated(keep=False)])  # rows whose notebooks share a name
-    out = []
+    out, noted = [], False  # what "unknown" means: said under the first table that shows it
     benchmark = records["benchmark"].fillna("(failed before it started)").astype(str)
     for name, rows in records.groupby(benchmark, sort=True):
         rows = rows.sort_values([c for c in ("model", "num_devices", "batch_size") if c in rows],
@@ -346,8 +346,9 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
                                       if per_joule else []),
                                     *(formatting.formatter(c)(row.get(c)) for c in shown)]})
         caption = (f"{len(rows)} {name} run{'' if len(rows) == 1 else 's'}; – = not recorded for "
-                   "that run" + (f"; {energy.UNKNOWN_NOTE}" if per_joule else "") +
+                   "that run" + (f"; {energy.UNKNOWN_NOTE}" if per_joule and not noted else "") +
                    ". Each run links to its page.")
+        noted = noted or bool(per_joule)
         out.append(Markup(render_template("runs.html.j2", name=name, caption=caption, head=head,
                                  numeric=numeric, rows=body)))
     return Markup("").join(out)
