@@ -229,7 +229,8 @@ def test_allreduce_probe_on_two_ranks():
     np.testing.assert_allclose(table["algbw_GBps"], table["size_bytes"] / table["time_us"] / 1e3)
     np.testing.assert_allclose(table["busbw_GBps"], table["algbw_GBps"])  # 2(n-1)/n = 1 for n=2
     record = make_record(config, result)
-    assert record["throughput"] == table["busbw_GBps"].max() and record["num_devices"] == 2
+    plateau = table.sort_values("size_bytes")["busbw_GBps"].tail(4).median()  # the 4 largest
+    assert record["throughput"] == plateau and record["num_devices"] == 2
     curves = allreduce_curves(pd.DataFrame([record]))
     assert curves["size_bytes"].tolist() == table["size_bytes"].tolist()
 

@@ -291,7 +291,9 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
     assert frame.loc["train", "telemetry"].startswith("unavailable: no CUDA device")
     assert frame.loc["probe_node", "matmul_tflops_fp32"] > 0
     judged = verdicts(load(outputs / "node-test"))
-    assert len(judged) == 1 and judged["verdict"].iloc[0] in ("compute-bound", "data-bound")
+    # on a loaded machine the run is contended: then no bottleneck is named, as it should be
+    assert len(judged) == 1 and judged["verdict"].iloc[0] in ("compute-bound", "data-bound",
+                                                              "contended")
     assert judged["achievable_source"].iloc[0] == "probe fp32 matmul, best of a sweep of shapes"
     assert judged["peak_source"].iloc[0] == ""  # a CPU: no datasheet
     report = build_report(outputs / "node-test", summaries=("summary_node",), progress=False)
