@@ -199,3 +199,24 @@ def test_a_bad_value_is_named_with_the_file_it_came_from(tmp_path):
 def test_json_kinds_are_said_in_json_words():
     assert [values.json_kind(v) for v in (None, True, [1], {}, "x", 2.5)] == [
         "JSON null", "JSON true", "a JSON list", "a JSON object", "a JSON string", "a JSON number"]
+
+
+def test_a_wide_table_fits_the_terminal_figures_first_text_wrapped_under_itself():
+    """What `compare` and `fleet` print through: at 100 columns every line fits, the figures
+    come first, what every row shares is said once above, a long label wraps under its start."""
+    import pandas as pd
+
+    from benchlib.cli.base import fit, fold_constant, shared_parts
+
+    labels = [f"num_devices=1, benchmark=train, model=resnet18, dataset=real, batch_size={b}, "
+              "data_path=/scratch/imagenet/train, data_source=disk, synthetic_kind=device, "
+              "precision=fp32" for b in (16, 32)]
+    kept, common = shared_parts(labels)
+    assert kept == ["batch_size=16", "batch_size=32"] and "model=resnet18" in common
+    frame = pd.DataFrame({"base": [100.0, 200.0], "verdict": ["unknown", "unknown"],
+                          "configuration": [labels[0], labels[1]]})
+    frame, said = fold_constant(frame, ["verdict"])
+    assert said == ["verdict (every row): unknown"] and "verdict" not in frame
+    text = fit(frame, "configuration", columns=60)
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert text.splitlines()[1].lstrip().startswith("100.0")

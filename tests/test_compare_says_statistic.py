@@ -22,5 +22,5 @@ def test_compare_names_the_geometric_mean_of_speed_and_energy(tmp_path, capsys) 
     _campaign(tmp_path, "base", [10.2, 26.3])
     _campaign(tmp_path, "new", [20.4, 27.8])
     main(["compare", str(tmp_path / "base"), str(tmp_path / "new")])
-    said = capsys.readouterr().out
+    said = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal's width
     assert said.count("base, new: geometric mean of each side's runs") == 2, said

@@ -231,14 +231,16 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     done = _benchlib("fleet", "outputs/nightly", "--drain-list", "--junit", "fleet.xml",
                      "--expect", "node00,node42", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
-    out = done.stdout
+    prose = [line for line in done.stdout.splitlines() if not line.startswith("scontrol ")]
+    assert max(map(len, prose)) <= 100  # fits a 100-column terminal (commands stay whole)
+    out = " ".join(done.stdout.split())  # wrapped lines read as one
     assert "validity window 7 days" in out and "baselines: the median of the healthy" in out
     assert ("FAILED node05: train resnet50 batch_size=256 precision=amp_bf16: latest run failed: "
             "RuntimeError: CUDA error") in out
     assert "SLOW node03: train resnet50 batch_size=256 precision=amp_bf16: 0.8" in out
     assert "STALE node06" in out and "MISSING node07" in out and "MISSING node42" in out
     assert "UNKNOWN node04" in out and "throttled, left out" in out
-    drains = [line for line in out.splitlines() if line.startswith("scontrol ")]
+    drains = [line for line in done.stdout.splitlines() if line.startswith("scontrol ")]
     assert [line.split()[2] for line in drains] == ["nodename=node05", "nodename=node03"]
     cases = ET.parse(tmp_path / "fleet.xml").getroot().find("testsuite")
     assert cases.get("failures") == "2" and int(cases.get("skipped")) >= 4
@@ -249,7 +251,7 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     from_db = _benchlib("fleet", "--db", "catalog.sqlite", "--expect", "node00,node42",
                         cwd=tmp_path)                    # the catalog: the same verdicts
     assert from_db.returncode == 1, from_db.stderr
-    states = [line for line in out.splitlines() if line.split(" ")[0] in ("FAILED", "SLOW")]
+    states = [line for line in done.stdout.splitlines() if line.split(" ")[0] in ("FAILED", "SLOW")]
     assert states and all(line in from_db.stdout for line in states)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCHLIB_DB": "catalog.sqlite"}
     configured = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "fleet"],

@@ -357,10 +357,22 @@ def baselines(states: pd.DataFrame) -> pd.DataFrame:
     return states.attrs.get("baselines", pd.DataFrame())
 
 
+def _reasons(rows: pd.DataFrame) -> str:
+    """The reasons of ``rows`` (one node's configurations in one state), each said once: a
+    configuration's own (``train ...: 0.85x ...``), or how many share it (``14 configurations:
+    no baseline ...``), never the same reason once per configuration."""
+    parts = []
+    for reason, configurations in rows.groupby("reason", sort=False)["configuration"]:
+        named = list(configurations)
+        parts.append(f"{named[0]}: {reason}" if len(named) == 1
+                     else f"{len(named)} configurations: {reason}")
+    return "; ".join(parts)
+
+
 def node_summary(states: pd.DataFrame) -> pd.DataFrame:
     """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
     its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
-    its most severe state, one configuration each)."""
+    its most severe state, each reason once: :func:`_reasons`)."""
     if states.empty:
         return pd.DataFrame(columns=["node", "gpu", "state", "configurations", "reason"])
     order = {s: i for i, s in enumerate(SEVERITY)}
@@ -372,8 +384,7 @@ def node_summary(states: pd.DataFrame) -> pd.DataFrame:
                      "state": worst,
                      "configurations": ", ".join(f"{counts[s]} {s}" for s in SEVERITY
                                                  if s in counts),
-                     "reason": "; ".join(f"{r.configuration}: {r.reason}" for r in
-                                         group[group["state"] == worst].itertuples())})
+                     "reason": _reasons(group[group["state"] == worst])})
     table = pd.DataFrame(rows)
     return table.sort_values("state", key=lambda c: c.map(order), kind="stable") \
         .reset_index(drop=True)

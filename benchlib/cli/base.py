@@ -1,13 +1,21 @@
 """The base of every ``benchlib`` command (asv's shape): a :class:`Command` adds its own parser
 to the command's subparsers (:meth:`Command.setup_arguments`) and runs what was asked
 (:meth:`Command.run`). Command modules import nothing heavy until they run, so that ``benchlib
---help`` stays fast."""
+--help`` stays fast. Also what every command prints through: :func:`show`, and tables that fit
+the terminal (:func:`show_table`: the figures first, the long text column last, wrapped under
+itself, what every row shares said once above)."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
-from typing import ClassVar
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Command:
@@ -45,3 +53,81 @@ def show(text: str) -> None:
     """Print record text; what the output's encoding cannot hold (a lone surrogate) as ``?``."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"))
+
+
+
+
+#: Where no terminal says (a pipe, a file), the width output is fitted to.
+DEFAULT_WIDTH = 100
+#: The narrowest a wrapped text column gets, however wide the figures are.
+MIN_TEXT = 30
+
+
+def width() -> int:
+    """The terminal's columns (``$COLUMNS`` first), else :data:`DEFAULT_WIDTH`."""
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def shared_parts(labels: Sequence[str], separator: str = ", ") -> tuple[list[str], list[str]]:
+    """``labels`` (``key=value, key=value`` text) without the parts every label has, and those
+    parts in order: ``num_devices=1, unit=images/s`` said once, not on every row."""
+    split = [str(label).split(separator) for label in labels]
+    if len(split) < 2:
+        return [str(label) for label in labels], []
+    common = [part for part in split[0] if all(part in parts for parts in split[1:])]
+    kept = [separator.join(p for p in parts if p not in common) or "(all alike)" for parts in split]
+    return kept, common
+
+
+def fold_constant(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` without those of ``columns`` that hold one value in every row, and a line for
+    each (``interval: one run each: ...``), said once instead of on every row."""
+    said, dropped = [], []
+    for column in columns:
+        if column in frame and len(frame) > 1 and frame[column].astype(str).nunique() == 1:
+            value = str(frame[column].iloc[0])
+            if value not in ("", "nan", "None"):
+                said.append(f"{column.replace('_', ' ')} (every row): {value}")
+            dropped.append(column)
+    return frame.drop(columns=dropped), said
+
+
+def fit(frame: pd.DataFrame, text: str, formatters: dict | None = None,
+        columns: int | None = None) -> str:
+    """``frame`` as text within ``columns`` (default: :func:`width`): its other columns first as
+    pandas prints them, then column ``text`` left-aligned, each cell wrapped under its start."""
+    columns = columns or width()
+    if text not in frame or frame.empty:
+        return frame.to_string(index=False, na_rep="", formatters=formatters)
+    figures = frame.drop(columns=[text])
+    lines = (figures.to_string(index=False, na_rep="", formatters=formatters).splitlines()
+             if len(figures.columns) else [""] * (len(frame) + 1))
+    head, rows = lines[0], lines[1:]
+    indent = max(len(line) for line in lines) + 2
+    room = max(MIN_TEXT, columns - indent)
+    out = [head.ljust(indent) + text]
+    for line, cell in zip(rows, frame[text], strict=True):
+        wrapped = textwrap.wrap(str(cell), room, break_on_hyphens=False) or [""]
+        out.append(line.ljust(indent) + wrapped[0])
+        out += [" " * indent + more for more in wrapped[1:]]
+    return "\n".join(out)
+
+
+def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
+    """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented."""
+    return textwrap.fill(line, columns or width(), subsequent_indent=indent,
+                         break_on_hyphens=False)
+
+
+def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
+               formatters: dict | None = None, separator: str = ", ") -> None:
+    """Print ``frame`` fitted to the terminal: the columns of ``fold`` holding one value said
+    once above, the parts of column ``text`` every row shares said once, then :func:`fit`."""
+    frame, said = fold_constant(frame, fold)
+    if text in frame:
+        labels, common = shared_parts(frame[text].astype(str).tolist(), separator)
+        frame = frame.assign(**{text: labels})
+        said += [f"every {text}: " + separator.join(common)] if common else []
+    for line in said:
+        show(wrapped(line))
+    show(fit(frame, text, formatters))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, show_table, wrapped
 from benchlib.errors import InputError
 
 
@@ -88,21 +88,20 @@ class Compare(Command):
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                              "base_runs", "new_runs", "flags", "interval") if c in compared]
         from benchlib import formatting  # speeds and ratios stated as the report states them
-
         readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
                     **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
-        print(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % interval "
-              "(the interval column says how it was made); a within-run interval never decides")
-        with pd.option_context("display.width", 250, "display.max_colwidth", 160):
-            show(compared[shown].to_string(index=False, na_rep="", formatters=readable))
+        show(wrapped(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % "
+                     "interval (the interval column says how it was made); a within-run "
+                     "interval never decides", indent=""))
+        show_table(compared[[*shown[1:], shown[0]]], "configuration", formatters=readable,
+                   fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
         for line in regression.summary(compared, args.threshold):
-            show(line)
+            show(wrapped(line, indent="    "))
         show_energy(base, new, args.threshold)
         if args.junit:
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
-
 
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
@@ -133,17 +132,18 @@ def show_energy(base: object, new: object, threshold: float) -> None:
     if compared.empty:
         return
     unit = energy.frame_unit(comparisons.benchmarks(new)) or "samples/J"  # type: ignore[arg-type]
-    print(f"\nNEW / BASE energy efficiency ({unit}) per configuration; base, new: {GEOMEAN}; "
-          "low-high: 95 % interval from the repeats, as for speed; unknown: energy not measured "
-          "(the reason says where)")
+    show("\n" + wrapped(f"NEW / BASE energy efficiency ({unit}) per configuration; base, new: "
+                         f"{GEOMEAN}; low-high: 95 % interval from the repeats, as for speed; "
+                         "unknown: energy not measured (the reason says where)", indent=""))
     shown = compared.assign(
         base=compared["base"].map(lambda v: energy.said(v, unit)),
         new=compared["new"].map(lambda v: energy.said(v, unit)),
         ratio=compared["ratio"].map(lambda v: energy.UNKNOWN if pd.isna(v) else f"{v:.2f}"),
         **{end: compared[end].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
            for end in ("low", "high")})
-    columns = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
-                           "reason") if c in shown]
-    with pd.option_context("display.width", 200, "display.max_rows", 1000,
-                           "display.max_colwidth", 70):
-        show(shown[columns].to_string(index=False, na_rep=""))
+    if compared["ratio"].isna().all():  # nothing measured: one line, not a row of unknowns each
+        reasons = sorted(set(compared.get("reason", pd.Series(dtype=str)).dropna().astype(str)))
+        return show(wrapped(f"unknown for all {len(compared)} configurations"
+                            + (f": {reasons[0]}" if len(reasons) == 1 else "")))
+    keep = ["base", "new", "ratio", "low", "high", "verdict", "configuration"]
+    show_table(shown[[c for c in keep if c in shown]], "configuration")

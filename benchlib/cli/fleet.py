@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, show_table, wrapped
 from benchlib.errors import InputError
 
 #: The longest validity window ``--window`` takes (ten years).
@@ -91,17 +91,18 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
 
     attrs = states.attrs
     start = attrs["now"] - pd.Timedelta(days=attrs["window_days"])
-    print(f"fleet health at {attrs['now']:%Y-%m-%d %H:%M} UTC; validity window "
-          f"{attrs['window_days']:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
-          f"whole 95 % interval more than {attrs['threshold'] * 100:g} % below the baseline")
+    show(wrapped(f"fleet health at {attrs['now']:%Y-%m-%d %H:%M} UTC; validity window "
+                 f"{attrs['window_days']:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
+                 f"whole 95 % interval more than {attrs['threshold'] * 100:g} % below the "
+                 "baseline", indent=""))
     table = fleet_health.baselines(states)
     if len(table):
         shown = table.assign(baseline=table["baseline"].map(
             lambda v: "none" if pd.isna(v) else formatting.number(v)))
         print(f"\nbaselines: the median of the healthy nodes' recent runs "
               f"({fleet_health.MIN_BASELINE_NODES} healthy nodes needed)")
-        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-            show(shown.to_string(index=False))
+        show_table(shown[[*(c for c in shown if c != "configuration"), "configuration"]],
+                   "configuration", separator=" ", fold=("gpu", "baseline", "healthy_nodes", "nodes"))
     print()
     with pd.option_context("display.width", 200, "display.max_rows", 10_000,
                            "display.max_colwidth", 60):
@@ -114,4 +115,4 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
     for line in fleet_actions.problem_lines(summary):
-        show(line)
+        show(wrapped(line, indent="    "))
