@@ -133,3 +133,17 @@ def test_ten_iterations_give_an_interval_that_brackets_the_throughput():
                        per_iteration=pd.DataFrame({"iteration": seconds}))
     interval = throughput_interval(result)
     assert interval["throughput_low"] < result.throughput < interval["throughput_high"]
+
+
+def test_a_relative_folder_from_a_notebook_folder_says_where_it_is(tmp_path, monkeypatch):
+    """`benchlib.load("outputs/demo")` typed in a notebook of notebooks/: the error says where it
+    looked and the path that works."""
+    import pytest
+
+    from benchlib.records.results import load
+
+    (tmp_path / "outputs" / "demo").mkdir(parents=True)
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    with pytest.raises(FileNotFoundError, match=r"it is at '\.\./outputs/demo': give that"):
+        load("outputs/demo")

@@ -354,7 +354,7 @@ def node_states(
 def node_summary(states: pd.DataFrame) -> pd.DataFrame:
     """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
     its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
-    its most severe state, one configuration each)."""
+    its most severe state, each reason once: :func:`_reasons`)."""
     from benchlib.analysis.fleet_health import node_summary as real
 
     return real(states=states)

@@ -228,6 +228,21 @@ def _linked(notebook: Path) -> list[Skipped]:
     return links
 
 
+def _not_found(root: Path) -> str:
+    """Why ``root`` cannot be read, and where it is when it lies beside a parent folder (a
+    notebook in ``notebooks/`` typing ``outputs/demo``)."""
+    here = Path.cwd()
+    said = f"results path {str(root)!r} does not exist"
+    if root.is_absolute():
+        return said
+    for depth, parent in enumerate(here.parents, start=1):
+        if (parent / root).exists():
+            found = Path(*([".."] * depth), root)
+            return (f"{said} here ({here}); it is at {str(found)!r}: give that, or an "
+                    "absolute path")
+    return f"{said} (relative to {here})"
+
+
 def scan(path: str | Path, strict: bool = False) -> Scan:
     """Every record under ``path`` (a folder or one notebook), and the files left out.
 
@@ -242,7 +257,7 @@ def scan(path: str | Path, strict: bool = False) -> Scan:
                                 "(outputs/<campaign>), outputs/ or one notebook")
     root = Path(path)
     if not root.exists():
-        raise FileNotFoundError(f"results path {str(root)!r} does not exist")
+        raise FileNotFoundError(_not_found(root))
     walked = not root.is_file()  # found in a folder, not named by the user
     rows, sources, skipped = _Rows(), [], []
     for notebook in candidates(root) if walked else [root]:
