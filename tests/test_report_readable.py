@@ -210,3 +210,24 @@ def test_the_index_scaling_line_flags_a_disturbed_run_behind_it(tmp_path):
     (line,) = index_page.scaling(df, {})
     name = df.loc[noisy[0], "source"].rsplit("/", 1)[-1].removesuffix(".ipynb")
     assert line.endswith(f'<span class="flag">⚠ contended</span> ({name})</li>')
+
+
+def test_a_run_page_shows_the_configuration_table_not_its_thirty_lines_of_code(tmp_path):
+    """The benchmark notebooks tag their configuration cell `hide-input`: the run page keeps
+    the table it prints and leaves out the `name=name,` lines (the lead shows the parameters)."""
+    import nbformat
+
+    from benchlib.publish.report.export import HIDE_INPUT, export_html
+
+    source = nbformat.read("notebooks/train.ipynb", as_version=4)
+    tagged = [c for c in source.cells if HIDE_INPUT in (c.metadata.get("tags") or [])]
+    assert len(tagged) == 1 and tagged[0].source.startswith("config = ClassificationConfig(")
+    cell = nbformat.v4.new_code_cell(tagged[0].source, metadata={"tags": [HIDE_INPUT]})
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<table><tr>"
+                                           "<td>batch_size</td><td>32</td></tr></table>"})]
+    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_code_cell("x = 1")])
+    nb.metadata["language_info"] = {"name": "python"}
+    path = tmp_path / "run.ipynb"
+    nbformat.write(nb, str(path))
+    page = export_html(path, tmp_path / "run.html", include_code=True).read_text()
+    assert "ClassificationConfig" not in page and "batch_size" in page and "x" in page

@@ -32,6 +32,7 @@ from benchlib.publish.benchmark_notebook import layouts, run, views
 from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import common
 from benchlib.publish.pages.catalog import SUMMARY_PAGES
+from benchlib.publish.report.export import HIDE_INPUT
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every summary notebook's cells: the PAGE of the module each entry of the catalog names.
@@ -102,7 +103,9 @@ def build(benchmark: str) -> nbformat.NotebookNode:
         _values_cell({n: getattr(defaults, n) for n in names}, comments),
         new_code_cell(_imports([show, *after], class_name)),
         new_markdown_cell(heading),
-        new_code_cell("\n".join([f"config = {class_name}(", *arguments, ")", show.source()])),
+        # the run page shows the table this cell prints, not its lines of `name=name,`
+        new_code_cell("\n".join([f"config = {class_name}(", *arguments, ")", show.source()]),
+                      metadata={"tags": [HIDE_INPUT]}),
         *_cells(after),
     ]
     return _finish(cells, {"kind": "benchmark", "benchmark": entry.benchmark})

@@ -289,6 +289,11 @@ def _outputs(outputs: list) -> tuple[Output, ...]:
         if isinstance(item, tuple) else item for item in shown if item is not None)
 
 
+#: The cell tag (Jupyter Book's) whose code a page leaves out, its outputs kept: a benchmark
+#: notebook's configuration cell (its table shows what its 30 lines of ``name=name,`` say).
+HIDE_INPUT = "hide-input"
+
+
 def _cells(nb: NotebookNode, include_code: bool) -> list[Cell]:
     language = nb["metadata"]["language_info"]["name"]
     cells = []
@@ -301,7 +306,8 @@ def _cells(nb: NotebookNode, include_code: bool) -> list[Cell]:
             if str(cell.get("metadata", {}).get("raw_mimetype", "")).lower() in ("", "text/html"):
                 cells.append(Cell("RawCell", Markup(sanitize_html(source)), ()))
         elif kind == "code":
-            shown = _code(source, language) if include_code else None
+            hidden = HIDE_INPUT in (cell.get("metadata", {}).get("tags") or [])
+            shown = _code(source, language) if include_code and not hidden else None
             outputs = _outputs(cell.get("outputs", []))
             if shown is not None or outputs:
                 cells.append(Cell("CodeCell", shown, outputs))
