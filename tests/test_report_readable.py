@@ -231,3 +231,15 @@ def test_a_run_page_shows_the_configuration_table_not_its_thirty_lines_of_code(t
     nbformat.write(nb, str(path))
     page = export_html(path, tmp_path / "run.html", include_code=True).read_text()
     assert "ClassificationConfig" not in page and "batch_size" in page and "x" in page
+
+
+def test_the_results_come_right_after_the_settings_that_name_a_row():
+    """At 390 px a reader sees the first columns: the value, ratio, verdict and flags come right
+    after the benchmark and model, the other settings after them."""
+    frame = pd.DataFrame({"benchmark": ["train", "train"], "model": ["a", "b"],
+                          "batch_size": [16, 32], "data_path": ["x", "y"], "num_workers": [1, 2],
+                          "throughput": [10.0, 20.0], "flags": ["", "noisy"]})
+    shown = present.table(frame, "Runs")
+    columns = list(shown.cells.columns)
+    assert columns.index("throughput") < columns.index("batch size")
+    assert columns[0] == "model" and columns.index("flags") < columns.index("batch size")

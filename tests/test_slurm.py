@@ -372,7 +372,7 @@ def _node_cpus(partition: str) -> int:
     return max(int(n.rstrip("+")) for n in out.stdout.split())
 
 
-def _left_the_queue(name: str, limit_s: float = 60.0) -> bool:
+def _left_the_queue(name: str, limit_s: float = 180.0) -> bool:
     """Whether the jobs called ``name`` leave squeue within ``limit_s``: scancel returns
     before slurmctld has taken a cancelled job out of its list (slower on a loaded machine)."""
     deadline = time.monotonic() + limit_s

@@ -83,6 +83,17 @@ def describe_constant(frame: pd.DataFrame, columns: Iterable[str]) -> str:
     return ", ".join(parts)
 
 
+def results_first(frame: pd.DataFrame, shown: Sequence[str], keep: Sequence[str] = ()) -> list[str]:
+    """``shown`` with the results (speed, ratio, verdict, flags: every column that is not a
+    setting) right after the settings that name the row (:data:`NAMED_IN_ROW`, else the first),
+    the other settings after them: on a phone the values are in the first view."""
+    settings = set(config_columns(frame)) - set(keep)
+    named = ([c for c in shown if c in settings and c in NAMED_IN_ROW]
+             or [c for c in shown if c in settings][:1])
+    return [*named, *(c for c in shown if c not in settings),
+            *(c for c in shown if c in settings and c not in named)]
+
+
 def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
           drop: Sequence[str] = (), missing_reason: str = "not recorded for that run",
           max_columns: int = 11, labels: Mapping[str, str] | None = None,
@@ -109,6 +120,7 @@ def table(frame: pd.DataFrame, caption: str, *, keep: Sequence[str] = (),
         constant = [c for c in constant if c != "unit"]
     if not shown:
         shown = list(frame.columns[:1])
+    shown = results_first(frame, shown, keep)
     numeric = [c for c in shown if pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])
                and c not in IDENTIFIERS]
