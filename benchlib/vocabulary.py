@@ -21,6 +21,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
+#: The smallest change in speed that counts (5 %): compare's regressions, history's change
+#: points, fleet's slow nodes, the report's comparisons. One figure, here.
+DEFAULT_THRESHOLD = 0.05
+
 
 class RecordStatus(StrEnum):
     """A result record's ``status``."""

@@ -28,6 +28,7 @@ from benchlib.kinds import is_probe
 from benchlib.measure.timing import PHASES
 from benchlib.records import flags
 from benchlib.records.run_table import ScalingTable
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
 def _groups(df: pd.DataFrame, by: Sequence[str]):
@@ -349,7 +350,7 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
 
 
 def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
-            threshold: float = 0.05) -> pd.DataFrame:
+            threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """Campaigns of each configuration over time with regressions against the previous one
     marked: see :func:`benchlib.analysis.regression.history`."""
     from benchlib.analysis.regression import history as campaign_history

@@ -9,6 +9,7 @@ import pandas as pd
 
 from benchlib import formatting
 from benchlib.kinds import kind_named
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 COLUMN = "samples_per_joule"
 UNKNOWN = formatting.UNKNOWN
@@ -66,7 +67,7 @@ def said(value: object, unit: str | None) -> str:
     return f"{formatting.number(float(value))} {unit}"  # type: ignore[arg-type]
 
 
-def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05) -> pd.DataFrame:
+def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """Energy efficiency NEW against BASE per configuration: :func:`benchlib.analysis.regression.compare`
     of ``samples_per_joule`` (the same pairing, ratio of geometric means and Welch t interval
     over each side's repeats as the speed's). A configuration whose energy was not measured on

@@ -62,9 +62,7 @@ from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
 from benchlib.formatting import literal
 from benchlib.records import flags
-from benchlib.vocabulary import CompareVerdict, JUnitOutcome
-
-DEFAULT_THRESHOLD = 0.05
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict, JUnitOutcome
 
 
 def higher_is_better(metric: str) -> bool:

@@ -7,12 +7,12 @@ import os
 
 from benchlib.cli.base import Command, show, show_table, wrapped
 from benchlib.errors import InputError
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
 class Compare(Command):
     name = "compare"
-    help = ("NEW against BASE per configuration (exit 1 on a significant regression beyond the "
-            "threshold)")
+    help = "NEW against BASE per configuration (exit 1 on a significant regression)"
     description = ("Pairs runs by configuration; NEW's speed relative to BASE with a 95 % "
                    "interval in which the campaign is the unit of noise: its noise between "
                    "campaigns from the catalog (--db, $BENCHLIB_DB; benchlib calibrate), else a "
@@ -44,8 +44,8 @@ class Compare(Command):
         parser.add_argument("--new", dest="new_selection", metavar="SELECTION",
                             help="the records to judge, as --base")
         add_db_argument(parser, "the catalog --base and --new select from")
-        parser.add_argument("--threshold", type=float, default=0.05,
-                            help="smallest slowdown that counts as a regression (default 0.05)")
+        parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                            help=f"smallest slowdown counted as a regression (default {DEFAULT_THRESHOLD})")
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column compared (default throughput; "
                                  "time_* columns count lower as better)")

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from benchlib.cli.base import Command, show
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
 class History(Command):
@@ -47,9 +48,9 @@ class History(Command):
                                  "--where gpu=H100 --where batch_size=64")
         parser.add_argument("--since", metavar="DATE",
                             help="only runs started from DATE (ISO 8601, UTC)")
-        parser.add_argument("--threshold", type=float, default=0.05,
+        parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                             help="smallest change listed, and the slowdown a regression must "
-                                 "clear (default 0.05, as benchlib compare)")
+                                 f"clear (default {DEFAULT_THRESHOLD}, as benchlib compare)")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     @classmethod

@@ -9,6 +9,7 @@ import pandas as pd
 
 from benchlib.analysis import comparisons
 from benchlib.publish.pages import Call, Page, compare_tables, note, plots, show, summary
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
 def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float,
@@ -47,5 +48,5 @@ PAGE = Page(
         "## Verdict per configuration",
         Call(verdicts, "df, baseline_dir, threshold, history_db"),
     ),
-    {"baseline_dir": "outputs/demo-base", "threshold": 0.05, "history_db": ""},
+    {"baseline_dir": "outputs/demo-base", "threshold": DEFAULT_THRESHOLD, "history_db": ""},
 )

@@ -9,7 +9,7 @@ from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
-from benchlib.vocabulary import CompareVerdict
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
                    CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNKNOWN: "#bab0ac",
@@ -30,7 +30,7 @@ INTERVAL_NOTE = ("95 % interval: the campaign is the unit of noise (runs of one 
                  "run's own iterations")
 
 
-def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05,
+def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
                  history_db: str | None = None) -> pd.DataFrame:
     """:func:`regression.compare` of the workload runs' throughput (probes left out: their
     figures are not throughputs), each configuration's noise between campaigns from its earlier
@@ -43,7 +43,7 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = 0.05,
 
 
 def compare_energy(base: pd.DataFrame, new: pd.DataFrame,
-                   threshold: float = 0.05) -> pd.DataFrame:
+                   threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """:func:`benchlib.analysis.energy.compare` of the workload runs: energy efficiency
     (images/J, ...) new / base per configuration, beside the speed's."""
     from benchlib.analysis import energy
@@ -71,7 +71,7 @@ def compare_headline(compared: pd.DataFrame, base: str) -> str:
     counts = compared["verdict"].value_counts()
     lines = [f"**Against {md_text(base)}**: " + ", ".join(
         f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
-    threshold = float(compared.attrs.get("threshold", 0.05))
+    threshold = float(compared.attrs.get("threshold", DEFAULT_THRESHOLD))
     labels = compare_labels(compared)
     for index, row in compared[compared["verdict"] == CompareVerdict.REGRESSION].iterrows():
         lines.append(f"- **regression** {md_text(labels[index])}: "
@@ -139,7 +139,7 @@ def compare_display(compared: pd.DataFrame, unit: str = "",
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
-    threshold = float(compared.attrs.get("threshold", 0.05))
+    threshold = float(compared.attrs.get("threshold", DEFAULT_THRESHOLD))
     caption = (f"Geometric mean {compared.attrs.get('metric', 'throughput')} of each side's runs "
                "per configuration; new / "
                f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "

@@ -10,6 +10,7 @@ import pandas as pd
 
 from benchlib.analysis import node_history, selection
 from benchlib.publish.pages import Call, Page, history_plot, note, plots, present, show, summary
+from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 #: Plots shown at most: histories with a change point first, then the others.
 MAX_PLOTS = 24
@@ -113,5 +114,5 @@ PAGE = Page(
         "## Each configuration on each node",
         Call(node_plots, "runs_over_time, table"),
     ),
-    {"history_dirs": "", "history_db": "", "threshold": 0.05},
+    {"history_dirs": "", "history_db": "", "threshold": DEFAULT_THRESHOLD},
 )
