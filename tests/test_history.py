@@ -247,6 +247,7 @@ def test_bad_input_is_exit_2_naming_the_option(tmp_path: Path, args: tuple[str, 
     assert said in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # five commands as subprocesses (12 s of the edit loop)
 def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
     _write_nights(tmp_path / "nightly", _nights(nights=16, step=8, driver_at=8))
     indexed = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "index",

@@ -197,6 +197,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow  # installs a package (23 s of the edit loop)
 def test_a_site_adds_a_kind_from_its_own_package_by_entry_point(tmp_path):
     plugin = tmp_path / "site"
     shutil.copytree(PLUGIN, plugin)  # its notebook is written into its own package's folder
