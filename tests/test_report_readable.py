@@ -243,3 +243,20 @@ def test_the_results_come_right_after_the_settings_that_name_a_row():
     columns = list(shown.cells.columns)
     assert columns.index("throughput") < columns.index("batch size")
     assert columns[0] == "model" and columns.index("flags") < columns.index("batch size")
+
+
+def test_in_a_report_each_page_names_its_flags_in_one_line_and_links_the_index(monkeypatch):
+    """The index explains every flag once; a summary page of the report says what it marks in
+    one line with the link (in JupyterLab, outside a report, the whole explanation stays)."""
+    from benchlib.publish import local_paths
+    from benchlib.publish.pages.flag_notes import INDEX_FLAGS, flag_notes
+
+    frame = pd.DataFrame({"benchmark": ["train"] * 3, "status": ["ok"] * 3,
+                          "throughput": [1.0, 2.0, 3.0], "flags": ["noisy", "", "short"],
+                          "source": ["a.ipynb", "b.ipynb", "c.ipynb"]})
+    monkeypatch.delenv(local_paths.ROOT_ENV, raising=False)
+    alone = flag_notes(frame)
+    assert "iteration times spread" in alone and "\n- " in alone
+    monkeypatch.setenv(local_paths.ROOT_ENV, "/somewhere")
+    line = flag_notes(frame)
+    assert "\n" not in line and "**noisy** 1 of 3 runs" in line and INDEX_FLAGS in line

@@ -11,6 +11,7 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis import comparisons
 from benchlib.publish.pages import Call, note, present, show, summary
+from benchlib.publish.pages.flag_notes import flag_notes
 
 #: pandas display options set to None: a table is never cut with "...".
 UNCUT = ("display.max_columns", "display.max_rows", "display.max_colwidth")
@@ -27,7 +28,7 @@ def load(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     df = summary.load_results(results_dir)
     done = comparisons.ok(df)
     note(summary.describe(df, results_dir))
-    note(summary.flag_notes(df))
+    note(flag_notes(df))
     return df, done
 
 

@@ -15,12 +15,10 @@ import pandas as pd
 from benchlib import PROJECT_ROOT, formatting, registry
 from benchlib.analysis.comparisons import (
     aggregate,
-    benchmarks,
     compare,
     config_columns,
     effect,
     ok,
-    scaling,
 )
 from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
 from benchlib.analysis.lab_units import has_lab_units
@@ -204,30 +202,6 @@ def factors_that_matter(found: list[Comparison]) -> str:
         parts.append("**No significant effect** (or too few pairs to tell):\n"
                      + "\n".join(f"- {line}" for line in others))
     return "\n\n".join(parts)
-
-
-def flag_notes(df: pd.DataFrame) -> str:
-    """Markdown opening every summary: what is flagged among the finished runs and why, in
-    words a user can act on (superlinear scaling explained by its baseline)."""
-    done = ok(df)
-    if "flags" not in done or done.empty:
-        return "**Flags**: none (no finished run)."
-    lines = flags.explain(done, run_names)
-    runs = scalable(benchmarks(done))
-    superlinear = []
-    if len(runs) and runs["num_devices"].nunique() > 1:
-        scaled = scaling(runs)
-        superlinear = flags.explain_superlinear(scaled)
-        if superlinear:
-            lines.append(f"**superlinear** ({len(superlinear)} runs): {flags.FLAGS['superlinear']}.")
-    if not lines:
-        return ("**Flags**: none. No run was contended, throttled, noisy or too short, and no "
-                "scaling was superlinear.")
-    text = "**Flagged** (marked ⚠ in the tables and plots below):\n" + "\n".join(
-        f"- {line}" for line in lines)
-    if superlinear:
-        text += "\n\n" + "\n".join(f"- {line}" for line in superlinear)
-    return text
 
 
 #: Runs a sentence names before "and N more".
