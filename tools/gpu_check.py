@@ -124,20 +124,13 @@ def reference_check(folder: Path) -> tuple[int, str]:
     return status, out.getvalue()
 
 
-def _number(value: object) -> float | None:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def datasheet_peak_tflops(device_name: str) -> float | None:
     """The GPU's fastest dense tensor rate on its datasheet (no run can exceed it)."""
+    from benchlib.records.flags import number
     from benchlib.reference import datasheet_for
 
     sheet = datasheet_for(device_name) or {}
-    rates = [_number(sheet.get(k)) for k in ("fp16_tflops", "bf16_tflops", "tf32_tflops",
+    rates = [number(sheet.get(k)) for k in ("fp16_tflops", "bf16_tflops", "tf32_tflops",
                                              "fp32_tflops")]
     rates = [r for r in rates if r]
     return max(rates) if rates else None
@@ -145,19 +138,21 @@ def datasheet_peak_tflops(device_name: str) -> float | None:
 
 def judge(frame, expected: int, outcome: Outcome) -> None:
     """Each run's assertions, into ``outcome``."""
+    from benchlib.records.flags import number
+
     if len(frame) != expected:
         outcome.failures.append(f"{len(frame)} records for {expected} points")
     for row in frame.to_dict("records"):
         name = Path(str(row.get("source", "?"))).stem
         probe = str(row.get("benchmark", "")).startswith("probe")
-        syncs = _number(row.get("result_syncs_in_timed_loop"))
-        tflops, peak = _number(row.get("achieved_tflops")), datasheet_peak_tflops(
+        syncs = number(row.get("result_syncs_in_timed_loop"))
+        tflops, peak = number(row.get("achieved_tflops")), datasheet_peak_tflops(
             str(row.get("device_name", "")))
         flags = str(row.get("flags") or "")
         problems = []
         if row.get("status") != "ok":
             problems.append(f"status {row.get('status')}: {row.get('error', '')}")
-        throughput = _number(row.get("throughput"))
+        throughput = number(row.get("throughput"))
         if throughput is None or not math.isfinite(throughput) or throughput <= 0:
             problems.append(f"throughput {row.get('throughput')!r}")
         if not probe and row.get("telemetry") != "nvml":

@@ -48,6 +48,11 @@ def scrub(text: str, root: Path) -> str:
     return text
 
 
+def builder_root() -> Path:
+    """The folder a report is being built from: where ``benchlib report`` was typed."""
+    return Path.cwd().resolve()
+
+
 def configured_root() -> Path | None:
     """The report's root in a summary kernel (:data:`ROOT_ENV`), None outside a report."""
     given = os.environ.get(ROOT_ENV)

@@ -275,7 +275,7 @@ def _summary_group(names: Sequence[str], campaign_dir: Path, building: Path,
     """Summaries ``names`` one after another in one kernel (started only if one is not
     reused); returns those executed. ``done`` is called after each page."""
     executed = []
-    with NotebookSession(campaign_dir, env={local_paths.ROOT_ENV: str(Path.cwd().resolve())}
+    with NotebookSession(campaign_dir, env={local_paths.ROOT_ENV: str(local_paths.builder_root())}
                          ) as session:
         for name in names:
             if _summary_page(name, campaign_dir, building, session, inputs, keys[name], previous):
@@ -338,13 +338,13 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
             executed = [name for name in summaries if name in ran]  # fails the build (ReportError)
     for name in executed:  # once the kernels have ended: their memory and this never meet
         copy = building / f"{name}.ipynb"  # the notebook copy names no folder of this machine
-        copy.write_text(local_paths.scrub(copy.read_text(encoding="utf-8"), Path.cwd().resolve()),
+        copy.write_text(local_paths.scrub(copy.read_text(encoding="utf-8"), local_paths.builder_root()),
                         encoding="utf-8")
         export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
                     nav=_nav(summaries, inputs, name))
     reuse.write_keys(building, keys)
     index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
-    (building / "index.html").write_text(local_paths.scrub(index, Path.cwd().resolve()),
+    (building / "index.html").write_text(local_paths.scrub(index, local_paths.builder_root()),
                                          encoding="utf-8")
 
 

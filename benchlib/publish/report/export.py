@@ -356,7 +356,7 @@ def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
     title = (f"{notebook.stem}: {heading}" if run_page and heading else heading or notebook.stem)
     page = template.render(title=title, css=css, nav=Markup(nav), lead=lead,
                            cells=_cells(nb, include_code))
-    target.write_text(local_paths.scrub(page, Path.cwd().resolve()), encoding="utf-8")
+    target.write_text(local_paths.scrub(page, local_paths.builder_root()), encoding="utf-8")
     return target
 
 
