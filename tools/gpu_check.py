@@ -96,11 +96,12 @@ def chosen(loaded: list, gpus: int) -> list[tuple[str, object]]:
 def print_plan(loaded: list, gpus: int) -> None:
     """One line per params file and per point (``gpus``: the devices this node has)."""
     total = sum(len(s.points) for _, s in chosen(loaded, gpus))
-    print(f"gpu-check: {total} points from {len(chosen(loaded, gpus))} params files into "
+    print(f"gpu-check: {total} points from {len(chosen(loaded, gpus))} of {len(loaded)} params files into "
           f"outputs/{CAMPAIGN} ({gpus} CUDA device{'s' * (gpus != 1)})")
     for name, sweep in zip(ORDER, loaded, strict=True):
         skipped = " (skipped: needs 2 or more GPUs)" if (name, sweep) not in chosen(loaded, gpus) else ""
-        print(f"  {PARAMS / name}: {len(sweep.points)} points{skipped}")
+        print(f"  {PARAMS / name}: {len(sweep.points)} point{'s' * (len(sweep.points) != 1)}"
+              f"{skipped}")
         for point in sweep.points:
             print(f"    {point.name}")
 

@@ -104,12 +104,12 @@ def fit(frame: pd.DataFrame, text: str, formatters: dict | None = None,
              if len(figures.columns) else [""] * (len(frame) + 1))
     head, rows = lines[0], lines[1:]
     indent = max(len(line) for line in lines) + 2
-    room = max(MIN_TEXT, columns - indent)
+    room = max(MIN_TEXT, columns - indent - 2)
     out = [head.ljust(indent) + text]
     for line, cell in zip(rows, frame[text], strict=True):
         wrapped = textwrap.wrap(str(cell), room, break_on_hyphens=False) or [""]
         out.append(line.ljust(indent) + wrapped[0])
-        out += [" " * indent + more for more in wrapped[1:]]
+        out += [" " * (indent + 2) + more for more in wrapped[1:]]  # set in: where a cell ends
     return "\n".join(out)
 
 

@@ -295,7 +295,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
                                   _link(pages, "summary_acceptance", "acceptance")))
         parts.append(_section("What is flagged", flagged(done, runs),
                               "Nothing: no run was contended, throttled, noisy or too short.",
-                              _link(pages, "summary_scaling", "flags explained")))
+                              None))  # explained here: the pages link to this answer
     return Markup("").join(parts)
 
 
