@@ -1,3 +1,4 @@
+import re
 import textwrap
 from pathlib import Path
 
@@ -152,7 +153,13 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys, mo
     retried = run_sweep(sweep, outputs, retry_failed=True, progress=False)
     assert [o.status for o in retried] == ["skipped", "failed"] and ran == [failed_id]
     assert "not an ImageNet-layout folder" in retried[1].error
-    forced = run_sweep(sweep, outputs, force=True, progress=False)
+    capsys.readouterr()
+    forced = run_sweep(sweep, outputs, force=True, progress=True)
     assert [o.status for o in forced] == ["done", "failed"] and ran == [failed_id, ok_id, failed_id]
+    # with progress, each point's result is on screen as it finishes, flagged where it is
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"inference-\S+: ok [\d.,]+ images/s \(.*flagged short\) in \d+ s",
+                        lines[0]), lines
+    assert "failed: " in lines[1] and "not an ImageNet-layout folder" in lines[1], lines
     assert len(load(campaign)) == 2
     assert sorted(load(campaign)["status"]) == ["failed", "ok"]

@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from benchlib import formatting
-from benchlib.errors import RecordError
 from benchlib.execute.executor import executor_for
-from benchlib.execute.sweep import PointOutcome, point_status, skip_reason
+from benchlib.execute.sweep import PointOutcome, describe_outcome, point_status, skip_reason
 from benchlib.inputs.diagnose_plan import (
     Plan,
     check_campaign,
@@ -24,24 +22,6 @@ from benchlib.inputs.diagnose_plan import (
 )
 from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.params import Point
-from benchlib.records.results import read_record
-from benchlib.vocabulary import PointState
-
-
-def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
-    """``ok 35.2 images/s (8.1 s)``, ``failed: <error>`` or ``skipped (done before)``."""
-    if outcome.status == PointState.SKIPPED:
-        return f"skipped ({outcome.error or 'done before'})"
-    if outcome.status == PointState.FAILED:
-        return f"failed: {outcome.error.splitlines()[0] if outcome.error else 'no record'}"
-    try:
-        record = read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}
-    except RecordError:
-        record = {}
-    speed = record.get("throughput")
-    shown = (f" {formatting.number(float(speed))} {record.get('unit', '')}"
-             if isinstance(speed, int | float) else "")
-    return f"ok{shown} ({outcome.seconds:.0f} s)"
 
 
 def _ran(plan_: Plan, campaign_dir: Path, point: Point) -> bool:
