@@ -218,6 +218,11 @@ def test_jupyterlab_runs_completes_and_saves_a_summary_notebook_that_stays_clean
             driver.save_screenshot(str(SHOTS / "jupyterlab-completion.png"))
             print(f"completion popup: {shown:.1f} s after Tab")
         assert items
+        # each name typed as the kernel reports it (function, module, instance), never the
+        # '<unknown>' JupyterLab shows when the kernel sends no types
+        listed = [i.text for i in css(".jp-Completer .jp-Completer-item")]
+        assert "function" in items[0] and not [t for t in listed if "unknown" in t], listed
+        assert any("module" in t and "analysis" in t for t in listed), listed
 
         # saved with the two new cells: the check names the change
         keys(Keys.ESCAPE, Keys.ESCAPE)

@@ -27,7 +27,12 @@ return {scroll: document.scrollingElement.scrollWidth, inner: window.innerWidth,
         body: parseFloat(getComputedStyle(document.body).fontSize),
         smallest: Math.min(...sizes),
         nav: nav ? Array.from(nav.querySelectorAll('a')).map(a => a.getAttribute('href')) : null,
-        ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id)};
+        ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
+        late: Array.from(document.querySelectorAll('table th')).filter(th =>
+          /^(ratio|geometric mean ratio|verdict|measured \\/ expected)/.test(
+            th.innerText.trim().replace(/\\s+/g, ' ')))
+          .filter(th => th.getBoundingClientRect().right > window.innerWidth + 1)
+          .map(th => th.innerText.replace(/\\s+/g, ' '))};
 """
 
 
@@ -86,7 +91,8 @@ def test_every_page_has_the_bar_and_names_no_folder_of_the_builder(tmp_path):
 def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
     """The full report (every summary page, the compare page, every run page) on a phone and
     on a desktop: the bar on every page with links that resolve, text of 12 px or more, no
-    sideways scrolling of the page, no path of the machine that built it; screenshots."""
+    sideways scrolling of the page, every ratio and verdict column in the first view, no path
+    of the machine that built it; screenshots."""
     index = report
     pages = _pages(index)
     summaries = {p.name for p in pages if p.name.startswith("summary_")}
@@ -107,6 +113,8 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
                 assert seen["scroll"] <= seen["inner"] + 1, (where, seen["scroll"], seen["inner"])
                 assert seen["body"] >= 12 and seen["smallest"] >= 12, (where, seen)
                 assert seen["nav"], where
+                # a ratio or verdict column is in the first view, without scrolling the table
+                assert seen["late"] == [], (where, seen["late"])
                 links = {_target(page, href)[0] for href in seen["nav"]}
                 assert all(link.is_file() for link in links), (where, seen["nav"])
                 assert {(index.parent / s).resolve() for s in summaries} <= links, where

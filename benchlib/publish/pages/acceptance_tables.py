@@ -131,8 +131,9 @@ def _bounds(low: float, high: float) -> str:
 
 
 def check_display(checked: pd.DataFrame) -> present.Table:
-    """One row per run and applying reference: run, configuration, metric, measured, expected
-    with the reference's number in the list below, bounds, measured / expected, verdict, flags."""
+    """One row per run and applying reference: run, then the answer (verdict, measured /
+    expected, flags: in the first view on a phone), measured, expected with the reference's
+    number in the list below, bounds, metric, configuration."""
     rows = checked[checked["verdict"].isin(CHECKED)]
     cells = pd.DataFrame({
         "run": rows["run"], "configuration": rows["configuration"],
@@ -150,6 +151,8 @@ def check_display(checked: pd.DataFrame) -> present.Table:
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
+    first = ["run", "verdict", "measured / expected", "flags"]
+    cells = cells[[c for c in first if c in cells] + [c for c in cells if c not in first]]
     caption = ("Each run against the most specific reference that matches it; [n] is the "
                "reference's number in the sources below, bounds are the reference's tolerance.")
     if (cells["measured"] == formatting.DASH).any():

@@ -117,8 +117,8 @@ def energy_cells(compared: pd.DataFrame, energy: pd.DataFrame | None) -> dict[st
 
 def compare_display(compared: pd.DataFrame, unit: str = "",
                     energy: pd.DataFrame | None = None) -> present.Table:
-    """Per configuration: base and new medians, NEW / BASE with its 95 % interval, verdict,
-    runs on each side, flags, and with ``energy`` (:func:`compare_energy`) the energy
+    """Per configuration: the verdict, NEW / BASE with its 95 % interval and the flags first,
+    then base and new medians, runs on each side, and with ``energy`` (:func:`compare_energy`) the energy
     efficiency new / base with its interval."""
     suffix = f" ({unit})" if unit else ""
     interval = _interval
@@ -139,6 +139,8 @@ def compare_display(compared: pd.DataFrame, unit: str = "",
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
+    first = ["configuration", "verdict", "new / base", "95 % interval", "flags"]  # a phone's view
+    cells = cells[[c for c in first if c in cells] + [c for c in cells if c not in first]]
     threshold = float(compared.attrs.get("threshold", DEFAULT_THRESHOLD))
     caption = (f"Geometric mean {compared.attrs.get('metric', 'throughput')} of each side's runs "
                "per configuration; new / "

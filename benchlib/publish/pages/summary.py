@@ -311,12 +311,14 @@ def effects_table(found: list[Comparison]) -> object:
 
 
 def pairs_table(comparison: Comparison) -> object:
-    """One comparison's pairs, one table per unit: the settings that vary, a and b with the
-    unit, their ratio."""
+    """One comparison's pairs, one table per unit: the settings that vary, the ratio, then a
+    and b with the unit."""
     from benchlib.publish.pages import present
 
     pairs = comparison.pairs.drop(columns=[c for c in comparison.pairs
                                            if c.startswith(("a_", "b_"))])
+    # the answer first: the ratio before the two speeds it divides (in view on a phone)
+    pairs = pairs[[c for c in pairs if c not in ("a", "b")] + [c for c in ("a", "b") if c in pairs]]
     units = pairs["unit"].fillna("") if "unit" in pairs else pd.Series("", index=pairs.index)
     out = present.Tables()
     for unit, rows in pairs.groupby(units, sort=True):
