@@ -80,7 +80,7 @@ def point_status(notebook: Path) -> PointState:
 
 
 def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
-    """``ok 35.2 images/s (within-run interval 34.8-35.6; flagged noisy) in 8 s``,
+    """``ok 35.2 images/s (within-run 95 % interval 34.8-35.6; flagged noisy) in 8 s``,
     ``failed: <error>`` or ``skipped (done before)``: one point's line as it finishes."""
     if outcome.status == PointState.SKIPPED:
         return f"skipped ({outcome.error or 'done before'})"
@@ -93,7 +93,7 @@ def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
     speed, low, high = (flags.number(record.get(k))
                         for k in ("throughput", "throughput_low", "throughput_high"))
     shown = f" {formatting.number(speed)} {record.get('unit', '')}" if speed is not None else ""
-    notes = ([f"within-run interval {formatting.number(low)}-{formatting.number(high)}"]
+    notes = ([f"within-run 95 % interval {formatting.number(low)}-{formatting.number(high)}"]
              if low is not None and high is not None else [])
     marked = flags.record_flags(record)
     notes += [f"flagged {', '.join(marked)}"] if marked else []
