@@ -1,7 +1,7 @@
 """``benchlib compare`` certifies only what it compared: campaigns of different benchmarks or
 units are bad input, a comparison that judged nothing cannot certify (exit 3, saying why), and
-a campaign compared with itself (the same folder, a link to it, links to its notebooks) is bad
-input; ``analysis.compare_campaigns`` gives the same outcome as the command."""
+a campaign compared with itself (the same folder, a link to it, links to its notebooks, a copy
+of its runs) is bad input; ``analysis.compare_campaigns`` gives the same outcome as the command."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def test_the_same_frame_twice_is_bad_input_from_python() -> None:
 
 
 def test_a_copy_of_a_campaign_is_compared(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """Two folders holding equal records (a copy) are two campaigns: compared as ever."""
+    """Two folders holding equal records of schema 1 (no run id) are two campaigns."""
     base = _campaign(tmp_path / "base", [1000.0, 1010.0, 990.0])
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -135,6 +135,24 @@ def test_a_copy_of_a_campaign_is_compared(tmp_path: Path, capsys: pytest.Capture
         (copy / notebook.name).write_bytes(notebook.read_bytes())
     code, out = _compare(capsys, base, copy)
     assert code == 0 and "no change" in out, out
+
+
+def test_a_copy_of_the_same_runs_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture
+                                              ) -> None:
+    """Records that carry their run's id (schema 2): a copied folder holds the same runs, and
+    comparing them would certify 'no change' from one set of runs (exit 2, saying so)."""
+    base = tmp_path / "base"
+    for repeat, speed in enumerate([1000.0, 1010.0, 990.0]):
+        write_record_notebook(base / f"r{repeat}.ipynb", {
+            **RUN, "schema_version": 2, "run_id": f"{repeat:032x}", "campaign": "base",
+            "batch_size": 32, "repeat": repeat, "throughput": speed})
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for notebook in base.glob("*.ipynb"):
+        (copy / notebook.name).write_bytes(notebook.read_bytes())
+    code, out = _compare(capsys, base, copy)
+    assert code == EXIT_BAD_INPUT and "copies of the same runs (3 of 3" in out, out
+    assert "no change" not in out
 
 
 @pytest.mark.parametrize("flag", ["", "contended"])

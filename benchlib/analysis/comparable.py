@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis.tables import config_columns
+from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
 from benchlib.vocabulary import CompareVerdict
 
@@ -98,7 +98,8 @@ def _run_files(frame: pd.DataFrame) -> dict[object, str]:
 
 
 def same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
-    """InputError when a run is on both sides (the same campaign twice)."""
+    """InputError when a run is on both sides: the same notebook files (the same campaign
+    twice) or the same ``run_id`` (a copy of a campaign)."""
     a, b = _run_files(base), _run_files(new)
     shared = sorted(b[key] for key in a.keys() & b.keys())
     if shared:
@@ -106,6 +107,15 @@ def same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
                          f"{len(a)} base and {len(b)} new notebooks are the same files, e.g. "
                          f"{shared[0]}): a campaign compared with itself certifies nothing; "
                          "give the baseline campaign and the campaign to judge")
+    ids = [set(ok(frame)["run_id"].dropna().astype(str)) if "run_id" in frame else set()
+           for frame in (base, new)]  # finished runs: a failed one's id may be made from its error
+    copied = sorted(ids[0] & ids[1])
+    if copied:
+        raise InputError(f"compare: base and new hold copies of the same runs ({len(copied)} "
+                         f"of {len(ids[0])} base and {len(ids[1])} new runs share their run_id, "
+                         f"e.g. {copied[0]}): a campaign compared with a copy of itself "
+                         "certifies nothing; give the baseline campaign and the campaign to "
+                         "judge")
 
 
 def nothing_in_common(compared: pd.DataFrame) -> str:

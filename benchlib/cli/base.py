@@ -55,8 +55,6 @@ def show(text: str) -> None:
     print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"))
 
 
-
-
 #: Where no terminal says (a pipe, a file), the width output is fitted to.
 DEFAULT_WIDTH = 100
 #: The narrowest a wrapped text column gets, however wide the figures are.
@@ -122,10 +120,15 @@ def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
 def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
                formatters: dict | None = None, separator: str = ", ") -> None:
     """Print ``frame`` fitted to the terminal: the columns of ``fold`` holding one value said
-    once above, the parts of column ``text`` every row shares said once, then :func:`fit`."""
+    once above, the parts of column ``text`` every row shares said once, paths under the
+    current folder relative to it (as the report shows them), then :func:`fit`."""
+    from benchlib.publish.local_paths import builder_root, scrub
+
     frame, said = fold_constant(frame, fold)
-    if text in frame:
-        labels, common = shared_parts(frame[text].astype(str).tolist(), separator)
+    if text in frame:  # paths under this folder as typed from it (data/demo-images)
+        here = builder_root()
+        labels, common = shared_parts([scrub(t, here) for t in frame[text].astype(str)],
+                                      separator)
         frame = frame.assign(**{text: labels})
         said += [f"every {text}: " + separator.join(common)] if common else []
     for line in said:
