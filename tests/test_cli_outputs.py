@@ -220,3 +220,18 @@ def test_a_wide_table_fits_the_terminal_figures_first_text_wrapped_under_itself(
     text = fit(frame, "configuration", columns=60)
     assert max(len(line) for line in text.splitlines()) <= 60
     assert text.splitlines()[1].lstrip().startswith("100.0")
+
+
+def test_terminal_tables_show_paths_under_the_current_folder_relative_to_it(
+        tmp_path, monkeypatch, capsys):
+    """compare's and fleet's configuration column: a data folder under the folder the command
+    was typed in reads as typed from it, never the machine's absolute path."""
+    from benchlib.cli.base import show_table
+
+    monkeypatch.chdir(tmp_path)
+    here = str(tmp_path.resolve())
+    frame = pd.DataFrame({"ratio": [1.0, 1.1], "configuration": [
+        f"batch_size=16, data_path={here}/data/imgs", f"batch_size=32, data_path={here}/data/imgs"]})
+    show_table(frame, "configuration")
+    out = capsys.readouterr().out
+    assert here not in out and "every configuration: data_path=data/imgs" in out, out
