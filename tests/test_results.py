@@ -51,7 +51,7 @@ def test_load_reads_notebooks_and_prefers_fresh_sidecars(tmp_path, record):
     write_json_atomic(tmp_path / "b.json", {**record, "batch_size": 16})
     frame = load(tmp_path)
     assert list(frame["batch_size"]) == [4, 16]  # b's sidecar is newer than b's notebook
-    assert list(frame.columns[: len(CORE_COLUMNS)]) == list(CORE_COLUMNS)
+    assert list(frame.every_column().columns[: len(CORE_COLUMNS)]) == list(CORE_COLUMNS)
     assert frame["source"].iloc[0] == str(first)
     stale = tmp_path / "b.json"
     os.utime(stale, (1, 1))  # older than its notebook: never served
@@ -147,3 +147,22 @@ def test_a_relative_folder_from_a_notebook_folder_says_where_it_is(tmp_path, mon
     monkeypatch.chdir(tmp_path / "notebooks")
     with pytest.raises(FileNotFoundError, match=r"it is at '\.\./outputs/demo': give that"):
         load("outputs/demo")
+
+
+def test_a_slice_of_the_runs_keeps_the_readable_order(tmp_path):
+    """``load(...).sort_values(...).head()``, ``.query()`` and ``analysis.scaling(df).head()``
+    are plain frames that still open with the settings that vary and the results (a frame of
+    200 columns shown by pandas: its first columns, then '...'), not ``schema_version``."""
+    from benchlib import analysis
+
+    from .fakes import campaign
+
+    df = load(campaign(tmp_path / "c"))
+    for part in (df.sort_values("throughput").head(), df.query("batch_size > 0"), df[df.index < 5]):
+        assert type(part).__name__ == "DataFrame"
+        first = list(part.columns[:12])
+        assert "throughput" in first and "flags" in first and "schema_version" not in first, first
+    scaled = analysis.scaling(df).head()
+    assert "speedup" in list(scaled.columns[:10]) and "efficiency" in list(scaled.columns[:10])
+    core = [c for c in CORE_COLUMNS if c in df]  # every column in the record's order (--csv)
+    assert list(df.every_column().columns[:len(core)]) == core

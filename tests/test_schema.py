@@ -37,7 +37,7 @@ def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
                                                  "peak_memory_bytes": 10})
     frame = results.load(tmp_path)
     assert str(frame["batch_size"].dtype) == "Int64"  # a count column
-    assert list(frame.columns[:3]) == ["schema_version", "batch_size", "throughput"]
+    assert list(frame.every_column().columns[:3]) == ["schema_version", "batch_size", "throughput"]
     table = pd.DataFrame({"model": ["a"], "throughput": [1.0], "contended": [True],
                           "contention_cpu_share": [0.3], "env_torch": ["2"], "flags": [""],
                           "my_custom_setting": ["x"], "megavoxels_per_s": [1.0]})

@@ -108,7 +108,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     df["baseline_devices"] = fewest.astype(object)
     df["baseline_key"] = keys
     df = flags.with_flags(df)
-    return ScalingTable(flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY,
+    return ScalingTable.of(flags.add_flag(df, df["efficiency"] > flags.SUPERLINEAR_EFFICIENCY,
                                    "superlinear"))
 
 

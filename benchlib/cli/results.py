@@ -41,14 +41,14 @@ class Results(Command):
         from benchlib.records.run_table import RunTable, readable
 
         check_output_file("--csv", args.csv)
-        frame = RunTable(selected(args) if args.db is not None else
+        frame = RunTable.of(selected(args) if args.db is not None else
                          narrowed_folder(args, load_records(args.path) if args.path else None))
         with pd.option_context("display.width", 200, "display.max_rows", 500,
                                "display.float_format", readable):
             show(frame.tidy().to_string(index=False))
         show(frame.note("--csv FILE writes every column"))
         if args.csv:
-            write_csv(args.csv, frame)
+            write_csv(args.csv, frame.every_column())
             print(f"wrote {len(frame)} records to {args.csv}")
         return 0
 

@@ -28,7 +28,7 @@ from benchlib.measure.timing import PHASES
 from benchlib.records import schema, values
 from benchlib.records.build import failed_record
 from benchlib.records.flags import with_flags
-from benchlib.records.run_table import RunTable
+from benchlib.records.run_table import RunTable, record_order
 from benchlib.records.store import (
     ITERATIONS_KEY,
     encodable,
@@ -363,7 +363,7 @@ def frame_of(records: Iterable[Mapping]) -> pd.DataFrame:
     for record in records:
         rows.append(record)
         origins.append(Path(str(record.get("source", ""))))
-    return RunTable(_checked(rows, origins, strict=False)[0])
+    return RunTable.of(_checked(rows, origins, strict=False)[0])
 
 
 def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
@@ -371,7 +371,7 @@ def load(path: str | Path, strict: bool = False) -> pd.DataFrame:
     A ``source`` column names each row's notebook. Every record column is in the frame; shown in
     a notebook it leads with the settings that vary and the results
     (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
-    return RunTable(scan(path, strict).frame)
+    return RunTable.of(scan(path, strict).frame)
 
 
 def _frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -386,7 +386,4 @@ def _frame(frame: pd.DataFrame) -> pd.DataFrame:
             numbers = pd.to_numeric(frame[column], errors="coerce")
             if (numbers.dropna() % 1 == 0).all():
                 frame[column] = numbers.astype("Int64")
-    ordered = [c for c in CORE_COLUMNS if c in frame.columns]
-    env = sorted(c for c in frame.columns if c.startswith("env_"))
-    rest = [c for c in frame.columns if c not in ordered and c not in env]
-    return frame[ordered + rest + env]
+    return frame[record_order(frame)]

@@ -1,12 +1,13 @@
-"""A frame of runs that leads with what matters when it is shown.
+"""A frame of runs that leads with what matters, shown and sliced.
 
 :func:`benchlib.records.results.load` returns every record column (a campaign has 100 to 200).
-Shown in a notebook, such a frame is unreadable: pandas prints 20 columns and "...". A
-:class:`RunTable` is that same frame (every column there for code: ``df["env_torch"]``,
-``df.columns``, every pandas method), whose display shows :func:`leading_columns` only: the
-settings that vary between its runs, then the results. ``df.tidy()`` is that view as a frame;
-``df.every_column()`` (or ``pd.DataFrame(df)``) shows every column. Anything derived from it
-(``df[...]``, ``df.copy()``, a groupby) is a plain :class:`pandas.DataFrame`.
+A :class:`RunTable` is that frame with its columns reordered: the settings that vary between
+its runs, then the results (:func:`leading_columns`), then every other column in the record's
+order. So a plain slice of it (``df.head()``, ``df.sort_values(...)``, ``df.query(...)``,
+``df[...]``: plain :class:`pandas.DataFrame`) still opens with those columns, and pandas' own
+display of it shows them before its ``...``. Shown itself, a RunTable shows the leading columns
+only, with a line saying what is left out. ``df.tidy()`` is that view as a frame;
+``df.every_column()`` every column in the record's order (the order ``--csv`` writes).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from benchlib.formatting import DASH, missing, number
+from benchlib.measure.timing import PHASES
 from benchlib.records import schema
 
 #: At most this many columns are shown first ("about a dozen").
@@ -63,8 +65,16 @@ def constant_settings(frame: pd.DataFrame, at_most: int = 6) -> str:
     return ", ".join(parts[:at_most])
 
 
+def record_order(frame: pd.DataFrame) -> list[str]:
+    """``frame``'s columns as a record holds them: the core columns, the rest, ``env_*`` last."""
+    core = [c for c in schema.core_columns(PHASES) if c in frame.columns]
+    env = sorted(c for c in frame.columns if str(c).startswith("env_"))
+    return [*core, *(c for c in frame.columns if c not in core and c not in env), *env]
+
+
 class RunTable(pd.DataFrame):
-    """Every column of the runs; shown as :meth:`tidy` with a line saying what is left out."""
+    """Every column of the runs, the settings that vary and the results first; shown as
+    :meth:`tidy` with a line saying what is left out."""
 
     #: The results shown after the settings that vary, where the frame has them.
     results: tuple[str, ...] = RESULTS
@@ -73,13 +83,19 @@ class RunTable(pd.DataFrame):
     def _constructor(self) -> type[pd.DataFrame]:
         return pd.DataFrame
 
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> RunTable:
+        """``frame``'s runs with :func:`leading_columns` first, then the others in its order."""
+        lead = leading_columns(frame, cls.results)
+        return cls(frame[[*lead, *(c for c in frame.columns if c not in lead)]])
+
     def tidy(self) -> pd.DataFrame:
         """The view shown: :func:`leading_columns` (the settings that vary, then the results)."""
         return pd.DataFrame(self)[leading_columns(self, self.results)]
 
     def every_column(self) -> pd.DataFrame:
-        """The same runs as a plain frame, shown with every column."""
-        return pd.DataFrame(self)
+        """The same runs as a plain frame, every column in the record's order."""
+        return pd.DataFrame(self)[record_order(self)]
 
     def note(self, more: str = "df.every_column() is every column, df.tidy() this view") -> str:
         """The line under the view: runs, columns shown of how many, what every row shares,
