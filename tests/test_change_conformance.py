@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from benchlib import analysis
-from benchlib.analysis import change_detection, node_history
+from benchlib.analysis import change_detection, gate, node_history
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from history_data import START as FIRST_NIGHT
@@ -181,7 +181,7 @@ def test_too_early_to_tell():
     assert len(table) == 0
     said = node_history.lines(table)
     assert any(line.startswith("too early to tell: throughput -2") for line in said)
-    assert node_history.exit_code(table) == 0
+    assert gate.exit_code("history", table["verdict"]) == 0
 
 
 def test_long_random_walk_is_fast_enough_to_run():

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from benchlib import analysis
-from benchlib.analysis import regression
+from benchlib.analysis import gate, regression
 from benchlib.cli import main
 from benchlib.errors import EXIT_BAD_INPUT, EXIT_UNCERTIFIED, InputError
 from benchlib.records.results import load
@@ -65,9 +65,9 @@ def test_nothing_judged_cannot_certify_and_says_why(tmp_path: Path,
     assert code == EXIT_UNCERTIFIED, out
     assert "no configuration in common" in out and "0 configurations judged" not in out
     compared = analysis.compare_campaigns(load(base), load(new))
-    assert regression.exit_code(compared["verdict"]) == EXIT_UNCERTIFIED
+    assert gate.exit_code("compare", compared["verdict"]) == EXIT_UNCERTIFIED
     assert set(compared["verdict"]) == {"only in base", "only in new"}
-    assert regression.exit_code(pd.Series([], dtype=object)) == EXIT_UNCERTIFIED  # no rows
+    assert gate.exit_code("compare", []) == EXIT_UNCERTIFIED  # no rows
 
 
 def test_some_configurations_judged_still_pass(tmp_path: Path,

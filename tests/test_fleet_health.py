@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import fleet_actions, fleet_health
+from benchlib.analysis import fleet_actions, fleet_health, gate
 from benchlib.vocabulary import NodeState
 
 from .conftest import ROOT
@@ -90,11 +90,11 @@ def test_node_summary_takes_the_most_severe_state_and_exit_codes_follow() -> Non
     assert summary.loc["node05", "state"] == NodeState.FAILED
     assert summary.loc["node05", "configurations"] == "1 failed, 1 ok"
     assert list(summary["state"])[:2] == [NodeState.FAILED, NodeState.SLOW]
-    assert fleet_actions.exit_code(summary.reset_index()) == 1
+    assert gate.exit_code("fleet", summary.reset_index()["state"]) == 1
     healthy = summary[summary["state"] == NodeState.OK].reset_index()
-    assert fleet_actions.exit_code(healthy) == 0
+    assert gate.exit_code("fleet", healthy["state"]) == 0
     unjudged = summary[summary["state"].isin(["ok", "stale"])].reset_index()
-    assert fleet_actions.exit_code(unjudged) == 3
+    assert gate.exit_code("fleet", unjudged["state"]) == 3
 
 
 def test_too_few_healthy_nodes_make_no_baseline_and_one_run_is_unknown() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import change_detection, env_changes, node_history, regression, selection
+from benchlib.analysis import change_detection, env_changes, gate, node_history, regression, selection
 from benchlib.errors import InputError
 from tests.fakes import write_record_notebook
 
@@ -91,7 +91,7 @@ def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() ->
     assert ("1 change point (1 regression) in 2 configuration x node histories of 48 campaigns "
             "(48 runs in all") in text[1]
     assert "runs ordered by started_at" in text[1]
-    assert node_history.exit_code(table) == 1
+    assert gate.exit_code("history", table["verdict"]) == 1
 
 
 def test_an_improvement_is_a_change_point_but_not_a_failure() -> None:
@@ -99,7 +99,7 @@ def test_an_improvement_is_a_change_point_but_not_a_failure() -> None:
     assert list(table["verdict"]) == ["improvement"]
     assert table.iloc[0]["changed"] == ""
     assert "changed then: nothing recorded" in node_history.lines(table)[0]
-    assert node_history.exit_code(table) == 0
+    assert gate.exit_code("history", table["verdict"]) == 0
 
 
 def test_a_change_one_run_off_is_named_with_where_it_happened() -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchlib.analysis import comparisons, intervals, regression
+from benchlib.analysis import comparisons, gate, intervals, regression
 
 
 def test_repeats_interval_is_scipys_welch_t_interval_of_the_log_ratio():
@@ -81,14 +81,14 @@ def test_a_contended_pair_is_unreliable_whatever_its_numbers():
     row = regression.compare(base, new).iloc[0]
     assert row["verdict"] == "unreliable"
     assert "new: contended (3 of 3 runs)" in row["reason"] and "idle node" in row["reason"]
-    assert regression.exit_code(pd.Series([row["verdict"]])) == 3
+    assert gate.exit_code("compare", pd.Series([row["verdict"]])) == 3
 
 
 def test_exit_codes_of_a_comparison():
-    assert regression.exit_code(pd.Series(["no change", "improvement"])) == 0
-    assert regression.exit_code(pd.Series(["no change", "unknown"])) == 3
-    assert regression.exit_code(pd.Series(["regression", "unreliable"])) == 1
-    assert regression.exit_code(pd.Series(["no change", "only in new"])) == 0
+    assert gate.exit_code("compare", pd.Series(["no change", "improvement"])) == 0
+    assert gate.exit_code("compare", pd.Series(["no change", "unknown"])) == 3
+    assert gate.exit_code("compare", pd.Series(["regression", "unreliable"])) == 1
+    assert gate.exit_code("compare", pd.Series(["no change", "only in new"])) == 0
 
 
 def test_one_run_each_is_unknown_and_repeats_decide():

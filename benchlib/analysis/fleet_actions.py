@@ -15,15 +15,16 @@ import re
 
 import pandas as pd
 
+from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.junit import Case
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
+from benchlib.errors import InputError
 from benchlib.records.values import one_line
-from benchlib.vocabulary import JUnitOutcome, NodeState
+from benchlib.vocabulary import NodeState
 
 #: States that make a node fail (drained, JUnit failure, exit 1).
-FAILING = (NodeState.FAILED, NodeState.SLOW)
+FAILING = with_weight("fleet", Weight.FAILS)
 #: States that leave a node unjudged (JUnit skipped, exit 3 when nothing fails).
-UNJUDGED = (NodeState.STALE, NodeState.MISSING, NodeState.UNKNOWN)
+UNJUDGED = with_weight("fleet", Weight.UNCERTAIN)
 #: A node name a drain line may carry (a Slurm host name).
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: One entry of a Slurm node list: a prefix, at most one bracketed range list, a suffix.
@@ -32,17 +33,6 @@ HOSTLIST_ENTRY = re.compile(r"([^\[\],]*)\[([0-9,\-]+)\]([^\[\],]*)")
 REASON_CHARACTERS = re.compile(r"[^A-Za-z0-9 .,:;%()+=/_-]")
 #: Longest reason written (Slurm keeps it in its state; the rest is cut with "...").
 REASON_LENGTH = 200
-
-
-def exit_code(summary: pd.DataFrame) -> int:
-    """1 when a node failed or is slow, else 3 when a node is stale, missing or unknown (or no
-    node was judged), else 0."""
-    states = set(summary["state"]) if len(summary) else set()
-    if states & set(FAILING):
-        return EXIT_FAILURE
-    if not states or states & set(UNJUDGED):
-        return EXIT_UNCERTIFIED
-    return 0
 
 
 def safe_reason(text: str) -> str:
@@ -71,8 +61,7 @@ def junit_cases(states: pd.DataFrame) -> list[Case]:
     unknown skipped (with the reason); ok passed."""
     cases = []
     for row in states.itertuples():
-        outcome = (JUnitOutcome.FAILURE if row.state in FAILING
-                   else JUnitOutcome.SKIPPED if row.state in UNJUDGED else JUnitOutcome.PASSED)
+        outcome = junit_outcome("fleet", row.state)
         message = f"{row.state}: {row.reason}"
         cases.append(Case(f"benchlib.fleet.{row.node}", str(row.configuration), outcome,
                           message, f"{message}\nerror: {row.error or '-'}"))

@@ -33,7 +33,6 @@ from benchlib.analysis.regression import (
     verdict,
 )
 from benchlib.analysis.tables import config_columns, ok
-from benchlib.errors import EXIT_FAILURE
 from benchlib.records import flags, schema
 from benchlib.records.values import one_line
 from benchlib.vocabulary import CompareVerdict
@@ -370,9 +369,3 @@ def lines(table: pd.DataFrame) -> list[str]:
                   "missing) left out" if failed else "")
                + f"); {table.attrs.get('ordered_by', '')}")
     return out
-
-
-def exit_code(table: pd.DataFrame) -> int:
-    """1 when a change point is a regression (the speed's whole interval below 1 - threshold),
-    else 0."""
-    return EXIT_FAILURE if (table["verdict"] == CompareVerdict.REGRESSION).any() else 0

@@ -47,13 +47,14 @@ from pydantic import (
 )
 
 from benchlib import reference, registry
+from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.tables import labels
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED, InputError
+from benchlib.errors import InputError
 from benchlib.inputs.config import describe_validation_error
 from benchlib.inputs.yaml_input import load_yaml
 from benchlib.records import flags
 from benchlib.records.flags import number
-from benchlib.vocabulary import CheckVerdict, JUnitOutcome, MatmulPrecision, RecordStatus
+from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
 
 #: The shipped references file (published figures with sources), in ``benchlib/reference/``.
 SHIPPED_FILE = "expectations.yaml"
@@ -65,7 +66,7 @@ DATASHEET_LOWER = -0.5
 #: Datasheet column -> node probe column.
 DATASHEET_METRICS = {f"{p}_tflops": f"matmul_tflops_{p}" for p in MatmulPrecision}
 #: Verdicts of a check row; ``fail`` and ``run failed`` make ``benchlib check`` exit 1.
-FAILING = (CheckVerdict.FAIL, CheckVerdict.RUN_FAILED)
+FAILING = with_weight("check", Weight.FAILS)
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 
@@ -366,32 +367,18 @@ def failed(checked: pd.DataFrame) -> pd.DataFrame:
     return checked[checked["verdict"].isin(FAILING)]
 
 
-def exit_code(checked: pd.DataFrame) -> int:
-    """1 when a run fails a reference (or failed to run), else 3 when a run could not be
-    judged (``unreliable``: contended or throttled) or none was (no run passed a reference:
-    no reference applied, nothing measured), else 0."""
-    if len(failed(checked)):
-        return EXIT_FAILURE
-    verdicts = checked["verdict"] if len(checked) else pd.Series(dtype=object)
-    if (verdicts == CheckVerdict.UNRELIABLE).any() or not (verdicts == CheckVerdict.PASS).any():
-        return EXIT_UNCERTIFIED
-    return 0
-
-
 def junit_cases(checked: pd.DataFrame) -> list:
     """:func:`check`'s rows as JUnit cases: classname the reference (or the verdict when none
     applies), name ``run: metric``; fail -> failure, run failed -> error, no reference / no
     measurement -> skipped."""
     from benchlib.analysis.junit import Case
 
-    outcomes = {CheckVerdict.PASS: JUnitOutcome.PASSED, CheckVerdict.FAIL: JUnitOutcome.FAILURE,
-                CheckVerdict.RUN_FAILED: JUnitOutcome.ERROR}
     cases = []
     for row in checked.to_dict("records"):
         metric = row["metric"] if isinstance(row["metric"], str) else ""
         name = f"{row['run']}: {metric}" if metric else str(row["run"])
         classname = row["reference"] if isinstance(row["reference"], str) else row["verdict"]
         cases.append(Case(f"benchlib.check.{classname}", name,
-                          outcomes.get(row["verdict"], JUnitOutcome.SKIPPED),
+                          junit_outcome("check", row["verdict"]),
                           str(row["message"]), f"{row['message']}\nflags: {row['flags'] or '-'}"))
     return cases

@@ -58,11 +58,11 @@ from benchlib.analysis.comparable import (  # noqa: F401  (regression's names be
     pairing_columns,
     same_runs,
 )
+from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.tables import config_columns, ok
-from benchlib.errors import EXIT_FAILURE, EXIT_UNCERTIFIED
 from benchlib.formatting import literal
 from benchlib.records import flags
-from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict, JUnitOutcome
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
 def higher_is_better(metric: str) -> bool:
@@ -206,21 +206,11 @@ def regressions(compared: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Verdicts that leave a configuration unjudged: the comparison cannot certify it.
-UNJUDGED = (CompareVerdict.UNKNOWN, CompareVerdict.UNRELIABLE)
+UNJUDGED = with_weight("compare", Weight.UNCERTAIN)
 #: Verdicts of a configuration that only one campaign ran.
-ONLY_ONE_SIDE = (CompareVerdict.ONLY_IN_NEW, CompareVerdict.ONLY_IN_BASE)
+ONLY_ONE_SIDE = with_weight("compare", Weight.ASIDE)
 #: Verdicts of a configuration that was judged: what a comparison certifies.
-JUDGED = (CompareVerdict.REGRESSION, CompareVerdict.IMPROVEMENT, CompareVerdict.NO_CHANGE)
-
-
-def exit_code(verdicts: pd.Series) -> int:
-    """1 when a configuration regressed (reliably), else 3 when some could not be judged
-    (``unknown`` or ``unreliable``) or none was (nothing in common), else 0."""
-    if (verdicts == CompareVerdict.REGRESSION).any():
-        return EXIT_FAILURE
-    if verdicts.isin(UNJUDGED).any() or not verdicts.isin(JUDGED).any():
-        return EXIT_UNCERTIFIED
-    return 0
+JUDGED = (*with_weight("compare", Weight.FAILS), *with_weight("compare", Weight.PASSES))
 
 
 def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
@@ -260,10 +250,7 @@ def junit_cases(compared: pd.DataFrame) -> list:
 
     cases = []
     for row in compared.to_dict("records"):
-        outcome = {CompareVerdict.REGRESSION: JUnitOutcome.FAILURE,
-                   CompareVerdict.NO_CHANGE: JUnitOutcome.PASSED,
-                   CompareVerdict.IMPROVEMENT: JUnitOutcome.PASSED}.get(row["verdict"],
-                                                                        JUnitOutcome.SKIPPED)
+        outcome = junit_outcome("compare", row["verdict"])
         message = f"{row['verdict']}: {row['effect']}"
         cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,
                           message, f"{message}\nflags: {row['flags'] or '-'}"))

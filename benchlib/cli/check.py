@@ -31,7 +31,7 @@ class Check(Command):
         """Print every check and its verdict; the exit status the epilog lists."""
         import pandas as pd
 
-        from benchlib.analysis import junit, references
+        from benchlib.analysis import gate, junit, references
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
         check_output_file("--junit", args.junit)
@@ -57,4 +57,4 @@ class Check(Command):
         if args.junit:
             cases = references.junit_cases(checked)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', cases)}")
-        return references.exit_code(checked)
+        return gate.exit_code("check", checked["verdict"])

@@ -57,7 +57,7 @@ class Compare(Command):
         """Print the comparison and its summary; the exit status the epilog lists."""
         import pandas as pd
 
-        from benchlib.analysis import junit, regression
+        from benchlib.analysis import gate, junit, regression
         from benchlib.analysis.metrics import check_metric
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
@@ -101,7 +101,7 @@ class Compare(Command):
         if args.junit:
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
-        return regression.exit_code(compared.get("verdict", pd.Series(dtype=object)))
+        return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
 
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.

@@ -57,7 +57,7 @@ class Fleet(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
-        from benchlib.analysis import fleet_actions, fleet_health, junit
+        from benchlib.analysis import fleet_actions, fleet_health, gate, junit
         from benchlib.cli.index import selected_runs
         from benchlib.records.paths import check_output_file
 
@@ -78,7 +78,7 @@ class Fleet(Command):
         if args.junit:
             cases = fleet_actions.junit_cases(states)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
-        return fleet_actions.exit_code(summary)
+        return gate.exit_code("fleet", summary["state"])
 
 
 def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> None

@@ -57,7 +57,7 @@ class History(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Print one line per change point and the summary; the exit status the epilog
         lists."""
-        from benchlib.analysis import node_history
+        from benchlib.analysis import gate, node_history
         from benchlib.analysis.metrics import check_metric
         from benchlib.cli.index import selected_runs
         from benchlib.errors import InputError
@@ -71,4 +71,4 @@ class History(Command):
                                            progress=not args.quiet and sys.stderr.isatty())
         for text in node_history.lines(table):
             show(text)
-        return node_history.exit_code(table)
+        return gate.exit_code("history", table["verdict"])
