@@ -26,7 +26,6 @@ def test_families_match_their_members_only():
     assert schema.column("matmul_tflops_bf16").unit == "TFLOP/s"
     assert schema.column("decode_images_per_s_4w").role == "measurement"
     assert schema.column("no_such_column") is None
-    assert schema.undocumented(["throughput", "mystery"]) == ["mystery"]
 
 
 def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
@@ -56,7 +55,7 @@ def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
     result = classification.run(config)
     record = make_record(config, result, capture(result.device))
     record.pop(store.ITERATIONS_KEY)
-    assert schema.undocumented(record) == []
+    assert [c for c in record if schema.column(c) is None] == []  # every column documented
 
 
 def test_the_schema_version_and_the_package_version_live_in_one_place():

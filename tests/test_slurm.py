@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -207,9 +208,25 @@ def test_status_records_a_job_that_died_without_a_result(tmp_path, monkeypatch):
 
 # --- a real Slurm ---------------------------------------------------------------------------------
 
+def _slurm_available() -> str:
+    """'' when a Slurm controller answers here, else the reason it does not."""
+    if shutil.which("sinfo") is None:
+        return "no Slurm commands (sinfo) on PATH"
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%P %a %D %T"], capture_output=True, text=True,
+                             timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"sinfo did not answer ({error})"
+    if out.returncode != 0:
+        return f"sinfo failed: {(out.stderr or out.stdout).strip()}"
+    if not re.search(r"\b(idle|mixed|allocated)", out.stdout):
+        return f"no Slurm node is up: {out.stdout.strip() or 'sinfo lists none'}"
+    return ""
+
+
 @pytest.fixture(scope="module")
 def local_slurm() -> None:
-    reason = slurm.slurm_available()
+    reason = _slurm_available()
     if reason:
         message = f"no local Slurm ({reason}); start one with: tools/local-slurm start"
         if os.environ.get("BENCHLIB_REQUIRE_SLURM"):

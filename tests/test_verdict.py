@@ -333,14 +333,15 @@ def test_plots_of_ceilings_and_verdicts() -> None:
 
 
 def test_verdict_table_and_reasons_name_each_run() -> None:
-    from benchlib.publish.pages.verdict_tables import reasons, verdict_table
+    from benchlib.publish.pages.verdict_tables import reasons, run_labels, verdict_display
 
     judged = verdicts(pd.DataFrame([PROBE, RUN, {**RUN, "time_data_s": 0.128, "num_devices": 2,
                                                  "throughput": 2000.0}]))
-    table = verdict_table(judged)
-    assert list(table["run"]) == ["1 dev", "2 dev"]
-    assert list(table["verdict"]) == ["compute-bound", "data-bound"]
-    assert "reason" not in table and table["data_wait_share"].iloc[1] == 0.5
+    assert list(run_labels(judged)) == ["1 dev", "2 dev"]
+    assert list(judged["verdict"]) == ["compute-bound", "data-bound"]
+    assert judged["data_wait_share"].iloc[1] == 0.5
+    shown = verdict_display(judged)._repr_html_()
+    assert "data-bound" in shown and "50" in shown and "waited" not in shown  # reasons apart
     text = reasons(judged)
     assert text.splitlines()[1].startswith("- **2 dev**: data-bound: waited 50% of each iteration")
 

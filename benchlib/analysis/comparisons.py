@@ -31,10 +31,6 @@ from benchlib.records.run_table import ScalingTable
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
-def _groups(df: pd.DataFrame, by: Sequence[str]):
-    return df.groupby(list(by), dropna=False, sort=False) if by else [((), df)]
-
-
 def hashable(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each list, mapping, set or tuple in its object columns replaced by its text,
     so grouping and pairing on any column works (a table built by hand may hold one; a loaded
@@ -96,7 +92,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     """
     df = hashable(benchmarks(ok(df)))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
-    # whole columns at once, one group number per configuration (as _groups numbers them)
+    # whole columns at once, one group number per configuration
     keys = (df.groupby(by, dropna=False, sort=False).ngroup() if by
             else pd.Series(0, index=df.index)).to_numpy()
     devices = df["num_devices"]

@@ -9,7 +9,6 @@ AT ... DUE TO TIME LIMIT ***`` lines, the OOM killer's messages) say what happen
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,22 +70,6 @@ class JobState:
             text = FINAL_REASONS.get(self.state, self.state.lower() or "ended")
             return f"{self.state}: {text}" if self.state else text
         return "not known to the scheduler"
-
-
-def slurm_available() -> str:
-    """'' when a Slurm controller answers here, else the reason it does not."""
-    if shutil.which("sinfo") is None:
-        return "no Slurm commands (sinfo) on PATH"
-    try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%P %a %D %T"], capture_output=True, text=True,
-                             timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"sinfo did not answer ({error})"
-    if out.returncode != 0:
-        return f"sinfo failed: {(out.stderr or out.stdout).strip()}"
-    if not re.search(r"\b(idle|mixed|allocated)", out.stdout):
-        return f"no Slurm node is up: {out.stdout.strip() or 'sinfo lists none'}"
-    return ""
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess | None:

@@ -7,7 +7,6 @@ per target (3 affinities or 1 boundary map). Shapes follow :class:`UNetGeometry`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -87,9 +86,3 @@ class UNet3D(nn.Module):
             x = torch.cat([_center_crop(skips[level], x.shape[-3:]), x], dim=1)
             x = self.up[level](x)
         return self.head(x)
-
-
-
-def voxel_count(shape: Sequence[int]) -> int:
-    """Voxels in a shape."""
-    return math.prod(shape)

@@ -116,11 +116,6 @@ def essential() -> tuple[Column, ...]:
     return tuple(c for c in COLUMNS if c.essential)
 
 
-def undocumented(record_columns: object) -> list[str]:
-    """Columns of a record (or table) that the schema does not describe."""
-    return sorted(str(c) for c in record_columns if column(str(c)) is None)
-
-
 #: What loading does with a value that breaks its column's rule (``docs/record.md``).
 VALUES_RULE = (
     "## Values checked on load", "",

@@ -38,11 +38,6 @@ def _csv(name: str) -> pd.DataFrame:
         return pd.read_csv(handle)
 
 
-def readme() -> str:
-    """The provenance text of the reference figures."""
-    return resources.files(__package__).joinpath("README.md").read_text()
-
-
 def breakdown_records() -> pd.DataFrame:
     """ResNet-50 fp32 per-iteration breakdown on the TN and JADE2 clusters, as records."""
     raw = _csv(BREAKDOWN_CSV)

@@ -43,13 +43,6 @@ def _value(kind: str, value: object) -> str:
     return {"ratio": formatting.ratio, "percent": formatting.percent}.get(kind, formatting.number)(number)
 
 
-def _configurations(runs: pd.DataFrame) -> pd.DataFrame:
-    """``runs`` with a short ``configuration`` label built from the settings that vary."""
-    by = comparisons.config_columns(runs, exclude=("num_devices", "num_nodes"))
-    varying = [c for c in by if runs[c].astype(str).nunique() > 1]
-    return runs.assign(configuration=short_labels(runs, varying) if varying else "all runs")
-
-
 def blocks(runs: pd.DataFrame) -> list[Block]:
     """Every block of the sheet for runs of one benchmark and unit."""
     runs = summary.scalable(runs)

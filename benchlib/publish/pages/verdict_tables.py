@@ -27,20 +27,6 @@ def run_labels(judged: pd.DataFrame) -> pd.Series:
     return formatting.short_labels(judged, varying or ["benchmark"])
 
 
-def verdict_table(judged: pd.DataFrame) -> pd.DataFrame:
-    """The verdicts as a compact table: the run, its verdict and the figures behind it (shares
-    as fractions, rounded); the reasons are in :func:`reasons`."""
-    figures = [c for c in FIGURES if c in judged]
-    shown = ["run", "throughput", "unit", "verdict", *(["flags"] if "flags" in judged else []),
-             *figures]
-    table = judged.assign(run=run_labels(judged))[shown]
-    return table.round({c: 3 for c in ("data_wait_share", "mfu", "mfu_achievable",
-                                       "throttled_share")}
-                       | {c: 2 for c in ("throughput", "achieved_tflops_per_device",
-                                         "peak_tflops", "achievable_tflops", "demand_per_device",
-                                         "loader_capacity_per_device")})
-
-
 def reasons(judged: pd.DataFrame) -> str:
     """One Markdown bullet per run: its label, verdict and the reason in full (record text
     escaped, :func:`benchlib.publish.pages.summary.md_text`)."""
@@ -72,7 +58,8 @@ def ceilings_display(table: pd.DataFrame) -> object:
 
 
 def verdict_display(judged: pd.DataFrame) -> object:
-    """:func:`verdict_table` for people (shares as percentages, FLOP rates with units)."""
+    """The verdicts for people: the run, its verdict and the figures behind it (shares as
+    percentages, FLOP rates with units); the reasons are in :func:`reasons`."""
     table = judged.assign(run=run_labels(judged))
     columns = ["run", "throughput", "unit", "verdict", *(["flags"] if "flags" in judged else []),
                *[c for c in FIGURES if c in judged]]
