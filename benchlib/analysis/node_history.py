@@ -32,7 +32,7 @@ from benchlib.analysis.regression import (
     run_times,
     verdict,
 )
-from benchlib.analysis.tables import config_columns, ok
+from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.records import flags, schema
 from benchlib.records.values import one_line
 from benchlib.vocabulary import CompareVerdict
@@ -53,29 +53,16 @@ def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> 
     return list(by) if by is not None else config_columns(df, exclude=(*WHERE, NODE))
 
 
-def label(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """``batch_size=64, precision=amp_bf16``: the configuration columns whose values vary in
-    ``table`` (the record schema's describing order first), else its benchmark, model and GPU."""
-    order = [c for c in schema.describing() if c in keys] + [c for c in keys
-                                                             if c not in schema.describing()]
-    varying = [c for c in order if table[c].astype(str).nunique() > 1]
-    shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
-    if not shown:
-        return pd.Series("all runs", index=table.index)
-    return table[shown].apply(
-        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
-        axis=1)
-
-
 def _labels(runs: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """:func:`label` of each run, made once per configuration."""
+    """:func:`~benchlib.analysis.tables.configuration_labels` of each run, made once per
+    configuration."""
     if not len(runs):
         return pd.Series(dtype=object, index=runs.index)
     if not keys:
-        return label(runs, keys)
+        return configuration_labels(runs, keys)
     text = runs[keys].astype(str)
     distinct = text.drop_duplicates()
-    named = dict(zip(map(tuple, distinct.to_numpy()), label(runs.loc[distinct.index], keys),
+    named = dict(zip(map(tuple, distinct.to_numpy()), configuration_labels(runs.loc[distinct.index], keys),
                      strict=True))
     return pd.Series([named[k] for k in map(tuple, text.to_numpy())], index=runs.index)
 

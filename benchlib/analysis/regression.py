@@ -59,7 +59,7 @@ from benchlib.analysis.comparable import (  # noqa: F401  (regression's names be
     same_runs,
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
-from benchlib.analysis.tables import config_columns, ok
+from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.formatting import literal
 from benchlib.records import flags
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
@@ -125,16 +125,6 @@ def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> s
     return CompareVerdict.NO_CHANGE.value
 
 
-def _label(table: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """``batch_size=32, precision=tf32``: the pairing columns whose values vary in ``table``."""
-    varying = [c for c in keys if table[c].astype(str).nunique() > 1] or keys[:3]
-    if not varying:
-        return pd.Series("all runs", index=table.index)
-    return table[varying].apply(
-        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
-        axis=1)
-
-
 def _flags(runs: pd.DataFrame) -> str:
     return flags.join(name for text in runs.get("flags", pd.Series(dtype=object))
                       for name in flags.of(text))
@@ -192,7 +182,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "flags": flags.join([*flags.of(_flags(a)), *flags.of(_flags(b))])})
     table = pd.DataFrame(rows)
     if len(table):
-        table.insert(0, "configuration", _label(table, keys))
+        table.insert(0, "configuration", configuration_labels(table, keys))
     table.attrs["warnings"] = warnings
     table.attrs["pairing"] = keys
     table.attrs["metric"] = metric
@@ -346,7 +336,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
             previous = runs
     table = pd.DataFrame(rows)
     if len(table):
-        table.insert(0, "configuration", _label(table, by))
+        table.insert(0, "configuration", configuration_labels(table, by))
     table.attrs["ordered_by"] = ordered_by(df)
     return table
 

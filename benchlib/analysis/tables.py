@@ -48,6 +48,22 @@ def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
         axis=1)
 
 
+def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """``batch_size=64, precision=amp_bf16``: each row's configuration as the columns of ``keys``
+    whose values vary in ``table`` (the record schema's describing order first), else its
+    benchmark, model and GPU; ``all runs`` when ``keys`` has none of them. The one label of a
+    configuration that ``compare``, ``history`` and their pages give."""
+    described = schema.describing()
+    order = [c for c in described if c in keys] + [c for c in keys if c not in described]
+    varying = [c for c in order if table[c].astype(str).nunique() > 1]
+    shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
+    if not shown:
+        return pd.Series("all runs", index=table.index)
+    return table[shown].apply(
+        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
+        axis=1)
+
+
 def ok(df: pd.DataFrame) -> pd.DataFrame:
     """Rows of finished runs (all rows when there is no ``status`` column)."""
     return df[df["status"].fillna(RecordStatus.OK) == RecordStatus.OK] if "status" in df else df
