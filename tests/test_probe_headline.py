@@ -46,7 +46,7 @@ def test_mfu_above_what_the_probe_reached_is_flagged() -> None:
     assert flags.of(under["flags"]) == ["noisy"]
     judged = verdicts(pd.DataFrame([PROBE, {**RUN, "achieved_tflops": 0.15}]))
     assert judged["flags"].tolist() == ["noisy,mfu_over_100"]
-    assert "flags" in verdict_tables.verdict_table(judged)
+    assert "flags" in verdict_tables.verdict_display(judged)._repr_html_()
 
 
 def test_mamf_note_says_how_many_calls_the_budget_left() -> None:

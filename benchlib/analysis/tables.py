@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from benchlib import formatting
 from benchlib.records import schema
 from benchlib.vocabulary import RecordStatus
 
@@ -40,12 +41,10 @@ def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
 
 
 def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """One text label per row joining ``columns`` with " / " (missing and empty values left out)."""
-    if not columns:
-        return pd.Series(["all"] * len(df), index=df.index)
-    return df[list(columns)].apply(
-        lambda row: " / ".join(str(v) for v in row if not pd.isna(v) and str(v) != "") or "-",
-        axis=1)
+    """One short text label per row from ``columns`` (``H100, 2 dev, batch 64``; missing
+    values left out): :func:`benchlib.formatting.short_labels`, the one short label of a
+    configuration that tables and plots show."""
+    return formatting.short_labels(df, list(columns))
 
 
 def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
