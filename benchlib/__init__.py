@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from benchlib.cli.diagnose import Result
+    from benchlib.diagnosis.api import Result
     from benchlib.inputs.executors import Settings
     from benchlib.records.results import Scan
 
@@ -119,10 +119,10 @@ def diagnose(
 ) -> Result:
     """Plan, run (here, or with ``executor`` the settings of another executor, e.g.
     :class:`~benchlib.inputs.executors.SlurmExecutor`) and analyse the ladder for ``model`` on
-    ``data_dir``; ``options`` are :class:`benchlib.inputs.diagnose_plan.DiagnoseRequest` fields
+    ``data_dir``; ``options`` are :class:`benchlib.diagnosis.plan.DiagnoseRequest` fields
     (``num_workers``, ``precision``, ``budget_s``, ...). With ``report``, builds the campaign's
     report page. Relative paths are taken from the current folder."""
-    from benchlib.cli.diagnose import diagnose as real
+    from benchlib.diagnosis.api import diagnose as real
 
     return real(
         model=model,

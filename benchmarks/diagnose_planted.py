@@ -64,8 +64,8 @@ def make_data(work: Path, name: str) -> Path:
 
 def widest(campaign_dir: Path) -> tuple[float, str]:
     """The widest waterfall step's interval factor (high over low) and its name."""
-    from benchlib.analysis.diagnose import load_diagnosis
-    from benchlib.analysis.diagnose_rounds import comparisons
+    from benchlib.diagnosis.analysis import load_diagnosis
+    from benchlib.diagnosis.rounds import comparisons
 
     found = load_diagnosis(campaign_dir)
     table = comparisons(found.steps, found.workers, found.plan)

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from benchlib.cli import main
+from benchlib.diagnosis import data_check as diagnose_data
+from benchlib.diagnosis import plan as diagnose_plan
 from benchlib.errors import ConfigError, InputError
-from benchlib.inputs import diagnose_data, diagnose_plan, node_limits
+from benchlib.inputs import node_limits
 from benchlib.inputs.params import load_sweep, papermill_parameters
 from benchlib.inputs.yaml_input import parse_yaml
 

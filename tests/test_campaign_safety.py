@@ -334,7 +334,7 @@ def _fake_points(monkeypatch, stop_after: int | None = None) -> list[str]:
 
 
 def test_an_interrupted_diagnose_resumes_where_it_stopped(tmp_path, monkeypatch):
-    from benchlib.execute import diagnose as ladder
+    from benchlib.diagnosis import ladder
 
     from .test_diagnose import _plan
 
@@ -353,8 +353,8 @@ def test_an_interrupted_diagnose_resumes_where_it_stopped(tmp_path, monkeypatch)
 
 
 def test_two_diagnoses_of_one_campaign_at_once_are_refused(tmp_path, monkeypatch):
+    from benchlib.diagnosis import ladder
     from benchlib.errors import CampaignBusyError
-    from benchlib.execute import diagnose as ladder
 
     from .test_diagnose import _plan
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchlib.analysis import diagnose as analysis
+from benchlib.diagnosis import analysis
+from benchlib.diagnosis import plan as diagnose_plan
 from benchlib.errors import InputError
-from benchlib.inputs import diagnose_plan
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook
 
@@ -119,7 +119,8 @@ def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):
 def test_against_others_scales_a_published_figure_by_the_datasheets(tmp_path):
     """An A40 running the DeepLearningExamples A100 TF32 configuration: its speed over the
     published 938 images/s, beside the A40/A100 tf32 datasheet ratio (74.8 / 156)."""
-    from benchlib.analysis import diagnose_others, references
+    from benchlib.analysis import references
+    from benchlib.diagnosis import against_published as diagnose_others
 
     folder = tmp_path / "jpegs"
     folder.mkdir()
@@ -141,7 +142,7 @@ def test_against_others_scales_a_published_figure_by_the_datasheets(tmp_path):
 
 
 def test_waterfall_plot_hatches_unreliable_steps_and_labels_losses(tmp_path):
-    from benchlib.publish.pages.waterfall import waterfall_plot
+    from benchlib.diagnosis.waterfall import waterfall_plot
 
     plan = _plan(tmp_path)
     found = _found(_campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6},
@@ -205,7 +206,7 @@ def test_diagnose_as_a_user_runs_it(tmp_path):
 def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeypatch):
     import IPython.display
 
-    from benchlib.publish.pages import diagnose as page
+    from benchlib.diagnosis import page
 
     seen: list[object] = []
     monkeypatch.setattr(IPython.display, "display", lambda *values, **_: seen.extend(values))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchlib.analysis import diagnose as analysis
-from benchlib.publish.pages.waterfall import waterfall_plot
+from benchlib.diagnosis import analysis
+from benchlib.diagnosis.waterfall import waterfall_plot
 from tests.test_diagnose import SLOW_DATA, _campaign, _found, _plan
 
 

@@ -11,13 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import diagnose as analysis
-from benchlib.analysis import diagnose_others, diagnose_text, references
+from benchlib.analysis import references
+from benchlib.diagnosis import against_published as diagnose_others
+from benchlib.diagnosis import analysis, ladder
+from benchlib.diagnosis import plan as diagnose_plan
+from benchlib.diagnosis import text as diagnose_text
+from benchlib.diagnosis.defaults import DEFAULTS
+from benchlib.diagnosis.waterfall import waterfall_plot
 from benchlib.errors import InputError
-from benchlib.execute import diagnose as ladder
-from benchlib.inputs import diagnose_plan
-from benchlib.inputs.diagnose_defaults import DEFAULTS
-from benchlib.publish.pages.waterfall import waterfall_plot
 from tests.fakes import write_record_notebook
 from tests.test_diagnose import SLOW_DATA, _campaign, _found, _plan
 
@@ -119,7 +120,7 @@ def test_a_too_wide_interval_is_said_in_words_everywhere(tmp_path):
 
 
 def test_worker_counts_use_the_same_interval_words(tmp_path):
-    from benchlib.analysis.diagnose_text import switch_change
+    from benchlib.diagnosis.text import switch_change
 
     assert switch_change({"ratio": 1.48, "low": 0.0, "high": 648.47}).startswith(
         "+48% (95 % interval unknown: the repeats disagree")

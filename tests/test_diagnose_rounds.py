@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.analysis import diagnose as analysis
-from benchlib.analysis import diagnose_rounds, diagnose_verdict
-from benchlib.execute import diagnose as ladder
-from benchlib.inputs import diagnose_budget, diagnose_plan
+from benchlib.diagnosis import analysis, ladder
+from benchlib.diagnosis import budget as diagnose_budget
+from benchlib.diagnosis import plan as diagnose_plan
+from benchlib.diagnosis import rounds as diagnose_rounds
+from benchlib.diagnosis import verdict as diagnose_verdict
 from benchlib.records.results import load, read_record
 from benchlib.records.store import write_sidecar
 from tests.fakes import write_record_notebook
@@ -172,7 +173,7 @@ def test_compute_bound_runs_with_a_losing_data_path_say_the_loader_takes_the_cor
 def test_benchlib_diagnose_runs_rounds_chosen_by_the_analysis(tmp_path, monkeypatch):
     """``benchlib.diagnose`` from plan to answer, its runs faked: the initial round, then the
     rounds the analysis chooses (the noisy memory rung's steps) until the budget is spent."""
-    from benchlib.cli.diagnose import diagnose
+    from benchlib.diagnosis.api import diagnose
 
     (tmp_path / "jpegs" / "a").mkdir(parents=True)
     (tmp_path / "jpegs" / "a" / "x.jpg").write_bytes(b"")

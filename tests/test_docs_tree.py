@@ -59,3 +59,19 @@ def test_the_readme_layout_names_every_top_level_folder():
     layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"^ {4}(\S+)/ ", layout, flags=re.M))
     assert named == folders
+
+
+def test_the_features_table_names_every_module_of_a_feature_and_its_layer():
+    from .test_layers import FEATURES
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows = text.split("| feature | modules (layer) | job |", 1)[1].split("\n\n", 1)[0]
+    documented = {}
+    for row in rows.splitlines()[2:]:
+        first, modules = (cell.strip() for cell in row.strip("|").split(" | ")[:2])
+        feature = TICKED.findall(first)[0]
+        documented[feature] = {name: layer for group, layer in
+                               re.findall(r"([^;]*?)\((\w+)\)", modules)
+                               for name in TICKED.findall(group)}
+    assert documented == {f: {m: layer for m, layer in modules.items() if m}
+                          for f, modules in FEATURES.items()}

@@ -19,6 +19,16 @@ LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "recor
 #: Modules at the package's top level and the layer each belongs to.
 TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "benchlib",
              "registry": "inputs", "results": "records"}
+#: Feature folders (vertical slices over the layers: one feature's input, run, analysis, page
+#: and Python API together) and the layer each of their modules sits at; a module of a feature
+#: imports as a module of its layer would. Every module of a feature folder is listed here.
+FEATURES: dict[str, dict[str, str]] = {
+    "diagnosis": {"defaults": "inputs", "budget": "inputs", "data_check": "inputs",
+                  "plan": "inputs", "ladder": "execute", "analysis": "analysis",
+                  "rounds": "analysis", "verdict": "analysis", "text": "analysis",
+                  "against_published": "analysis", "waterfall": "publish", "page": "publish",
+                  "api": "cli", "": "benchlib"},
+}
 #: Upward imports kept on purpose, each with its reason (importer -> imported module). None is
 #: left: the rank lives in ``data.shard`` (below the loaders and workloads that read it), the
 #: process group in ``workloads.distributed``, a run's own interval in ``records.run_interval``,
@@ -30,7 +40,7 @@ TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "bench
 #: the test: the list cannot go stale.
 ALLOWED_UPWARD: set[tuple[str, str]] = {("benchlib", "benchlib.records.results"),
                                         ("benchlib", "benchlib.catalog.select"),
-                                        ("benchlib", "benchlib.cli.diagnose"),
+                                        ("benchlib", "benchlib.diagnosis.api"),
                                         ("benchlib", "benchlib.inputs.executors")}
 
 
@@ -78,7 +88,16 @@ def _layer(name: str) -> str:
     parts = name.split(".")
     if len(parts) == 1:
         return "benchlib"
+    if parts[1] in FEATURES:
+        return FEATURES[parts[1]][".".join(parts[2:])]
     return TOP_LEVEL.get(parts[1], parts[1])
+
+
+def test_every_module_of_a_feature_folder_has_its_layer():
+    for feature, layers in FEATURES.items():
+        found = {name.removeprefix(f"benchlib.{feature}").removeprefix(".") for name in MODULES
+                 if name == f"benchlib.{feature}" or name.startswith(f"benchlib.{feature}.")}
+        assert found == set(layers), feature
 
 
 def test_every_module_sits_in_a_known_layer():

@@ -31,7 +31,7 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
     "benchlib/__init__.py": [
         ("load", "benchlib.catalog.select", "load"),
         ("scan", "benchlib.records.results", "scan"),
-        ("diagnose", "benchlib.cli.diagnose", "diagnose"),
+        ("diagnose", "benchlib.diagnosis.api", "diagnose"),
     ],
     "benchlib/results.py": [  # load and scan: benchlib's own, imported there
         ("read_iterations", "benchlib.records.store", "read_iterations"),

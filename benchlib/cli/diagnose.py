@@ -1,25 +1,17 @@
-"""``benchlib diagnose``, and :func:`diagnose`, the same from Python: the ladder planned and run
-as one campaign (:mod:`benchlib.execute.diagnose`), analysed (:mod:`benchlib.analysis.diagnose`)
-and given its report page."""
+"""``benchlib diagnose``: its options, and the answer printed (the work is
+:func:`benchlib.diagnosis.api.diagnose`, ``benchlib.diagnose`` from Python)."""
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from benchlib import registry
 from benchlib.cli.base import Command
-from benchlib.inputs.diagnose_budget import INITIAL_REPEATS, TARGET_FACTOR
-from benchlib.inputs.diagnose_defaults import per_target
+from benchlib.diagnosis.budget import INITIAL_REPEATS, TARGET_FACTOR
+from benchlib.diagnosis.defaults import per_target
 from benchlib.vocabulary import Precision
-
-if TYPE_CHECKING:
-    from benchlib.analysis.diagnose import Diagnosis
-    from benchlib.inputs.executors import Settings
 
 
 class Diagnose(Command):
@@ -83,6 +75,8 @@ class Diagnose(Command):
                    "num_devices": args.devices, "batch_size": args.batch_size,
                    "image_size": args.image_size, "budget_s": args.budget,
                    "repeats": args.repeats, "device": args.device, "campaign": args.campaign}
+        from benchlib.diagnosis.api import diagnose
+
         start = time.perf_counter()
         result = diagnose(args.model, args.data_dir, args.outputs, executor,
                           report=not args.no_report,
@@ -95,48 +89,3 @@ class Diagnose(Command):
             print(f"page: {where / 'report' / result.page.name}")
         index_quietly(result.campaign_dir)  # with $BENCHLIB_DB: the catalog follows
         return 0
-
-
-@dataclass
-class Result:
-    """What :func:`diagnose` returns: the diagnosis, its campaign folder and its page."""
-
-    diagnosis: Diagnosis
-    campaign_dir: Path
-    page: Path | None
-
-    def __str__(self) -> str:
-        from benchlib.analysis.diagnose import answer_text
-
-        return answer_text(self.diagnosis)
-
-    def __repr__(self) -> str:
-        return f"<diagnose Result {self.campaign_dir}: {self.diagnosis!r}>"
-
-
-def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | Path = "outputs",
-             executor: Settings | None = None, report: bool = True,
-             say: Callable[[str], None] | None = print, **options: object) -> Result:
-    """Plan, run (here, or with ``executor`` the settings of another executor, e.g.
-    :class:`~benchlib.inputs.executors.SlurmExecutor`) and analyse the ladder for ``model`` on
-    ``data_dir``; ``options`` are :class:`benchlib.inputs.diagnose_plan.DiagnoseRequest` fields
-    (``num_workers``, ``precision``, ``budget_s``, ...). With ``report``, builds the campaign's
-    report page. Relative paths are taken from the current folder."""
-    from benchlib.analysis.diagnose import load_diagnosis
-    from benchlib.analysis.diagnose_rounds import next_round
-    from benchlib.execute.diagnose import run
-    from benchlib.inputs.diagnose_data import check_data_dir
-    from benchlib.publish.report.build import DIAGNOSE, build_report
-
-    check_data_dir(data_dir)
-    def choose(campaign: Path, runs_left: int) -> list[str]:
-        found = load_diagnosis(campaign)
-        return next_round(found.steps, found.workers, found.plan, runs_left)
-
-    campaign_dir = run(model, data_dir, outputs, executor, say=say, choose=choose, **options)
-    found = load_diagnosis(campaign_dir)
-    page = None
-    if report:
-        index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False)
-        page = index.parent / f"{DIAGNOSE}.html"
-    return Result(found, campaign_dir, page)

@@ -36,12 +36,14 @@ class SummaryPage:
     answers: str
     needs: Needs = Needs.CAMPAIGN
     inputs: tuple[tuple[str, str], ...] = ()
+    #: The module holding its cells when it is a feature's own (``benchlib.diagnosis.page``).
+    page_module: str = ""
 
     @property
     def module(self) -> str:
         """The module holding its cells (``PAGE``, a :class:`~benchlib.publish.pages.Page`):
-        ``benchlib.publish.pages.<name without summary_>``."""
-        return f"benchlib.publish.pages.{self.name.removeprefix('summary_')}"
+        :attr:`page_module`, else ``benchlib.publish.pages.<name without summary_>``."""
+        return self.page_module or f"benchlib.publish.pages.{self.name.removeprefix('summary_')}"
 
     @property
     def href(self) -> str:
@@ -62,7 +64,7 @@ class SummaryPage:
 SUMMARY_PAGES: tuple[SummaryPage, ...] = (
     SummaryPage("summary_diagnose", "Diagnosis", "why this node is slower than it should be: from "
                 "its best speed down to your setting, and what to change",
-                Needs.DIAGNOSE_PLAN),
+                Needs.DIAGNOSE_PLAN, page_module="benchlib.diagnosis.page"),
     SummaryPage("summary_scaling", "Scaling", "throughput, speedup and efficiency against "
                 "devices, in the reference sheets' layout"),
     SummaryPage("summary_comparisons", "Comparisons", "which settings (data, batch size, "

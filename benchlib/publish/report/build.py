@@ -206,8 +206,8 @@ def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str],
                     inputs: ReportInputs) -> tuple[Sequence[str], ReportInputs]:
     """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
     recommendation among the index's answers."""
-    from benchlib.analysis.diagnose import diagnose, recommendation
-    from benchlib.inputs.diagnose_plan import read_plan
+    from benchlib.diagnosis.analysis import diagnose, recommendation
+    from benchlib.diagnosis.plan import read_plan
 
     plan = read_plan(campaign_dir)
     if plan is None:

@@ -16,8 +16,8 @@ import math
 
 import pandas as pd
 
-from benchlib.analysis.diagnose_text import WIDE_FACTOR
-from benchlib.inputs.diagnose_plan import Plan
+from benchlib.diagnosis.plan import Plan
+from benchlib.diagnosis.text import WIDE_FACTOR
 
 COLUMNS = ["comparison", "upper", "lower", "ratio", "low", "high", "factor", "verdict",
            "decided"]
@@ -79,7 +79,7 @@ def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
 
 def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: int) -> str:
     """What the repeats reached: every comparison within the target, or which were not (their
-    factor, "interval unknown" beyond :data:`benchlib.analysis.diagnose_text.WIDE_FACTOR`) and
+    factor, "interval unknown" beyond :data:`benchlib.diagnosis.text.WIDE_FACTOR`) and
     why (the budget's runs spent, or fixed ``--repeats``); '' with no steps."""
     if not len(steps):
         return ""

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import diagnose as analysis
-from benchlib.analysis import diagnose_others
-from benchlib.analysis import diagnose_text as text
-from benchlib.analysis.diagnose_rounds import rounds_text
-from benchlib.inputs.diagnose_plan import read_plan
+from benchlib.diagnosis import against_published, analysis, text
+from benchlib.diagnosis.plan import read_plan
+from benchlib.diagnosis.rounds import rounds_text
+from benchlib.diagnosis.waterfall import waterfall_plot
 from benchlib.publish.pages import Call, Page, node, note, plots, present, show
-from benchlib.publish.pages.waterfall import waterfall_plot
 
 
 def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:
@@ -68,9 +66,9 @@ def others(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
     if found is None:
         return
     refs = references.shipped()
-    compared = diagnose_others.against_references(df, found.plan, refs)
+    compared = against_published.against_references(df, found.plan, refs)
     if compared.empty:
-        note(diagnose_others.unmatched_text(found.plan, refs))
+        note(against_published.unmatched_text(found.plan, refs))
         return
     note("\n".join(f"- **{r.rung}**: {r.text} (source: {r.source})"
                    for r in compared.itertuples()))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib.analysis.diagnose_text import step_change
-from benchlib.inputs.diagnose_plan import Plan
+from benchlib.diagnosis.plan import Plan
+from benchlib.diagnosis.text import step_change
 
 #: A data step losing at least this share of the speed before it, significantly, while the
 #: runs wait little for data, makes the loader a competitor for the cores.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from benchlib.analysis import diagnose as analysis
-from benchlib.analysis.diagnose_text import UNIT, is_wide, loss_text
+from benchlib.diagnosis import analysis
+from benchlib.diagnosis.text import UNIT, is_wide, loss_text
 from benchlib.publish.pages import palette
 from benchlib.publish.pages.plots import plain, tidy
 

@@ -8,7 +8,7 @@ from typing import Any
 
 #: Defaults per target: batch, image side (None: the model's), budget (s), warm-up, the probe's
 #: seconds per figure. Each rung runs 3 times first, then in rounds of extra repeats
-#: (:mod:`benchlib.inputs.diagnose_budget`); the budgets hold that: 15 CPU runs of the initial
+#: (:mod:`benchlib.diagnosis.budget`); the budgets hold that: 15 CPU runs of the initial
 #: round at 17 s each and the probe are 280 s, the old 180 s could not hold them.
 DEFAULTS: dict[str, dict[str, Any]] = {
     "cpu": {"batch_size": 8, "image_size": 32, "budget_s": 540.0, "warmup": 2,

@@ -17,9 +17,9 @@ import re
 import pandas as pd
 
 from benchlib import registry
-from benchlib.analysis.diagnose import rung_runs
 from benchlib.analysis.references import Reference, RegexMatch
-from benchlib.inputs.diagnose_plan import Plan
+from benchlib.diagnosis.analysis import rung_runs
+from benchlib.diagnosis.plan import Plan
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
 from benchlib.vocabulary import matmul_precision

@@ -1,17 +1,15 @@
-"""``benchlib diagnose``'s campaign: the ladder planned (:mod:`benchlib.inputs.diagnose_plan`)
+"""``benchlib diagnose``'s campaign: the ladder planned (:mod:`benchlib.diagnosis.plan`)
 and run as one campaign through the normal sweep and its executor
 (:meth:`benchlib.execute.executor.Executor.submit_and_wait`: here, or as Slurm job arrays
 waited for), so that it gets the ledger, the locks, resuming (a second run skips the points
-already done) and Slurm. Analysing it is :mod:`benchlib.analysis.diagnose`."""
+already done) and Slurm. Analysing it is :mod:`benchlib.diagnosis.analysis`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from benchlib.execute.executor import executor_for
-from benchlib.execute.sweep import PointOutcome, describe_outcome, point_status, skip_reason
-from benchlib.inputs.diagnose_plan import (
+from benchlib.diagnosis.plan import (
     Plan,
     check_campaign,
     plan,
@@ -20,6 +18,8 @@ from benchlib.inputs.diagnose_plan import (
     sweep,
     write_plan,
 )
+from benchlib.execute.executor import executor_for
+from benchlib.execute.sweep import PointOutcome, describe_outcome, point_status, skip_reason
 from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.params import Point
 
@@ -90,7 +90,7 @@ def run_ladder(plan_: Plan, outputs: Path, executor: Settings | None = None,
 
 
 #: Given the campaign folder and the runs the budget still holds, the rungs of the next round
-#: of extra repeats (none: stop); ``benchlib.cli.diagnose`` passes the analysis's choice.
+#: of extra repeats (none: stop); :func:`benchlib.diagnosis.api.diagnose` passes the analysis's choice.
 Choose = Callable[[Path, int], list[str]]
 
 
@@ -123,7 +123,7 @@ def run(model: str = "resnet50", data_dir: str | Path = "", outputs: str | Path 
         executor: Settings | None = None, say: Callable[[str], None] | None = print,
         choose: Choose | None = None, **options: object) -> Path:
     """Plan the ladder for ``model`` on ``data_dir`` (``options``: the other
-    :class:`~benchlib.inputs.diagnose_plan.DiagnoseRequest` fields), say what is about to run
+    :class:`~benchlib.diagnosis.plan.DiagnoseRequest` fields), say what is about to run
     and run it with ``executor`` (default: here): the initial round, then with ``choose`` the
     rounds of extra repeats (:func:`run_rounds`); the campaign folder. Relative paths are taken
     from the current folder."""

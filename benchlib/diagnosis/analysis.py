@@ -1,6 +1,6 @@
 """Why this node is slower than it should be for a model: the waterfall of a diagnose campaign.
 
-The rungs of the ladder (:mod:`benchlib.inputs.diagnose_plan`) are picked out of the records by
+The rungs of the ladder (:mod:`benchlib.diagnosis.plan`) are picked out of the records by
 their columns. The waterfall runs from the model's best speed on this node (synthetic data on
 the device, the fastest precision and memory format) down to the user's setting, one step per
 rung, each at the user's worker count:
@@ -28,9 +28,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import diagnose_verdict, intervals
-from benchlib.analysis.diagnose_rounds import rounds_text
-from benchlib.analysis.diagnose_text import (
+from benchlib.analysis import intervals
+from benchlib.analysis.tables import ok
+from benchlib.analysis.verdict import judge, probes
+from benchlib.diagnosis import verdict as diagnose_verdict
+from benchlib.diagnosis.plan import Plan, Rung, read_plan
+from benchlib.diagnosis.rounds import rounds_text
+from benchlib.diagnosis.text import (
     UNIT,
     against_best,
     loss_text,
@@ -38,10 +42,7 @@ from benchlib.analysis.diagnose_text import (
     switch_change,
     worker_change,
 )
-from benchlib.analysis.tables import ok
-from benchlib.analysis.verdict import judge, probes
 from benchlib.errors import InputError
-from benchlib.inputs.diagnose_plan import Plan, Rung, read_plan
 from benchlib.records import flags
 from benchlib.records.results import load
 

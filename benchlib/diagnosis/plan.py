@@ -2,7 +2,7 @@
 what the user's setting achieves, as the points of one campaign.
 
 The rungs (each run ``repeats`` times first, interleaved; then, with sequential repeats, the
-rungs of the steps not yet decided again in rounds: :mod:`benchlib.inputs.diagnose_budget`):
+rungs of the steps not yet decided again in rounds: :mod:`benchlib.diagnosis.budget`):
 
 - ``probe``: the node probe (matmul, memory, host link, JPEG decode per worker count, read);
 - ``device``: synthetic data made once on the device, at the user's precision and, on a GPU,
@@ -34,15 +34,15 @@ from pydantic import (
 )
 
 from benchlib import registry
+from benchlib.diagnosis import budget as budget_of
+from benchlib.diagnosis.defaults import DEFAULTS
 from benchlib.errors import InputError
-from benchlib.inputs import diagnose_budget as budget_of
 from benchlib.inputs.config import (
     ClassificationConfig,
     DeviceChoice,
     Precision,
     describe_validation_error,
 )
-from benchlib.inputs.diagnose_defaults import DEFAULTS
 from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.layout import LEDGER
 from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, cores
