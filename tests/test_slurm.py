@@ -208,10 +208,32 @@ def test_status_records_a_job_that_died_without_a_result(tmp_path, monkeypatch):
 
 # --- a real Slurm ---------------------------------------------------------------------------------
 
+def _controller_unreachable() -> str:
+    """Why no slurmctld can answer, found in a second from slurm.conf (its host and port
+    refuse a connection), or '' (ask sinfo)."""
+    try:
+        text = Path(os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")).read_text()
+    except OSError:
+        return ""
+    host = re.search(r"^SlurmctldHost=([^(\s]+)(?:\(([^)]+)\))?", text, re.M)
+    port = re.search(r"^SlurmctldPort=(\d+)", text, re.M)
+    if not host:
+        return ""
+    address = (host.group(2) or host.group(1), int(port.group(1)) if port else 6817)
+    try:
+        socket.create_connection(address, timeout=1).close()
+    except OSError as error:
+        return f"slurmctld at {address[0]}:{address[1]} does not answer ({error})"
+    return ""
+
+
 def _slurm_available() -> str:
     """'' when a Slurm controller answers here, else the reason it does not."""
     if shutil.which("sinfo") is None:
         return "no Slurm commands (sinfo) on PATH"
+    unreachable = _controller_unreachable()
+    if unreachable:  # sinfo would take 9 s to say so
+        return unreachable
     try:
         out = subprocess.run(["sinfo", "-h", "-o", "%P %a %D %T"], capture_output=True, text=True,
                              timeout=20, check=False)
