@@ -208,8 +208,13 @@ def test_a_site_adds_a_kind_from_its_own_package_by_entry_point(tmp_path):
                           timeout=300)
     assert made.returncode == 0, made.stderr
     notebook = plugin / "benchlib_example_kind" / "notebooks" / "example_axpy.ipynb"
-    cell = nbformat.read(notebook, as_version=4).cells[1]
+    made_cells = nbformat.read(notebook, as_version=4).cells
+    cell = made_cells[1]
     assert "parameters" in cell.metadata.tags and "elements = 1000000" in cell.source
+    # its own view and layout, registered from its package: the comments and the heading
+    assert "# float32 values in x and in y" in cell.source
+    assert any(c.source.startswith("## Axpy settings") for c in made_cells), \
+        [c.source[:40] for c in made_cells]
 
     out = subprocess.run([sys.executable, "-c", PLUGIN_RUN], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=300)
@@ -249,3 +254,13 @@ def test_a_site_package_that_fails_to_load_is_named(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "benchlib.benchmarks entry point 'example_axpy'" in done.stderr
     assert "package benchlib-example-kind" in done.stderr and "ModuleNotFoundError" in done.stderr
+
+
+def test_a_kind_s_view_and_layout_are_registered_once():
+    from benchlib.publish.benchmark_notebook import layouts, views
+
+    assert set(views.VIEWS) <= set(kinds.KINDS) and set(layouts.LAYOUTS) <= set(kinds.KINDS)
+    with pytest.raises(ValueError, match="has a view already"):
+        views.register_view("classification")(views.View)
+    with pytest.raises(ValueError, match="has a layout already"):
+        layouts.register_layout("node_probe", layouts.ONE_RUN)

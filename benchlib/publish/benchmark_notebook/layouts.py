@@ -38,17 +38,28 @@ class Layout:
 #: The layouts of a kind without one of its own: a timed loop's, and one run's (not a loop).
 TIMED_LOOP = Layout(run.TIMED_LOOP)
 ONE_RUN = Layout(run.ONE_RUN, example="device cpu")
-#: Each shipped kind's layout, by the kind's registered name.
-LAYOUTS: dict[str, Layout] = {
-    "classification": Layout(run.TIMED_LOOP, example="model resnet50"),
-    "language_model": Layout(run.TIMED_LOOP, "params/lm.yaml", "size tiny"),
-    "unet3d_train": Layout(run.unet_cells(""), "params/unet3d.yaml", "volume data/em.h5",
-                           "## Configuration and network"),
-    "unet3d_predict": Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
-                             "volume data/em.h5", "## Configuration and network"),
-    "allreduce": Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABOUT),
-    "node_probe": Layout(probes.NODE, about=probes.NODE_ABOUT),
-}
+#: Each kind's layout, by the kind's registered name (:func:`register_layout`).
+LAYOUTS: dict[str, Layout] = {}
+
+
+def register_layout(kind: str, layout: Layout) -> Layout:
+    """``layout`` as the notebook cells of ``kind`` (a registered name of
+    :mod:`benchlib.kinds`; a site's kind registers its own from its package); ValueError when
+    the kind has one already."""
+    if kind in LAYOUTS:
+        raise ValueError(f"kind {kind!r} has a layout already")
+    LAYOUTS[kind] = layout
+    return layout
+
+
+register_layout("classification", Layout(run.TIMED_LOOP, example="model resnet50"))
+register_layout("language_model", Layout(run.TIMED_LOOP, "params/lm.yaml", "size tiny"))
+register_layout("unet3d_train", Layout(run.unet_cells(""), "params/unet3d.yaml",
+                                       "volume data/em.h5", "## Configuration and network"))
+register_layout("unet3d_predict", Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
+                                         "volume data/em.h5", "## Configuration and network"))
+register_layout("allreduce", Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABOUT))
+register_layout("node_probe", Layout(probes.NODE, about=probes.NODE_ABOUT))
 
 
 def cells(entry: registry.Benchmark) -> Cells:

@@ -2,11 +2,13 @@
 parameters cell shows, its headline and the title of its plots (what a kind is where records
 are made and read is :mod:`benchlib.kinds`; its notebook's cells are
 :mod:`benchlib.publish.benchmark_notebook.layouts`). A view is looked up by the registry
-entry's ``kind``; a kind without a view of its own (a site's, say) gets :class:`View`'s."""
+entry's ``kind``; a kind registers its view with :func:`register_view` (a site's kind from its own
+package, as ``tests/example_kind`` does); a kind without one gets :class:`View`'s."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from benchlib import registry
 from benchlib.publish.benchmark_notebook import parameters
@@ -42,6 +44,24 @@ class View:
         return {**parameters.COMMENTS, **self.comments}
 
 
+#: The view of each kind, by the kind's registered name (:func:`register_view`).
+VIEWS: dict[str, View] = {}
+V = TypeVar("V", bound=type[View])
+
+
+def register_view(*kinds: str) -> Callable[[V], V]:
+    """Class decorator: the view of ``kinds`` (registered names of :mod:`benchlib.kinds`);
+    ValueError when one has a view already."""
+    def add(cls: V) -> V:
+        for kind in kinds:
+            if kind in VIEWS:
+                raise ValueError(f"kind {kind!r} has a view already ({type(VIEWS[kind]).__name__})")
+            VIEWS[kind] = cls()
+        return cls
+    return add
+
+
+@register_view("classification")
 class ClassificationView(View):
     """Images per second of a torchvision classifier."""
 
@@ -50,6 +70,7 @@ class ClassificationView(View):
                 "data")
 
 
+@register_view("language_model")
 class LanguageModelView(View):
     """Tokens per second of a GPT-2-style transformer."""
 
@@ -87,6 +108,7 @@ class UNet3DView(View):
         return entry.config.model_construct(**fixed)  # required fields (volume) have no default
 
 
+@register_view("unet3d_train")
 class UNet3DTrainView(UNet3DView):
     comments: ClassVar[dict[str, str]] = {
         "num_workers": "loader processes sampling patches (dataset: real)",
@@ -94,6 +116,7 @@ class UNet3DTrainView(UNet3DView):
         "iterations": "Adam steps timed after warm-up (the reference ran 1001)"}
 
 
+@register_view("unet3d_predict")
 class UNet3DPredictView(UNet3DView):
     comments: ClassVar[dict[str, str]] = {
         "num_workers": "threads reading blocks ahead of the compute",
@@ -101,6 +124,7 @@ class UNet3DPredictView(UNet3DView):
         "warmup": "batches run before the timed pass, not written"}
 
 
+@register_view("node_probe")
 class NodeProbeView(View):
     comments: ClassVar[dict[str, str]] = {
         "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
@@ -114,14 +138,6 @@ class NodeProbeView(View):
         "read_max_bytes": "read at most this many bytes of data_dir",
         "allreduce_devices": "0: every visible GPU when there are 2 or more; 1: skip the all-reduce",
     }
-
-
-#: The view of each shipped kind, by the kind's registered name.
-VIEWS: dict[str, View] = {
-    "classification": ClassificationView(), "language_model": LanguageModelView(),
-    "unet3d_train": UNet3DTrainView(), "unet3d_predict": UNet3DPredictView(),
-    "node_probe": NodeProbeView(),
-}
 
 
 def view_of(entry: registry.Benchmark) -> View:
