@@ -158,3 +158,17 @@ def test_a_report_from_a_relative_path_never_moves_the_working_directory(tmp_pat
     assert moves == []
     assert index == tmp_path / "outputs" / "fake" / "report" / "index.html"
     assert len(list((tmp_path / "outputs" / "fake" / "report" / "runs").glob("*.html"))) == 13
+
+
+def test_a_build_loads_the_campaign_and_its_baseline_once_each(tmp_path, monkeypatch):
+    """The checks, the diagnosis and the index share one load of each folder (three loads of
+    the campaign and two of the baseline before)."""
+    from benchlib.publish.report import build
+
+    root, base = campaign(tmp_path / "fake"), campaign(tmp_path / "base")
+    loaded = []
+    real_scan, real_load = build.scan, build.load
+    monkeypatch.setattr(build, "scan", lambda path, *a: loaded.append(path) or real_scan(path, *a))
+    monkeypatch.setattr(build, "load", lambda path, *a: loaded.append(path) or real_load(path, *a))
+    build.build_report(root, summaries=(), progress=False, baseline=base)
+    assert sorted(map(str, loaded)) == sorted([str(root.absolute()), str(base.resolve())]), loaded

@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +37,7 @@ from benchlib.publish.report.run_pages import export_runs
 from benchlib.publish.report.scratch import remove_stale, scratch_folder
 from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
+from benchlib.records.run_table import RunTable
 from benchlib.records.store import current_umask
 
 log = logging.getLogger(__name__)
@@ -72,12 +73,11 @@ def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookS
                           f"'{campaign_dir}' to see where") from None
 
 
-def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, campaign: Path) -> None:
+def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, runs: pd.DataFrame) -> None:
     """InputError naming ``--baseline`` when the compare page could only fail or certify
-    nothing: the baseline holds the campaign's own runs, or another benchmark or unit."""
+    nothing: the baseline holds the campaign's own ``runs``, or another benchmark or unit."""
     from benchlib.analysis import comparable
 
-    runs = load(campaign)
     if runs.empty:
         return
     try:
@@ -101,26 +101,32 @@ class ReportInputs:
     #: with ``$BENCHLIB_DB`` holding earlier runs of the campaign's configurations: a stamp of
     #: them (a History page from the catalog, made again when they change)
     history_catalog: str = ""
+    #: the baseline's runs, loaded once when the inputs are checked (the index compares them)
+    baseline_runs: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def validated(cls, baseline: str | Path | None = None,
                   references: str | Path | None = None,
                   campaign: str | Path | None = None,
-                  history: Sequence[str | Path] = ()) -> ReportInputs:
+                  history: Sequence[str | Path] = (),
+                  runs: pd.DataFrame | None = None) -> ReportInputs:
         """Checked before any notebook runs: InputError naming the option otherwise (a
-        baseline that is ``campaign`` itself, or of another benchmark or unit, included)."""
+        baseline that is ``campaign`` itself, or of another benchmark or unit, included;
+        ``runs``: the campaign's, when loaded already)."""
         from benchlib.analysis.references import load_references
 
         base = Path(baseline).expanduser().resolve() if baseline else None
         if base is not None and not base.is_dir():
             raise InputError(f"--baseline {baseline}: not an existing folder (give the "
                              "baseline campaign's results folder, outputs/<campaign>)")
+        base_runs = None
         if base is not None:
             base_runs = load(base)
             if base_runs.empty:
                 raise InputError(f"--baseline {baseline}: no result records in that folder")
             if campaign is not None:
-                _comparable_baseline(baseline, base_runs, Path(campaign))
+                _comparable_baseline(baseline, base_runs,
+                                     load(Path(campaign)) if runs is None else runs)
         refs = Path(references).expanduser().resolve() if references else None
         if refs is not None:
             if not refs.is_file():
@@ -128,7 +134,8 @@ class ReportInputs:
             load_references(refs)  # InputError naming the bad field
         folders = validated_history(history, campaign)
         return cls(base, refs, history=folders,
-                   history_catalog="" if folders or campaign is None else catalog_history(campaign))
+                   history_catalog="" if folders or campaign is None else catalog_history(campaign),
+                   baseline_runs=base_runs)
 
     @property
     def history_dirs(self) -> str | None:
@@ -195,24 +202,25 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     if inputs.baseline is not None and COMPARE in summaries:
         from benchlib.publish.pages.compare_tables import compare_runs
 
-        compared = compare_runs(load(inputs.baseline), records, history_db=inputs.history_db)
+        base_runs = load(inputs.baseline) if inputs.baseline_runs is None else inputs.baseline_runs
+        compared = compare_runs(base_runs, records, history_db=inputs.history_db)
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",
                   diagnosis=inputs.diagnosis)
 
 
-def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str],
+def _with_diagnosis(campaign_dir: Path, runs: pd.DataFrame, summaries: Sequence[str],
                     inputs: ReportInputs) -> tuple[Sequence[str], ReportInputs]:
     """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
-    recommendation among the index's answers."""
+    recommendation among the index's answers (``runs``: the campaign's, loaded once)."""
     from benchlib.diagnosis.analysis import diagnose, recommendation
     from benchlib.diagnosis.plan import read_plan
 
     plan = read_plan(campaign_dir)
     if plan is None:
         return summaries, inputs
-    text = recommendation(diagnose(load(campaign_dir), plan))
+    text = recommendation(diagnose(runs, plan))
     return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
 
 
@@ -365,13 +373,14 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
-    inputs = ReportInputs.validated(baseline, references, campaign_dir, history)
+    found = scan(campaign_dir)  # the campaign loaded once: the checks, diagnosis and index
+    runs = RunTable.of(found.frame)
+    inputs = ReportInputs.validated(baseline, references, campaign_dir, history, runs)
     check_report_place(campaign_dir / REPORT)
-    summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs)
+    summaries, inputs = _with_diagnosis(campaign_dir, runs, summaries, inputs)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES
                                if p.needs in (Needs.BASELINE, Needs.HISTORY)
                                and inputs.has(p.needs) and p.name not in summaries))
-    found = scan(campaign_dir)
     if found.frame.empty:
         raise FileNotFoundError(f"no result records under {str(campaign_dir)!r}: "
                                 "run a sweep into it first")
