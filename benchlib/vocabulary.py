@@ -13,7 +13,7 @@ Each is an :class:`enum.StrEnum`, so a member *is* its plain string (``RecordSta
   :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.analysis.regression`), and the
   :class:`JUnitOutcome` each becomes in a JUnit file;
 - :class:`NodeState`: a node's health in a fleet (``benchlib fleet``,
-  :mod:`benchlib.analysis.fleet_health`).
+  :mod:`benchlib.fleet.health`).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class CompareVerdict(StrEnum):
 
 class NodeState(StrEnum):
     """A node's health for one configuration, and over all of them (its worst), most severe
-    first: see :mod:`benchlib.analysis.fleet_health` for what each means."""
+    first: see :mod:`benchlib.fleet.health` for what each means."""
 
     FAILED = "failed"
     SLOW = "slow"

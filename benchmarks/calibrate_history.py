@@ -1,5 +1,5 @@
 """Calibrate the history's change points (``benchlib history``, Otava's method in
-``benchlib.analysis.change_detection``) on synthetic nightly histories, as
+``benchlib.history.change_points``) on synthetic nightly histories, as
 ``calibrate_compare.py`` calibrates ``benchlib compare``.
 
 Each round makes, through the same frame path as ``benchlib history``
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from history_data import START, nights
 
-from benchlib.analysis import node_history
-from benchlib.analysis.change_detection import MAX_PVALUE, MIN_SIZE
+from benchlib.history import series as node_history
+from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
 
 NIGHTS = 40
 

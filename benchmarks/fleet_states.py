@@ -4,7 +4,7 @@ node of normal speed slow (an A/A count) while finding a planted slow one.
 Synthetic records, no files: ``--nodes`` nodes (one GPU model), ``--nights`` nights, a training
 run and a node probe per node and night, ``--noise`` run-to-run spread (log-normal); one node
 at ``--slow`` of normal speed. Prints the time of
-:func:`benchlib.analysis.fleet_health.node_states` and the states it gave.
+:func:`benchlib.fleet.health.node_states` and the states it gave.
 
 Usage: python benchmarks/fleet_states.py [--nodes 500] [--nights 30] [--noise 0.02] [--slow 0.85]
 """
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--slow", type=float, default=0.85)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    from benchlib.analysis import fleet_health
+    from benchlib.fleet import health as fleet_health
 
     frame = records(args.nodes, args.nights, args.noise, args.slow, args.seed)
     import scipy.stats  # noqa: F401  (the t quantiles' import, once per process, outside the time)

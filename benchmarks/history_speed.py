@@ -38,7 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from history_data import nights
 
 import benchlib
-from benchlib.analysis import change_detection, node_history, selection
+from benchlib.analysis import selection
+from benchlib.history import change_points as change_detection
+from benchlib.history import series as node_history
 
 
 def best(repeats: int, work) -> tuple[float, object]:

@@ -1,4 +1,4 @@
-"""Conformance of the change points (``benchlib.analysis.change_detection`` and ``benchlib
+"""Conformance of the change points (``benchlib.history.change_points`` and ``benchlib
 history``'s frame path) with the series that Apache Otava and MongoDB's signal-processing-
 algorithms ship in their own tests, each with the change points it must give, and with
 simulated nightly histories whose runs move together within a night.
@@ -21,7 +21,9 @@ import pandas as pd
 import pytest
 
 from benchlib import analysis
-from benchlib.analysis import change_detection, gate, node_history
+from benchlib.analysis import gate
+from benchlib.history import change_points as change_detection
+from benchlib.history import series as node_history
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from history_data import START as FIRST_NIGHT

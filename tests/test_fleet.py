@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import comparisons, fleet
+from benchlib.analysis import comparisons
 from benchlib.cli import main
 from benchlib.errors import InputError
 from benchlib.execute import slurm
+from benchlib.fleet import outliers as fleet
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.records.results import load
 from tests.test_slurm import SLURM, _params, _partition_up, local_slurm  # noqa: F401

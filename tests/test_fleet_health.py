@@ -1,4 +1,4 @@
-"""Fleet health over time (benchlib.analysis.fleet_health, fleet_actions, ``benchlib fleet``):
+"""Fleet health over time (benchlib.fleet.health, fleet_actions, ``benchlib fleet``):
 baselines from the healthy nodes, each node's state, drain lines that hostile names cannot
 turn into commands, JUnit, and the command as a user meets it."""
 
@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import fleet_actions, fleet_health, gate
+from benchlib.analysis import gate
+from benchlib.fleet import actions as fleet_actions
+from benchlib.fleet import health as fleet_health
 from benchlib.vocabulary import NodeState
 
 from .conftest import ROOT
@@ -137,7 +139,7 @@ def test_a_failed_record_of_a_job_that_never_started_names_no_node() -> None:
 
 
 def test_a_long_node_states_table_lists_the_nodes_that_are_not_ok() -> None:
-    from benchlib.publish.pages import fleet_tables
+    from benchlib.fleet import tables as fleet_tables
 
     states = fleet_health.node_states(pd.DataFrame(nightly(nights=3, nodes=60)), now=NOW)
     shown = fleet_tables.states_display(states)

@@ -12,8 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import change_detection, env_changes, gate, node_history, regression, selection
+from benchlib.analysis import gate, regression, selection
 from benchlib.errors import InputError
+from benchlib.history import change_points as change_detection
+from benchlib.history import env_changes
+from benchlib.history import series as node_history
 from tests.fakes import write_record_notebook
 
 RUN = {"schema_version": 2, "cluster": "c", "gpu": "H100", "benchmark": "train",

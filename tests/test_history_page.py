@@ -16,10 +16,11 @@ from IPython.display import Markdown
 
 from benchlib.analysis import selection
 from benchlib.errors import InputError
-from benchlib.publish.pages import history, history_plot
+from benchlib.history import page as history
+from benchlib.history import plot as history_plot
+from benchlib.history.report_input import validated_history
 from benchlib.publish.pages.summary import load_results
 from benchlib.publish.report.build import ReportInputs, report_pages
-from benchlib.publish.report.history_input import validated_history
 from tests.test_history import _nights, _write_nights
 
 
@@ -68,7 +69,7 @@ def test_the_page_lists_draws_and_labels_the_change_point(nightly: Path, shown: 
 def test_the_plot_marks_the_change_point_and_leaves_disturbed_runs_grey() -> None:
     runs = _nights(nights=16, step=8, driver_at=8, nodes=("node017",))
     runs.loc[3, "flags"] = "throttled"
-    from benchlib.analysis import node_history
+    from benchlib.history import series as node_history
 
     table = node_history.change_points(runs)
     figure = history_plot.node_plot(node_history.series(runs), table, title="bs=64 on node017")
@@ -152,7 +153,7 @@ def test_a_configured_catalog_with_earlier_runs_adds_the_page(nightly: Path, tmp
     assert "from the catalog" in _text(shown)
     monkeypatch.setenv("BENCHLIB_DB", str(tmp_path / "none" / "catalog.sqlite"))
     said: list[str] = []
-    from benchlib.publish.report.history_input import catalog_history
+    from benchlib.history.report_input import catalog_history
 
     assert catalog_history(campaign, said.append) == ""
     assert said and said[0].startswith("History page: the catalog of $BENCHLIB_DB not read")

@@ -17,7 +17,8 @@ import pytest
 
 from benchlib.analysis import comparisons, references
 from benchlib.cli import main
-from benchlib.publish.pages import fleet_tables, plots
+from benchlib.fleet import tables as fleet_tables
+from benchlib.publish.pages import plots
 from benchlib.records import values
 from benchlib.records.results import scan
 from benchlib.records.store import write_json_atomic, write_sidecar

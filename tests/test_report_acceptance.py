@@ -10,7 +10,8 @@ import pytest
 
 from benchlib.analysis import references
 from benchlib.cli import main
-from benchlib.publish.pages import acceptance_tables, fleet_tables, summary
+from benchlib.fleet import tables as fleet_tables
+from benchlib.publish.pages import acceptance_tables, summary
 from benchlib.publish.report import index_page
 from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
 

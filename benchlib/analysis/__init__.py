@@ -198,7 +198,7 @@ def outliers(
     by: Sequence[str] | None = ('gpu',),
 ) -> pd.DataFrame:
     """``df`` with ``robust_z`` (median / MAD within each ``by`` group) and ``outlier``
-    (|robust_z| > 3.5): see :mod:`benchlib.analysis.fleet`."""
+    (|robust_z| > 3.5): see :mod:`benchlib.fleet.outliers`."""
     from benchlib.analysis.comparisons import outliers as real
 
     return real(df=df, metric=metric, by=by)
@@ -314,7 +314,7 @@ def node_table(
     """One row per node (median ``metric`` over its runs) sorted slowest first, with
     ``fleet_median`` and ``relative`` (to its group's median), ``robust_z``, ``outlier``,
     ``runs`` and the runs' ``flags``; ``node`` defaults to :func:`node_column`."""
-    from benchlib.analysis.fleet import node_table as real
+    from benchlib.fleet.outliers import node_table as real
 
     return real(df=df, metric=metric, node=node, by=by)
 
@@ -339,7 +339,7 @@ def node_states(
     ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
     ``unplaced`` (runs left out: no node known, :func:`node_names`) and ``future`` (runs left
     out: dated more than :data:`FUTURE_TOLERANCE` after ``now``)."""
-    from benchlib.analysis.fleet_health import node_states as real
+    from benchlib.fleet.health import node_states as real
 
     return real(
         df=df,
@@ -357,7 +357,7 @@ def node_summary(states: pd.DataFrame) -> pd.DataFrame:
     """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
     its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
     its most severe state, each reason once: :func:`_reasons`)."""
-    from benchlib.analysis.fleet_health import node_summary as real
+    from benchlib.fleet.health import node_summary as real
 
     return real(states=states)
 
@@ -383,7 +383,7 @@ def change_points(
     ``attrs``: ``series``, ``runs``, ``campaigns``, ``disturbed``, ``failed``, ``small``,
     ``uncertain``, ``outliers`` and ``early`` (lists of dicts), ``ordered_by``, ``metric``,
     ``threshold``, ``min_size``. ``progress``: a progress bar (on stderr)."""
-    from benchlib.analysis.node_history import change_points as real
+    from benchlib.history.series import change_points as real
 
     return real(
         df=df,

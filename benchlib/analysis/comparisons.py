@@ -339,8 +339,8 @@ def distributed_runs(df: pd.DataFrame) -> pd.DataFrame:
 def outliers(df: pd.DataFrame, metric: str = "throughput",
              by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
     """``df`` with ``robust_z`` (median / MAD within each ``by`` group) and ``outlier``
-    (|robust_z| > 3.5): see :mod:`benchlib.analysis.fleet`."""
-    from benchlib.analysis.fleet import outliers as fleet_outliers
+    (|robust_z| > 3.5): see :mod:`benchlib.fleet.outliers`."""
+    from benchlib.fleet.outliers import outliers as fleet_outliers
 
     return fleet_outliers(df, metric, by)
 

@@ -309,7 +309,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     ``by`` names the configuration columns (default: the configuration columns less
     campaign, cluster and host). Give each nightly run its own campaign name.
     ``attrs["ordered_by"]`` says whether ``started_at`` ordered every run (:func:`ordered_by`).
-    Change points within each node's runs: :func:`benchlib.analysis.node_history.change_points`."""
+    Change points within each node's runs: :func:`benchlib.history.series.change_points`."""
     df = ok(df).copy()
     if metric not in df:
         raise KeyError(f"history: no column {metric!r} in the results")

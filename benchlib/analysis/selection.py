@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.node_history import NODE, configuration_columns
 from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
+from benchlib.history.series import NODE, configuration_columns
 from benchlib.records.runs import identity, once
 from benchlib.records.values import one_line
 

@@ -1,7 +1,7 @@
 """The basics every table over records needs: which rows finished, which columns make a
 configuration (from :mod:`benchlib.records.schema`), and labels that join configuration values.
 
-Shared by :mod:`benchlib.analysis.comparisons`, :mod:`benchlib.analysis.fleet` and
+Shared by :mod:`benchlib.analysis.comparisons`, :mod:`benchlib.fleet.outliers` and
 :mod:`benchlib.analysis.regression`.
 """
 

@@ -86,7 +86,7 @@ def noise_lines(folders: list[Path]) -> list[str]:
 
     import benchlib
     from benchlib.analysis import campaign_noise, comparisons, intervals
-    from benchlib.analysis.node_history import series
+    from benchlib.history.series import series
 
     runs = comparisons.benchmarks(pd.concat([benchlib.load(f) for f in folders],
                                             ignore_index=True))

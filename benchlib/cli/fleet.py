@@ -57,8 +57,10 @@ class Fleet(Command):
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
-        from benchlib.analysis import fleet_actions, fleet_health, gate, junit
+        from benchlib.analysis import gate, junit
         from benchlib.cli.index import selected_runs
+        from benchlib.fleet import actions as fleet_actions
+        from benchlib.fleet import health as fleet_health
         from benchlib.records.paths import check_output_file
 
         window = fleet_health.VALIDITY_DAYS if args.window is None else args.window
@@ -86,7 +88,8 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     import pandas as pd
 
     from benchlib import formatting
-    from benchlib.analysis import fleet_actions, fleet_health
+    from benchlib.fleet import actions as fleet_actions
+    from benchlib.fleet import health as fleet_health
     from benchlib.vocabulary import NodeState
 
     attrs = states.attrs

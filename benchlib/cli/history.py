@@ -57,10 +57,11 @@ class History(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Print one line per change point and the summary; the exit status the epilog
         lists."""
-        from benchlib.analysis import gate, node_history
+        from benchlib.analysis import gate
         from benchlib.analysis.metrics import check_metric
         from benchlib.cli.index import selected_runs
         from benchlib.errors import InputError
+        from benchlib.history import series as node_history
 
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "

@@ -10,7 +10,8 @@ import pandas as pd
 
 from benchlib.analysis import references
 from benchlib.analysis.references import Reference
-from benchlib.publish.pages import Call, Page, fleet_tables, note, plots, show, summary
+from benchlib.fleet import tables as fleet_tables
+from benchlib.publish.pages import Call, Page, note, plots, show, summary
 from benchlib.publish.pages import acceptance_tables as checks
 
 SHIPPED = ("Shipped with benchlib: benchlib/reference/expectations.yaml (published figures) and "

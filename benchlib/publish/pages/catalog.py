@@ -83,7 +83,8 @@ SUMMARY_PAGES: tuple[SummaryPage, ...] = (
                 (("baseline_dir", "baseline"), ("history_db", "history_db"))),
     SummaryPage("summary_history", "History", "each configuration on each node over time: "
                 "change points, and what changed in the environment then", Needs.HISTORY,
-                (("history_dirs", "history_dirs"), ("history_db", "history_db"))),
+                (("history_dirs", "history_dirs"), ("history_db", "history_db")),
+                "benchlib.history.page"),
 )
 #: The pages every report has (the others come with what they need).
 EVERY_REPORT = tuple(p.name for p in SUMMARY_PAGES if p.needs is Needs.CAMPAIGN)

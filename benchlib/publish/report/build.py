@@ -25,13 +25,13 @@ import pandas as pd
 from benchlib.analysis.selection import CONFIGURED_CATALOG
 from benchlib.errors import InputError, ReportError
 from benchlib.execute.notebook_run import NotebookSession
+from benchlib.history.report_input import catalog_history, validated_history
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish import local_paths
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.report import navigation, reuse
 from benchlib.publish.report.export import export_html
-from benchlib.publish.report.history_input import catalog_history, validated_history
 from benchlib.publish.report.index_page import Link, render
 from benchlib.publish.report.run_pages import export_runs
 from benchlib.publish.report.scratch import remove_stale, scratch_folder

@@ -1,4 +1,4 @@
-"""What to do about a fleet's node states (:mod:`benchlib.analysis.fleet_health`): the exit
+"""What to do about a fleet's node states (:mod:`benchlib.fleet.health`): the exit
 status, Slurm drain commands for the failing nodes, and JUnit test cases for CI.
 
 Node names and reasons are record text: a drain line must never let them run a command in the

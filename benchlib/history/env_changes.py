@@ -1,7 +1,7 @@
 """What changed in a node's environment around a change point: the recorded versions and
 settings (``env_*`` columns: driver, CUDA, cuDNN, NCCL, torch, container, kernel, ...; the GPU
 variant; power limits, clocks, BIOS or firmware where a record holds them) that differ between
-the runs on either side of it. See :mod:`benchlib.analysis.node_history`."""
+the runs on either side of it. See :mod:`benchlib.history.series`."""
 
 from __future__ import annotations
 

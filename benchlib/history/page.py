@@ -1,6 +1,6 @@
 """The History page (``summary_history``, built by ``benchlib report DIR --history EARLIER...``):
 the campaign's configurations over time on each node, with the change points Otava's method
-finds (:mod:`benchlib.analysis.node_history`) and what changed in the environment then."""
+finds (:mod:`benchlib.history.series`) and what changed in the environment then."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import os
 
 import pandas as pd
 
-from benchlib.analysis import node_history, selection
-from benchlib.publish.pages import Call, Page, history_plot, note, plots, present, show, summary
+from benchlib.analysis import selection
+from benchlib.history import plot as history_plot
+from benchlib.history import series as node_history
+from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 #: Plots shown at most: histories with a change point first, then the others.

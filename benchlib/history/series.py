@@ -1,9 +1,9 @@
 """History with change points (``benchlib history``, the report's History page): each
 configuration's runs on each node (``host``) in the order they started (``started_at``; records
 without it by their files' times, :func:`benchlib.analysis.regression.run_times`), their change
-points by Otava's method (:mod:`benchlib.analysis.change_detection`), and for each the speed
+points by Otava's method (:mod:`benchlib.history.change_points`), and for each the speed
 before and after with a 95 % interval and what changed in the node's environment then
-(:mod:`benchlib.analysis.env_changes`).
+(:mod:`benchlib.history.env_changes`).
 
 A configuration is the configuration columns less where and when a run was made
 (:func:`benchlib.analysis.tables.config_columns` less :data:`~benchlib.analysis.comparable.WHERE`).
@@ -22,8 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, change_detection, env_changes, intervals
-from benchlib.analysis.change_detection import MAX_PVALUE, MIN_SIZE
+from benchlib.analysis import campaign_noise, intervals
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import (
     DEFAULT_THRESHOLD,
@@ -33,6 +32,9 @@ from benchlib.analysis.regression import (
     verdict,
 )
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.history import change_points as change_detection
+from benchlib.history import env_changes
+from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
 from benchlib.records import flags, schema
 from benchlib.records.values import one_line
 from benchlib.vocabulary import CompareVerdict

@@ -1,6 +1,6 @@
 """The History page's plot: one configuration's runs on one node over time, the mean of each
 segment between change points, and each change point marked and labelled with its change and
-what changed in the environment then (:mod:`benchlib.analysis.node_history`)."""
+what changed in the environment then (:mod:`benchlib.history.series`)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _segment_means(calm: pd.DataFrame, metric: str, times: list[pd.Timestamp]
 def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughput",
               unit: str = "", title: str = "", outliers: tuple[str, ...] = (),
               early: pd.Timestamp | None = None) -> plt.Figure:
-    """``runs`` (one configuration on one node, :func:`~benchlib.analysis.node_history.series`)
+    """``runs`` (one configuration on one node, :func:`~benchlib.history.series.series`)
     over time: calm runs as dots, disturbed ones (left out) as grey crosses, the runs of
     ``outliers`` (campaigns left out) as open orange circles, each segment's geometric mean as
     a line, ``points`` (its change points) as dashed lines labelled with the change and what

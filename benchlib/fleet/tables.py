@@ -1,6 +1,6 @@
 """What the fleet page shows: a table of nodes with the slow ones first, the outliers in words,
-heat maps of nodes against configurations (from :mod:`benchlib.analysis.fleet`), and each node's
-state against the fleet's baselines (from :mod:`benchlib.analysis.fleet_health`)."""
+heat maps of nodes against configurations (from :mod:`benchlib.fleet.outliers`), and each node's
+state against the fleet's baselines (from :mod:`benchlib.fleet.health`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import numpy as np
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons, fleet, fleet_actions, fleet_health
+from benchlib.analysis import comparisons
+from benchlib.fleet import actions as fleet_actions
+from benchlib.fleet import health as fleet_health
+from benchlib.fleet import outliers as fleet
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
 from benchlib.records import flags

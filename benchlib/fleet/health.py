@@ -1,7 +1,7 @@
 """Fleet health over time: baselines made from the fleet itself, and each node's state per
 configuration (``benchlib fleet``, the acceptance page's node states).
 
-Where :mod:`benchlib.analysis.fleet` compares the nodes of one campaign with each other, this
+Where :mod:`benchlib.fleet.outliers` compares the nodes of one campaign with each other, this
 reads many campaigns (nights) of the same configurations on the same nodes:
 
 - **Configuration**: the configuration columns (:func:`~benchlib.analysis.tables.config_columns`)
@@ -19,7 +19,7 @@ reads many campaigns (nights) of the same configurations on the same nodes:
   :data:`RECENT_RUNS` (5) latest finished runs inside the window.
 - **Healthy node** (of a configuration): its latest run lies inside the window and finished, it
   has a recent undisturbed run (no ``contended`` / ``throttled`` flag), and the median of those
-  is no outlier among the nodes (|robust z| <= 3.5, :func:`benchlib.analysis.fleet.robust_z`).
+  is no outlier among the nodes (|robust z| <= 3.5, :func:`benchlib.fleet.outliers.robust_z`).
 - **Baseline** (SuperBench's rule): the median over the healthy nodes of each one's median
   recent run; it needs :data:`MIN_BASELINE_NODES` (3) healthy nodes, else there is none.
 
@@ -48,9 +48,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, fleet, intervals, regression
+from benchlib.analysis import campaign_noise, intervals, regression
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.tables import config_columns
+from benchlib.fleet import outliers as fleet
 from benchlib.formatting import missing
 from benchlib.records import flags
 from benchlib.vocabulary import CompareVerdict, NodeState, RecordStatus
