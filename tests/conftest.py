@@ -70,7 +70,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     only read it: every summary page, a references file, and a baseline 1.25x faster than the
     campaign (so the compare page too, and the History page: the baseline's runs are earlier
     runs of its configurations). Its tests share an ``xdist_group``: one build."""
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     from .fakes import campaign, references_file, slower_copy
 

@@ -89,7 +89,7 @@ def build_reports_at_once(root: Path, count: int = 2) -> list[Path]:
     the index paths they return, or the first error any raised."""
     import threading
 
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     results, errors = [], []
 

@@ -68,7 +68,7 @@ def test_the_throughput_table_has_an_energy_column_unknown_where_missing() -> No
 
 
 def test_the_index_says_energy_efficiency_beside_the_speed() -> None:
-    from benchlib.publish.report.index_page import fastest
+    from benchlib.report.index_page import fastest
 
     measured = str(fastest(pd.DataFrame([run(energy_j=2500.0), run(energy_j=2000.0, repeat=1)]),
                            {})[0])
@@ -144,8 +144,8 @@ def test_cli_compare_prints_the_energy_ratio_without_changing_the_exit(
 
 
 def test_the_run_list_and_a_run_page_say_each_runs_energy_efficiency() -> None:
-    from benchlib.publish.report.index_page import run_list
-    from benchlib.publish.report.run_lead import _measured
+    from benchlib.report.index_page import run_list
+    from benchlib.report.run_lead import _measured
 
     html = str(run_list(pd.DataFrame([run(1, energy_j=4000.0), run(2, 1900.0, None)]), {}))
     assert "energy efficiency (images/J)" in html and "2.50" in html and "unknown" in html

@@ -304,7 +304,7 @@ def test_the_nightly_params_file_is_accepted_by_sweep_dry_run(tmp_path) -> None:
 def test_the_node_states_table_reads_at_390_and_1400_px(tmp_path) -> None:
     """The acceptance page of a nightly fleet's report: the node states table with the failed
     and slow nodes first, no sideways scrolling of the page, text of 12 px or more."""
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     from .browser import chromium
 

@@ -103,7 +103,7 @@ def test_plain_papermill_run_saves_its_record_and_ends_with_the_result_line(tmp_
                             capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stderr
     assert "smooth_inference" in listed.stdout and "short" in listed.stdout  # the flags column
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     index = build_report(folder, summaries=(), progress=False)
     pages = list((index.parent / "runs").glob("*.html"))

@@ -20,7 +20,7 @@ from benchlib.history import page as history
 from benchlib.history import plot as history_plot
 from benchlib.history.report_input import validated_history
 from benchlib.publish.pages.summary import load_results
-from benchlib.publish.report.build import ReportInputs, report_pages
+from benchlib.report.build import ReportInputs, report_pages
 from tests.test_history import _nights, _write_nights
 
 
@@ -125,7 +125,7 @@ def test_report_with_a_bad_history_folder_is_exit_2_before_anything_runs(nightly
 @pytest.mark.slow
 @pytest.mark.xdist_group("report")
 def test_the_report_gains_the_history_page(nightly: Path, tmp_path: Path) -> None:
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     index = build_report(nightly / "n15", summaries=("summary_scaling",), progress=False,
                          history=[nightly])

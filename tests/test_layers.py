@@ -33,6 +33,8 @@ FEATURES: dict[str, dict[str, str]] = {
                 "report_input": "publish", "plot": "publish", "page": "publish", "": "benchlib"},
     "fleet": {"outliers": "analysis", "health": "analysis", "actions": "analysis",
               "tables": "publish", "": "benchlib"},
+    "report": {**dict.fromkeys(("build", "export", "run_pages", "run_lead", "index_page",
+                                "navigation", "reuse", "scratch"), "publish"), "": "benchlib"},
 }
 #: Upward imports kept on purpose, each with its reason (importer -> imported module). None is
 #: left: the rank lives in ``data.shard`` (below the loaders and workloads that read it), the

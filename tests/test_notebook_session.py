@@ -104,7 +104,7 @@ def test_a_session_that_runs_nothing_starts_no_kernel(tmp_path):
 
 
 def test_a_report_runs_its_summaries_in_one_kernel_per_core(tmp_path, monkeypatch):
-    from benchlib.publish.report import build
+    from benchlib.report import build
 
     from .fakes import campaign
 

@@ -52,7 +52,7 @@ def test_the_ratio_plot_marks_the_headline(tmp_path):
 
 @pytest.mark.slow
 def test_every_page_states_the_same_figure(tmp_path):
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     root = _campaign(tmp_path / "stat")
     index = build_report(root, summaries=("summary_comparisons",), progress=False)

@@ -192,7 +192,7 @@ def test_writes_a_sidecar_json_that_loads(tmp_path):
 
 @pytest.mark.slow
 def test_a_report_of_a_campaign_with_hostile_sidecars_names_the_ones_left_out(folder):
-    from benchlib.publish.report.build import build_report
+    from benchlib.report.build import build_report
 
     _lone(folder, "huge", batch_size=1e308)
     _lone(folder, "nodevice", num_devices=0)

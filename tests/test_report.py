@@ -5,7 +5,7 @@ import pytest
 
 from benchlib.errors import ReportError
 from benchlib.publish.pages.catalog import SUMMARY_PAGES, Needs
-from benchlib.publish.report.build import build_report
+from benchlib.report.build import build_report
 
 from .fakes import build_reports_at_once, campaign
 
@@ -47,7 +47,7 @@ def _report_files(folder):
 def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
     import threading
 
-    from benchlib.publish.report import run_pages
+    from benchlib.report import run_pages
 
     root = campaign(tmp_path / "fake")
     export = run_pages.export_html
@@ -69,7 +69,7 @@ def test_two_concurrent_reports_both_succeed(tmp_path, monkeypatch):
 
 
 def test_a_failed_report_leaves_the_previous_one_and_no_scratch(tmp_path, monkeypatch):
-    from benchlib.publish.report import run_pages
+    from benchlib.report import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -93,7 +93,7 @@ def _summary_notebook(tmp_path, monkeypatch, name: str, source: str) -> None:
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from benchlib.publish.report import build as report_module
+    from benchlib.report import build as report_module
 
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir(exist_ok=True)
@@ -163,7 +163,7 @@ def test_a_report_from_a_relative_path_never_moves_the_working_directory(tmp_pat
 def test_a_build_loads_the_campaign_and_its_baseline_once_each(tmp_path, monkeypatch):
     """The checks, the diagnosis and the index share one load of each folder (three loads of
     the campaign and two of the baseline before)."""
-    from benchlib.publish.report import build
+    from benchlib.report import build
 
     root, base = campaign(tmp_path / "fake"), campaign(tmp_path / "base")
     loaded = []

@@ -12,8 +12,8 @@ from benchlib.analysis import references
 from benchlib.cli import main
 from benchlib.fleet import tables as fleet_tables
 from benchlib.publish.pages import acceptance_tables, summary
-from benchlib.publish.report import index_page
-from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
+from benchlib.report import index_page
+from benchlib.report.build import SUMMARIES, build_report, report_pages
 
 from .fakes import REFERENCES, campaign, references_file, slower_copy, write_record_notebook
 

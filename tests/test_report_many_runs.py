@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.publish.report.run_pages import POOL_THRESHOLD
+from benchlib.report.run_pages import POOL_THRESHOLD
 
 from .fakes import write_record_notebook
 from .walk import benchlib
@@ -54,7 +54,7 @@ def test_a_report_of_many_runs_finishes_beside_a_busy_process(tmp_path: Path):
 def test_the_run_pages_pool_is_spawned_never_forked(tmp_path: Path, monkeypatch):
     import concurrent.futures
 
-    from benchlib.publish.report import run_pages
+    from benchlib.report import run_pages
 
     started = []
 

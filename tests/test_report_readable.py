@@ -11,8 +11,8 @@ import pytest
 from benchlib import formatting
 from benchlib.publish.pages import present, summary
 from benchlib.publish.pages.scaling_sheet import Sheet
-from benchlib.publish.report import index_page
-from benchlib.publish.report.build import SUMMARIES, build_report, report_pages
+from benchlib.report import index_page
+from benchlib.report.build import SUMMARIES, build_report, report_pages
 
 from .browser import chromium
 from .conftest import ROOT
@@ -125,7 +125,7 @@ def test_the_scaling_sheet_has_the_reference_blocks_and_says_what_it_shows(tmp_p
 
 
 def test_a_rebuild_exports_only_the_run_pages_that_changed(tmp_path, monkeypatch):
-    from benchlib.publish.report import run_pages
+    from benchlib.report import run_pages
 
     root = campaign(tmp_path / "fake")
     build_report(root, summaries=(), progress=False)
@@ -184,7 +184,7 @@ def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path
     """'42.9 % to 85.7 % over 4 runs' says which run is the 42.9 % one."""
     from benchlib.analysis import comparisons
     from benchlib.publish.pages import summary
-    from benchlib.publish.report import index_page
+    from benchlib.report import index_page
 
     from .fakes import campaign
 
@@ -200,7 +200,7 @@ def test_the_index_scaling_line_names_the_runs_at_each_end_of_its_range(tmp_path
 def test_the_index_scaling_line_flags_a_disturbed_run_behind_it(tmp_path):
     from benchlib.analysis import comparisons
     from benchlib.publish.pages import summary
-    from benchlib.publish.report import index_page
+    from benchlib.report import index_page
 
     from .fakes import campaign
 
@@ -217,7 +217,7 @@ def test_a_run_page_shows_the_configuration_table_not_its_thirty_lines_of_code(t
     the table it prints and leaves out the `name=name,` lines (the lead shows the parameters)."""
     import nbformat
 
-    from benchlib.publish.report.export import HIDE_INPUT, export_html
+    from benchlib.report.export import HIDE_INPUT, export_html
 
     source = nbformat.read("notebooks/train.ipynb", as_version=4)
     tagged = [c for c in source.cells if HIDE_INPUT in (c.metadata.get("tags") or [])]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-from benchlib.publish.report.build import build_report
-from benchlib.publish.report.run_pages import _page_names, page_name
-from benchlib.publish.report.scratch import ORPHAN_AFTER_S
+from benchlib.report.build import build_report
+from benchlib.report.run_pages import _page_names, page_name
+from benchlib.report.scratch import ORPHAN_AFTER_S
 
 from .fakes import campaign, write_record_notebook
 
@@ -108,7 +108,7 @@ def test_scratch_of_a_dead_build_is_removed_and_a_live_ones_kept(tmp_path):
 HOLDER = """
 import sys, time
 from pathlib import Path
-from benchlib.publish.report.scratch import scratch_folder
+from benchlib.report.scratch import scratch_folder
 with scratch_folder(Path(sys.argv[1])) as folder:
     (folder / "page.html").write_text("half-built")
     print(folder, flush=True)
@@ -134,8 +134,8 @@ def test_a_running_builds_scratch_is_kept_and_removed_once_it_was_killed(tmp_pat
 
 def test_a_run_lead_says_what_was_not_checked_not_none() -> None:
     """A probe measures no contention: its run page says "not checked", never "Flags: none"."""
-    from benchlib.publish.report.run_lead import lead
     from benchlib.records.store import RECORD_MIME
+    from benchlib.report.run_lead import lead
 
     def page(record: dict) -> str:
         book = {"cells": [{"cell_type": "code", "metadata": {}, "source": "", "outputs": [{

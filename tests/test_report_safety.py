@@ -16,8 +16,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
 from benchlib.publish.pages import summary
-from benchlib.publish.report.build import build_report
-from benchlib.publish.report.export import export_html
+from benchlib.report.build import build_report
+from benchlib.report.export import export_html
 
 from .browser import chromium
 from .conftest import ROOT
@@ -160,8 +160,8 @@ def test_a_report_of_payloads_is_inert_in_chromium(tmp_path):
 def _build_runs(campaign: Path, into: str) -> Path:
     """The run pages of a build of ``campaign`` (no summaries) in ``campaign/into``, then made
     the campaign's report (as a build swaps it in)."""
-    from benchlib.publish.report.build import _build_pages
     from benchlib.records.results import scan
+    from benchlib.report.build import _build_pages
 
     building = campaign / into
     building.mkdir()
@@ -219,7 +219,7 @@ def test_an_unchanged_cached_page_is_still_reused(tmp_path):
 
 
 def test_a_cached_summary_page_replaced_by_a_link_is_not_reused(tmp_path):
-    from benchlib.publish.report import reuse
+    from benchlib.report import reuse
 
     campaign, private = _link_campaign(tmp_path)
     report = campaign / "report"

@@ -21,8 +21,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from benchlib.analysis import comparisons as analysis
 from benchlib.analysis import verdict
 from benchlib.publish.pages import plots
-from benchlib.publish.report import export
 from benchlib.records.store import write_sidecar
+from benchlib.report import export
 
 from .conftest import ROOT
 from .fakes import write_record_notebook
@@ -297,7 +297,7 @@ def _tiny_summary(folder: Path, text: str = "len(load(results_dir))") -> Path:
 
 @pytest.mark.slow
 def test_a_summary_is_reused_until_something_it_is_made_of_changes(tmp_path, monkeypatch):
-    from benchlib.publish.report import build as report
+    from benchlib.report import build as report
 
     from .fakes import campaign
 
@@ -320,7 +320,7 @@ def test_a_summary_is_reused_until_something_it_is_made_of_changes(tmp_path, mon
 
 
 def test_a_summary_key_changes_with_each_input(tmp_path, monkeypatch):
-    from benchlib.publish.report import reuse
+    from benchlib.report import reuse
 
     from .fakes import campaign
 

@@ -11,7 +11,7 @@ from urllib.parse import urldefrag
 
 import pytest
 
-from benchlib.publish.report.build import build_report
+from benchlib.report.build import build_report
 
 from .browser import chromium
 from .fakes import campaign, write_record_notebook

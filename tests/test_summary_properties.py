@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchlib.publish.report import build as report
+from benchlib.report import build as report
 
 from .conftest import ROOT
 from .fakes import write_record_notebook

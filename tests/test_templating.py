@@ -7,7 +7,7 @@ from markupsafe import Markup
 from benchlib.publish import templating
 from benchlib.publish.pages import present
 from benchlib.publish.pages.scaling_sheet import Block, Sheet, _view
-from benchlib.publish.report import index_page
+from benchlib.report import index_page
 
 HOSTILE = '<script>alert("x")</script>'
 

@@ -265,8 +265,8 @@ def test_probe_and_run_through_sweep_and_report_give_a_verdict(tmp_path, image_d
 
     from benchlib.execute.sweep import run_sweep
     from benchlib.inputs.params import load_sweep
-    from benchlib.publish.report.build import build_report
     from benchlib.records.results import load
+    from benchlib.report.build import build_report
 
     common = "campaign: node-test\nrepeats: 1\ngrid: {}\n"
     probe = tmp_path / "probe.yaml"

@@ -32,7 +32,7 @@ from benchlib.publish.benchmark_notebook import layouts, run, views
 from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import common
 from benchlib.publish.pages.catalog import SUMMARY_PAGES
-from benchlib.publish.report.export import HIDE_INPUT
+from benchlib.report.export import HIDE_INPUT
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every summary notebook's cells: the PAGE of the module each entry of the catalog names.

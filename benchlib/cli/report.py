@@ -29,7 +29,7 @@ class Report(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Build the report; say where its index is."""
         from benchlib.catalog import index_quietly
-        from benchlib.publish.report.build import build_report
+        from benchlib.report.build import build_report
 
         index = build_report(args.campaign_dir, progress=not args.quiet,
                              baseline=args.baseline, references=args.references,

@@ -13,7 +13,7 @@ from benchlib.diagnosis.analysis import answer_text, load_diagnosis
 from benchlib.diagnosis.data_check import check_data_dir
 from benchlib.diagnosis.ladder import run
 from benchlib.diagnosis.rounds import next_round
-from benchlib.publish.report.build import DIAGNOSE, build_report
+from benchlib.report.build import DIAGNOSE, build_report
 
 if TYPE_CHECKING:
     from benchlib.diagnosis.analysis import Diagnosis

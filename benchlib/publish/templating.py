@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import jinja2
 from markupsafe import Markup
+
+#: The templates: ``pages/`` (this environment's) and ``offline/`` (a page's shell and styles).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 @cache

@@ -15,7 +15,7 @@ from benchlib.errors import InputError, describe_os_error
 from benchlib.inputs.layout import LEDGER, PARTIAL, REPORT
 from benchlib.records import store
 
-#: The folder ``benchlib report`` builds in a campaign's folder (:mod:`benchlib.publish.report`).
+#: The folder ``benchlib report`` builds in a campaign's folder (:mod:`benchlib.report`).
 
 
 def check_results_path(path: str) -> None:

@@ -3,4 +3,4 @@ timed-loop kinds, ``probes`` for the all-reduce and node probes), each kind's la
 (``layouts``), how each kind is shown (``views``: headline, plot title, its parameters cell's
 defaults) and the comments of the parameters cell (``parameters``, over the view's own);
 ``tools/make_notebooks.py`` writes them into ``notebooks/<benchmark>.ipynb``. The report and the
-summary notebooks are elsewhere (:mod:`benchlib.publish.pages`, :mod:`benchlib.publish.report`)."""
+summary notebooks are elsewhere (:mod:`benchlib.publish.pages`, :mod:`benchlib.report`)."""

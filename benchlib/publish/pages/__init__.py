@@ -10,7 +10,7 @@ page's own (``scaling_sheet``, ``acceptance_tables``, ``compare_tables``, ``verd
 A feature's page is in its folder (:mod:`benchlib.diagnosis.page`, :mod:`benchlib.history.page`;
 the acceptance page's node tables :mod:`benchlib.fleet.tables`). What a benchmark notebook
 shows while it runs is :mod:`benchlib.publish.benchmark_notebook`, the HTML report
-:mod:`benchlib.publish.report`. A cell is one call of a function here, which displays what the cell shows;
+:mod:`benchlib.report`. A cell is one call of a function here, which displays what the cell shows;
 ``tools/make_notebooks.py`` assembles the notebooks from each page's cells: Markdown text (a
 ``str``) and :class:`~benchlib.publish.cells.Call` entries (:mod:`benchlib.publish.cells`).
 """

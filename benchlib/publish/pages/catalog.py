@@ -1,7 +1,7 @@
 """Every summary page, once: its name (the notebook ``notebooks/<name>.ipynb``, the report's
 ``<name>.html`` and the module beside this one that holds its cells), its title and what it
 answers (the index and every navigation bar), and what it needs besides the campaign. The
-notebook generator (``tools/make_notebooks.py``), the report (:mod:`benchlib.publish.report.build`)
+notebook generator (``tools/make_notebooks.py``), the report (:mod:`benchlib.report.build`)
 and the tests read this tuple; a new page is one entry here and one module beside it.
 
 The report executes the notebooks and never imports the pages' cells, so this module imports
@@ -29,7 +29,7 @@ class SummaryPage:
 
     ``title`` may name the baseline as ``{baseline}``; ``inputs`` pairs each papermill parameter
     the report gives the notebook with the report input it comes from (an attribute of
-    :class:`benchlib.publish.report.build.ReportInputs`), given when that input is."""
+    :class:`benchlib.report.build.ReportInputs`), given when that input is."""
 
     name: str
     title: str

@@ -30,15 +30,15 @@ from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish import local_paths
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
-from benchlib.publish.report import navigation, reuse
-from benchlib.publish.report.export import export_html
-from benchlib.publish.report.index_page import Link, render
-from benchlib.publish.report.run_pages import export_runs
-from benchlib.publish.report.scratch import remove_stale, scratch_folder
 from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
 from benchlib.records.run_table import RunTable
 from benchlib.records.store import current_umask
+from benchlib.report import navigation, reuse
+from benchlib.report.export import export_html
+from benchlib.report.index_page import Link, render
+from benchlib.report.run_pages import export_runs
+from benchlib.report.scratch import remove_stale, scratch_folder
 
 log = logging.getLogger(__name__)
 #: The summary pages every report has (the others come with what they need:
@@ -268,7 +268,7 @@ def _summary_page(name: str, campaign_dir: Path, building: Path, session: Notebo
                   inputs: ReportInputs | None = None, key: str = "",
                   previous: Mapping[str, Mapping] | None = None) -> bool:
     """Execute summary ``name`` into ``building`` in ``session``'s kernel (True), or reuse the
-    previous report's page (HTML too) when its key (:mod:`benchlib.publish.report.reuse`) is
+    previous report's page (HTML too) when its key (:mod:`benchlib.report.reuse`) is
     ``key`` (False)."""
     if key and reuse.link_previous(name, key, previous or {}, campaign_dir, building):
         return False
@@ -294,7 +294,7 @@ def _summary_group(names: Sequence[str], campaign_dir: Path, building: Path,
 
 def _summary_keys(campaign_dir: Path, summaries: Sequence[str],
                   inputs: ReportInputs) -> dict[str, str]:
-    """Each summary page's key: what it is made from (:mod:`benchlib.publish.report.reuse`), its
+    """Each summary page's key: what it is made from (:mod:`benchlib.report.reuse`), its
     navigation bar included (another set of pages makes the page again)."""
     made_from = reuse.inputs_digest([campaign_dir, *filter(None, [inputs.baseline]),
                                      *inputs.history],
@@ -370,7 +370,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
 
     Each build works in its own hidden scratch folder (concurrent builds of one campaign do not
     meet), removed when the build fails, and first removes the scratch killed builds left
-    (:mod:`benchlib.publish.report.scratch`); a failed summary notebook is kept under
+    (:mod:`benchlib.report.scratch`); a failed summary notebook is kept under
     ``.report-failed/``."""
     campaign_dir = Path(campaign_dir).absolute()  # the one place a user's path is resolved
     found = scan(campaign_dir)  # the campaign loaded once: the checks, diagnosis and index

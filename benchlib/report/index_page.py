@@ -23,6 +23,7 @@ from markupsafe import Markup
 from benchlib import formatting
 from benchlib.analysis import comparisons, energy
 from benchlib.analysis.intervals import HEADLINE_NAME
+from benchlib.publish import templating
 from benchlib.publish.pages import compare_tables, summary
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
@@ -32,7 +33,7 @@ from benchlib.vocabulary import CompareVerdict, RecordStatus
 #: Settings that describe a configuration on the front page (those that vary are shown): the
 #: schema's, but benchmark and model, by which its lines are grouped.
 DESCRIBE = tuple(c for c in schema.describing() if c not in ("benchmark", "model"))
-CSS = Path(__file__).resolve().parent.parent / "templates" / "offline" / "page.css"
+CSS = templating.TEMPLATES / "offline" / "page.css"
 
 
 @dataclass(frozen=True)
@@ -366,10 +367,10 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
            compared: pd.DataFrame | None = None, baseline: str = "",
            diagnosis: str = "") -> str:
-    """The whole index page, under the report's navigation bar (:mod:`benchlib.publish.report.navigation`,
+    """The whole index page, under the report's navigation bar (:mod:`benchlib.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
     (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
-    from benchlib.publish.report import navigation
+    from benchlib.report import navigation
 
     by_key = {Path(p.href).stem: p for p in pages}
     done = int((records["status"].fillna(RecordStatus.OK) == RecordStatus.OK).sum()) if "status" in records \

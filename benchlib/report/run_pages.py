@@ -4,7 +4,7 @@ previous report while the notebook's fingerprint and the export code are unchang
 Only regular files inside the campaign are shown: a notebook that is a symbolic link (to a
 notebook elsewhere on the machine, or even inside the campaign) or resolves outside the
 campaign is listed as not shown. A cached page is reused only while it is the regular file the
-build wrote (:func:`benchlib.publish.report.reuse.reuse_file`)."""
+build wrote (:func:`benchlib.report.reuse.reuse_file`)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchlib.inputs.layout import REPORT
-from benchlib.publish.report.export import TEMPLATES, export_html
-from benchlib.publish.report.reuse import digest_of, reuse_file
+from benchlib.report.export import TEMPLATES, export_html
+from benchlib.report.reuse import digest_of, reuse_file
 
 if TYPE_CHECKING:
     from benchlib.records.results import Skipped
 
-log = logging.getLogger("benchlib.publish.report.build")
+log = logging.getLogger("benchlib.report.build")
 
 #: Run pages exported with more workers than this go to a process pool (fewer: in process).
 POOL_THRESHOLD = 24
@@ -55,7 +55,7 @@ def _export_version() -> str:
     import hashlib
     from importlib import metadata
 
-    from benchlib.publish.report import export, run_lead
+    from benchlib.report import export, run_lead
 
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for library in ("nh3", "mistune", "nbconvert", "pygments", "jinja2", "nbformat"):

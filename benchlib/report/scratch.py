@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-log = logging.getLogger("benchlib.publish.report.build")
+log = logging.getLogger("benchlib.report.build")
 
 PREFIX, OWNER = ".report-", ".owner"
 #: A scratch folder, a report set aside for one, or its owner file (``mkstemp``'s 8 characters).

@@ -21,9 +21,9 @@ from pathlib import Path
 from markupsafe import Markup, escape
 from nbformat import NotebookNode
 
-from benchlib.publish import local_paths
+from benchlib.publish import local_paths, templating
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = templating.TEMPLATES  #: the offline shell and styles under it
 
 
 #: HTML kept in pages (Markdown, pandas tables, highlighted code); the rest is stripped.
@@ -334,16 +334,16 @@ def export_html(notebook: Path, target: Path, include_code: bool, nav: str = "",
     styles, no scripts): its outputs and Markdown sanitized whoever wrote the notebook. A file
     that is not a valid notebook raises (``nbformat.ValidationError``, ...).
 
-    ``nav``: the report's navigation bar (:mod:`benchlib.publish.report.navigation`, HTML built by
+    ``nav``: the report's navigation bar (:mod:`benchlib.report.navigation`, HTML built by
     benchlib), first on the page. A ``run_page`` opens with what was measured and the
-    parameters the run was given (:mod:`benchlib.publish.report.run_lead`), and leaves out the
+    parameters the run was given (:mod:`benchlib.report.run_lead`), and leaves out the
     notebook's parameter cells (its defaults, and the given ones the lead shows)."""
     import nbformat
 
     nb = nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
     lead = Markup("")
     if run_page:
-        from benchlib.publish.report import run_lead
+        from benchlib.report import run_lead
 
         lead = run_lead.lead(nb, notebook.stem)  # before neutralise: it drops the record
         run_lead.without_parameter_cells(nb)

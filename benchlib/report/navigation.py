@@ -1,5 +1,5 @@
 """The navigation bar on every page of a report: the index, each summary page the report has
-(the list :func:`benchlib.publish.report.build.report_pages` gives the index too), and the runs (the
+(the list :func:`benchlib.report.build.report_pages` gives the index too), and the runs (the
 index's runs section). Links are relative, so the report works offline and after being moved."""
 
 from __future__ import annotations
