@@ -38,7 +38,7 @@ test: setup
 
 test-fast: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -m "not slow" -q
+	BENCHLIB_TEST_FAST=1 $(VENV)/bin/pytest -m "not slow" -q
 
 docs: setup
 	$(PY) -m benchlib.records.schema > docs/record.md

@@ -20,6 +20,16 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = {"model": "resnet18", "image_size": 32, "num_classes": 10, "batch_size": 4,
         "iterations": 3, "warmup": 1, "num_workers": 0, "device": "cpu"}
 
+#: ``make test-fast`` (the edit loop) sets BENCHLIB_TEST_FAST: property tests try a third of
+#: their examples there (at least 3); ``make test`` (CI) tries every one.
+FAST = bool(os.environ.get("BENCHLIB_TEST_FAST"))
+
+
+def examples(count: int) -> int:
+    """A property test's ``max_examples``: ``count``, a third of it in the edit loop."""
+    return max(3, count // 3) if FAST else count
+
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """One worker per core this process may use, plus one: about a fifth of the suite's time is

@@ -18,6 +18,8 @@ from benchlib.inputs import node_limits
 from benchlib.inputs.params import load_sweep, papermill_parameters
 from benchlib.inputs.yaml_input import parse_yaml
 
+from .conftest import examples
+
 BASE = ("campaign: unit\nnotebook: train\n"
         "base: {model: resnet18, image_size: 32, num_classes: 10, iterations: 2, warmup: 1,\n"
         "       num_workers: 0, device: cpu}\n")
@@ -415,7 +417,7 @@ def test_every_bounded_params_field_refuses_out_of_range_values(tmp_path_factory
 
     folder = tmp_path_factory.mktemp("bounds")
 
-    @settings(max_examples=3, deadline=None, database=None,
+    @settings(max_examples=examples(3), deadline=None, database=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(_outside(*spec))
     def refused(value):
@@ -438,7 +440,7 @@ def test_every_bounded_reference_field_refuses_out_of_range_values():
     cases = list(_bounded(Reference).items())
     assert {name for name, _ in cases} >= {"value", "lower", "upper"}
 
-    @settings(max_examples=30, deadline=None, database=None)
+    @settings(max_examples=examples(30), deadline=None, database=None)
     @given(st.sampled_from(cases).flatmap(
         lambda case: st.tuples(st.just(case[0]), _outside(*case[1]))))
     def refused(case):

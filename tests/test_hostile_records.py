@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from benchlib.cli import main
 from benchlib.records.store import write_sidecar
 
+from .conftest import examples
 from .fakes import campaign
 
 GOOD = {"schema_version": 1, "campaign": "fake", "cluster": "c1", "gpu": "H100",
@@ -76,7 +77,7 @@ def _write(folder: Path, index: int, place: str, changes: dict) -> None:
         write_sidecar(folder / f"{place}.ipynb", record)  # fingerprinted: it is read first
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile=st.lists(st.tuples(PLACES, RECORD), min_size=1, max_size=3))
 def test_every_command_survives_hostile_sidecars(normal, hostile):
     with tempfile.TemporaryDirectory() as scratch:

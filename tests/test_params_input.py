@@ -17,6 +17,8 @@ from benchlib.errors import ConfigError, InputError
 from benchlib.inputs.params import Point, load_sweep, papermill_parameters
 from benchlib.inputs.yaml_input import MAX_ALIASES, parse_yaml
 
+from .conftest import examples
+
 BASE = ("campaign: unit\nnotebook: train\n"
         "base: {model: resnet18, image_size: 32, num_classes: 10, iterations: 2, warmup: 1,\n"
         "       num_workers: 0, device: cpu}\n")
@@ -172,7 +174,7 @@ NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,10}", fullmatch=True).filter(
     lambda name: not keyword.iskeyword(name))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(NAMES, JSON_VALUES, max_size=5))
 def test_any_json_value_reaches_the_notebook_as_data(values):
     """What papermill writes into the parameters cell evaluates back to exactly the values:

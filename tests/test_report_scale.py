@@ -24,7 +24,7 @@ from benchlib.publish.pages import plots
 from benchlib.records.store import write_sidecar
 from benchlib.report import export
 
-from .conftest import ROOT
+from .conftest import ROOT, examples
 from .fakes import write_record_notebook
 
 
@@ -126,7 +126,7 @@ ROWS = st.lists(st.tuples(st.booleans(), HOSTS, st.sampled_from(["c", "d", None]
                           st.sampled_from(["H100", "A100", None])), min_size=1, max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ROWS)
 def test_each_runs_probe_is_the_one_the_row_by_row_lookup_finds(rows):
     frame = pd.DataFrame([{"benchmark": "probe_node" if probe else "train", "host": host,
@@ -162,7 +162,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
                     | st.dictionaries(st.text(max_size=2), inner, max_size=2), max_leaves=3)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), JSON, max_size=3)
                 .map(lambda record: {"source": "x", **record}), max_size=5))
 def test_records_gathered_by_column_make_the_table_pandas_makes_of_them(records):
@@ -204,7 +204,7 @@ SCALING_ROWS = st.fixed_dictionaries({
     "throughput": st.floats(0.5, 1000)})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(SCALING_ROWS, min_size=1, max_size=12), st.booleans())
 def test_scaling_by_whole_columns_is_what_the_group_by_group_loop_gave(records, nullable):
     df = pd.DataFrame(records)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from benchlib.report import build as report
 
-from .conftest import ROOT
+from .conftest import ROOT, examples
 from .fakes import write_record_notebook
 
 SUMMARIES = report.SUMMARIES  # every summary page the report builds
@@ -121,7 +121,7 @@ def run_summary(name: str, results_dir: Path) -> None:
 
 @pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
 @pytest.mark.parametrize("name", SUMMARIES)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records=RECORDS, dropped=DROPPED)
 def test_every_summary_runs_on_any_records(name, records, dropped):
     with tempfile.TemporaryDirectory() as folder:
