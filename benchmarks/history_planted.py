@@ -17,7 +17,10 @@ sys.path[:0] = [str(TREE / "benchmarks"), str(TREE)]
 import numpy as np  # noqa: E402
 from history_data import nights  # noqa: E402
 
-from benchlib.analysis import node_history  # noqa: E402
+try:
+    from benchlib.history import series as node_history
+except ImportError:  # a checkout from before the feature folders
+    from benchlib.analysis import node_history  # type: ignore[no-redef]
 
 frame = nights(nodes=2, nights=40, noise=0.01, repeats=3, step={"node002": (25, 0.88)},
                driver={"node002": 25}, seed=41)

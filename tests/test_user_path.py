@@ -52,7 +52,11 @@ def test_check_and_compare_take_relative_paths(project: Path):
     assert same.returncode == 2 and "same folder" in same.stderr, same.stdout + same.stderr
     shutil.copytree(project / "outputs" / "demo", project / "demo-again",
                     ignore=shutil.ignore_patterns("report", ".report*"))
-    compare = benchlib(project, "compare", "outputs/demo", "demo-again")
+    # a copy holds the same runs (their run ids): bad input, said, never 'no change'
+    copied = benchlib(project, "compare", "outputs/demo", "demo-again")
+    assert copied.returncode == 2 and "copies of the same runs" in copied.stderr, copied.stderr
+    checked(project, "sweep", "params/tiny-demo.yaml", "--outputs", "again", "--quiet")
+    compare = benchlib(project, "compare", "outputs/demo", "again/demo")  # a second campaign
     assert compare.returncode in (0, 3), compare.stdout + compare.stderr
 
 
