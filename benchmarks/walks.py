@@ -4,11 +4,13 @@ reviewer reading the code would, and count where it goes.
 Each command runs in this process under a profiler (``sys.setprofile``). A *stay* is a benchlib
 function called with the value among its arguments (the campaign's unique name, or a path or
 object holding it: a ``Sweep``, a plan, a campaign folder); *modules* are the modules of those
-functions; a *climb* is such a call from a module into a module of a higher layer (the layers
-as that checkout's ``tests/test_layers.py`` defines them, feature folders included). Three
-walks: ``benchlib sweep`` of one point, ``benchlib report`` of that campaign, and ``benchlib
-diagnose`` of a finished ladder (run once first, untraced, so the walk is the plan, the resume,
-the analysis and the report page, not the notebooks' kernels).
+functions, *folders* their packages (``benchlib.records``, ``benchlib.diagnosis``); a *climb*
+is such a call from a module into a module of a higher layer (the layers as that checkout's
+``tests/test_layers.py`` defines them, feature folders included), and a *return up* a stay, in
+the order they are first reached, in a higher layer than the stay before it (the reader going
+back up the layers). Three walks: ``benchlib sweep`` of one point, ``benchlib report`` of that
+campaign, and ``benchlib diagnose`` of a finished ladder (run once first, untraced, so the walk
+is the plan, the resume, the analysis and the report page, not the notebooks' kernels).
 
     python benchmarks/walks.py            # this checkout
     python benchmarks/walks.py /tmp/old   # an earlier one (a git worktree)
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import itertools
 import os
 import sys
 import tempfile
@@ -98,7 +101,13 @@ def walk(run) -> dict[str, int]:
             run()
     finally:
         sys.setprofile(None)
-    return {"stays": len(stays), "modules": len(set(stays.values())), "climbs": climbs}
+    layers = [ORDER.index(LAYER_OF(m)) for m in stays.values()]
+    ups = sum(b > a for a, b in itertools.pairwise(layers))
+    folders = {m.rsplit(".", 1)[0] for m in stays.values()}
+    if os.environ.get("WALKS_VERBOSE"):
+        print("\n".join(stays), file=sys.__stderr__)
+    return {"stays": len(stays), "modules": len(set(stays.values())), "folders": len(folders),
+            "climbs": climbs, "returns up": ups}
 
 
 def main() -> None:
@@ -121,9 +130,11 @@ def main() -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         benchlib(args)  # the ladder run once, untraced
     found["diagnose"] = walk(lambda: benchlib(args))
-    print(f"{'walk':10} {'stays':>6} {'modules':>8} {'climbs':>7}   ({TREE})")
-    for name, counts in found.items():
-        print(f"{name:10} {counts['stays']:>6} {counts['modules']:>8} {counts['climbs']:>7}")
+    print(f"{'walk':10} {'stays':>6} {'modules':>8} {'folders':>8} {'climbs':>7} {'returns up':>11}"
+          f"   ({TREE})")
+    for name, c in found.items():
+        print(f"{name:10} {c['stays']:>6} {c['modules']:>8} {c['folders']:>8} {c['climbs']:>7} "
+              f"{c['returns up']:>11}")
 
 
 if __name__ == "__main__":
