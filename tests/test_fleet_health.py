@@ -237,9 +237,9 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert max(map(len, prose)) <= 100  # fits a 100-column terminal (commands stay whole)
     out = " ".join(done.stdout.split())  # wrapped lines read as one
     assert "validity window 7 days" in out and "baselines: the median of the healthy" in out
-    assert ("FAILED node05: train resnet50 batch_size=256 precision=amp_bf16: latest run failed: "
+    assert ("FAILED node05: train resnet50: latest run failed: "
             "RuntimeError: CUDA error") in out
-    assert "SLOW node03: train resnet50 batch_size=256 precision=amp_bf16: 0.8" in out
+    assert "SLOW node03: train resnet50: 0.8" in out
     assert "STALE node06" in out and "MISSING node07" in out and "MISSING node42" in out
     assert "UNKNOWN node04" in out and "throttled, left out" in out
     drains = [line for line in done.stdout.splitlines() if line.startswith("scontrol ")]

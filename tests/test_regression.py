@@ -257,3 +257,20 @@ def test_disturbed_runs_say_nothing_of_the_noise_between_campaigns() -> None:
     earlier["flags"] = ["contended" if b else "" for b in busy]
     seen = campaign_noise.from_history(earlier, "throughput", ["n1"])
     assert seen.campaigns == 6 and seen.sd < 2 * calm.sd
+
+
+def test_a_configuration_is_labelled_by_what_varies_within_its_benchmark():
+    """compare's and history's label: one benchmark's settings are no part of another's."""
+    from benchlib.analysis.tables import configuration_labels
+    from benchlib.fleet.health import _labels
+
+    table = pd.DataFrame({"benchmark": ["train", "train", "lm_train"],
+                          "model": ["resnet50", "resnet50", "gpt2"], "batch_size": [32, 64, 8],
+                          "sequence_length": [None, None, 1024]})
+    assert configuration_labels(table, list(table.columns)).tolist() == [
+        "benchmark=train, batch_size=32", "benchmark=train, batch_size=64", "benchmark=lm_train"]
+    one = table[table["benchmark"] == "train"]
+    assert configuration_labels(one, list(one.columns)).tolist() == ["batch_size=32", "batch_size=64"]
+    configs = [tuple(map(str, row)) for row in table.itertuples(index=False)]
+    assert list(_labels(configs, list(table.columns)).values()) == [
+        "train resnet50 batch_size=32", "train resnet50 batch_size=64", "lm_train gpt2"]

@@ -50,17 +50,34 @@ def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
 def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     """``batch_size=64, precision=amp_bf16``: each row's configuration as the columns of ``keys``
     whose values vary in ``table`` (the record schema's describing order first), else its
-    benchmark, model and GPU; ``all runs`` when ``keys`` has none of them. The one label of a
+    benchmark, model and GPU; ``all runs`` when ``keys`` has none of them. Where the benchmark
+    varies, a row names its benchmark and what varies among that benchmark's rows only (a
+    language model's sequence length is no part of a ResNet's label). The one label of a
     configuration that ``compare``, ``history`` and their pages give."""
     described = schema.describing()
     order = [c for c in described if c in keys] + [c for c in keys if c not in described]
-    varying = [c for c in order if table[c].astype(str).nunique() > 1]
+    varying = [c for c in order if _varies(table[c])]
     shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
     if not shown:
         return pd.Series("all runs", index=table.index)
-    return table[shown].apply(
+    if "benchmark" not in varying:
+        return _joined(table, shown)
+    labels = pd.Series("", index=table.index, dtype=object)
+    for _, rows in table.groupby(table["benchmark"].astype(str), sort=False):
+        within = ["benchmark", *(c for c in varying if c != "benchmark" and _varies(rows[c]))]
+        labels.loc[rows.index] = _joined(rows, within)
+    return labels
+
+
+def _varies(values: pd.Series) -> bool:
+    return values.astype(str).nunique() > 1
+
+
+def _joined(table: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """``name=value, ...`` of ``columns`` per row (missing and empty values left out)."""
+    return table[list(columns)].apply(
         lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
-        axis=1)
+        axis=1).astype(object)
 
 
 def ok(df: pd.DataFrame) -> pd.DataFrame:

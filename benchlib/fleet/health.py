@@ -132,16 +132,23 @@ def _assigned(runs: pd.DataFrame, columns: list[str], gpu_of: dict[str, str]) ->
 
 
 def _labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tuple, str]:
-    """Each configuration in words: the values of the columns that differ between them (GPU
-    and unit aside; ``name=value`` but for benchmark and model), else benchmark and model."""
+    """Each configuration in words: its benchmark and model, then the values of the columns
+    that differ between the configurations of its benchmark (GPU and unit aside;
+    ``name=value``), so a language model's sequence length is no part of a ResNet's label."""
     configs = list(configs)
-    varying = [i for i, c in enumerate(columns) if c not in ("gpu", "unit")
-               and len({k[i] for k in configs}) > 1]
-    if not varying:
-        varying = [i for i, c in enumerate(columns) if c in ("benchmark", "model")]
-    plain = ("benchmark", "model")
-    return {k: " ".join(k[i] if columns[i] in plain else f"{columns[i]}={k[i]}"
-                        for i in varying if k[i]) or "all" for k in configs}
+    plain = [i for i, c in enumerate(columns) if c in ("benchmark", "model")]
+    bench = columns.index("benchmark") if "benchmark" in columns else None
+    groups: dict[object, list[tuple]] = {}
+    for k in configs:
+        groups.setdefault(None if bench is None else k[bench], []).append(k)
+    labels = {}
+    for peers in groups.values():
+        varying = [i for i, c in enumerate(columns) if c not in ("gpu", "unit", "benchmark", "model")
+                   and len({o[i] for o in peers}) > 1]
+        for k in peers:
+            shown = [k[i] for i in plain if k[i]] + [f"{columns[i]}={k[i]}" for i in varying if k[i]]
+            labels[k] = " ".join(shown) or "all"
+    return labels
 
 
 #: How far past ``now`` a run may say it started (clocks of nodes differ a little): later, it is
