@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, wrapped
 
 
 def add_db_argument(parser: argparse.ArgumentParser, what: str) -> None:
@@ -63,8 +63,8 @@ def selected_runs(command: str, roots: Sequence[str], db: str | None,
                              f"{' '.join(chosen)}")
     found = selection.once(frame)
     if found.attrs["repeated"]:
-        print(f"note: {found.attrs['repeated']} records repeat a run already read (the same "
-              "run_id in another folder): each run counted once", file=sys.stderr)
+        print(wrapped(f"note: {found.attrs['repeated']} records repeat a run already read (the "
+                      "same run_id in another folder): each run counted once"), file=sys.stderr)
     return found
 
 
