@@ -111,11 +111,13 @@ def same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
            for frame in (base, new)]  # finished runs: a failed one's id may be made from its error
     copied = sorted(ids[0] & ids[1])
     if copied:
-        raise InputError(f"compare: base and new hold copies of the same runs ({len(copied)} "
-                         f"of {len(ids[0])} base and {len(ids[1])} new runs share their run_id, "
-                         f"e.g. {copied[0]}): a campaign compared with a copy of itself "
-                         "certifies nothing; give the baseline campaign and the campaign to "
-                         "judge")
+        whole = len(copied) == min(len(ids[0]), len(ids[1]))
+        said = ("hold copies of the same runs" if whole else
+                f"share {len(copied)} run{'' if len(copied) == 1 else 's'}")
+        raise InputError(f"compare: base and new {said} ({len(copied)} of {len(ids[0])} base "
+                         f"and {len(ids[1])} new runs share their run_id, e.g. {copied[0]}): a "
+                         "run on both sides certifies nothing; give the baseline campaign and "
+                         "the campaign to judge, each with runs of its own")
 
 
 def nothing_in_common(compared: pd.DataFrame) -> str:

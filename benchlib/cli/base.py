@@ -30,8 +30,11 @@ class Command:
     @classmethod
     def setup_arguments(cls, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         """Add this command's parser to ``subparsers``; it runs :meth:`run`."""
+        description = cls.description  # a raw epilog keeps its lines; the description wraps
+        if description and cls.epilog:
+            description = textwrap.fill(description, min(width(), DEFAULT_WIDTH))
         parser = subparsers.add_parser(
-            cls.name, help=cls.help, description=cls.description, epilog=cls.epilog,
+            cls.name, help=cls.help, description=description, epilog=cls.epilog,
             formatter_class=(argparse.RawDescriptionHelpFormatter if cls.epilog
                              else argparse.HelpFormatter))
         cls.add_arguments(parser)
@@ -80,11 +83,16 @@ def shared_parts(labels: Sequence[str], separator: str = ", ") -> tuple[list[str
 def fold_constant(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` without those of ``columns`` that hold one value in every row, and a line for
     each (``interval: one run each: ...``), said once instead of on every row."""
+    from benchlib.formatting import missing
+
     said, dropped = [], []
     for column in columns:
-        if column in frame and len(frame) > 1 and frame[column].astype(str).nunique() == 1:
-            value = str(frame[column].iloc[0])
-            if value not in ("", "nan", "None"):
+        if column not in frame or len(frame) < 2:
+            continue
+        values = frame[column].map(lambda v: "" if missing(v) else str(v))
+        if values.nunique() == 1:
+            value = values.iloc[0]
+            if value:
                 said.append(f"{column.replace('_', ' ')} (every row): {value}")
             dropped.append(column)
     return frame.drop(columns=dropped), said
@@ -112,8 +120,11 @@ def fit(frame: pd.DataFrame, text: str, formatters: dict | None = None,
 
 
 def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
-    """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented."""
-    return textwrap.fill(line, columns or width(), subsequent_indent=indent,
+    """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented;
+    paths under the current folder relative to it, as :func:`show_table` shows them."""
+    from benchlib.publish.local_paths import builder_root, scrub
+
+    return textwrap.fill(scrub(line, builder_root()), columns or width(), subsequent_indent=indent,
                          break_on_hyphens=False)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, show_table, wrapped
 from benchlib.vocabulary import CheckVerdict
 
 
@@ -39,21 +39,23 @@ class Check(Command):
         refs = (references.load_references(args.references) if args.references
                 else references.shipped())
         checked = references.check(load_records(args.results), refs)
-        shown = ["run", "configuration", "metric", "measured", "expected", "low", "high",
-                 "verdict", "reference", "flags"]
-        with pd.option_context("display.width", 200, "display.max_rows", 1000,
-                               "display.max_colwidth", 60):
-            show(checked[shown].to_string(index=False, na_rep=""))
+        shown = ["run", "verdict", "measured", "expected", "low", "high", "metric", "reference",
+                 "flags", "configuration"]  # fitted to the terminal: the text last, wrapped
+        with pd.option_context("display.max_rows", 1000, "display.max_colwidth", 40):
+            show_table(checked[shown], "configuration",
+                       fold=("verdict", "metric", "reference", "flags", "measured", "expected", "low",
+                             "high"))
         counts = checked["verdict"].value_counts()
         print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
         for row in references.failed(checked).itertuples():
-            show(f"FAIL {row.run}: {row.message}")
+            show(wrapped(f"FAIL {row.run}: {row.message}"))
         for row in checked[checked["verdict"] == CheckVerdict.UNRELIABLE].itertuples():
-            show(f"CANNOT CERTIFY {row.run}: {row.message}")
+            show(wrapped(f"CANNOT CERTIFY {row.run}: {row.message}"))
         if not (checked["verdict"] == CheckVerdict.PASS).any() and not len(
                 references.failed(checked)):
-            show("NOTHING CERTIFIED: no run was judged against a reference (give references "
-                 "for this hardware and configuration with --references FILE: docs/acceptance.md)")
+            show(wrapped("NOTHING CERTIFIED: no run was judged against a reference (give "
+                         "references for this hardware and configuration with --references "
+                         "FILE: docs/acceptance.md)"))
         if args.junit:
             cases = references.junit_cases(checked)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', cases)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, width, wrapped
 from benchlib.errors import InputError
 
 
@@ -43,10 +43,9 @@ class Results(Command):
         check_output_file("--csv", args.csv)
         frame = RunTable.of(selected(args) if args.db is not None else
                          narrowed_folder(args, load_records(args.path) if args.path else None))
-        with pd.option_context("display.width", 200, "display.max_rows", 500,
-                               "display.float_format", readable):
-            show(frame.tidy().to_string(index=False))
-        show(frame.note("--csv FILE writes every column"))
+        with pd.option_context("display.max_rows", 500, "display.float_format", readable):
+            show(frame.tidy().to_string(index=False, line_width=width()))  # blocks that fit
+        show(wrapped(frame.note("--csv FILE writes every column"), indent=""))
         if args.csv:
             write_csv(args.csv, frame.every_column())
             print(f"wrote {len(frame)} records to {args.csv}")

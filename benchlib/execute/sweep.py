@@ -21,6 +21,7 @@ import os
 import shutil
 import socket
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -80,7 +81,7 @@ def point_status(notebook: Path) -> PointState:
 
 
 def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
-    """``ok 35.2 images/s (within-run 95 % interval 34.8-35.6; flagged noisy) in 8 s``,
+    """``ok 35.2 images/s (within-run 95 %: 34.8-35.6; flagged noisy) in 8 s``,
     ``failed: <error>`` or ``skipped (done before)``: one point's line as it finishes."""
     if outcome.status == PointState.SKIPPED:
         return f"skipped ({outcome.error or 'done before'})"
@@ -93,7 +94,7 @@ def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
     speed, low, high = (flags.number(record.get(k))
                         for k in ("throughput", "throughput_low", "throughput_high"))
     shown = f" {formatting.number(speed)} {record.get('unit', '')}" if speed is not None else ""
-    notes = ([f"within-run 95 % interval {formatting.number(low)}-{formatting.number(high)}"]
+    notes = ([f"within-run 95 %: {formatting.number(low)}-{formatting.number(high)}"]
              if low is not None and high is not None else [])
     marked = flags.record_flags(record)
     notes += [f"flagged {', '.join(marked)}"] if marked else []
@@ -162,7 +163,9 @@ def run_sweep(
                 if on_point:
                     on_point(outcome)
                 elif progress and outcome.status != PointState.SKIPPED:
-                    bar.write(f"{point.label}: {describe_outcome(outcome, campaign_dir)}")
+                    line = f"{point.label}: {describe_outcome(outcome, campaign_dir)}"
+                    bar.write(textwrap.fill(line, _columns(), subsequent_indent="    ",
+                                               break_on_hyphens=False, break_long_words=False))
         except OutputError as error:
             left = len(sweep.points) - len(outcomes)
             raise OutputError(f"cannot write results: {error}; the sweep stopped with {left} "
@@ -170,7 +173,30 @@ def run_sweep(
                               "folder, then run the same command again)") from error
         finally:
             bar.close()
+    if progress and on_point is None:
+        for line in flag_legend(campaign_dir, outcomes):
+            print(textwrap.fill(line, _columns(), subsequent_indent="    ",
+                                break_on_hyphens=False, break_long_words=False))
     return outcomes
+
+
+def _columns() -> int:
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def flag_legend(campaign_dir: Path, outcomes: Iterable[PointOutcome]) -> list[str]:
+    """What each flag the points just run raised means, once each (``short``: the timed loop,
+    not the point, was too short to trust)."""
+    raised: list[str] = []
+    for outcome in outcomes:
+        if outcome.status != PointState.DONE:
+            continue
+        try:
+            record = read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}
+        except RecordError:
+            continue
+        raised += [f for f in flags.record_flags(record) if f not in raised]
+    return [f"{name}: {flags.FLAGS[name]}" for name in flags.FLAGS if name in raised]
 
 
 def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -333,5 +359,6 @@ def summarize_outcomes(outcomes: Iterable[PointOutcome]) -> str:
     outcomes = list(outcomes)
     counts = {s: sum(o.status == s for o in outcomes)
               for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
-    return (f"{len(outcomes)} points: {counts['done']} done, {counts['failed']} failed, "
+    return (f"{len(outcomes)} point{'' if len(outcomes) == 1 else 's'}: {counts['done']} done, "
+            f"{counts['failed']} failed, "
             f"{counts['skipped']} skipped (done before)")
