@@ -87,14 +87,15 @@ class Compare(Command):
             show(f"warning: {warning}")
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                              "base_runs", "new_runs", "flags", "interval") if c in compared]
-        from benchlib import formatting  # speeds and ratios stated as the report states them
+        from benchlib import formatting  # speeds and ratios as the report states them
         readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
                     **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
         show(wrapped(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % "
-                     "interval (the interval column says how it was made); a within-run "
-                     "interval never decides", indent=""))
-        show_table(compared[[*shown[1:], shown[0]]], "configuration", formatters=readable,
-                   fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
+                     "interval (the interval column says how it was made, the lines below why "
+                     "there is none); a within-run interval never decides", indent=""))
+        made = compared["interval"].where(compared["low"].notna(), "")  # else: said below
+        show_table(compared.assign(interval=made)[[*shown[1:], shown[0]]], "configuration",
+                   formatters=readable, fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
         for line in regression.summary(compared, args.threshold):
             show(wrapped(line, indent="    "))
         show_energy(base, new, args.threshold)
@@ -110,8 +111,7 @@ GEOMEAN = ("geometric mean of each side's runs (the report's index and throughpu
 
 
 def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
-    """``--base`` and ``--new``: each selection's name and the catalog's records it selects
-    (:func:`benchlib.catalog.select.pair`); folders as well are bad input."""
+    """``--base`` and ``--new``: each one's name and records (folders as well: bad input)."""
     from benchlib.catalog.select import pair
 
     if args.base or args.new:
