@@ -157,11 +157,15 @@ def test_sweep_runs_records_failures_and_resumes(tmp_path, image_dir, capsys, mo
     forced = run_sweep(sweep, outputs, force=True, progress=True)
     assert [o.status for o in forced] == ["done", "failed"] and ran == [failed_id, ok_id, failed_id]
     # with progress, each point's result is on screen as it finishes, flagged where it is
-    lines = capsys.readouterr().out.splitlines()
+    lines: list[str] = []  # each line as said, its continuations (wrapped, set in) joined
+    for line in capsys.readouterr().out.splitlines():
+        if line.startswith("    ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
     assert re.fullmatch(r"inference-\S+: ok [\d.,]+ images/s \(flagged [a-z, ]*short\) in \d+ s",
                         lines[0]), lines
-    said = " ".join(line.strip() for line in lines)  # wrapped to the terminal's width
-    assert "failed: " in said and "not an ImageNet-layout folder" in said, lines
+    assert "failed: " in lines[1] and "not an ImageNet-layout folder" in lines[1], lines
     # each flag raised is explained once: the timed loop, not the point, was short
     assert sum(line.startswith("short: the timed loop ran under") for line in lines) == 1, lines
     assert len(load(campaign)) == 2
