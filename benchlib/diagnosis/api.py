@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchlib.diagnosis.analysis import answer_text, load_diagnosis
+from benchlib.diagnosis.analysis import answer_text, load_diagnosis, recommendation
 from benchlib.diagnosis.data_check import check_data_dir
 from benchlib.diagnosis.ladder import run
 from benchlib.diagnosis.rounds import next_round
@@ -52,6 +52,7 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     found = load_diagnosis(campaign_dir)
     page = None
     if report:
-        index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False)
+        index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False,
+                             diagnosis=recommendation(found))  # the diagnosis made once here
         page = index.parent / f"{DIAGNOSE}.html"
     return Result(found, campaign_dir, page)

@@ -211,16 +211,18 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
 
 
 def _with_diagnosis(campaign_dir: Path, runs: pd.DataFrame, summaries: Sequence[str],
-                    inputs: ReportInputs) -> tuple[Sequence[str], ReportInputs]:
+                    inputs: ReportInputs, said: str | None = None,
+                    ) -> tuple[Sequence[str], ReportInputs]:
     """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
-    recommendation among the index's answers (``runs``: the campaign's, loaded once)."""
+    recommendation among the index's answers (``runs``: the campaign's, loaded once;
+    ``said``: the recommendation when the caller has made it)."""
     from benchlib.diagnosis.analysis import diagnose, recommendation
     from benchlib.diagnosis.plan import read_plan
 
     plan = read_plan(campaign_dir)
     if plan is None:
         return summaries, inputs
-    text = recommendation(diagnose(runs, plan))
+    text = said if said is not None else recommendation(diagnose(runs, plan))
     return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
 
 
@@ -359,12 +361,13 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
 def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
                  progress: bool = True, baseline: str | Path | None = None,
                  references: str | Path | None = None,
-                 history: Sequence[str | Path] = ()) -> Path:
+                 history: Sequence[str | Path] = (), diagnosis: str | None = None) -> Path:
     """Execute the summaries on ``campaign_dir``, export HTML, write ``report/index.html``.
 
     ``baseline``: a campaign folder to compare with (adds the compare page); ``references``:
     a references file for the acceptance page (default: the shipped references);
-    ``history``: earlier campaign folders (adds the History page); all are checked before
+    ``history``: earlier campaign folders (adds the History page); ``diagnosis``: a diagnose
+    campaign's recommendation when the caller made it (else made here); all are checked before
     anything runs (InputError), as is ``campaign_dir/report`` (InputError when it is anything
     but a real folder: :func:`check_report_place`).
 
@@ -377,7 +380,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     runs = RunTable.of(found.frame)
     inputs = ReportInputs.validated(baseline, references, campaign_dir, history, runs)
     check_report_place(campaign_dir / REPORT)
-    summaries, inputs = _with_diagnosis(campaign_dir, runs, summaries, inputs)
+    summaries, inputs = _with_diagnosis(campaign_dir, runs, summaries, inputs, diagnosis)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES
                                if p.needs in (Needs.BASELINE, Needs.HISTORY)
                                and inputs.has(p.needs) and p.name not in summaries))
