@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import intervals
+import benchlib.analysis.intervals as intervals
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
 from benchlib.diagnosis import verdict as diagnose_verdict

@@ -61,7 +61,7 @@ def workers(found: analysis.Diagnosis | None) -> None:
 
 def others(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
     """The node against shipped published figures of the same work on other GPUs."""
-    from benchlib.analysis import references
+    import benchlib.analysis.references as references
 
     if found is None:
         return

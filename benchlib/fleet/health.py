@@ -48,7 +48,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, intervals, regression
+import benchlib.analysis.campaign_noise as campaign_noise
+import benchlib.analysis.intervals as intervals
+import benchlib.analysis.regression as regression
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.tables import config_columns
 from benchlib.fleet import outliers as fleet

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import benchlib.analysis.comparisons as comparisons
 from benchlib import formatting
-from benchlib.analysis import comparisons
 from benchlib.fleet import actions as fleet_actions
 from benchlib.fleet import health as fleet_health
 from benchlib.fleet import outliers as fleet

@@ -8,7 +8,7 @@ import os
 
 import pandas as pd
 
-from benchlib.analysis import selection
+import benchlib.analysis.selection as selection
 from benchlib.history import plot as history_plot
 from benchlib.history import series as node_history
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary

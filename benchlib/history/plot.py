@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import intervals
+import benchlib.analysis.intervals as intervals
 from benchlib.formatting import literal
 from benchlib.publish.pages.plots import tidy
 from benchlib.vocabulary import CompareVerdict

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import selection
+import benchlib.analysis.selection as selection
 from benchlib.errors import BenchlibError, InputError
 from benchlib.records.results import load
 

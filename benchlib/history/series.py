@@ -22,7 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, intervals
+import benchlib.analysis.campaign_noise as campaign_noise
+import benchlib.analysis.intervals as intervals
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import (
     DEFAULT_THRESHOLD,

@@ -76,7 +76,7 @@ def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookS
 def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, runs: pd.DataFrame) -> None:
     """InputError naming ``--baseline`` when the compare page could only fail or certify
     nothing: the baseline holds the campaign's own ``runs``, or another benchmark or unit."""
-    from benchlib.analysis import comparable
+    import benchlib.analysis.comparable as comparable
 
     if runs.empty:
         return
@@ -150,7 +150,7 @@ class ReportInputs:
 
     def refs(self) -> list:
         """The references runs are checked against."""
-        from benchlib.analysis import references
+        import benchlib.analysis.references as references
 
         return (references.load_references(self.references) if self.references
                 else references.shipped())

@@ -20,8 +20,9 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
+import benchlib.analysis.comparisons as comparisons
+import benchlib.analysis.energy as energy
 from benchlib import formatting
-from benchlib.analysis import comparisons, energy
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.publish import templating
 from benchlib.publish.pages import compare_tables, summary
@@ -187,7 +188,7 @@ def factors(done: pd.DataFrame) -> list[Markup]:
 def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[Markup]:
     """How many runs each verdict covers, which (the first ``summary.NAMED_RUNS``, those waiting
     longest for data first), with the typical data wait or MFU."""
-    from benchlib.analysis import verdict
+    import benchlib.analysis.verdict as verdict
 
     judged = verdict.verdicts(done)
     if judged.empty:
@@ -242,7 +243,7 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[Markup]:
 
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
     """The compare verdict counts against ``baseline``, linked to the compare page."""
-    from benchlib.analysis import regression
+    import benchlib.analysis.regression as regression
 
     if compared.empty:
         items = [_line("nothing_compared")]

@@ -38,8 +38,8 @@ def _number(value: object) -> float | None:
 
 def _measured(record: Mapping) -> dict[str, object]:
     """The figures of the lead's first line: result, interval, detail, flags, failure."""
+    import benchlib.analysis.energy as energy
     from benchlib import formatting
-    from benchlib.analysis import energy
     from benchlib.records import flags
 
     unit = str(record.get("unit") or "").strip()
