@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from collections.abc import Callable
 
 import numpy as np
@@ -238,3 +239,12 @@ def _label_value(value: object) -> str:
     if isinstance(value, float) and value == int(value):
         return str(int(value))
     return str(value)
+
+
+#: Where no terminal says (a pipe, a file), the width output is fitted to.
+DEFAULT_WIDTH = 100
+
+
+def terminal_width() -> int:
+    """The terminal's columns (``$COLUMNS`` first), else :data:`DEFAULT_WIDTH`."""
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns

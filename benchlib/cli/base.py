@@ -31,8 +31,8 @@ class Command:
     def setup_arguments(cls, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         """Add this command's parser to ``subparsers``; it runs :meth:`run`."""
         description = cls.description  # a raw epilog keeps its lines; the description wraps
-        if description and cls.epilog:
-            description = textwrap.fill(description, min(width(), DEFAULT_WIDTH))
+        if description and cls.epilog:  # to argparse's own width (no import: --help stays fast)
+            description = textwrap.fill(description, shutil.get_terminal_size().columns - 2)
         parser = subparsers.add_parser(
             cls.name, help=cls.help, description=description, epilog=cls.epilog,
             formatter_class=(argparse.RawDescriptionHelpFormatter if cls.epilog
@@ -58,15 +58,15 @@ def show(text: str) -> None:
     print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"))
 
 
-#: Where no terminal says (a pipe, a file), the width output is fitted to.
-DEFAULT_WIDTH = 100
 #: The narrowest a wrapped text column gets, however wide the figures are.
 MIN_TEXT = 30
 
 
 def width() -> int:
-    """The terminal's columns (``$COLUMNS`` first), else :data:`DEFAULT_WIDTH`."""
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    """The terminal's columns: :func:`benchlib.formatting.terminal_width`."""
+    from benchlib.formatting import terminal_width
+
+    return terminal_width()
 
 
 def shared_parts(labels: Sequence[str], separator: str = ", ") -> tuple[list[str], list[str]]:

@@ -80,17 +80,26 @@ def point_status(notebook: Path) -> PointState:
     return PointState.of_record((record or {}).get("status", RecordStatus.FAILED))
 
 
-def describe_outcome(outcome: PointOutcome, campaign_dir: Path) -> str:
+def point_record(outcome: PointOutcome, campaign_dir: Path) -> dict:
+    """The record a finished point wrote ({} when it wrote none that reads)."""
+    if outcome.status != PointState.DONE:
+        return {}
+    try:
+        return read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}
+    except RecordError:
+        return {}
+
+
+def describe_outcome(outcome: PointOutcome, campaign_dir: Path, record: dict | None = None,
+                     ) -> str:
     """``ok 35.2 images/s (within-run 95 %: 34.8-35.6; flagged noisy) in 8 s``,
-    ``failed: <error>`` or ``skipped (done before)``: one point's line as it finishes."""
+    ``failed: <error>`` or ``skipped (done before)``: one point's line as it finishes
+    (``record``: its :func:`point_record`, when read already)."""
     if outcome.status == PointState.SKIPPED:
         return f"skipped ({outcome.error or 'done before'})"
     if outcome.status == PointState.FAILED:
         return f"failed: {outcome.error.splitlines()[0] if outcome.error else 'no record'}"
-    try:
-        record = read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}
-    except RecordError:
-        record = {}
+    record = point_record(outcome, campaign_dir) if record is None else record
     speed, low, high = (flags.number(record.get(k))
                         for k in ("throughput", "throughput_low", "throughput_high"))
     shown = f" {formatting.number(speed)} {record.get('unit', '')}" if speed is not None else ""
@@ -146,6 +155,7 @@ def run_sweep(
         remove_stale_scratch(campaign_dir)
         bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
         counts = {s.value: 0 for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
+        raised: list[str] = []  # the flags the points raised, for the legend after them
         try:
             remember_points(campaign_dir, sweep.points)
             for point in bar:
@@ -163,9 +173,10 @@ def run_sweep(
                 if on_point:
                     on_point(outcome)
                 elif progress and outcome.status != PointState.SKIPPED:
-                    line = f"{point.label}: {describe_outcome(outcome, campaign_dir)}"
-                    bar.write(textwrap.fill(line, _columns(), subsequent_indent="    ",
-                                               break_on_hyphens=False, break_long_words=False))
+                    record = point_record(outcome, campaign_dir)
+                    raised += [f for f in flags.record_flags(record) if f not in raised]
+                    bar.write(_fitted(f"{point.label}: "
+                                      f"{describe_outcome(outcome, campaign_dir, record)}"))
         except OutputError as error:
             left = len(sweep.points) - len(outcomes)
             raise OutputError(f"cannot write results: {error}; the sweep stopped with {left} "
@@ -173,30 +184,15 @@ def run_sweep(
                               "folder, then run the same command again)") from error
         finally:
             bar.close()
-    if progress and on_point is None:
-        for line in flag_legend(campaign_dir, outcomes):
-            print(textwrap.fill(line, _columns(), subsequent_indent="    ",
-                                break_on_hyphens=False, break_long_words=False))
+    for name in (f for f in flags.FLAGS if f in raised):  # each explained once
+        print(_fitted(f"{name}: {flags.FLAGS[name]}"))
     return outcomes
 
 
-def _columns() -> int:
-    return shutil.get_terminal_size((100, 24)).columns
-
-
-def flag_legend(campaign_dir: Path, outcomes: Iterable[PointOutcome]) -> list[str]:
-    """What each flag the points just run raised means, once each (``short``: the timed loop,
-    not the point, was too short to trust)."""
-    raised: list[str] = []
-    for outcome in outcomes:
-        if outcome.status != PointState.DONE:
-            continue
-        try:
-            record = read_record(campaign_dir / f"{outcome.point.name}.ipynb") or {}
-        except RecordError:
-            continue
-        raised += [f for f in flags.record_flags(record) if f not in raised]
-    return [f"{name}: {flags.FLAGS[name]}" for name in flags.FLAGS if name in raised]
+def _fitted(line: str) -> str:
+    """``line`` wrapped to the terminal (:func:`benchlib.formatting.terminal_width`), set in."""
+    return textwrap.fill(line, formatting.terminal_width(), subsequent_indent="    ",
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def point_context(point: Point, context: dict[str, Any] | None = None) -> dict[str, Any]:
