@@ -411,15 +411,23 @@ def _node_cpus(partition: str) -> int:
     return max(int(n.rstrip("+")) for n in out.stdout.split())
 
 
-def _left_the_queue(name: str, limit_s: float = 180.0) -> bool:
-    """Whether the jobs called ``name`` leave squeue within ``limit_s``: scancel returns
-    before slurmctld has taken a cancelled job out of its list (slower on a loaded machine)."""
+def _left_the_queue(name: str = "", job: str = "", limit_s: float = 180.0) -> bool:
+    """Whether the jobs called ``name`` (or job ``job``) leave squeue within ``limit_s``: scancel
+    returns before slurmctld has taken a cancelled job out of its list (slower on a loaded
+    machine). A job id follows one job only: an earlier run's job of the same name (a test
+    stopped half-way, its job restored from slurmctld's state) cannot hold the answer."""
     deadline = time.monotonic() + limit_s
-    while _own_jobs(name):
+    while (_job_queued(job) if job else _own_jobs(name)):
         if time.monotonic() > deadline:
             return False
         time.sleep(1)
     return True
+
+
+def _job_queued(job: str) -> bool:
+    out = subprocess.run(["squeue", "-h", "-t", "PD,CF,R,CG", "-o", "%i"], capture_output=True,
+                         text=True, check=True)
+    return job in out.stdout.split()
 
 
 def _own_jobs(name: str) -> list[str]:
@@ -505,7 +513,8 @@ def test_a_job_slurm_will_never_start_is_explained_and_failed_by_wait(local_slur
         (sidecar,) = (out / "never").glob("*.json")  # no notebook: the job never started
         record = json.loads(sidecar.read_text())
         assert record["status"] == "failed" and "DependencyNeverSatisfied" in record["error"]
-        assert _left_the_queue("benchlib-never")
+        assert _left_the_queue(job=record["env_slurm_job_id"]), subprocess.run(
+            ["squeue", "-a", "-o", "%i %j %T %r"], capture_output=True, text=True).stdout
         assert main(["status", str(out / "never")]) == 0
         assert "1 failed" in capsys.readouterr().out
     finally:
