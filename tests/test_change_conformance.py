@@ -88,7 +88,8 @@ def test_published_series_as_a_history(name):
     published series is listed at its own position, and nothing else."""
     case = CASES[name]
     threshold = case["params"].get("min_magnitude") or 0.05
-    table = analysis.change_points(_one_run_a_day(case["values"]), threshold=threshold)
+    found = analysis.change_points(_one_run_a_day(case["values"]), threshold=threshold)
+    table = found.table
     assert _days(table) == DIFFERENT.get(name, case["expected"])
 
 
@@ -99,11 +100,12 @@ def test_tigerbeetle_outlier_is_named_not_a_change():
     found = change_detection.detect(values)
     assert found.outliers == [10]
     assert [p.index for p in found.points][:1] == [15]
-    table = analysis.change_points(_one_run_a_day(values[:60]))
+    found = analysis.change_points(_one_run_a_day(values[:60]))
+    table = found.table
     assert _days(table) == [15]
-    assert [int((o["time"] - START).days) for o in table.attrs["outliers"]] == [10]
+    assert [int((o["time"] - START).days) for o in found.outliers] == [10]
     assert any("outlier campaign" in line and "1970" not in line
-               for line in node_history.lines(table))
+               for line in node_history.lines(found))
 
 
 @pytest.mark.parametrize("n", range(3, 100))
@@ -133,9 +135,10 @@ def test_failed_runs_are_counted_in_a_history():
     """Runs with throughput 0 or NaN are failed runs, counted on the summary line; the rest of
     the history keeps its own dates."""
     values = [100.0] * 10 + [0.0, float("nan")] + [100.0] * 8
-    table = analysis.change_points(_one_run_a_day(values))
-    assert len(table) == 0 and table.attrs["failed"] == 2
-    said = node_history.lines(table)[-1]
+    found = analysis.change_points(_one_run_a_day(values))
+    table = found.table
+    assert len(table) == 0 and found.failed == 2
+    said = node_history.lines(found)[-1]
     assert "2 failed runs (failed, or throughput 0, negative or missing) left out" in said
 
 
@@ -154,8 +157,9 @@ def test_steady_nightly_histories_have_no_change_point():
     listed (goal: at most 1 per 1,000 nights)."""
     frame = pd.concat([_nightly(seed).assign(host=f"node{seed:03d}") for seed in range(100)],
                       ignore_index=True)
-    table = analysis.change_points(frame)
-    assert table.attrs["series"] == 100 and table.attrs["campaigns"] == 4000
+    found = analysis.change_points(frame)
+    table = found.table
+    assert found.series == 100 and found.campaigns == 4000
     assert len(table) == 0
 
 
@@ -166,7 +170,7 @@ def test_planted_step_found_within_a_night():
     found = 0
     for seed in range(10):
         night = int(rng.integers(5, 36))
-        table = analysis.change_points(_nightly(100 + seed, {"node001": (night, 0.9)}))
+        table = analysis.change_points(_nightly(100 + seed, {"node001": (night, 0.9)})).table
         days = [int((t - FIRST_NIGHT).days) for t in table["time"]]
         found += any(abs(d - night) <= 1 for d in days)
         assert set(table["verdict"]) <= {"regression"}
@@ -179,9 +183,10 @@ def test_too_early_to_tell():
     frame = _nightly(3)
     last = sorted(frame["campaign"].unique())[-2:]
     frame.loc[frame["campaign"].isin(last), "throughput"] *= 0.8
-    table = analysis.change_points(frame)
+    found = analysis.change_points(frame)
+    table = found.table
     assert len(table) == 0
-    said = node_history.lines(table)
+    said = node_history.lines(found)
     assert any(line.startswith("too early to tell: throughput -2") for line in said)
     assert gate.exit_code("history", table["verdict"]) == 0
 
@@ -202,8 +207,9 @@ def test_one_campaign_name_reused_night_after_night_is_one_campaign_a_night():
     frame["source"] = [f"/outputs/nightly/{c[-10:]}/fleet-nightly/{s.rsplit('/', 1)[1]}"
                        for c, s in zip(frame["campaign"], frame["source"], strict=True)]
     frame["campaign"] = "fleet-nightly"
-    table = analysis.change_points(frame)
-    assert table.attrs["campaigns"] == 40 and list(table["verdict"]) == ["regression"]
+    found = analysis.change_points(frame)
+    table = found.table
+    assert found.campaigns == 40 and list(table["verdict"]) == ["regression"]
 
 
 def test_alternating_values_are_not_outliers():
@@ -220,9 +226,10 @@ def test_three_odd_nights_in_a_row_are_a_segment_not_outliers():
 
 
 def test_a_drop_in_the_newest_night_alone_is_too_early_to_tell():
-    table = analysis.change_points(_one_run_a_day([100.0, 101, 99, 100, 102, 98, 100, 101, 99,
+    found = analysis.change_points(_one_run_a_day([100.0, 101, 99, 100, 102, 98, 100, 101, 99,
                                                    100, 70]))
-    said = node_history.lines(table)
+    table = found.table
+    said = node_history.lines(found)
     assert len(table) == 0 and said[0].startswith("too early to tell: throughput -30 %")
     assert "in the newest 1 campaign (" in said[0]
 
@@ -230,9 +237,9 @@ def test_a_drop_in_the_newest_night_alone_is_too_early_to_tell():
 def test_failed_runs_are_counted_not_dropped_unsaid():
     frame = _one_run_a_day([100.0] * 12).assign(status="ok", error="")
     frame.loc[frame.index[3:5], ["status", "error"]] = ["failed", "CUDA out of memory"]
-    table = analysis.change_points(frame)
-    assert table.attrs["failed"] == 2 and "2 failed runs (failed, or" in node_history.lines(
-        table)[-1]
+    found = analysis.change_points(frame)
+    assert found.failed == 2 and "2 failed runs (failed, or" in node_history.lines(
+        found)[-1]
 
 
 def test_huge_values_and_bad_parameters():

@@ -64,7 +64,7 @@ def test_nothing_judged_cannot_certify_and_says_why(tmp_path: Path,
     code, out = _compare(capsys, base, new)
     assert code == EXIT_UNCERTIFIED, out
     assert "no configuration in common" in out and "0 configurations judged" not in out
-    compared = analysis.compare_campaigns(load(base), load(new))
+    compared = analysis.compare_campaigns(load(base), load(new)).table
     assert gate.exit_code("compare", compared["verdict"]) == EXIT_UNCERTIFIED
     assert set(compared["verdict"]) == {"only in base", "only in new"}
     assert gate.exit_code("compare", []) == EXIT_UNCERTIFIED  # no rows
@@ -123,7 +123,7 @@ def test_the_same_frame_twice_is_bad_input_from_python() -> None:
     with pytest.raises(InputError, match="certifies nothing"):
         regression.compare(frame, frame)
     other = frame.assign(source=[f"/b/r{i}.ipynb" for i in range(2)])
-    assert list(regression.compare(frame, other)["verdict"]) == ["no change"]
+    assert list(regression.compare(frame, other).table["verdict"]) == ["no change"]
 
 
 def test_a_copy_of_a_campaign_is_compared(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -101,20 +101,20 @@ def test_compare_gives_energy_efficiency_a_second_ratio_with_the_speeds_interval
 
     base, new = campaign("base", [4.0, 4.1, 3.9]), campaign("new", [5.0, 5.1, 4.9])
     found = compare_energy(base, new)
-    row = found.iloc[0]
+    row = found.table.iloc[0]
     assert row["ratio"] == pytest.approx(5.0 / 4.0, rel=0.01)
     assert row["low"] < row["ratio"] < row["high"] and row["verdict"] == "improvement"
     table = compare_display(compare_runs(base, new), "images/s", found)
     assert table.cells["energy efficiency new / base"].tolist() == ["1.25x"]
     assert table.cells["energy 95 % interval"].iloc[0] != formatting.DASH
-    one = compare_energy(campaign("base", [4.0]), campaign("new", [5.0])).iloc[0]
+    one = compare_energy(campaign("base", [4.0]), campaign("new", [5.0])).table.iloc[0]
     assert one["verdict"] == "unknown" and math.isnan(one["low"])  # a ratio without interval
     assert one["ratio"] == pytest.approx(1.25)
-    missing = compare_energy(base, campaign("new", [None, None, None])).iloc[0]
+    missing = compare_energy(base, campaign("new", [None, None, None])).table.iloc[0]
     assert missing["verdict"] == "unknown" and math.isnan(missing["ratio"])
     assert missing["reason"] == "energy not measured in new"
     probes = campaign("new", [5.0]).assign(benchmark="probe_node", unit="TFLOP/s (matmul peak)")
-    assert compare_energy(base, probes).empty  # no workload run on a side: no energy ratio
+    assert compare_energy(base, probes).table.empty  # no workload run on a side: no energy ratio
     shown = compare_display(compare_runs(base, campaign("new", [None] * 3)), "images/s",
                             compare_energy(base, campaign("new", [None] * 3)))
     assert shown.cells["energy efficiency new / base"].tolist() == ["unknown"]

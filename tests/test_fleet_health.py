@@ -64,7 +64,8 @@ def _state(states: pd.DataFrame, node: str, benchmark: str = "train") -> pd.Seri
 
 
 def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median() -> None:
-    states = fleet_health.node_states(pd.DataFrame(nightly()), now=NOW, expected=["node99"])
+    fleet = fleet_health.node_states(pd.DataFrame(nightly()), now=NOW, expected=["node99"])
+    states = fleet.table
     assert _state(states, "node03")["state"] == NodeState.SLOW
     assert "0.85x the baseline" in _state(states, "node03")["reason"]
     assert _state(states, "node03")["high"] < 0.95
@@ -79,7 +80,7 @@ def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median
     for node in ("node00", "node01", "node02"):
         assert _state(states, node)["state"] == NodeState.OK
         assert set(states[states["node"] == node]["state"]) == {NodeState.OK}
-    table = fleet_health.baselines(states).set_index("configuration")
+    table = fleet.baselines.set_index("configuration")
     train = table.loc[table.index.str.startswith("train")].iloc[0]
     healthy = [_state(states, n)["value"] for n in ("node00", "node01", "node02")]
     assert train["healthy_nodes"] == 3 and train["baseline"] == pytest.approx(np.median(healthy))
@@ -87,8 +88,8 @@ def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median
 
 
 def test_node_summary_takes_the_most_severe_state_and_exit_codes_follow() -> None:
-    states = fleet_health.node_states(pd.DataFrame(nightly()), now=NOW)
-    summary = fleet_health.node_summary(states).set_index("node")
+    fleet = fleet_health.node_states(pd.DataFrame(nightly()), now=NOW)
+    summary = fleet_actions.node_summary(fleet).set_index("node")
     assert summary.loc["node05", "state"] == NodeState.FAILED
     assert summary.loc["node05", "configurations"] == "1 failed, 1 ok"
     assert list(summary["state"])[:2] == [NodeState.FAILED, NodeState.SLOW]
@@ -101,10 +102,11 @@ def test_node_summary_takes_the_most_severe_state_and_exit_codes_follow() -> Non
 
 def test_too_few_healthy_nodes_make_no_baseline_and_one_run_is_unknown() -> None:
     few = [r for r in nightly() if r["host"] in ("node00", "node01", "node03")]
-    states = fleet_health.node_states(pd.DataFrame(few), now=NOW)
+    fleet = fleet_health.node_states(pd.DataFrame(few), now=NOW)
+    states = fleet.table
     assert set(_state(states, n)["state"] for n in ("node00", "node03")) == {NodeState.UNKNOWN}
     assert "no baseline: 2 healthy nodes, 3 needed" in _state(states, "node03")["reason"]
-    one_night = fleet_health.node_states(pd.DataFrame(nightly(nights=1)), now=NOW)
+    one_night = fleet_health.node_states(pd.DataFrame(nightly(nights=1)), now=NOW).table
     assert "interval unknown: 1 run(s) against 3" in _state(one_night, "node03")["reason"]
 
 
@@ -118,7 +120,8 @@ def test_no_false_slow_node_in_an_a_a_fleet_of_equal_nodes() -> None:
         for row in rows:
             if row["host"] == "node03" and row["benchmark"] == "train" and seed % 2:
                 row["throughput"] /= 0.85                    # odd seeds: node03 healthy too
-        states = fleet_health.node_states(pd.DataFrame(rows), now=NOW)
+        fleet = fleet_health.node_states(pd.DataFrame(rows), now=NOW)
+        states = fleet.table
         slow = set(states.loc[states["state"] == NodeState.SLOW, "node"])
         false += len(slow - {"node03"}) + (seed % 2 and "node03" in slow)
         found += (not seed % 2) and "node03" in slow
@@ -132,8 +135,9 @@ def test_a_failed_record_of_a_job_that_never_started_names_no_node() -> None:
              "started_at": NOW.isoformat()}
     died = {**login, "error": "NODE_FAIL", "slurm_state": "NODE_FAIL",
             "env_slurm_job_nodelist": "node01"}
-    states = fleet_health.node_states(pd.DataFrame([*rows, login, died]), now=NOW)
-    assert "login1" not in set(states["node"]) and states.attrs["unplaced"] == 1
+    fleet = fleet_health.node_states(pd.DataFrame([*rows, login, died]), now=NOW)
+    states = fleet.table
+    assert "login1" not in set(states["node"]) and fleet.unplaced == 1
     assert _state(states, "node01")["state"] == NodeState.FAILED
     assert "NODE_FAIL" in _state(states, "node01")["reason"]
 
@@ -141,8 +145,8 @@ def test_a_failed_record_of_a_job_that_never_started_names_no_node() -> None:
 def test_a_long_node_states_table_lists_the_nodes_that_are_not_ok() -> None:
     from benchlib.fleet import tables as fleet_tables
 
-    states = fleet_health.node_states(pd.DataFrame(nightly(nights=3, nodes=60)), now=NOW)
-    shown = fleet_tables.states_display(states)
+    fleet = fleet_health.node_states(pd.DataFrame(nightly(nights=3, nodes=60)), now=NOW)
+    shown = fleet_tables.states_display(fleet)
     assert list(shown.cells["node"]) == ["node05", "node03", "node06", "node07", "node04"]
     assert "60 nodes (every one: GPU H100)" in shown.caption
     assert "55 ok nodes not listed" in shown.caption
@@ -151,14 +155,14 @@ def test_a_long_node_states_table_lists_the_nodes_that_are_not_ok() -> None:
 
 def test_stale_follows_the_window_and_started_at_is_read_as_utc() -> None:
     rows = nightly()
-    wide = fleet_health.node_states(pd.DataFrame(rows), now=NOW, window_days=30)
+    wide = fleet_health.node_states(pd.DataFrame(rows), now=NOW, window_days=30).table
     assert _state(wide, "node06")["state"] != NodeState.STALE
-    later = fleet_health.node_states(pd.DataFrame(rows), now=NOW + pd.Timedelta(days=8))
+    later = fleet_health.node_states(pd.DataFrame(rows), now=NOW + pd.Timedelta(days=8)).table
     assert set(later["state"]) <= {NodeState.STALE, NodeState.MISSING}
     local = [{**r, "started_at": pd.Timestamp(r["started_at"]).tz_convert("Etc/GMT-5").isoformat()}
              for r in rows]                            # the same instants, written at +05:00
-    again = fleet_health.node_states(pd.DataFrame(local), now=NOW)
-    assert list(again["state"]) == list(fleet_health.node_states(pd.DataFrame(rows), now=NOW)["state"])
+    again = fleet_health.node_states(pd.DataFrame(local), now=NOW).table
+    assert list(again["state"]) == list(fleet_health.node_states(pd.DataFrame(rows), now=NOW).table["state"])
 
 
 HOSTILE = ['node$(touch PWNED)', 'n1;touch PWNED', 'n`touch PWNED`', "n'x", 'n1\ntouch PWNED']
@@ -335,11 +339,12 @@ def test_a_record_dated_in_the_future_does_not_hide_a_failed_node() -> None:
     """node05's last night failed; one ok record of node05 dated 2099 (a wrong clock) is left
     out and counted, not taken as the node's latest word."""
     rows = nightly()
-    assert _state(fleet_health.node_states(pd.DataFrame(rows), now=NOW), "node05")["state"] \
+    assert _state(fleet_health.node_states(pd.DataFrame(rows), now=NOW).table, "node05")["state"] \
         == NodeState.FAILED
     future = {**TRAIN, "host": "node05", "campaign": "clock", "status": "ok", "flags": "",
               "started_at": "2099-01-01T00:00:00+00:00", "source": "clock/node05",
               "throughput": 2500.0}
-    states = fleet_health.node_states(pd.DataFrame([*rows, future]), now=NOW)
+    fleet = fleet_health.node_states(pd.DataFrame([*rows, future]), now=NOW)
+    states = fleet.table
     assert _state(states, "node05")["state"] == NodeState.FAILED
-    assert states.attrs["future"] == 1
+    assert fleet.future == 1

@@ -77,7 +77,8 @@ def test_two_steps_are_two_change_points_each_tested_against_its_neighbours() ->
 
 
 def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() -> None:
-    table = node_history.change_points(_nights())
+    found = node_history.change_points(_nights())
+    table = found.table
     assert len(table) == 1
     row = table.iloc[0]
     assert row["node"] == "node017" and row["verdict"] == "regression"
@@ -87,7 +88,7 @@ def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() ->
     assert row["before"] == pytest.approx(1000, rel=0.01)
     assert (row["runs_before"], row["runs_after"]) == (12, 12)
     assert row["changed"] == "driver 580.65 -> 580.82"  # job ids change every run: not said
-    text = node_history.lines(table)
+    text = node_history.lines(found)
     assert text[0].startswith("throughput -12 % (-1")
     assert "on node017 from 2026-09-13: " in text[0]
     assert text[0].endswith("changed then: driver 580.65 -> 580.82")
@@ -98,16 +99,18 @@ def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() ->
 
 
 def test_an_improvement_is_a_change_point_but_not_a_failure() -> None:
-    table = node_history.change_points(_nights(factor=1.15, driver_at=None))
+    found = node_history.change_points(_nights(factor=1.15, driver_at=None))
+    table = found.table
     assert list(table["verdict"]) == ["improvement"]
     assert table.iloc[0]["changed"] == ""
-    assert "changed then: nothing recorded" in node_history.lines(table)[0]
+    assert "changed then: nothing recorded" in node_history.lines(found)[0]
     assert gate.exit_code("history", table["verdict"]) == 0
 
 
 def test_a_change_one_run_off_is_named_with_where_it_happened() -> None:
     runs = _nights(driver_at=11)
-    table = node_history.change_points(runs)
+    found = node_history.change_points(runs)
+    table = found.table
     assert table.iloc[0]["changed"] == "driver 580.65 -> 580.82 (one campaign earlier)"
 
 
@@ -117,26 +120,29 @@ def test_disturbed_runs_are_left_out_and_counted() -> None:
     runs.loc[slow_and_contended, "throughput"] *= 0.5
     runs.loc[slow_and_contended, "flags"] = "contended"
     runs.loc[runs.index[0], "flags"] = "noisy,throttled"
-    table = node_history.change_points(runs)
+    found = node_history.change_points(runs)
+    table = found.table
     assert list(table["node"]) == ["node017"]
-    assert table.attrs["disturbed"] == 3
-    assert "3 disturbed runs (contended, throttled) left out" in node_history.lines(table)[-1]
+    assert found.disturbed == 3
+    assert "3 disturbed runs (contended, throttled) left out" in node_history.lines(found)[-1]
 
 
 def test_a_change_point_is_one_line_whatever_the_node_is_called() -> None:
     runs = _nights(nodes=("node001", "node017\nthroughput +50 % on node001 (improvement)"),
                    node="node017\nthroughput +50 % on node001 (improvement)")
-    table = node_history.change_points(runs)
-    said = node_history.lines(table)
+    found = node_history.change_points(runs)
+    table = found.table
+    said = node_history.lines(found)
     assert len(table) == 1 and len(said) == 2 and all("\n" not in line for line in said)
     assert "on node017\\nthroughput +50 % on node001 (improvement) from 2026-09-13" in said[0]
 
 
 def test_each_configuration_is_its_own_history() -> None:
-    table = node_history.change_points(_nights(batches=(64, 128)))
+    found = node_history.change_points(_nights(batches=(64, 128)))
+    table = found.table
     assert sorted(table["configuration"]) == ["batch_size=128", "batch_size=64"]
     assert set(table["node"]) == {"node017"}
-    assert table.attrs["series"] == 4
+    assert found.series == 4
 
 
 def test_a_time_metric_that_grows_is_a_regression() -> None:
@@ -145,23 +151,25 @@ def test_a_time_metric_that_grows_is_a_regression() -> None:
     runs.loc[(runs["host"] == "node017") & (runs["run_id"].str.split("-").str[-1].astype(int)
                                              >= 12), "time_iteration_s"] = 0.125
     runs["time_iteration_s"] *= np.exp(0.01 * np.random.default_rng(1).standard_normal(len(runs)))
-    table = node_history.change_points(runs, metric="time_iteration_s")
+    found = node_history.change_points(runs, metric="time_iteration_s")
+    table = found.table
     row = table.iloc[0]
     assert row["ratio"] == pytest.approx(1.25, abs=0.02) and row["verdict"] == "regression"
-    assert node_history.lines(table)[0].startswith("time_iteration_s +2")
-    assert " s (regression; " in node_history.lines(table)[0]
+    assert node_history.lines(found)[0].startswith("time_iteration_s +2")
+    assert " s (regression; " in node_history.lines(found)[0]
 
 
 def test_records_without_started_at_fall_back_to_file_times_and_say_so() -> None:
     runs = _nights().drop(columns=["started_at"])
     runs["timestamp"] = [START + pd.Timedelta(days=int(i.split("-")[-1])) for i in runs["run_id"]]
     assert "48 of 48 runs have no started_at" in regression.ordered_by(runs)
-    table = node_history.change_points(runs)
+    found = node_history.change_points(runs)
+    table = found.table
     assert list(table["node"]) == ["node017"]
-    assert "have no started_at" in table.attrs["ordered_by"]
+    assert "have no started_at" in found.ordered_by
     hist = regression.history(_nights())  # the campaign history orders by started_at too
     assert list(hist["campaign"][:2]) == ["night-024", "night-023"]
-    assert hist.attrs["ordered_by"] == "runs ordered by started_at"
+    assert regression.ordered_by(_nights()) == "runs ordered by started_at"
 
 
 def test_env_changes_name_versions_settings_and_leave_job_ids_out() -> None:
@@ -200,7 +208,7 @@ def test_the_same_where_key_twice_selects_either_value_as_results_and_compare_do
 def test_a_campaign_copied_to_a_second_folder_counts_each_run_once(tmp_path: Path) -> None:
     runs = _nights(nights=16, step=8, driver_at=8)
     both = selection.once(pd.concat([runs, runs.assign(source="/copy" + runs["source"])]))
-    assert len(both) == len(runs) and both.attrs["repeated"] == len(runs)
+    assert len(both) == len(runs)
     _write_nights(tmp_path / "nightly", runs)
     _write_nights(tmp_path / "copy", runs)
     one, two = _history(tmp_path, "nightly"), _history(tmp_path, "nightly", "copy")

@@ -51,7 +51,7 @@ def test_the_page_lists_draws_and_labels_the_change_point(nightly: Path, shown: 
     runs = history.runs(campaign, os.pathsep.join([str(nightly)]))
     assert len(runs) == 32  # the campaign's 2 runs and the 30 earlier ones, none twice
     assert "2 runs of this campaign and 30 earlier runs" in _text(shown)
-    table = history.change_points(runs, 0.05)
+    found = history.change_points(runs, 0.05)
     said = _text(shown)
     assert "throughput -12 % (" in said and "on node017 from 2026-09-09" in said
     changes, every = [v._repr_html_() for v in shown if hasattr(v, "_repr_html_")]
@@ -60,7 +60,7 @@ def test_the_page_lists_draws_and_labels_the_change_point(nightly: Path, shown: 
     assert "-12 % (" in html  # the change as the lines say it
     assert "node001" in every and "2026-09-01 02:00" in every  # every history, with or without
     shown.clear()
-    history.node_plots(runs, table)
+    history.node_plots(runs, found)
     images = [v for v in shown if isinstance(v, dict) and "image/png" in v]
     assert len(images) == 2  # one per configuration and node
     assert "on node017" in images[0]["text/plain"]  # the one with a change point first
@@ -71,7 +71,8 @@ def test_the_plot_marks_the_change_point_and_leaves_disturbed_runs_grey() -> Non
     runs.loc[3, "flags"] = "throttled"
     from benchlib.history import series as node_history
 
-    table = node_history.change_points(runs)
+    found = node_history.change_points(runs)
+    table = found.table
     figure = history_plot.node_plot(node_history.series(runs), table, title="bs=64 on node017")
     texts = [t.get_text() for t in figure.axes[0].texts]
     assert len(texts) == 1 and texts[0].startswith("-1")

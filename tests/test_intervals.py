@@ -78,7 +78,7 @@ def _runs(campaign: str, values: list[float], flagged: str = "") -> pd.DataFrame
 
 def test_a_contended_pair_is_unreliable_whatever_its_numbers():
     base, new = _runs("a", [100, 101, 99]), _runs("b", [50, 51, 49], flagged="contended,noisy")
-    row = regression.compare(base, new).iloc[0]
+    row = regression.compare(base, new).table.iloc[0]
     assert row["verdict"] == "unreliable"
     assert "new: contended (3 of 3 runs)" in row["reason"] and "idle node" in row["reason"]
     assert gate.exit_code("compare", pd.Series([row["verdict"]])) == 3
@@ -92,9 +92,9 @@ def test_exit_codes_of_a_comparison():
 
 
 def test_one_run_each_is_unknown_and_repeats_decide():
-    once = regression.compare(_runs("a", [100]), _runs("b", [60])).iloc[0]
+    once = regression.compare(_runs("a", [100]), _runs("b", [60])).table.iloc[0]
     assert once["verdict"] == "unknown" and "one run each" in once["reason"]
-    thrice = regression.compare(_runs("a", [100, 102, 98]), _runs("b", [60, 61, 59])).iloc[0]
+    thrice = regression.compare(_runs("a", [100, 102, 98]), _runs("b", [60, 61, 59])).table.iloc[0]
     assert thrice["verdict"] == "regression"
     assert thrice["interval"] == ("Welch t interval over 3 + 3 runs (base + new); one campaign each: the "
                                   "noise between campaigns is unknown")

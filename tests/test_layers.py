@@ -118,6 +118,16 @@ def test_no_module_is_over_the_line_limit():
     assert {n: lines for n, lines in long.items() if lines > MAX_LINES} == {}
 
 
+def test_no_table_carries_facts_in_attrs():
+    """A result's facts beside its table (warnings, counts, the threshold judged) are fields of
+    a typed result (``Comparison``, ``ChangePoints``, ``FleetStates``), never a DataFrame's
+    ``.attrs`` (experimental in pandas, and lost or merged by what a user does to the table)."""
+    found = {f"{name}:{node.lineno}" for name, path in MODULES.items()
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Attribute) and node.attr == "attrs"}
+    assert found == set()
+
+
 def test_layers_import_only_lower_layers():
     upward = set()
     for name in MODULES:

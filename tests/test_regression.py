@@ -43,7 +43,8 @@ def _campaign(name: str, values: dict[int, list[float]], **extra: object) -> pd.
 def test_regression_improvement_and_no_change_per_configuration() -> None:
     base = _campaign("quiet", {32: [1000, 1010, 995], 64: [1200, 1190, 1210], 128: [900, 905, 895]})
     new = _campaign("busy", {32: [700, 720, 690], 64: [1195, 1205, 1200], 128: [1000, 1010, 990]})
-    compared = regression.compare(base, new).set_index("batch_size")
+    comparison = regression.compare(base, new)
+    compared = comparison.table.set_index("batch_size")
     assert compared.loc[32, "verdict"] == "regression"
     assert compared.loc[32, "ratio"] == pytest.approx(0.70, abs=0.02)
     assert compared.loc[32, "high"] < 0.8 and compared.loc[32, "low"] > 0.6
@@ -52,9 +53,9 @@ def test_regression_improvement_and_no_change_per_configuration() -> None:
     assert compared.loc[128, "verdict"] == "no change"
     assert "the noise between campaigns is unknown" in compared.loc[128, "interval"]
     assert list(compared["base_runs"]) == [3, 3, 3]
-    assert compared.attrs["warnings"] == []  # same GPU, driver, torch
+    assert comparison.warnings == ()  # same GPU, driver, torch
     known = regression.compare(base, new, history=_history({32: 1000, 64: 1200, 128: 900}))
-    assert known.set_index("batch_size").loc[128, "verdict"] == "improvement"
+    assert known.table.set_index("batch_size").loc[128, "verdict"] == "improvement"
 
 
 def _history(speeds: dict[int, float], nights: int = 6, noise: float = 0.01,
@@ -79,13 +80,13 @@ def test_the_campaign_is_the_unit_of_noise() -> None:
     without history, no verdict under the 15 % floor."""
     base = _campaign("a", {32: [1000, 1001, 999]})
     new = _campaign("b", {32: [960, 961, 959]})
-    alone = regression.compare(base, new).iloc[0]
+    alone = regression.compare(base, new).table.iloc[0]
     assert alone["verdict"] == "no change" and alone["high"] < 0.97  # within-run: "certain"
-    noisy = regression.compare(base, new, history=_history({32: 1000}, noise=0.03)).iloc[0]
+    noisy = regression.compare(base, new, history=_history({32: 1000}, noise=0.03)).table.iloc[0]
     assert noisy["verdict"] == "no change" and noisy["low"] < 0.95
     assert "between-campaign noise" in noisy["interval"] and "on n1" in noisy["interval"]
     calm = regression.compare(base, _campaign("b", {32: [880, 881, 879]}),
-                              history=_history({32: 1000}, noise=0.005)).iloc[0]
+                              history=_history({32: 1000}, noise=0.005)).table.iloc[0]
     assert calm["verdict"] == "regression"
 
 
@@ -94,10 +95,10 @@ def test_several_campaigns_a_side_are_resampled_hierarchically() -> None:
                       for i, v in enumerate((1000, 1030, 985, 1010))], ignore_index=True)
     new = pd.concat([_campaign(f"b{i}", {32: [v, v + 1, v - 1]})
                      for i, v in enumerate((880, 905, 870, 890))], ignore_index=True)
-    row = regression.compare(base, new).iloc[0]
+    row = regression.compare(base, new).table.iloc[0]
     assert row["verdict"] == "regression" and (row["base_campaigns"], row["new_campaigns"]) == (4, 4)
     assert "hierarchical bootstrap" in row["interval"]
-    one = regression.compare(base, new[new["campaign"] == "b0"]).iloc[0]
+    one = regression.compare(base, new[new["campaign"] == "b0"]).table.iloc[0]
     assert "from the 4 campaigns of the base side" in one["interval"]
 
 
@@ -105,7 +106,7 @@ def test_one_run_each_is_unknown_whatever_its_within_run_intervals() -> None:
     """A run's own interval (its iterations) says nothing about the next run: no verdict."""
     base = _campaign("a", {32: [1000]})
     new = _campaign("b", {32: [800]})
-    row = regression.compare(base, new).iloc[0]
+    row = regression.compare(base, new).table.iloc[0]
     assert row["verdict"] == "unknown" and "one run each" in row["reason"]
     assert np.isnan(row["low"]) and row["ratio"] == pytest.approx(0.8)
 
@@ -114,16 +115,16 @@ def test_threshold_separates_small_significant_slowdowns() -> None:
     base = _campaign("a", {32: [1000, 1001, 999, 1000]}, spread=0.002)
     new = _campaign("b", {32: [970, 971, 969, 970]}, spread=0.002)
     earlier = _history({32: 1000}, nights=12, noise=0.002)
-    assert regression.compare(base, new, threshold=0.05, history=earlier).iloc[0]["verdict"] == (
+    assert regression.compare(base, new, threshold=0.05, history=earlier).table.iloc[0]["verdict"] == (
         "no change")
-    assert regression.compare(base, new, threshold=0.01, history=earlier).iloc[0]["verdict"] == (
+    assert regression.compare(base, new, threshold=0.01, history=earlier).table.iloc[0]["verdict"] == (
         "regression")
 
 
 def test_time_metrics_count_lower_as_faster() -> None:
     base = _campaign("a", {32: [1, 1, 1]}, spread=0).assign(time_iteration_s=[0.10, 0.11, 0.10])
     new = _campaign("b", {32: [1, 1, 1]}, spread=0).assign(time_iteration_s=[0.20, 0.21, 0.20])
-    row = regression.compare(base, new, metric="time_iteration_s").iloc[0]
+    row = regression.compare(base, new, metric="time_iteration_s").table.iloc[0]
     assert row["ratio"] == pytest.approx(0.5, abs=0.03) and row["verdict"] == "regression"
 
 
@@ -133,9 +134,10 @@ def test_warns_when_campaigns_are_not_like_for_like() -> None:
         gpu="H100X", env_driver="560.1", env_container="nvcr.io/nvidia/pytorch:24.05",
         gpu_power_limit_w=500.0)
     base["gpu_power_limit_w"] = 700.0
-    compared = regression.compare(base, new)
+    comparison = regression.compare(base, new)
+    compared = comparison.table
     assert len(compared) == 1 and compared.iloc[0]["verdict"] == "improvement"  # paired across gpu
-    text = "\n".join(compared.attrs["warnings"])
+    text = "\n".join(comparison.warnings)
     assert "GPU model differs (gpu): base H100; new H100X" in text
     assert "driver differs" in text and "gpu_power_limit_w" in text
     assert "torch" not in text and "container" not in text  # same torch; container on one side
@@ -143,7 +145,7 @@ def test_warns_when_campaigns_are_not_like_for_like() -> None:
 
 def test_unpaired_configurations_are_listed() -> None:
     compared = regression.compare(_campaign("a", {32: [1000, 1001], 64: [900]}),
-                                  _campaign("b", {32: [1000, 999], 256: [500]}))
+                                  _campaign("b", {32: [1000, 999], 256: [500]})).table
     assert sorted(compared["verdict"]) == ["no change", "only in base", "only in new"]
 
 

@@ -48,7 +48,7 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
         ("verdicts", "benchlib.analysis.verdict", "verdicts"),
         ("node_table", "benchlib.fleet.outliers", "node_table"),
         ("node_states", "benchlib.fleet.health", "node_states"),
-        ("node_summary", "benchlib.fleet.health", "node_summary"),
+        ("node_summary", "benchlib.fleet.actions", "node_summary"),
         ("change_points", "benchlib.history.series", "change_points"),
     ],
 }

@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    import benchlib.fleet.health as fleet_health
     from benchlib.analysis.references import Reference
+    from benchlib.analysis.regression import Comparison
+    from benchlib.fleet.health import FleetStates
+    from benchlib.history.series import ChangePoints
 
 
 def aggregate(
@@ -269,15 +273,16 @@ def compare_campaigns(
     metric: str = 'throughput',
     threshold: float = 0.05,
     history: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """One row per configuration: the pairing columns, ``configuration`` (a label of those that
-    vary), ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the values
-    the ratio is made of), ``ratio`` (speed new / base) with ``low`` /
-    ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
+) -> Comparison:
+    """NEW against BASE per configuration (:class:`Comparison`): its ``table`` has one row per
+    configuration: ``configuration`` (a label of the pairing columns that vary), the pairing
+    columns, ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the
+    values the ratio is made of), ``ratio`` (speed new / base) with ``low`` / ``high`` and
+    ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
-    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``;
-    ``attrs["warnings"]``: what makes the campaigns incomparable. ``history``: earlier runs
-    whose campaigns give each configuration's noise between campaigns on its nodes."""
+    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``; its
+    ``warnings`` say what makes the campaigns incomparable. ``history``: earlier runs whose
+    campaigns give each configuration's noise between campaigns on its nodes."""
     from benchlib.analysis.regression import compare as real
 
     return real(base=base, new=new, metric=metric, threshold=threshold, history=history)
@@ -328,17 +333,14 @@ def node_states(
     recent: int = 5,
     threshold: float = 0.05,
     min_nodes: int = 3,
-) -> pd.DataFrame:
-    """One row per (configuration, node) with its ``state`` (see the module docstring) and why:
-    ``configuration``, ``gpu``, ``node``, ``state``, ``reason``, ``latest`` (its latest run's
-    start), ``runs`` (recent undisturbed runs judged), ``value`` (their median), ``baseline``,
-    ``ratio`` / ``low`` / ``high`` (speed over the other healthy nodes, 95 % interval),
-    ``robust_z``, ``disturbed`` (flags of recent runs left out), ``error``. ``now`` (default:
-    the current time) ends the window; ``expected`` lists nodes that should have run every
-    configuration of their GPU (one never seen: every configuration). ``attrs`` holds
-    ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
-    ``unplaced`` (runs left out: no node known, :func:`node_names`) and ``future`` (runs left
-    out: dated more than :data:`FUTURE_TOLERANCE` after ``now``)."""
+) -> FleetStates:
+    """:class:`FleetStates`; its table has one row per (configuration, node) with its ``state`` (see
+    the module docstring) and why: ``configuration``, ``gpu``, ``node``, ``state``, ``reason``,
+    ``latest`` (its latest run's start), ``runs`` (recent undisturbed runs judged), ``value``
+    (their median), ``baseline``, ``ratio`` / ``low`` / ``high`` (speed over the other healthy
+    nodes, 95 % interval), ``robust_z``, ``disturbed`` (flags of recent runs left out),
+    ``error``. ``now`` (default: the current time) ends the window; ``expected`` lists nodes
+    that should have run every configuration of their GPU (one never seen: every configuration)."""
     from benchlib.fleet.health import node_states as real
 
     return real(
@@ -353,13 +355,13 @@ def node_states(
     )
 
 
-def node_summary(states: pd.DataFrame) -> pd.DataFrame:
-    """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
-    its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
-    its most severe state, each reason once: :func:`_reasons`)."""
-    from benchlib.fleet.health import node_summary as real
+def node_summary(found: fleet_health.FleetStates) -> pd.DataFrame:
+    """One row per node of :func:`node_states`' table, most severe first: ``node``, ``gpu``,
+    ``state`` (the most severe of its configurations'), ``configurations`` (how many in each
+    state) and ``reason`` (those of its most severe state, each reason once: :func:`_reasons`)."""
+    from benchlib.fleet.actions import node_summary as real
 
-    return real(states=states)
+    return real(found=found)
 
 
 def change_points(
@@ -370,19 +372,16 @@ def change_points(
     max_pvalue: float = 0.001,
     min_size: int = 3,
     progress: bool = False,
-) -> pd.DataFrame:
-    """One row per listed change point (a regression or an improvement) of each configuration's
-    campaigns on each node: ``configuration``, ``node``, ``time`` (the first campaign after it),
-    ``before`` / ``after`` (geometric means over the campaigns either side, each campaign the
-    geometric mean of its runs), ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch
-    t interval over those campaigns), ``verdict``, ``pvalue``, ``campaigns_before`` /
-    ``campaigns_after``, ``runs_before`` / ``runs_after``, ``changed`` (the environment),
-    ``interval``, and the configuration columns. Smaller or uncertain shifts are counted, odd
-    campaigns named, the newest too few to call "too early" (docs/acceptance.md).
-
-    ``attrs``: ``series``, ``runs``, ``campaigns``, ``disturbed``, ``failed``, ``small``,
-    ``uncertain``, ``outliers`` and ``early`` (lists of dicts), ``ordered_by``, ``metric``,
-    ``threshold``, ``min_size``. ``progress``: a progress bar (on stderr)."""
+) -> ChangePoints:
+    """:class:`ChangePoints`; its table has one row per listed change point (a regression or an
+    improvement) of each configuration's campaigns on each node: ``configuration``, ``node``,
+    ``time`` (the first campaign after it), ``before`` / ``after`` (geometric means over the
+    campaigns either side, each campaign the geometric mean of its runs), ``ratio`` = after /
+    before with ``low`` / ``high`` (95 % Welch t interval over those campaigns), ``verdict``,
+    ``pvalue``, ``campaigns_before`` / ``campaigns_after``, ``runs_before`` / ``runs_after``,
+    ``changed`` (the environment), ``interval``, and the configuration columns. Smaller or
+    uncertain shifts are counted, odd campaigns named, the newest too few to call "too early"
+    (docs/acceptance.md). ``progress``: a progress bar (on stderr)."""
     from benchlib.history.series import change_points as real
 
     return real(

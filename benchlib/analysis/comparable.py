@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -120,14 +121,14 @@ def same_runs(base: pd.DataFrame, new: pd.DataFrame) -> None:
                          "the campaign to judge, each with runs of its own")
 
 
-def nothing_in_common(compared: pd.DataFrame) -> str:
+def nothing_in_common(compared: pd.DataFrame, pairing: Sequence[str]) -> str:
     """Why no configuration was paired: the pairing columns whose values differ between the
     configurations only in base and those only in new (at most five), those with no value in
     common first (``num_workers: base 0, new 1``)."""
     sides = [compared[compared["verdict"] == v] for v in (CompareVerdict.ONLY_IN_BASE,
                                                           CompareVerdict.ONLY_IN_NEW)]
     said = []
-    for column in compared.attrs.get("pairing", []):
+    for column in pairing:
         base, new = (distinct(rows[column]) if column in rows else set() for rows in sides)
         if base != new:
             said.append((bool(base & new), f"{column}: base {', '.join(sorted(base))}, new "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import benchlib.analysis.regression as regression
 from benchlib import formatting
 from benchlib.kinds import kind_named
 from benchlib.vocabulary import DEFAULT_THRESHOLD
@@ -67,21 +68,22 @@ def said(value: object, unit: str | None) -> str:
     return f"{formatting.number(float(value))} {unit}"  # type: ignore[arg-type]
 
 
-def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD
+            ) -> regression.Comparison:
     """Energy efficiency NEW against BASE per configuration: :func:`benchlib.analysis.regression.compare`
     of ``samples_per_joule`` (the same pairing, ratio of geometric means and Welch t interval
     over each side's repeats as the speed's). A configuration whose energy was not measured on
     a side is ``unknown`` without a ratio, its ``reason`` saying where; with fewer than two
     measured runs a side it is ``unknown`` (a ratio, no interval), as speed is."""
-    from benchlib.analysis import regression
     from benchlib.vocabulary import CompareVerdict
 
     if not len(base) or not len(new):  # no workload run on a side (probes only): no ratio
-        return pd.DataFrame()
-    compared = regression.compare(with_per_joule(base), with_per_joule(new), metric=COLUMN,
-                                  threshold=threshold)
+        return regression.Comparison(pd.DataFrame(), metric=COLUMN, threshold=threshold)
+    comparison = regression.compare(with_per_joule(base), with_per_joule(new), metric=COLUMN,
+                                    threshold=threshold)
+    compared = comparison.table
     if compared.empty:
-        return compared
+        return comparison
     paired = compared["base_runs"].gt(0) & compared["new_runs"].gt(0)
     for sides, said in ((compared["base"].isna() & compared["new"].isna(), "base and new"),
                         (compared["base"].isna() & compared["new"].notna(), "base"),
@@ -90,7 +92,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_TH
         compared.loc[rows, ["verdict", "reason"]] = [CompareVerdict.UNKNOWN.value,
                                                      f"energy not measured in {said}"]
         compared.loc[rows, ["ratio", "low", "high"]] = np.nan
-    return compared
+    return comparison
 
 
 def record_said(record: dict) -> str:

@@ -38,6 +38,7 @@ was (no configuration in common), else 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -130,17 +131,32 @@ def _flags(runs: pd.DataFrame) -> str:
                       for name in flags.of(text))
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` found: ``table``, one row per configuration (``configuration``, the
+    pairing columns, ``base``, ``new``, ``ratio``, ``low``, ``high``, ``verdict``, ...); the
+    ``warnings`` about settings that make the campaigns incomparable; the ``pairing`` columns
+    runs were paired on; the ``metric`` and ``threshold`` it judged."""
+
+    table: pd.DataFrame
+    warnings: tuple[str, ...] = ()
+    pairing: tuple[str, ...] = ()
+    metric: str = "throughput"
+    threshold: float = field(default=DEFAULT_THRESHOLD)
+
+
 def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
             threshold: float = DEFAULT_THRESHOLD, history: pd.DataFrame | None = None
-            ) -> pd.DataFrame:
-    """One row per configuration: the pairing columns, ``configuration`` (a label of those that
-    vary), ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the values
-    the ratio is made of), ``ratio`` (speed new / base) with ``low`` /
-    ``high`` and ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
+            ) -> Comparison:
+    """NEW against BASE per configuration (:class:`Comparison`): its ``table`` has one row per
+    configuration: ``configuration`` (a label of the pairing columns that vary), the pairing
+    columns, ``base`` and ``new`` (geometric mean of ``metric`` over each side's runs, the
+    values the ratio is made of), ``ratio`` (speed new / base) with ``low`` / ``high`` and
+    ``interval`` (what they are made from), ``pairs``, ``base_runs``, ``new_runs``,
     ``verdict``, ``reason`` (why unknown or unreliable), ``effect`` (in words),
-    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``;
-    ``attrs["warnings"]``: what makes the campaigns incomparable. ``history``: earlier runs
-    whose campaigns give each configuration's noise between campaigns on its nodes."""
+    ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``; its
+    ``warnings`` say what makes the campaigns incomparable. ``history``: earlier runs whose
+    campaigns give each configuration's noise between campaigns on its nodes."""
     same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
@@ -183,11 +199,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     table = pd.DataFrame(rows)
     if len(table):
         table.insert(0, "configuration", configuration_labels(table, keys))
-    table.attrs["warnings"] = warnings
-    table.attrs["pairing"] = keys
-    table.attrs["metric"] = metric
-    table.attrs["threshold"] = threshold
-    return table
+    return Comparison(table, tuple(warnings), tuple(keys), metric, threshold)
 
 
 def regressions(compared: pd.DataFrame) -> pd.DataFrame:
@@ -203,9 +215,10 @@ ONLY_ONE_SIDE = with_weight("compare", Weight.ASIDE)
 JUDGED = (*with_weight("compare", Weight.FAILS), *with_weight("compare", Weight.PASSES))
 
 
-def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
+def summary(comparison: Comparison) -> list[str]:
     """Counts per verdict, one line per regression with its size and interval, then what could
     not be judged, why, and how to re-run."""
+    compared, threshold = comparison.table, comparison.threshold
     if compared.empty:
         return ["NOTHING CERTIFIED: no ok runs to compare"]
     counts = compared["verdict"].value_counts()
@@ -223,7 +236,7 @@ def summary(compared: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
     judged = int(compared["verdict"].isin(JUDGED).sum())
     lines += campaign_noise.floor_lines(compared["interval"])
     if not judged:
-        why = (nothing_in_common(compared) if not len(unjudged) else
+        why = (nothing_in_common(compared, comparison.pairing) if not len(unjudged) else
                "every configuration in common could not be judged (above)")
         lines.append(f"NOTHING CERTIFIED: {why}; no configuration was judged")
     elif not len(regressions(compared)):
@@ -308,7 +321,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
 
     ``by`` names the configuration columns (default: the configuration columns less
     campaign, cluster and host). Give each nightly run its own campaign name.
-    ``attrs["ordered_by"]`` says whether ``started_at`` ordered every run (:func:`ordered_by`).
+    :func:`ordered_by` says whether ``started_at`` ordered every run.
     Change points within each node's runs: :func:`benchlib.history.series.change_points`."""
     df = ok(df).copy()
     if metric not in df:
@@ -337,7 +350,6 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     table = pd.DataFrame(rows)
     if len(table):
         table.insert(0, "configuration", configuration_labels(table, by))
-    table.attrs["ordered_by"] = ordered_by(df)
     return table
 
 

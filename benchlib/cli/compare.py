@@ -59,6 +59,7 @@ class Compare(Command):
 
         from benchlib.analysis import gate, junit, regression
         from benchlib.analysis.metrics import check_metric
+        from benchlib.analysis.selection import comparison_history
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
         if not 0 <= args.threshold < 1:
@@ -80,10 +81,10 @@ class Compare(Command):
             (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
                                                   (args.new, load_records(args.new)))
         check_metric(args.metric, {base_name: base, new_name: new})
-        from benchlib.analysis.selection import comparison_history
-        compared = regression.compare(base, new, metric=args.metric, threshold=args.threshold,
-                                      history=comparison_history(base, new, args.db))
-        for warning in compared.attrs["warnings"]:
+        comparison = regression.compare(base, new, metric=args.metric, threshold=args.threshold,
+                                        history=comparison_history(base, new, args.db))
+        compared = comparison.table  # one row per configuration
+        for warning in comparison.warnings:
             show(f"warning: {warning}")
         shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
                              "base_runs", "new_runs", "flags", "interval") if c in compared]
@@ -96,8 +97,7 @@ class Compare(Command):
         made = compared["interval"].where(compared["low"].notna(), "")  # else: said below
         show_table(compared.assign(interval=made)[[*shown[1:], shown[0]]], "configuration",
                    formatters=readable, fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
-        for line in regression.summary(compared, args.threshold):
-            show(wrapped(line, indent="    "))
+        show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
         show_energy(base, new, args.threshold)
         if args.junit:
             cases = regression.junit_cases(compared)
@@ -128,7 +128,7 @@ def show_energy(base: object, new: object, threshold: float) -> None:
     from benchlib.analysis import comparisons, energy
 
     compared = energy.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),  # type: ignore[arg-type]
-                              threshold=threshold)
+                              threshold=threshold).table
     if compared.empty:
         return
     unit = energy.frame_unit(comparisons.benchmarks(new)) or "samples/J"  # type: ignore[arg-type]

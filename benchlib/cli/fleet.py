@@ -71,19 +71,19 @@ class Fleet(Command):
         check_output_file("--junit", args.junit)
         found = selected_runs("fleet", args.roots, args.db)
         states = fleet_health.node_states(found, window_days=window, expected=expected)
-        summary = fleet_health.node_summary(states)
+        summary = fleet_actions.node_summary(states)
         print_states(states, summary)
         if args.drain_list:
             print("\n# drain the failing nodes (benchlib prints these lines, never runs them):")
             for line in fleet_actions.drain_lines(summary) or ["# no node failed or is slow"]:
                 show(line)
         if args.junit:
-            cases = fleet_actions.junit_cases(states)
+            cases = fleet_actions.junit_cases(states.table)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
         return gate.exit_code("fleet", summary["state"])
 
 
-def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> None
+def print_states(states, summary) -> None:  # (FleetStates, pd.DataFrame) -> None
     """The window, the baselines, one line per node, then each node that is not ok."""
     import pandas as pd
 
@@ -92,13 +92,12 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     from benchlib.fleet import health as fleet_health
     from benchlib.vocabulary import NodeState
 
-    attrs = states.attrs
-    start = attrs["now"] - pd.Timedelta(days=attrs["window_days"])
-    show(wrapped(f"fleet health at {attrs['now']:%Y-%m-%d %H:%M} UTC; validity window "
-                 f"{attrs['window_days']:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
-                 f"whole 95 % interval more than {attrs['threshold'] * 100:g} % below the "
+    start = states.now - pd.Timedelta(days=states.window_days)
+    show(wrapped(f"fleet health at {states.now:%Y-%m-%d %H:%M} UTC; validity window "
+                 f"{states.window_days:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
+                 f"whole 95 % interval more than {states.threshold * 100:g} % below the "
                  "baseline", indent=""))
-    table = fleet_health.baselines(states)
+    table = states.baselines
     if len(table):
         shown = table.assign(baseline=table["baseline"].map(
             lambda v: "none" if pd.isna(v) else formatting.number(v)))
@@ -110,11 +109,11 @@ def print_states(states, summary) -> None:  # (pd.DataFrame, pd.DataFrame) -> No
     with pd.option_context("display.width", 200, "display.max_rows", 10_000,
                            "display.max_colwidth", 60):
         show(summary[["node", "gpu", "state", "configurations"]].to_string(index=False))
-    if attrs.get("unplaced"):
-        print(f"{attrs['unplaced']} failed runs name no node (jobs that never started): "
+    if states.unplaced:
+        print(f"{states.unplaced} failed runs name no node (jobs that never started): "
               "left out")
-    if attrs.get("future"):
-        print(f"{attrs['future']} runs dated in the future (a wrong clock): left out")
+    if states.future:
+        print(f"{states.future} runs dated in the future (a wrong clock): left out")
     counts = summary["state"].value_counts()
     print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
     for line in fleet_actions.problem_lines(summary):

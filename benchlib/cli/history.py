@@ -68,8 +68,8 @@ class History(Command):
                              "(0.05 = 5 %)")
         frame = selected_runs("history", args.roots, args.db, args.where or (), args.since)
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
-        table = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
+        found = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
-        for text in node_history.lines(table):
+        for text in node_history.lines(found):
             show(text)
-        return gate.exit_code("history", table["verdict"])
+        return gate.exit_code("history", found.table["verdict"])

@@ -62,8 +62,8 @@ def selected_runs(command: str, roots: Sequence[str], db: str | None,
             raise InputError(f"{command}: no runs under {' '.join(roots)} match "
                              f"{' '.join(chosen)}")
     found = selection.once(frame)
-    if found.attrs["repeated"]:
-        print(wrapped(f"note: {found.attrs['repeated']} records repeat a run already read (the "
+    if len(found) < len(frame):
+        print(wrapped(f"note: {len(frame) - len(found)} records repeat a run already read (the "
                       "same run_id in another folder): each run counted once"), file=sys.stderr)
     return found
 

@@ -1,5 +1,6 @@
-"""What to do about a fleet's node states (:mod:`benchlib.fleet.health`): the exit
-status, Slurm drain commands for the failing nodes, and JUnit test cases for CI.
+"""What to do about a fleet's node states (:mod:`benchlib.fleet.health`): each node's overall
+state (:func:`node_summary`), the exit status, Slurm drain commands for the failing nodes, and
+JUnit test cases for CI.
 
 Node names and reasons are record text: a drain line must never let them run a command in the
 shell it is pasted into. A node name is used only when it is a plain Slurm host name
@@ -15,6 +16,7 @@ import re
 
 import pandas as pd
 
+import benchlib.fleet.health as fleet_health
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.junit import Case
 from benchlib.errors import InputError
@@ -114,3 +116,37 @@ def expected_nodes(given: list[str]) -> list[str]:
                                  "node01,node02 or node[001-004]")
         names += found
     return names
+
+
+def _reasons(rows: pd.DataFrame) -> str:
+    """The reasons of ``rows`` (one node's configurations in one state), each said once: a
+    configuration's own (``train ...: 0.85x ...``), or how many share it (``14 configurations:
+    no baseline ...``), never the same reason once per configuration."""
+    parts = []
+    for reason, configurations in rows.groupby("reason", sort=False)["configuration"]:
+        named = list(configurations)
+        parts.append(f"{named[0]}: {reason}" if len(named) == 1
+                     else f"{len(named)} configurations: {reason}")
+    return "; ".join(parts)
+
+
+def node_summary(found: fleet_health.FleetStates) -> pd.DataFrame:
+    """One row per node of :func:`node_states`' table, most severe first: ``node``, ``gpu``,
+    ``state`` (the most severe of its configurations'), ``configurations`` (how many in each
+    state) and ``reason`` (those of its most severe state, each reason once: :func:`_reasons`)."""
+    states = found.table
+    if states.empty:
+        return pd.DataFrame(columns=["node", "gpu", "state", "configurations", "reason"])
+    order = {s: i for i, s in enumerate(fleet_health.SEVERITY)}
+    rows = []
+    for node, group in states.groupby("node", sort=True):
+        worst = min(group["state"], key=order.__getitem__)
+        counts = group["state"].value_counts()
+        rows.append({"node": node, "gpu": ", ".join(sorted(set(group["gpu"]) - {""})),
+                     "state": worst,
+                     "configurations": ", ".join(f"{counts[s]} {s}" for s in fleet_health.SEVERITY
+                                                 if s in counts),
+                     "reason": _reasons(group[group["state"] == worst])})
+    table = pd.DataFrame(rows)
+    return table.sort_values("state", key=lambda c: c.map(order), kind="stable") \
+        .reset_index(drop=True)

@@ -38,12 +38,14 @@ States (:class:`~benchlib.vocabulary.NodeState`), in this order of precedence:
   test on this machine showed is needed beyond 1.0 (docs/measurements.md);
 - ``ok``: otherwise. Disturbed runs never make a node slow: they are left out and named.
 
-A node's overall state is the most severe of its configurations' (:func:`node_summary`).
+A node's overall state is the most severe of its configurations'
+(:func:`benchlib.fleet.actions.node_summary`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -158,20 +160,36 @@ def _labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tupl
 FUTURE_TOLERANCE = pd.Timedelta(hours=1)
 
 
+@dataclass(frozen=True)
+class FleetStates:
+    """What :func:`node_states` found: its ``table`` (one row per configuration and node), the
+    window it judged (``window_days`` up to ``now``), the ``threshold`` of slow and the
+    ``metric``; ``baselines`` (one row per configuration: ``configuration``, ``gpu``,
+    ``baseline`` (NaN: too few healthy nodes), ``healthy_nodes``, ``nodes``), and the runs
+    left out: ``unplaced`` (no node known, :func:`node_names`) and ``future`` (dated more than
+    :data:`FUTURE_TOLERANCE` after ``now``)."""
+
+    table: pd.DataFrame
+    now: pd.Timestamp
+    window_days: float = VALIDITY_DAYS
+    threshold: float = SLOW_THRESHOLD
+    metric: str = "throughput"
+    baselines: pd.DataFrame = field(default_factory=pd.DataFrame)
+    unplaced: int = 0
+    future: int = 0
+
+
 def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float = VALIDITY_DAYS,
                 now: object = None, expected: Sequence[str] = (), recent: int = RECENT_RUNS,
                 threshold: float = SLOW_THRESHOLD,
-                min_nodes: int = MIN_BASELINE_NODES) -> pd.DataFrame:
-    """One row per (configuration, node) with its ``state`` (see the module docstring) and why:
-    ``configuration``, ``gpu``, ``node``, ``state``, ``reason``, ``latest`` (its latest run's
-    start), ``runs`` (recent undisturbed runs judged), ``value`` (their median), ``baseline``,
-    ``ratio`` / ``low`` / ``high`` (speed over the other healthy nodes, 95 % interval),
-    ``robust_z``, ``disturbed`` (flags of recent runs left out), ``error``. ``now`` (default:
-    the current time) ends the window; ``expected`` lists nodes that should have run every
-    configuration of their GPU (one never seen: every configuration). ``attrs`` holds
-    ``now``, ``window_days``, ``threshold``, ``baselines`` (:func:`baselines`' table) and
-    ``unplaced`` (runs left out: no node known, :func:`node_names`) and ``future`` (runs left
-    out: dated more than :data:`FUTURE_TOLERANCE` after ``now``)."""
+                min_nodes: int = MIN_BASELINE_NODES) -> FleetStates:
+    """:class:`FleetStates`; its table has one row per (configuration, node) with its ``state`` (see
+    the module docstring) and why: ``configuration``, ``gpu``, ``node``, ``state``, ``reason``,
+    ``latest`` (its latest run's start), ``runs`` (recent undisturbed runs judged), ``value``
+    (their median), ``baseline``, ``ratio`` / ``low`` / ``high`` (speed over the other healthy
+    nodes, 95 % interval), ``robust_z``, ``disturbed`` (flags of recent runs left out),
+    ``error``. ``now`` (default: the current time) ends the window; ``expected`` lists nodes
+    that should have run every configuration of their GPU (one never seen: every configuration)."""
     now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
@@ -224,10 +242,8 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     order = {s: i for i, s in enumerate(SEVERITY)}
     states = states.sort_values(["state", "configuration", "node"], key=lambda c: c.map(order)
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
-    states.attrs.update(now=now, window_days=window_days, threshold=threshold,
-                        metric=metric, baselines=pd.DataFrame(table), unplaced=unplaced,
-                        future=int(ahead.sum()))
-    return states
+    return FleetStates(states, now, window_days, threshold, metric, pd.DataFrame(table),
+                       unplaced, int(ahead.sum()))
 
 
 _COLUMNS = ["configuration", "gpu", "node", "state", "reason", "latest", "runs", "value",
@@ -359,42 +375,3 @@ def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, thresh
         return [NodeState.SLOW.value, f"{shown}: more than {band * 100:g} % slower{outlier}"
                 f"{disturbed}", baseline, ratio, low, high]
     return [NodeState.OK.value, f"{shown}{outlier}{disturbed}", baseline, ratio, low, high]
-
-
-def baselines(states: pd.DataFrame) -> pd.DataFrame:
-    """The baseline of each configuration :func:`node_states` judged by: ``configuration``,
-    ``gpu``, ``baseline`` (NaN: too few healthy nodes), ``healthy_nodes``, ``nodes``."""
-    return states.attrs.get("baselines", pd.DataFrame())
-
-
-def _reasons(rows: pd.DataFrame) -> str:
-    """The reasons of ``rows`` (one node's configurations in one state), each said once: a
-    configuration's own (``train ...: 0.85x ...``), or how many share it (``14 configurations:
-    no baseline ...``), never the same reason once per configuration."""
-    parts = []
-    for reason, configurations in rows.groupby("reason", sort=False)["configuration"]:
-        named = list(configurations)
-        parts.append(f"{named[0]}: {reason}" if len(named) == 1
-                     else f"{len(named)} configurations: {reason}")
-    return "; ".join(parts)
-
-
-def node_summary(states: pd.DataFrame) -> pd.DataFrame:
-    """One row per node, most severe first: ``node``, ``gpu``, ``state`` (the most severe of
-    its configurations'), ``configurations`` (how many in each state) and ``reason`` (those of
-    its most severe state, each reason once: :func:`_reasons`)."""
-    if states.empty:
-        return pd.DataFrame(columns=["node", "gpu", "state", "configurations", "reason"])
-    order = {s: i for i, s in enumerate(SEVERITY)}
-    rows = []
-    for node, group in states.groupby("node", sort=True):
-        worst = min(group["state"], key=order.__getitem__)
-        counts = group["state"].value_counts()
-        rows.append({"node": node, "gpu": ", ".join(sorted(set(group["gpu"]) - {""})),
-                     "state": worst,
-                     "configurations": ", ".join(f"{counts[s]} {s}" for s in SEVERITY
-                                                 if s in counts),
-                     "reason": _reasons(group[group["state"] == worst])})
-    table = pd.DataFrame(rows)
-    return table.sort_values("state", key=lambda c: c.map(order), kind="stable") \
-        .reset_index(drop=True)

@@ -161,29 +161,29 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
     return out
 
 
-def node_states(df: pd.DataFrame) -> pd.DataFrame:
+def node_states(df: pd.DataFrame) -> fleet_health.FleetStates | None:
     """:func:`fleet_health.node_states` of every run (failed ones included), at the time of the
-    latest run: a report shows the fleet as it stood when its runs ended."""
+    latest run: a report shows the fleet as it stood when its runs ended (None: no run says
+    when it started)."""
     times = fleet_health.run_started(df)
     if times.isna().all():
-        return pd.DataFrame()
+        return None
     return fleet_health.node_states(df, now=times.max())
 
 
-def states_text(states: pd.DataFrame) -> str:
+def states_text(states: fleet_health.FleetStates) -> str:
     """Markdown: what the node states say, the counts, and the rules behind them."""
-    summary = fleet_health.node_summary(states)
+    summary = fleet_actions.node_summary(states)
     counts = summary["state"].value_counts()
     said = ", ".join(f"**{counts[s]} {s}**" if s in fleet_actions.FAILING else f"{counts[s]} {s}"
                      for s in NodeState if s in counts)
-    attrs = states.attrs
-    return (f"### Node states\n\nAt the latest run ({attrs['now']:%Y-%m-%d %H:%M} UTC): {said} "
+    return (f"### Node states\n\nAt the latest run ({states.now:%Y-%m-%d %H:%M} UTC): {said} "
             f"of {len(summary)} nodes. The **baseline** of each GPU model and configuration is "
             f"the median of the healthy nodes' recent runs (their {fleet_health.RECENT_RUNS} "
-            f"latest in the {attrs['window_days']:g}-day validity window; at least "
+            f"latest in the {states.window_days:g}-day validity window; at least "
             f"{fleet_health.MIN_BASELINE_NODES} healthy nodes). A node is **slow** when the 95 % "
             f"interval of its speed over the other healthy nodes' lies wholly more than "
-            f"{attrs['threshold'] * 100:g} % below; **failed** when its latest run failed; **stale** "
+            f"{states.threshold * 100:g} % below; **failed** when its latest run failed; **stale** "
             f"without a run in the window; **missing** when it never ran a configuration the "
             f"others ran; **unknown** when nothing decides (no baseline, one run, or only "
             f"contended or throttled runs, which never make a node slow). Over many nights: "
@@ -209,11 +209,12 @@ def _state_cell(group: pd.DataFrame, worst: str) -> str:
     return f"{mark}{worst}" + (f" ({count} of {len(group)})" if count < len(group) else "")
 
 
-def states_display(states: pd.DataFrame) -> present.Table:
+def states_display(found: fleet_health.FleetStates) -> present.Table:
     """One row per node, the most severe first (failed and slow marked ⚠; ``(1 of 2)`` when
     only some of its configurations are), the GPU model only when nodes differ in it; beyond
     :data:`NODE_ROWS` nodes, the ok ones are counted in the caption instead of listed."""
-    summary = fleet_health.node_summary(states)
+    states = found.table
+    summary = fleet_actions.node_summary(found)
     shown = summary if len(summary) <= NODE_ROWS else summary[summary["state"] != NodeState.OK]
     by_node = dict(tuple(states.groupby("node")))
     cells = pd.DataFrame({"node": shown["node"].astype(str)})

@@ -5,10 +5,13 @@ finds (:mod:`benchlib.history.series`) and what changed in the environment then.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import pandas as pd
 
+import benchlib.analysis.regression as regression
 import benchlib.analysis.selection as selection
+import benchlib.analysis.tables as tables
 from benchlib.history import plot as history_plot
 from benchlib.history import series as node_history
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
@@ -33,15 +36,16 @@ def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFr
     where += ["the catalog"] if history_db else []
     note(f"{len(df)} runs of this campaign and {len(earlier)} earlier runs of its "
          f"configurations on its nodes, from {' and '.join(where) or 'nowhere'}; "
-         f"{node_history.series(both).attrs['ordered_by']}.")
+         f"{regression.ordered_by(tables.ok(both))}.")
     return both
 
 
-def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
+def change_points(history: pd.DataFrame, threshold: float) -> node_history.ChangePoints:
     """One line per change point (as ``benchlib history`` prints), their table, and the table
     of every configuration's history on each node."""
-    table = node_history.change_points(history, threshold=threshold)
-    said = node_history.lines(table)
+    found = node_history.change_points(history, threshold=threshold)
+    table = found.table
+    said = node_history.lines(found)
     note("\n".join(f"- {summary.md_text(line)}" for line in said))
     if len(table):
         shown = pd.DataFrame({
@@ -52,8 +56,7 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
             "campaigns": (table["campaigns_before"].astype(str) + " + "
                           + table["campaigns_after"].astype(str)),
             "changed then": table["changed"].replace("", "nothing recorded")})
-        metric = table.attrs.get("metric", "throughput")
-        show(present.table(shown, f"Change points of {metric}: the geometric mean before and "
+        show(present.table(shown, f"Change points of {found.metric}: the geometric mean before and "
                            "after, the change (after / before) with its 95 % interval over the "
                            "campaigns on either side (each campaign one value: the geometric "
                            "mean of its runs), and what changed in the environment then",
@@ -64,28 +67,28 @@ def change_points(history: pd.DataFrame, threshold: float) -> pd.DataFrame:
                        "Each configuration's history on each node: its runs (disturbed ones "
                        "left out), the first and last, and its change points",
                        keep=("node", "runs", "first", "last", "change points")))
-    return table
+    return found
 
 
-def _of(rows: list[dict], name: str, node: str) -> list[dict]:
+def _of(rows: Sequence[dict], name: str, node: str) -> list[dict]:
     """The rows (outliers, too early) of one configuration on one node."""
     return [r for r in rows if (r["configuration"], r["node"]) == (name, node)]
 
 
-def node_plots(history: pd.DataFrame, table: pd.DataFrame) -> None:
+def node_plots(history: pd.DataFrame, found: node_history.ChangePoints) -> None:
     """A plot per configuration and node (those with a change point first, at most
     :data:`MAX_PLOTS`), the change points marked and labelled."""
     every = node_history.series(history)
-    metric, unit = table.attrs.get("metric", "throughput"), table.attrs.get("unit", "")
+    table, metric, unit = found.table, found.metric, found.unit
     marked = set(zip(table["configuration"], table["node"], strict=True))
     groups = sorted(every.groupby(["configuration", "node"], sort=False, dropna=False),
                     key=lambda item: item[0] not in marked)
     for (name, node), group in groups[:MAX_PLOTS]:
         points = table[(table["configuration"] == name) & (table["node"] == node)]
-        early = [r["time"] for r in _of(table.attrs.get("early", []), name, node)]
+        early = [r["time"] for r in _of(found.early, name, node)]
         plots.show(history_plot.node_plot(
             group, points, metric, unit, f"{name} on {node}",
-            outliers=tuple(r["campaign"] for r in _of(table.attrs.get("outliers", []), name, node)),
+            outliers=tuple(r["campaign"] for r in _of(found.outliers, name, node)),
             early=early[0] if early else None))
     if len(groups) > MAX_PLOTS:
         note(f"{len(groups) - MAX_PLOTS} more configuration x node histories are not drawn; "
@@ -112,9 +115,9 @@ PAGE = Page(
     (
         Call(runs, "df, history_dirs, history_db", "runs_over_time"),
         "## Change points",
-        Call(change_points, "runs_over_time, threshold", "table"),
+        Call(change_points, "runs_over_time, threshold", "change_points_found"),
         "## Each configuration on each node",
-        Call(node_plots, "runs_over_time, table"),
+        Call(node_plots, "runs_over_time, change_points_found"),
     ),
     {"history_dirs": "", "history_db": "", "threshold": DEFAULT_THRESHOLD},
 )

@@ -18,6 +18,7 @@ interval of the speed ratio is below 1 - ``threshold``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,32 @@ COLUMNS = ("configuration", "node", "time", "before", "after", "ratio", "low", "
            "runs_after", "changed", "interval")
 
 
+@dataclass(frozen=True)
+class ChangePoints:
+    """What :func:`change_points` found: its ``table`` (one row per listed change point) and
+    what was looked at and left out: the configuration x node histories (``series``), their
+    ``runs`` and ``campaigns``, the ``disturbed`` and ``failed`` runs left out, the shifts not
+    listed (``small``: under the threshold, ``uncertain``: an interval that does not clear it),
+    the ``outliers`` campaigns and the newest ones too ``early`` to tell (one dict each), how the
+    runs were ``ordered_by``, and the ``metric``, its ``unit``, ``threshold`` and ``min_size``."""
+
+    table: pd.DataFrame
+    metric: str = "throughput"
+    unit: str = ""
+    threshold: float = DEFAULT_THRESHOLD
+    min_size: int = MIN_SIZE
+    series: int = 0
+    runs: int = 0
+    campaigns: int = 0
+    disturbed: int = 0
+    failed: int = 0
+    small: int = 0
+    uncertain: int = 0
+    outliers: tuple[dict, ...] = ()
+    early: tuple[dict, ...] = ()
+    ordered_by: str = ""
+
+
 def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> list[str]:
     """The columns that make a configuration: ``by``, else the configuration columns less
     where and when a run was made."""
@@ -75,7 +102,8 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
     """Every finished run with a ``metric`` value, in time order within each configuration and
     node: the configuration columns, ``configuration`` (:func:`label`), ``node``, ``time``
     (UTC), ``metric``, ``disturbed`` (contended or throttled: left out of the change points)
-    and the environment columns. ``attrs["ordered_by"]`` says how the runs were ordered."""
+    and the environment columns (:func:`~benchlib.analysis.regression.ordered_by` says how the
+    runs were ordered)."""
     if metric not in df:
         raise KeyError(f"history: no column {metric!r} in the results")
     runs = ok(df)
@@ -93,7 +121,6 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
                         for text in out.get("flags", pd.Series("", index=out.index))]
     out["configuration"] = _labels(out, keys)
     out = out.sort_values(["configuration", "node", "time"], kind="stable").reset_index(drop=True)
-    out.attrs.update(ordered_by=ordered_by(runs), keys=keys, metric=metric)
     return out
 
 
@@ -201,23 +228,20 @@ def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshol
 
 def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
                   threshold: float = DEFAULT_THRESHOLD, max_pvalue: float = MAX_PVALUE,
-                  min_size: int = MIN_SIZE, progress: bool = False) -> pd.DataFrame:
-    """One row per listed change point (a regression or an improvement) of each configuration's
-    campaigns on each node: ``configuration``, ``node``, ``time`` (the first campaign after it),
-    ``before`` / ``after`` (geometric means over the campaigns either side, each campaign the
-    geometric mean of its runs), ``ratio`` = after / before with ``low`` / ``high`` (95 % Welch
-    t interval over those campaigns), ``verdict``, ``pvalue``, ``campaigns_before`` /
-    ``campaigns_after``, ``runs_before`` / ``runs_after``, ``changed`` (the environment),
-    ``interval``, and the configuration columns. Smaller or uncertain shifts are counted, odd
-    campaigns named, the newest too few to call "too early" (docs/acceptance.md).
-
-    ``attrs``: ``series``, ``runs``, ``campaigns``, ``disturbed``, ``failed``, ``small``,
-    ``uncertain``, ``outliers`` and ``early`` (lists of dicts), ``ordered_by``, ``metric``,
-    ``threshold``, ``min_size``. ``progress``: a progress bar (on stderr)."""
+                  min_size: int = MIN_SIZE, progress: bool = False) -> ChangePoints:
+    """:class:`ChangePoints`; its table has one row per listed change point (a regression or an
+    improvement) of each configuration's campaigns on each node: ``configuration``, ``node``,
+    ``time`` (the first campaign after it), ``before`` / ``after`` (geometric means over the
+    campaigns either side, each campaign the geometric mean of its runs), ``ratio`` = after /
+    before with ``low`` / ``high`` (95 % Welch t interval over those campaigns), ``verdict``,
+    ``pvalue``, ``campaigns_before`` / ``campaigns_after``, ``runs_before`` / ``runs_after``,
+    ``changed`` (the environment), ``interval``, and the configuration columns. Smaller or
+    uncertain shifts are counted, odd campaigns named, the newest too few to call "too early"
+    (docs/acceptance.md). ``progress``: a progress bar (on stderr)."""
     from tqdm.auto import tqdm
 
     runs = series(df, metric, by)
-    keys = runs.attrs["keys"]
+    keys = configuration_columns(ok(df), by)
     rows, count, nights_seen, small, uncertain = [], 0, 0, 0, 0
     odd, early = [], []
     calm = runs[~runs["disturbed"] & ~runs["failed"]]
@@ -238,13 +262,12 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
             rows.append({**where, **row, **{k: first[k] for k in keys}})
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
     unfinished = len(df) - len(ok(df))  # failed runs: no speed, but not dropped unsaid
-    table.attrs.update(series=count, runs=len(runs) + unfinished, campaigns=nights_seen,
-                       disturbed=int(runs["disturbed"].sum()),
-                       failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished,
-                       small=small, uncertain=uncertain, outliers=odd, early=early,
-                       ordered_by=runs.attrs["ordered_by"], metric=metric, threshold=threshold,
-                       min_size=min_size, unit=_unit(df, metric))
-    return table
+    return ChangePoints(
+        table, metric, _unit(df, metric), threshold, min_size, series=count,
+        runs=len(runs) + unfinished, campaigns=nights_seen, disturbed=int(runs["disturbed"].sum()),
+        failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
+        uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
+        ordered_by=ordered_by(ok(df)))
 
 
 def histories(runs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -313,26 +336,25 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def notes(table: pd.DataFrame) -> list[str]:
+def notes(found: ChangePoints) -> list[str]:
     """What was left out or is not yet a change, one line each: outlier campaigns (named), the
     newest campaigns too few to tell, changes counted but not listed."""
-    metric = table.attrs.get("metric", "throughput")
-    threshold = float(table.attrs.get("threshold", DEFAULT_THRESHOLD))
+    metric, threshold = found.metric, found.threshold
     out = []
-    for row in table.attrs.get("early", []):
+    for row in found.early:
         out.append(one_line(
             f"too early to tell: {metric} {_percent(row['ratio'])} on {row['node']} in the "
             f"newest {_plural(row['campaigns'], 'campaign')} (from {_day(row['time'])}; "
-            f"{row['configuration']}); a change needs {table.attrs.get('min_size', MIN_SIZE)} "
+            f"{row['configuration']}); a change needs {found.min_size} "
             "campaigns after it"))
-    odd = table.attrs.get("outliers", [])
+    odd = found.outliers
     if odd:
         shown = "; ".join(f"{row['node']} {_day(row['time'])} {_percent(row['ratio'])} "
                           f"({row['configuration']})" for row in odd[:5])
         out.append(one_line(
             f"{_plural(len(odd), 'outlier campaign')} left out (one odd campaign makes no "
             f"change point and moves none): {shown}{' ...' if len(odd) > 5 else ''}"))
-    small, uncertain = int(table.attrs.get("small", 0)), int(table.attrs.get("uncertain", 0))
+    small, uncertain = found.small, found.uncertain
     if small:
         out.append(f"{_plural(small, 'shift')} under {threshold:.0%} not listed")
     if uncertain:
@@ -341,21 +363,21 @@ def notes(table: pd.DataFrame) -> list[str]:
     return out
 
 
-def lines(table: pd.DataFrame) -> list[str]:
+def lines(found: ChangePoints) -> list[str]:
     """One :func:`line` per change point, :func:`notes`, then what was looked at and left
     out."""
-    metric, unit = table.attrs.get("metric", "throughput"), table.attrs.get("unit", "")
-    out = [line(row, metric, unit) for row in table.to_dict("records")]
-    out += notes(table)
-    disturbed, failed = table.attrs.get("disturbed", 0), table.attrs.get("failed", 0)
+    table, metric = found.table, found.metric
+    out = [line(row, metric, found.unit) for row in table.to_dict("records")]
+    out += notes(found)
+    disturbed, failed = found.disturbed, found.failed
     regressions = int((table["verdict"] == CompareVerdict.REGRESSION).sum())
-    histories = int(table.attrs.get("series", 0))
+    histories = found.series
     out.append(f"{_plural(len(table), 'change point')} ({_plural(regressions, 'regression')}) in "
                f"{histories} configuration x node histor{'y' if histories == 1 else 'ies'} of "
-               f"{_plural(int(table.attrs.get('campaigns', 0)), 'campaign')} "
-               f"({_plural(int(table.attrs.get('runs', 0)), 'run')} in all; "
+               f"{_plural(found.campaigns, 'campaign')} "
+               f"({_plural(found.runs, 'run')} in all; "
                f"{_plural(disturbed, 'disturbed run')} (contended, throttled) left out"
                + (f"; {_plural(failed, 'failed run')} (failed, or {metric} 0, negative or "
                   "missing) left out" if failed else "")
-               + f"); {table.attrs.get('ordered_by', '')}")
+               + f"); {found.ordered_by}")
     return out

@@ -19,9 +19,8 @@ def identity(df: pd.DataFrame) -> pd.Series:
 def once(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each run once: a record whose ``run_id`` an earlier row has (the same
     campaign copied to a second folder, both indexed or read) is left out, so that a copy
-    never doubles a history's runs nor a node's recent runs. ``attrs["repeated"]``: how many."""
+    never doubles a history's runs nor a node's recent runs (how many: ``len(df) -
+    len(once(df))``)."""
     ids = identity(df)
     repeated = ids.notna() & ids.duplicated()
-    kept = df[~repeated].reset_index(drop=True) if repeated.any() else df
-    kept.attrs = {**df.attrs, "repeated": int(repeated.sum())}
-    return kept
+    return df[~repeated].reset_index(drop=True) if repeated.any() else df

@@ -203,7 +203,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
         from benchlib.publish.pages.compare_tables import compare_runs
 
         base_runs = load(inputs.baseline) if inputs.baseline_runs is None else inputs.baseline_runs
-        compared = compare_runs(base_runs, records, history_db=inputs.history_db)
+        compared = compare_runs(base_runs, records, history_db=inputs.history_db).table
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",

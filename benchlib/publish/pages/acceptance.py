@@ -62,7 +62,7 @@ def fleet(df: pd.DataFrame) -> None:
         note(fleet_tables.outlier_text(nodes))
         show(fleet_tables.node_display(nodes))
     states = fleet_tables.node_states(df)
-    if len(states):
+    if states is not None and len(states.table):
         note(fleet_tables.states_text(states))
         show(fleet_tables.states_display(states))
     note(FLEET_NOTE)

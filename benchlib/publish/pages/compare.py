@@ -24,12 +24,12 @@ def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float,
     if compare_tables.warnings_text(compared):
         note(compare_tables.warnings_text(compared))
     note(compare_tables.compare_headline(compared, base_dir.name))
-    if not len(compared):
+    if not len(compared.table):
         return
     units = comparisons.ok(df)["unit"].dropna().unique()
     energy = compare_tables.compare_energy(base, df, threshold=threshold)
     show(compare_tables.compare_display(compared, units[0] if len(units) == 1 else "", energy))
-    plots.show(compare_tables.compare_plot(compared, base_dir.name))
+    plots.show(compare_tables.compare_plot(compared.table, base_dir.name))
 
 
 PAGE = Page(

@@ -3,6 +3,8 @@ with its interval and verdict (from :mod:`benchlib.analysis.regression`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from benchlib import formatting
@@ -10,6 +12,9 @@ from benchlib.analysis import comparisons
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
+
+if TYPE_CHECKING:
+    from benchlib.analysis.regression import Comparison
 
 VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
                    CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNKNOWN: "#bab0ac",
@@ -31,7 +36,7 @@ INTERVAL_NOTE = ("95 % interval: the campaign is the unit of noise (runs of one 
 
 
 def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
-                 history_db: str | None = None) -> pd.DataFrame:
+                 history_db: str | None = None) -> Comparison:
     """:func:`regression.compare` of the workload runs' throughput (probes left out: their
     figures are not throughputs), each configuration's noise between campaigns from its earlier
     runs in catalog ``history_db`` where given (:func:`selection.comparison_history`)."""
@@ -43,7 +48,7 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAU
 
 
 def compare_energy(base: pd.DataFrame, new: pd.DataFrame,
-                   threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+                   threshold: float = DEFAULT_THRESHOLD) -> Comparison:
     """:func:`benchlib.analysis.energy.compare` of the workload runs: energy efficiency
     (images/J, ...) new / base per configuration, beside the speed's."""
     from benchlib.analysis import energy
@@ -64,14 +69,15 @@ def compare_labels(compared: pd.DataFrame) -> pd.Series:
     return formatting.short_labels(compared, varying)
 
 
-def compare_headline(compared: pd.DataFrame, base: str) -> str:
+def compare_headline(comparison: Comparison, base: str) -> str:
     """Markdown: verdict counts against ``base`` and each regression with its size."""
+    compared = comparison.table
     if compared.empty:
         return f"Nothing to compare: no configuration ran in both campaigns ({md_text(base)})."
     counts = compared["verdict"].value_counts()
     lines = [f"**Against {md_text(base)}**: " + ", ".join(
         f"{n} {md_text(v)}" for v, n in counts.items()) + " (configurations)."]
-    threshold = float(compared.attrs.get("threshold", DEFAULT_THRESHOLD))
+    threshold = comparison.threshold
     labels = compare_labels(compared)
     for index, row in compared[compared["verdict"] == CompareVerdict.REGRESSION].iterrows():
         lines.append(f"- **regression** {md_text(labels[index])}: "
@@ -87,9 +93,9 @@ def compare_headline(compared: pd.DataFrame, base: str) -> str:
     return "\n".join(lines)
 
 
-def warnings_text(compared: pd.DataFrame) -> str:
+def warnings_text(comparison: Comparison) -> str:
     """Markdown: the warnings about settings that make the campaigns incomparable, or ''."""
-    found = compared.attrs.get("warnings", [])
+    found = comparison.warnings
     if not found:
         return ""
     return ("**⚠ Not like for like**: these settings differ between the campaigns, so the "
@@ -115,13 +121,15 @@ def energy_cells(compared: pd.DataFrame, energy: pd.DataFrame | None) -> dict[st
                                      for r in rows]}
 
 
-def compare_display(compared: pd.DataFrame, unit: str = "",
-                    energy: pd.DataFrame | None = None) -> present.Table:
+def compare_display(comparison: Comparison, unit: str = "",
+                    energy: Comparison | None = None) -> present.Table:
     """Per configuration: the verdict, NEW / BASE with its 95 % interval and the flags first,
     then base and new medians, runs on each side, and with ``energy`` (:func:`compare_energy`) the energy
     efficiency new / base with its interval."""
     suffix = f" ({unit})" if unit else ""
     interval = _interval
+    compared = comparison.table
+    energy_table = energy.table if energy is not None else None
 
     cells = pd.DataFrame({
         "configuration": compare_labels(compared),
@@ -135,19 +143,18 @@ def compare_display(compared: pd.DataFrame, unit: str = "",
         "runs (base / new)": [f"{a} / {b}" for a, b in
                               zip(compared["base_runs"], compared["new_runs"], strict=True)],
         "flags": compared["flags"].fillna("").astype(str),
-        **energy_cells(compared, energy),
+        **energy_cells(compared, energy_table),
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
     first = ["configuration", "verdict", "new / base", "95 % interval", "flags"]  # a phone's view
     cells = cells[[c for c in first if c in cells] + [c for c in cells if c not in first]]
-    threshold = float(compared.attrs.get("threshold", DEFAULT_THRESHOLD))
-    caption = (f"Geometric mean {compared.attrs.get('metric', 'throughput')} of each side's runs "
+    caption = (f"Geometric mean {comparison.metric} of each side's runs "
                "per configuration; new / "
                f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "
-               f"than {threshold:.0%} below 1; {formatting.DASH} = no "
+               f"than {comparison.threshold:.0%} below 1; {formatting.DASH} = no "
                "interval (fewer than two runs a side) or nothing to pair.")
-    if energy is not None and not energy.empty:
+    if energy_table is not None and not energy_table.empty:
         caption += (" Energy efficiency (samples per joule: images/J, ...) new / base: the same "
                     "ratio and interval over the runs that measured energy; unknown = not "
                     "measured on a side.")
