@@ -101,7 +101,8 @@ def test_expected_flags_a_system_slower_than_it_should_be():
 
 
 def test_extrapolate_and_lab_units():
-    df = pd.DataFrame({"time_iteration_s": [1.8], "throughput": [1e7], "unit": ["voxels/s"]})
+    df = pd.DataFrame({"time_iteration_s": [1.8], "throughput": [1e7], "unit": ["voxels/s"],
+                       "benchmark": ["unet3d_predict"]})  # its kind reports the voxel units
     assert comparisons.extrapolate(df, iterations=100_000)["hours"].iloc[0] == pytest.approx(50.0)
     assert comparisons.extrapolate(df, samples=3.6e10)["hours"].iloc[0] == pytest.approx(1.0)
     units = lab_units.derived_units(df).iloc[0]

@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds import data_path
 from benchlib.measure.environment import (
     allowed_environment,
     capture,
     container_image,
-    data_path,
     filesystem_type,
     numa_nodes,
 )

@@ -54,9 +54,23 @@ def _docstrings(tree: ast.AST) -> set[int]:
             and isinstance(node.body[0].value, ast.Constant)}
 
 
+def _is_unit(node: ast.AST) -> bool:
+    """``x["unit"]`` or ``x.get("unit")``: a record's throughput unit."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "unit"
+    return (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get"
+            and bool(node.args) and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "unit")
+
+
 def _asks(node: ast.AST, docs: set[int], names: set[str], configs: set[str]) -> bool:
-    """Whether ``node`` is a benchmark's name (or shared prefix) outside a docstring, or an
-    ``isinstance`` of a config class."""
+    """Whether ``node`` is a benchmark's name (or shared prefix) outside a docstring, an
+    ``isinstance`` of a config class, or a proxy for the kind: a record's unit compared with a
+    unit's text (``df["unit"] == "voxels/s"``: ask the kind what it counts instead)."""
+    if isinstance(node, ast.Compare):
+        sides = [node.left, *node.comparators]
+        return any(map(_is_unit, sides)) and any(
+            isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return id(node) not in docs and node.value in names
     if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
@@ -102,8 +116,10 @@ def test_the_scan_finds_a_kind_asked_by_name(tmp_path):
                        '    """unet3d_train in a docstring is fine."""\n'
                        '    a = df[df["benchmark"] == "unet3d_train"]\n'
                        '    b = df["benchmark"].str.startswith("probe_")\n'
-                       '    return a, b, isinstance(config, UNet3DTrainConfig)\n')
-    assert dispatch_lines(tmp_path) == {"benchlib/analysis/planted.py": [6, 7, 8]}
+                       '    c = df[df["unit"] == "voxels/s"]\n'
+                       '    d = config.get("unit") != "images/s"\n'
+                       '    return a, b, c, d, isinstance(config, UNet3DTrainConfig)\n')
+    assert dispatch_lines(tmp_path) == {"benchlib/analysis/planted.py": [6, 7, 8, 9, 10]}
 
 
 def test_every_entry_names_a_registered_kind_whose_run_function_exists():

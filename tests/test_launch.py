@@ -250,7 +250,8 @@ def _fake(rank: int, wall: float, iteration: list[float], samples: int) -> dict:
 
 
 def test_merge_takes_all_samples_over_the_slowest_rank():
-    merged = merge([_fake(1, 4.0, [1.0, 3.0], 20), _fake(0, 2.0, [2.0, 1.0], 10)])
+    merged = merge([_fake(1, 4.0, [1.0, 3.0], 20), _fake(0, 2.0, [2.0, 1.0], 10)],
+                   summed=("blocks",))  # the kind's summed extras (U-Net prediction's blocks)
     assert (merged.samples, merged.wall_time_s, merged.throughput) == (30, 4.0, 7.5)
     assert merged.per_iteration["iteration"].tolist() == [1.5, 2.0]  # median over ranks
     stats = merged.stats()  # phases: median over ranks of each rank's median

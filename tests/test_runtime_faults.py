@@ -323,16 +323,14 @@ def test_records_name_the_resolved_data_path_and_group_two_folders_apart(tiny, i
 
 
 def test_data_path_is_redacted(tmp_path):
+    from benchlib.inputs.config import ClassificationConfig
     from benchlib.kinds.record import recorded_data_path
 
     folder = tmp_path / "token=abcdef123456"
     folder.mkdir()
 
-    class Config:
-        dataset = "real"
-        data_dir = str(folder)
-
-    assert recorded_data_path(Config()).endswith("token=***")
+    config = ClassificationConfig.model_construct(dataset="real", data_dir=str(folder))
+    assert recorded_data_path(config).endswith("token=***")
 
 
 def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
@@ -344,11 +342,10 @@ def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
                                  sequence_length=16)
     assert recorded_data_path(config) == str(tokens.resolve())
 
-    class Volume:
-        dataset = "real"
-        volume = str(tmp_path / "." / "em.h5")
+    from benchlib.inputs.unet3d_config import UNet3DPredictConfig
 
-    assert recorded_data_path(Volume()) == str(tmp_path.resolve() / "em.h5")
+    volume = UNet3DPredictConfig.model_construct(volume=str(tmp_path / "." / "em.h5"))
+    assert recorded_data_path(volume) == str(tmp_path.resolve() / "em.h5")
 
 
 def test_cli_volume_on_a_full_disk_is_refused_naming_shape_and_path(tmp_path, monkeypatch,

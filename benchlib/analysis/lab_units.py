@@ -17,13 +17,12 @@ def derived_units(df: pd.DataFrame) -> pd.DataFrame:
     if "time_iteration_s" in df:
         df["iterations_per_minute"] = 60 / df["time_iteration_s"]
         df["days_to_100k"] = 100_000 * df["time_iteration_s"] / 86_400
-    if "throughput" in df and "unit" in df:
-        voxels = df["unit"] == "voxels/s"
-        df["megavoxels_per_s"] = np.where(voxels, df["throughput"] / 1e6, np.nan)
-        # per teravoxel of a volume predicted: only where the kind reports it (training voxels/s
-        # are not a volume to process)
-        predicted = voxels & _reports(df, "hours_per_teravoxel") if "benchmark" in df else voxels
-        df["hours_per_teravoxel"] = np.where(predicted, 1e12 / df["throughput"] / 3600, np.nan)
+    if "throughput" in df and "benchmark" in df:
+        # each only where the kind reports it (training voxels/s are not a volume to process)
+        df["megavoxels_per_s"] = np.where(_reports(df, "megavoxels_per_s"), df["throughput"] / 1e6,
+                                          np.nan)
+        df["hours_per_teravoxel"] = np.where(_reports(df, "hours_per_teravoxel"),
+                                             1e12 / df["throughput"] / 3600, np.nan)
     return df
 
 

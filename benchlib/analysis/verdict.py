@@ -23,33 +23,16 @@ import pandas as pd
 
 from benchlib import formatting, registry
 from benchlib.analysis import comparisons as analysis
+from benchlib.kinds import KINDS, kind_named
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
 from benchlib.vocabulary import matmul_precision
 
 DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a run data-bound
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
-#: Probe figures compared with datasheet columns: (record column, datasheet column, label, unit).
-CEILINGS = (
-    ("matmul_tflops_fp32", "fp32_tflops", "matmul fp32 (one square shape)", "TFLOP/s"),
-    ("matmul_tflops_tf32", "tf32_tflops", "matmul tf32 (one square shape)", "TFLOP/s"),
-    ("matmul_tflops_fp16", "fp16_tflops", "matmul fp16 (one square shape)", "TFLOP/s"),
-    ("matmul_tflops_bf16", "bf16_tflops", "matmul bf16 (one square shape)", "TFLOP/s"),
-    ("mamf_tflops_fp32", "fp32_tflops", "achievable matmul fp32 (best of a sweep of shapes)", "TFLOP/s"),
-    ("mamf_tflops_tf32", "tf32_tflops", "achievable matmul tf32 (best of a sweep of shapes)", "TFLOP/s"),
-    ("mamf_tflops_fp16", "fp16_tflops", "achievable matmul fp16 (best of a sweep of shapes)", "TFLOP/s"),
-    ("mamf_tflops_bf16", "bf16_tflops", "achievable matmul bf16 (best of a sweep of shapes)", "TFLOP/s"),
-    ("memory_GBps", "memory_GBps", "device memory (copy)", "GB/s"),
-    ("triad_GBps", "memory_GBps", "device memory (STREAM triad, best call)", "GB/s"),
-    ("h2d_pinned_GBps", "host_link_GBps", "host to device (pinned)", "GB/s"),
-    ("d2h_pinned_GBps", "host_link_GBps", "device to host (pinned)", "GB/s"),
-    ("h2d_pageable_GBps", "host_link_GBps", "host to device (pageable)", "GB/s"),
-    ("d2h_pageable_GBps", "host_link_GBps", "device to host (pageable)", "GB/s"),
-    ("allreduce_busbw_GBps", None, "all-reduce bus bandwidth", "GB/s"),
-    ("decode_best_images_per_s", None, "read + JPEG decode from data_dir (best worker count)", "images/s"),
-    ("decode_memory_images_per_s", None, "JPEG decode from memory (at that worker count)", "images/s"),
-    ("read_MBps", None, "data_dir read", "MB/s"),
-)
+#: Probe figures compared with datasheet columns: (record column, datasheet column, label,
+#: unit), as the node probe's kind declares them.
+CEILINGS = KINDS[registry.NODE_PROBE.kind].ceilings  # type: ignore[attr-defined]
 
 
 def probes(df: pd.DataFrame) -> pd.DataFrame:
@@ -264,7 +247,8 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     demand = (per_device / (1 - wait_share) if per_device and wait_share is not None
               and wait_share < 1 else None)
     capacity, capacity_workers = (None, None)
-    if run.get("unit") == "images/s" and run.get("dataset") == "real":
+    kind = kind_named(run.get("benchmark"))
+    if kind is not None and kind.samples == "images" and run.get("dataset") == "real":
         capacity, capacity_workers = loader_capacity(
             probe, int(flags.number(run.get("num_workers")) or 0), max(1, devices // nodes))
     achieved = flags.number(run.get("achieved_tflops"))

@@ -17,18 +17,19 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from benchlib import registry
 from benchlib.analysis.tables import ok
 from benchlib.formatting import literal
+from benchlib.kinds import KINDS
 from benchlib.records import flags
 
 #: |robust_z| above this marks an outlier.
 OUTLIER_Z = 3.5
 MAD_SCALE = 1.4826
 MEAN_AD_SCALE = 1.2533
-#: Columns of the node probe (and the all-reduce part) the heat map shows, when present.
-PROBE_COLUMNS = ("matmul_tflops_fp32", "matmul_tflops_tf32", "matmul_tflops_fp16",
-                 "matmul_tflops_bf16", "memory_GBps", "h2d_pinned_GBps", "d2h_pinned_GBps",
-                 "allreduce_busbw_GBps", "decode_best_images_per_s", "read_MBps")
+#: Columns of the node probe (and the all-reduce part) the heat map shows, when present: as
+#: the node probe's kind declares them.
+PROBE_COLUMNS = KINDS[registry.NODE_PROBE.kind].fleet_columns  # type: ignore[attr-defined]
 
 
 def node_column(df: pd.DataFrame) -> str:

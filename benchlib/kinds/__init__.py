@@ -18,7 +18,8 @@ from benchlib.kinds.base import KINDS, Kind, register_kind
 if TYPE_CHECKING:
     from benchlib.inputs.config import CommonConfig
 
-__all__ = ["KINDS", "Kind", "is_probe", "kind_named", "kind_of", "register_kind", "run_target"]
+__all__ = ["KINDS", "Kind", "data_path", "is_probe", "kind_named", "kind_of", "register_kind",
+           "run_target"]
 
 
 def _kind(entry: registry.Benchmark) -> Kind:
@@ -44,6 +45,12 @@ def is_probe(benchmark: object) -> bool:
     """Whether records of ``benchmark`` come from a probe of the node (not a workload)."""
     kind = kind_named(benchmark)
     return kind is not None and kind.probe
+
+
+def data_path(config: CommonConfig) -> str:
+    """The data ``config`` reads (its kind's :meth:`~benchlib.kinds.base.Kind.data_path`): a
+    folder or file, '' for synthetic data."""
+    return kind_of(config).data_path(config)
 
 
 def run_target(config: CommonConfig) -> str:

@@ -31,6 +31,18 @@ class Kind:
     lab_units: ClassVar[tuple[str, ...]] = ()
     #: The lab unit its summary plot shows, and the plot's words for it.
     lab_panel: ClassVar[tuple[str, str] | None] = None
+    #: What it counts as a sample, plural ("images": throughput in images/s; '' for a probe).
+    samples: ClassVar[str] = ""
+    #: The config field naming the data a run reads (a folder or file; '': none).
+    data_field: ClassVar[str] = ""
+    #: Result extras that add up over the ranks of a launch (the rest are rank 0's).
+    summed_extras: ClassVar[tuple[str, ...]] = ()
+
+    def data_path(self, config: Any) -> str:
+        """The data ``config`` reads (its :attr:`data_field`), '' for synthetic data."""
+        if not self.data_field or getattr(config, "dataset", "real") == "synthetic":
+            return ""
+        return str(getattr(config, self.data_field, "") or "")
 
     def record_fields(self, config: Any, result: Any, **context: object) -> dict[str, object]:
         """The record's columns besides where the run happened (``run_identity``), FLOPs,

@@ -31,6 +31,8 @@ class Classification(Kind):
     """Images per second of a torchvision classifier."""
 
     run = "benchlib.workloads.classification:run"
+    samples = "images"
+    data_field = "data_dir"
 
     def columns(self, config: ClassificationConfig, result: RunResult) -> dict[str, object]:
         columns: dict[str, object] = {

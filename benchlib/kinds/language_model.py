@@ -18,6 +18,9 @@ class LanguageModel(Kind):
     """Tokens per second of a GPT-2-style transformer; a sample is a token."""
 
     run = "benchlib.workloads.language_model:run"
+    samples = "tokens"
+    data_field = "token_file"
+
     def columns(self, config: LanguageModelConfig, result: RunResult) -> dict[str, object]:
         from benchlib.workloads.language_model import model_shape
 

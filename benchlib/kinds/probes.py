@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchlib.kinds.base import Kind, register_kind
+from benchlib.vocabulary import MatmulPrecision
 
 if TYPE_CHECKING:
     from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
@@ -60,6 +61,31 @@ class NodeProbe(Probe):
     """The node's ceilings: matmul, memory, links, decode, reads."""
 
     run = "benchlib.workloads.node_probe:run"
+    data_field = "data_dir"
+    #: Its figures set against the datasheet: (record column, datasheet column or None,
+    #: label, unit).
+    ceilings = (
+        *((f"matmul_tflops_{p}", f"{p}_tflops", f"matmul {p} (one square shape)", "TFLOP/s")
+          for p in MatmulPrecision),
+        *((f"mamf_tflops_{p}", f"{p}_tflops", f"achievable matmul {p} (best of a sweep of "
+           "shapes)", "TFLOP/s") for p in MatmulPrecision),
+        ("memory_GBps", "memory_GBps", "device memory (copy)", "GB/s"),
+        ("triad_GBps", "memory_GBps", "device memory (STREAM triad, best call)", "GB/s"),
+        ("h2d_pinned_GBps", "host_link_GBps", "host to device (pinned)", "GB/s"),
+        ("d2h_pinned_GBps", "host_link_GBps", "device to host (pinned)", "GB/s"),
+        ("h2d_pageable_GBps", "host_link_GBps", "host to device (pageable)", "GB/s"),
+        ("d2h_pageable_GBps", "host_link_GBps", "device to host (pageable)", "GB/s"),
+        ("allreduce_busbw_GBps", None, "all-reduce bus bandwidth", "GB/s"),
+        ("decode_best_images_per_s", None, "read + JPEG decode from data_dir (best worker "
+         "count)", "images/s"),
+        ("decode_memory_images_per_s", None, "JPEG decode from memory (at that worker count)",
+         "images/s"),
+        ("read_MBps", None, "data_dir read", "MB/s"),
+    )
+    #: Its columns a fleet's heat map sets node against node, when present.
+    fleet_columns = (*(f"matmul_tflops_{p}" for p in MatmulPrecision), "memory_GBps",
+                     "h2d_pinned_GBps", "d2h_pinned_GBps", "allreduce_busbw_GBps",
+                     "decode_best_images_per_s", "read_MBps")
 
     def record_fields(self, config: NodeProbeConfig, result: NodeProbeResult,
                       allreduce: dict[str, object] | None = None,

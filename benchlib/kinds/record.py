@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from benchlib.kinds import kind_of
+from benchlib.kinds import data_path, kind_of
 from benchlib.records.build import finite, per_iteration_lists
 from benchlib.records.flags import join, record_flags
 from benchlib.records.store import ITERATIONS_KEY
@@ -43,10 +43,9 @@ def make_record(config: CommonConfig, result: object, env: Mapping[str, object] 
 
 def recorded_data_path(config: object) -> str:
     """The record's ``data_path``: the data ``config`` reads
-    (:func:`benchlib.measure.environment.data_path`) resolved where the run ran, so two
+    (:func:`benchlib.kinds.data_path`) resolved where the run ran, so two
     spellings of one folder are one configuration and two folders are two, then redacted as
     ``env_*`` values are (:func:`benchlib.measure.redact.redact`); '' for synthetic data."""
-    from benchlib.measure.environment import data_path
     from benchlib.measure.redact import redact
 
     path = data_path(config)

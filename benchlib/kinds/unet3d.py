@@ -25,7 +25,10 @@ def flops_per_voxel(config: UNet3DConfig, input_shape: tuple[int, ...], voxels: 
 
 
 class UNet3D(Kind):
-    """What both U-Net kinds share: the network's columns."""
+    """What both U-Net kinds share: the network's columns, voxels read from a volume."""
+
+    samples = "voxels"
+    data_field = "volume"
 
     def columns(self, config: UNet3DConfig, result: RunResult) -> dict[str, object]:
         from benchlib.models.geometry import shape_text
@@ -76,6 +79,7 @@ class UNet3DPredict(UNet3D):
     """Blockwise prediction of a whole volume; a sample is a voxel written."""
 
     run = "benchlib.workloads.unet3d:predict"
+    summed_extras = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
     lab_units = ("megavoxels_per_s", "hours_per_teravoxel")
     lab_panel = ("hours_per_teravoxel", "prediction: hours per teravoxel")
 

@@ -199,15 +199,6 @@ def run_times(started_at: float | None, ended_at: float | None) -> dict[str, str
             "ended_at": None if ended_at is None else iso_utc(ended_at)}
 
 
-def data_path(config: object) -> str:
-    """The data a config reads: its ``data_dir``, ``volume`` or ``token_file`` ('' for
-    synthetic data)."""
-    if getattr(config, "dataset", "real") == "synthetic":
-        return ""
-    return str(getattr(config, "data_dir", "") or getattr(config, "volume", "")
-               or getattr(config, "token_file", "") or "")
-
-
 def capture(device: torch.device, data_path: str = "") -> dict[str, object]:
     """Versions, hardware, host, container, job ids and allow-listed variables as flat ``env_*``
     columns; ``data_path`` (the data directory or volume) adds its file system type."""

@@ -41,7 +41,7 @@ from typing import Any
 from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import LaunchError
 from benchlib.inputs.config import CommonConfig
-from benchlib.kinds import run_target
+from benchlib.kinds import data_path, kind_of, run_target
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
 from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
@@ -102,7 +102,7 @@ def run(config: CommonConfig, target: str = "") -> Any:
     """
     started = time.time()
     if config.num_devices == 1 and config.num_nodes == 1:
-        from benchlib.measure.environment import capture, data_path
+        from benchlib.measure.environment import capture
 
         result = resolve_target(target, config)(config)
         result.env = capture(result.device, data_path(config))
@@ -244,7 +244,8 @@ class Launch:
             self._kill()
             end_processes(self.out)
             shutil.rmtree(self.out, ignore_errors=True)
-        result = merge(parts, num_nodes=self.config.num_nodes)
+        result = merge(parts, num_nodes=self.config.num_nodes,
+                       summed=kind_of(self.config).summed_extras)
         if hasattr(result, "extras"):
             slowest = max(p["result"].wall_time_s for p in parts)
             result.extras.update(launch_wall_s=seconds, launch_overhead_s=seconds - slowest,

@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         result = resolve_target(spec.get("target") or "", config)(config)
         env = {}
         if rank == 0:
-            from benchlib.measure.environment import capture, data_path
+            from benchlib.kinds import data_path
+            from benchlib.measure.environment import capture
 
             env = capture(result.device, data_path(config))
         payload = {"rank": rank, "node": distributed.current().node_rank,

@@ -9,16 +9,14 @@ import pandas as pd
 
 from benchlib.measure.contention import worst_contention
 
-#: Extras that add up over ranks (the rest come from rank 0).
-SUMMED_EXTRAS = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
 
-
-def merge(parts: list[dict], num_nodes: int = 1) -> Any:
+def merge(parts: list[dict], num_nodes: int = 1, summed: tuple[str, ...] = ()) -> Any:
     """One result from every rank's: samples of all ranks over the run's span (:func:`span`);
-    per phase, the median over ranks of each rank's median (p95, IQR likewise); the straggler
-    spread (slowest / fastest rank's wall time); one row per rank in ``ranks``;
-    ``per_iteration`` is the median over ranks of each iteration (for plots). Non-RunResult
-    payloads: rank 0's."""
+    the extras named in ``summed`` (the kind's :attr:`~benchlib.kinds.base.Kind.summed_extras`)
+    added up over the ranks, the others rank 0's; per phase, the median over ranks of each
+    rank's median (p95, IQR likewise); the straggler spread (slowest / fastest rank's wall
+    time); one row per rank in ``ranks``; ``per_iteration`` is the median over ranks of each
+    iteration (for plots). Non-RunResult payloads: rank 0's."""
     from benchlib.measure.telemetry import merge_summaries
     from benchlib.measure.timing import Stats
     from benchlib.workloads.result import RunResult
@@ -35,7 +33,7 @@ def merge(parts: list[dict], num_nodes: int = 1) -> Any:
     columns = list(dict.fromkeys(c for f in frames for c in f.columns))
     per_iteration = pd.concat(frames).groupby(level=0).median()[columns]
     extras = dict(first.extras)
-    for key in SUMMED_EXTRAS:
+    for key in summed:
         if all(key in r.extras for r in results):
             extras[key] = sum(r.extras[key] for r in results)  # type: ignore[misc]
     slowest = max(range(len(walls)), key=walls.__getitem__)
