@@ -13,6 +13,7 @@ from benchlib.diagnosis.analysis import answer_text, load_diagnosis, recommendat
 from benchlib.diagnosis.data_check import check_data_dir
 from benchlib.diagnosis.ladder import run
 from benchlib.diagnosis.rounds import next_round
+from benchlib.publish.pages.catalog import NODE
 from benchlib.report.build import DIAGNOSE, build_report
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     found = load_diagnosis(campaign_dir)
     page = None
     if report:
-        index = build_report(campaign_dir, summaries=(DIAGNOSE, "summary_node"), progress=False,
+        index = build_report(campaign_dir, summaries=(DIAGNOSE, NODE.name), progress=False,
                              diagnosis=recommendation(found))  # the diagnosis made once here
         page = index.parent / f"{DIAGNOSE}.html"
     return Result(found, campaign_dir, page)

@@ -25,7 +25,9 @@ import benchlib.analysis.energy as energy
 from benchlib import formatting
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.publish import templating
+from benchlib.publish.pages import catalog as pages_catalog
 from benchlib.publish.pages import compare_tables, summary
+from benchlib.publish.pages.catalog import SummaryPage
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
 from benchlib.records import flags, schema
@@ -52,9 +54,9 @@ def _line(name: str, /, *values: object) -> Markup:
     return macro("answers.html.j2", name)(*values)
 
 
-def _link(pages: Mapping[str, Link], key: str, text: str = "details") -> Link | None:
-    """The link to page ``key`` with ``text`` (None when the report has no such page)."""
-    page = pages.get(key)
+def _link(pages: Mapping[str, Link], to: SummaryPage, text: str = "details") -> Link | None:
+    """The link to summary page ``to`` with ``text`` (None when the report has no such page)."""
+    page = pages.get(to.name)
     return Link(page.href, text) if page else None
 
 
@@ -258,7 +260,7 @@ def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, L
             if verdict in counts:
                 items.append(_line("uncertified", counts[verdict], said))
     return _section(f"Compared with {baseline}", items, "",
-                    _link(pages, "summary_compare", "compare page"))
+                    _link(pages, pages_catalog.COMPARED, "compare page"))
 
 
 def _section(title: str, items: list[Markup], empty: str, link: Link | None) -> Markup:
@@ -282,19 +284,19 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
             parts.append(_line("no_finished_run"))
             continue
         parts.append(_section("How fast", fastest(done, runs),
-                              "No benchmark run with a throughput.", _link(pages, "summary_scaling")))
+                              "No benchmark run with a throughput.", _link(pages, pages_catalog.SCALING)))
         parts.append(_section("How it scales", scaling(done, runs),
                               "No configuration ran on more than one device count.",
-                              _link(pages, "summary_scaling", "scaling sheet")))
+                              _link(pages, pages_catalog.SCALING, "scaling sheet")))
         parts.append(_section("Which factors matter", factors(done),
                               "No factor has two values that pair: nothing to compare.",
-                              _link(pages, "summary_comparisons")))
+                              _link(pages, pages_catalog.COMPARISONS)))
         parts.append(_section("What holds it back", bottlenecks(done, runs),
-                              "No finished benchmark run to judge.", _link(pages, "summary_node")))
+                              "No finished benchmark run to judge.", _link(pages, pages_catalog.NODE)))
         if refs:
             parts.append(_section("How it stands against the matching reference",
                                   stands(done, refs), "No finished run to check.",
-                                  _link(pages, "summary_acceptance", "acceptance")))
+                                  _link(pages, pages_catalog.ACCEPTANCE, "acceptance")))
         parts.append(_section("What is flagged", flagged(done, runs),
                               "Nothing: no run was contended, throttled, noisy or too short.",
                               None))  # explained here: the pages link to this answer
@@ -361,7 +363,7 @@ def diagnosis_section(text: str, pages: Mapping[str, Link]) -> Markup:
     if not text:
         return Markup("")
     return _section("Why it is slower than it should be", [_line("line", text)], "",
-                    _link(pages, "summary_diagnose", "diagnosis"))
+                    _link(pages, pages_catalog.DIAGNOSIS, "diagnosis"))
 
 
 def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],

@@ -60,32 +60,33 @@ class SummaryPage:
         return self.title.format(baseline=baseline)
 
 
+DIAGNOSIS = SummaryPage(
+    "summary_diagnose", "Diagnosis", "why this node is slower than it should be: from its best "
+    "speed down to your setting, and what to change", Needs.DIAGNOSE_PLAN,
+    page_module="benchlib.diagnosis.page")
+SCALING = SummaryPage("summary_scaling", "Scaling", "throughput, speedup and efficiency against "
+                      "devices, in the reference sheets' layout")
+COMPARISONS = SummaryPage("summary_comparisons", "Comparisons", "which settings (data, batch "
+                          "size, precision, GPU, model) change the throughput")
+BREAKDOWN = SummaryPage("summary_breakdown", "Breakdown", "where each iteration's time goes, "
+                        "phase by phase")
+PROJECTIONS = SummaryPage("summary_projection", "Projections", "hours to a training target or "
+                          "through a data set, beside the reference campaign")
+NODE = SummaryPage("summary_node", "The node", "its ceilings, each run's telemetry, and what "
+                   "held each run back")
+ACCEPTANCE = SummaryPage("summary_acceptance", "Acceptance", "each run against the published "
+                         "figure it should reach; nodes slower than their peers",
+                         inputs=(("references_file", "references"),))
+COMPARED = SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement "
+                       "or no change per configuration, with intervals", Needs.BASELINE,
+                       (("baseline_dir", "baseline"), ("history_db", "history_db")))
+HISTORY = SummaryPage("summary_history", "History", "each configuration on each node over time: "
+                      "change points, and what changed in the environment then", Needs.HISTORY,
+                      (("history_dirs", "history_dirs"), ("history_db", "history_db")),
+                      "benchlib.history.page")
 #: Every summary page, in the order the index and the navigation bar list them.
-SUMMARY_PAGES: tuple[SummaryPage, ...] = (
-    SummaryPage("summary_diagnose", "Diagnosis", "why this node is slower than it should be: from "
-                "its best speed down to your setting, and what to change",
-                Needs.DIAGNOSE_PLAN, page_module="benchlib.diagnosis.page"),
-    SummaryPage("summary_scaling", "Scaling", "throughput, speedup and efficiency against "
-                "devices, in the reference sheets' layout"),
-    SummaryPage("summary_comparisons", "Comparisons", "which settings (data, batch size, "
-                "precision, GPU, model) change the throughput"),
-    SummaryPage("summary_breakdown", "Breakdown", "where each iteration's time goes, phase by "
-                "phase"),
-    SummaryPage("summary_projection", "Projections", "hours to a training target or through a "
-                "data set, beside the reference campaign"),
-    SummaryPage("summary_node", "The node", "its ceilings, each run's telemetry, and what held "
-                "each run back"),
-    SummaryPage("summary_acceptance", "Acceptance", "each run against the published figure it "
-                "should reach; nodes slower than their peers",
-                inputs=(("references_file", "references"),)),
-    SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement or no "
-                "change per configuration, with intervals", Needs.BASELINE,
-                (("baseline_dir", "baseline"), ("history_db", "history_db"))),
-    SummaryPage("summary_history", "History", "each configuration on each node over time: "
-                "change points, and what changed in the environment then", Needs.HISTORY,
-                (("history_dirs", "history_dirs"), ("history_db", "history_db")),
-                "benchlib.history.page"),
-)
+SUMMARY_PAGES: tuple[SummaryPage, ...] = (DIAGNOSIS, SCALING, COMPARISONS, BREAKDOWN, PROJECTIONS,
+                                          NODE, ACCEPTANCE, COMPARED, HISTORY)
 #: The pages every report has (the others come with what they need).
 EVERY_REPORT = tuple(p.name for p in SUMMARY_PAGES if p.needs is Needs.CAMPAIGN)
 
