@@ -60,7 +60,7 @@ def nightly(nights: int = 6, nodes: int = 8, now: pd.Timestamp = NOW, seed: int 
 
 def _state(states: pd.DataFrame, node: str, benchmark: str = "train") -> pd.Series:
     return states[(states["node"] == node)
-                  & states["configuration"].str.startswith(benchmark)].iloc[0]
+                  & states["configuration"].str.startswith(f"benchmark={benchmark}")].iloc[0]
 
 
 def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median() -> None:
@@ -81,10 +81,10 @@ def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median
         assert _state(states, node)["state"] == NodeState.OK
         assert set(states[states["node"] == node]["state"]) == {NodeState.OK}
     table = fleet.baselines.set_index("configuration")
-    train = table.loc[table.index.str.startswith("train")].iloc[0]
+    train = table.loc["benchmark=train"]
     healthy = [_state(states, n)["value"] for n in ("node00", "node01", "node02")]
     assert train["healthy_nodes"] == 3 and train["baseline"] == pytest.approx(np.median(healthy))
-    assert table.loc["probe_node", "healthy_nodes"] == 7   # all but the stale node06
+    assert table.loc["benchmark=probe_node", "healthy_nodes"] == 7   # all but the stale node06
 
 
 def test_node_summary_takes_the_most_severe_state_and_exit_codes_follow() -> None:
@@ -241,9 +241,9 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert max(map(len, prose)) <= 100  # fits a 100-column terminal (commands stay whole)
     out = " ".join(done.stdout.split())  # wrapped lines read as one
     assert "validity window 7 days" in out and "baselines: the median of the healthy" in out
-    assert ("FAILED node05: train resnet50: latest run failed: "
+    assert ("FAILED node05: benchmark=train: latest run failed: "
             "RuntimeError: CUDA error") in out
-    assert "SLOW node03: train resnet50: 0.8" in out
+    assert "SLOW node03: benchmark=train: 0.8" in out
     assert "STALE node06" in out and "MISSING node07" in out and "MISSING node42" in out
     assert "UNKNOWN node04" in out and "throttled, left out" in out
     drains = [line for line in done.stdout.splitlines() if line.startswith("scontrol ")]

@@ -262,7 +262,8 @@ def test_disturbed_runs_say_nothing_of_the_noise_between_campaigns() -> None:
 
 
 def test_a_configuration_is_labelled_by_what_varies_within_its_benchmark():
-    """compare's and history's label: one benchmark's settings are no part of another's."""
+    """compare's, history's and fleet's label: one benchmark's settings are no part of
+    another's."""
     from benchlib.analysis.tables import configuration_labels
     from benchlib.fleet.health import _labels
 
@@ -274,5 +275,5 @@ def test_a_configuration_is_labelled_by_what_varies_within_its_benchmark():
     one = table[table["benchmark"] == "train"]
     assert configuration_labels(one, list(one.columns)).tolist() == ["batch_size=32", "batch_size=64"]
     configs = [tuple(map(str, row)) for row in table.itertuples(index=False)]
-    assert list(_labels(configs, list(table.columns)).values()) == [
-        "train resnet50 batch_size=32", "train resnet50 batch_size=64", "lm_train gpt2"]
+    assert list(_labels(configs, list(table.columns)).values()) == [  # the same words
+        "benchmark=train, batch_size=32", "benchmark=train, batch_size=64", "benchmark=lm_train"]

@@ -54,7 +54,7 @@ import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 import benchlib.analysis.regression as regression
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.tables import config_columns
+from benchlib.analysis.tables import config_columns, configuration_labels
 from benchlib.fleet import outliers as fleet
 from benchlib.formatting import missing
 from benchlib.records import flags
@@ -136,23 +136,15 @@ def _assigned(runs: pd.DataFrame, columns: list[str], gpu_of: dict[str, str]) ->
 
 
 def _labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tuple, str]:
-    """Each configuration in words: its benchmark and model, then the values of the columns
-    that differ between the configurations of its benchmark (GPU and unit aside;
-    ``name=value``), so a language model's sequence length is no part of a ResNet's label."""
-    configs = list(configs)
-    plain = [i for i, c in enumerate(columns) if c in ("benchmark", "model")]
-    bench = columns.index("benchmark") if "benchmark" in columns else None
-    groups: dict[object, list[tuple]] = {}
-    for k in configs:
-        groups.setdefault(None if bench is None else k[bench], []).append(k)
-    labels = {}
-    for peers in groups.values():
-        varying = [i for i, c in enumerate(columns) if c not in ("gpu", "unit", "benchmark", "model")
-                   and len({o[i] for o in peers}) > 1]
-        for k in peers:
-            shown = [k[i] for i in plain if k[i]] + [f"{columns[i]}={k[i]}" for i in varying if k[i]]
-            labels[k] = " ".join(shown) or "all"
-    return labels
+    """Each configuration in words: the one label of a configuration that compare and history
+    give (:func:`~benchlib.analysis.tables.configuration_labels`: what varies within its
+    benchmark), GPU and unit aside (the baseline is per GPU model; the table names it)."""
+    configs = list(dict.fromkeys(configs))
+    if not configs:
+        return {}
+    frame = pd.DataFrame(configs, columns=columns)
+    keys = [c for c in columns if c not in ("gpu", "unit")]
+    return dict(zip(configs, configuration_labels(frame, keys), strict=True))
 
 
 #: How far past ``now`` a run may say it started (clocks of nodes differ a little): later, it is
