@@ -356,3 +356,24 @@ def test_a_short_last_batch_of_blocks_is_padded_to_one_shape(volume, tmp_path, m
     result = unet3d.predict(_predict_config(volume, tmp_path))
     assert set(shapes) == {2} and result.extras["padded_blocks"] == 1
     assert result.samples == math.prod(VOLUME_SHAPE)  # the padding is not counted
+
+
+def test_the_headline_states_a_slow_run_in_readable_megavoxels():
+    """A CPU run's few thousand voxels/s: ``0.00412 megavoxels/s``, never ``0.000``; the same
+    figure the summary pages give (formatting.number)."""
+    import pandas as pd
+    import torch
+
+    from benchlib import registry
+    from benchlib.publish.benchmark_notebook.views import view_of
+    from benchlib.workloads.result import RunResult
+
+    result = RunResult(device=torch.device("cpu"), iterations=3, warmup=1, samples=412_000,
+                       wall_time_s=100.0, unit="voxels/s",
+                       per_iteration=pd.DataFrame({"iteration": [30.0, 33.0, 36.0]}),
+                       extras={"voxels_written": 412_000, "blocks": 3})
+    view = view_of(registry.by_notebook("unet3d_predict"))
+    assert view.headline(None, result).startswith("0.00412 megavoxels/s: 412,000 voxels in 3 blocks")
+    trained = view_of(registry.by_notebook("unet3d_train")).headline(
+        None, RunResult(**{**result.__dict__, "extras": {}}))
+    assert trained.startswith("1.8 iterations/minute (median iteration), 0.00412 megavoxels/s")

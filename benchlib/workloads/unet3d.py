@@ -308,21 +308,3 @@ def _predict_shapes(config: UNet3DPredictConfig) -> dict[str, object]:
             "input_block": shape_text(layout["input_shape"]),
             "network_output": shape_text(layout["output_shape"]),
             "compute_efficiency": round(layout["compute_efficiency"], 4)}
-
-
-def _mega(value: float) -> str:
-    """Megavoxels/s for reading: about 3 significant figures, never ``0.000``."""
-    mega = value / 1e6
-    return f"{mega:,.0f}" if abs(mega) >= 100 else f"{mega:.3g}"
-
-
-def headline(result: RunResult) -> str:
-    """One line on what a run achieved, in the units labs use."""
-    if "voxels_written" in result.extras:
-        return (f"{_mega(result.throughput)} megavoxels/s: {result.extras['voxels_written']:,} "
-                f"voxels in {result.extras['blocks']} blocks ({result.wall_time_s:.1f} s, reads and "
-                "writes included)")
-    per_minute = 60 / result.stats()["iteration"].median
-    return (f"{per_minute:.1f} iterations/minute (median iteration), "
-            f"{_mega(result.throughput)} megavoxels/s of output over {result.iterations} "
-            f"timed iterations ({result.wall_time_s:.1f} s)")

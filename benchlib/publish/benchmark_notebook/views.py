@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-from benchlib import registry
+from benchlib import formatting, registry
 from benchlib.publish.benchmark_notebook import parameters
 
 
@@ -97,9 +97,16 @@ class UNet3DView(View):
 
 
     def headline(self, config: Any, result: Any) -> str:
-        from benchlib.workloads import unet3d
-
-        return unet3d.headline(result)
+        """In the units labs use: megavoxels/s written by a prediction, iterations/minute and
+        megavoxels/s of output of a training run (``number``: never ``0.000``)."""
+        mega = formatting.number(result.throughput / 1e6)
+        if "voxels_written" in result.extras:
+            return (f"{mega} megavoxels/s: {result.extras['voxels_written']:,} voxels in "
+                    f"{result.extras['blocks']} blocks ({result.wall_time_s:.1f} s, reads and "
+                    "writes included)")
+        per_minute = 60 / result.stats()["iteration"].median
+        return (f"{per_minute:.1f} iterations/minute (median iteration), {mega} megavoxels/s "
+                f"of output over {result.iterations} timed iterations ({result.wall_time_s:.1f} s)")
 
     def title(self, config: Any) -> str:
         return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
