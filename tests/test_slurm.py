@@ -340,7 +340,7 @@ def test_time_limit_is_reported_and_retry_failed_resubmits(local_slurm, tmp_path
     assert "left alone: 1 failed (use --retry-failed)" in capsys.readouterr().out
     before = campaign.read_jobs(out / "limit")
     assert main(["sweep", str(params), "--outputs", str(out), "--retry-failed"]) == 0
-    assert "submitted 1 of 1 points" in capsys.readouterr().out
+    assert "submitted 1 of 1 point" in capsys.readouterr().out
     (name, entry), = campaign.read_jobs(out / "limit").items()
     assert entry["job_id"] != before[name]["job_id"]
     (point,) = campaign.campaign_status(out / "limit")
@@ -369,7 +369,7 @@ def test_sbatch_refusals_are_shown_and_nothing_is_recorded(local_slurm, tmp_path
     assert not (out / "refused" / ".benchlib" / "slurm").exists() or not any(
         (out / "refused" / ".benchlib" / "slurm").iterdir())
     assert main(["status", str(out / "refused")]) == 0
-    assert "1 points: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
+    assert "1 point: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
 
 
 def _partition_up(name: str, wait_s: float = 30) -> bool:
@@ -499,7 +499,7 @@ def test_a_job_slurm_will_never_start_is_explained_and_failed_by_wait(local_slur
     out = tmp_path / "out"
     try:
         assert main(["sweep", str(params), "--outputs", str(out)]) == 0
-        assert "submitted 1 of 1 points" in capsys.readouterr().out
+        assert "submitted 1 of 1 point" in capsys.readouterr().out
         status = _wait_for_status(out / "never", "DependencyNeverSatisfied): Slurm will never", capsys)
         assert "1 pending" in status and "queued (DependencyNeverSatisfied): Slurm will never " \
             "start it: a job it depends on failed or was cancelled" in status

@@ -259,7 +259,7 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
 def format_status(campaign_dir: Path, table: list[PointStatus]) -> str:
     """The status table as text: a count line, then one line per point."""
     counts = {s: sum(p.status == s for p in table) for s in LEDGER_STATES}
-    lines = [f"{campaign_dir}: {len(table)} points: "
+    lines = [f"{campaign_dir}: {len(table)} point{'' if len(table) == 1 else 's'}: "
              + ", ".join(f"{n} {s}" for s, n in counts.items())]
     width = max((len(p.name) for p in table), default=0)
     for point in table:
@@ -310,7 +310,8 @@ def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: b
             return table
         if timeout_s is not None and time.monotonic() - start > timeout_s:
             bar.close()
-            raise TimeoutError(f"{len(table) - len(finished)} points still queued or running "
+            left = len(table) - len(finished)
+            raise TimeoutError(f"{left} point{'' if left == 1 else 's'} still queued or running "
                                f"after {timeout_s:.0f} s")
         time.sleep(poll_s)
 

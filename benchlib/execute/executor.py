@@ -109,7 +109,8 @@ class Slurm(Executor):
         arrays = (f"job array{'s' if len(submission.arrays) > 1 else ''} "
                   f"{', '.join(submission.arrays)}")
         partition = self.settings.partition
-        say(f"submitted {len(submission.jobs)} of {len(submission.points)} points"
+        total = len(submission.points)
+        say(f"submitted {len(submission.jobs)} of {total} point{'' if total == 1 else 's'}"
             + (f" as {arrays}" if submission.arrays else "")
             + (f" to partition {partition}" if partition and submission.arrays else "")
             + (f"; left alone: {left}" if left else ""))
