@@ -146,3 +146,13 @@ def test_an_integer_beyond_64_bits_is_refused_naming_the_column(outputs):
 
     with pytest.raises(CatalogError, match="batch_size"):
         load(db=str(outputs / "big.sqlite"), where={"batch_size": 2**70})
+
+
+def test_results_without_a_folder_says_how_to_read_the_configured_catalog(monkeypatch, capsys,
+                                                                         tmp_path):
+    from benchlib.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BENCHLIB_DB", "outputs/catalog.sqlite")
+    assert main(["results"]) == 2
+    assert "--db alone reads the one $BENCHLIB_DB names" in capsys.readouterr().err

@@ -4,6 +4,7 @@ write them as CSV)."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from benchlib.cli.base import Command, show, width, wrapped
 from benchlib.errors import InputError
@@ -83,7 +84,9 @@ def narrowed_folder(args: argparse.Namespace, frame: object) -> object:
     from benchlib.catalog.select import narrowed
 
     if frame is None:
-        raise InputError("results: give a results folder, or --db for the catalog")
+        configured = os.environ.get("BENCHLIB_DB")
+        raise InputError("results: give a results folder, or --db for the catalog"
+                         + (" (--db alone reads the one $BENCHLIB_DB names)" if configured else ""))
     chosen = _selection(args)
     found = narrowed(frame, chosen)
     if found.empty:
