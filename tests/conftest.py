@@ -62,6 +62,27 @@ def _runs_by_hand_save_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFa
     monkeypatch.setenv(OUTPUTS_ENV, str(tmp_path_factory.mktemp("hand-runs")))
 
 
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+    """``cli(cwd, *args)``: ``benchlib ARGS`` run in this process from folder ``cwd`` (relative
+    paths read from there, as typed), its exit status, standard output and standard error. For
+    the many bad-input cases: a subprocess each would cost a second of the edit loop; the
+    commands' own tests run the installed ``benchlib`` as a subprocess."""
+    from benchlib.cli import main
+
+    def run(cwd: Path, *args: str) -> tuple[int, str, str]:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as stopped:  # argparse's own refusal of an option's value
+            code = int(stopped.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def image_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 classes x 6 JPEGs of about 48 px."""

@@ -27,10 +27,11 @@ def _benchlib(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("rounds", ["2", "51", "x"])
-def test_rounds_out_of_range_is_bad_input_naming_the_option(tmp_path: Path, rounds: str) -> None:
+def test_rounds_out_of_range_is_bad_input_naming_the_option(tmp_path: Path, cli,
+                                                           rounds: str) -> None:
     (tmp_path / "aa.yaml").write_text(PARAMS)
-    done = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", rounds, "--db", "cat.sqlite")
-    assert done.returncode == 2 and "--rounds" in done.stderr
+    code, _, err = cli(tmp_path, "calibrate", "aa.yaml", "--rounds", rounds, "--db", "cat.sqlite")
+    assert code == 2 and "--rounds" in err
     assert not (tmp_path / "outputs").exists() and not (tmp_path / "cat.sqlite").exists()
 
 

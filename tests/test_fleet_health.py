@@ -286,12 +286,12 @@ def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> No
     (("outputs", "--junit", ""), "--junit '': an empty path"),
     (("outputs", "--expect", "a;b"), "--expect a;b: "),
 ])
-def test_bad_input_is_exit_2_naming_the_option(tmp_path, monkeypatch, args, said) -> None:
+def test_bad_input_is_exit_2_naming_the_option(tmp_path, monkeypatch, cli, args, said) -> None:
     monkeypatch.delenv("BENCHLIB_DB", raising=False)
     (tmp_path / "outputs").mkdir()
-    done = _benchlib("fleet", *args, cwd=tmp_path)
-    assert done.returncode == 2 and said in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr
+    code, _, err = cli(tmp_path, "fleet", *args)
+    assert code == 2 and said in err, err
+    assert "Traceback" not in err
 
 
 def test_the_nightly_params_file_is_accepted_by_sweep_dry_run(tmp_path) -> None:

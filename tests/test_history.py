@@ -250,12 +250,12 @@ def test_the_command_prints_the_change_point_and_fails_on_a_regression(tmp_path:
     (("--threshold", "5"), "--threshold 5.0: give a fraction from 0 to 1"),
     (("--where", "gpu=A40"), "history: no runs under nightly match --where gpu=A40"),
 ])
-def test_bad_input_is_exit_2_naming_the_option(tmp_path: Path, args: tuple[str, ...],
+def test_bad_input_is_exit_2_naming_the_option(tmp_path: Path, cli, args: tuple[str, ...],
                                                said: str) -> None:
     _write_nights(tmp_path / "nightly", _nights(nights=6, step=None, driver_at=None))
-    done = _history(tmp_path, "nightly", *args)
-    assert done.returncode == 2, done.stdout
-    assert said in done.stderr and "Traceback" not in done.stderr
+    code, out, err = cli(tmp_path, "history", "nightly", *args)
+    assert code == 2, out
+    assert said in err and "Traceback" not in err
 
 
 @pytest.mark.slow  # five commands as subprocesses (12 s of the edit loop)

@@ -242,14 +242,14 @@ def test_junit_on_a_full_disk_keeps_the_previous_file(tmp_path: Path, disk_full,
 # --- 5 and 6: bad input is exit 2 with a clear message -----------------------------------------
 
 @pytest.mark.parametrize("metric", ["nosuchcolumn", "model", "batch_size", "repeat"])
-def test_compare_metric_must_be_a_numeric_measurement(tmp_path: Path, metric: str) -> None:
+def test_compare_metric_must_be_a_numeric_measurement(tmp_path: Path, cli, metric: str) -> None:
     for folder in ("base", "new"):
         for repeat in range(2):
             _notebook(tmp_path / folder / f"r{repeat}.ipynb", {**RUN, "repeat": repeat})
-    done = _benchlib("compare", "base", "new", "--metric", metric, cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
-    assert f"--metric {metric}" in done.stderr and "unexpected" not in done.stderr
-    assert "numeric measurement columns of these records: throughput" in done.stderr
+    code, _, err = cli(tmp_path, "compare", "base", "new", "--metric", metric)
+    assert code == 2, err
+    assert f"--metric {metric}" in err and "unexpected" not in err
+    assert "numeric measurement columns of these records: throughput" in err
 
 
 def test_check_with_a_params_file_as_references_says_what_a_references_file_is(
