@@ -111,6 +111,10 @@ def test_selections_pick_rows_by_column_and_time(db, folder):
     assert list(window["run_id"]) == [f"{1:032x}"]
     same = benchlib.load(folder, where={"cluster": "jade2"}, since="2026-09-11")
     assert len(same) == 2
+    from benchlib.records.run_table import RunTable
+
+    for selected in (night, window, same):  # a selection is the table a whole folder gives
+        assert isinstance(selected, RunTable) and len(selected.tidy()) == len(selected)
     with pytest.raises(CatalogError, match=r"unknown column 'gpu_model'.*allowed: .*cluster"):
         benchlib.load(db=db, where={"gpu_model": "V100"})
     with pytest.raises(CatalogError, match="num_devices='four'"):

@@ -159,7 +159,7 @@ def test_steady_nightly_histories_have_no_change_point():
                       ignore_index=True)
     found = analysis.change_points(frame)
     table = found.table
-    assert found.series == 100 and found.campaigns == 4000
+    assert found.series == 100 and found.points == 4000
     assert len(table) == 0
 
 

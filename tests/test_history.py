@@ -92,8 +92,8 @@ def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() ->
     assert text[0].startswith("throughput -12 % (-1")
     assert "on node017 from 2026-09-13: " in text[0]
     assert text[0].endswith("changed then: driver 580.65 -> 580.82")
-    assert ("1 change point (1 regression) in 2 configuration x node histories of 48 campaigns "
-            "(48 runs in all") in text[1]
+    assert ("1 change point (1 regression) in 2 configuration x node histories of 24 campaigns "
+            "(48 points, one per campaign in each history; 48 runs in all") in text[1]
     assert "runs ordered by started_at" in text[1]
     assert gate.exit_code("history", table["verdict"]) == 1
 
@@ -275,7 +275,8 @@ def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
     either = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node001",
                       "--where", "host=node017")
     assert either.returncode == 1, either.stderr
-    assert "histories of 32 campaigns (32 runs in all" in either.stdout
+    assert ("histories of 16 campaigns (32 points, one per campaign in each history; 32 runs "
+            "in all") in either.stdout
     none = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node9")
     assert none.returncode == 2 and "match --where host=node9" in none.stderr, none.stderr
     timed = _history(tmp_path, "--db", "catalog.sqlite", "--where", "since=2026-09-10")

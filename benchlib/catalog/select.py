@@ -21,6 +21,7 @@ from benchlib.errors import CatalogError, InputError
 from benchlib.records import results as folder_results
 from benchlib.records import schema
 from benchlib.records.results import frame_of
+from benchlib.records.run_table import RunTable
 from benchlib.records.runs import once
 
 #: Keys of a typed selection that bound ``started_at`` rather than name a column.
@@ -225,7 +226,7 @@ def records(db: str | Path | None, chosen: Selection) -> Iterator[dict]:
 
 def from_catalog(db: str | Path | None, chosen: Selection) -> pd.DataFrame:
     """The table of the catalog's records that ``chosen`` selects (:func:`load`'s)."""
-    return narrowed(frame_of(records(db, chosen)), chosen)
+    return RunTable.of(narrowed(frame_of(records(db, chosen)), chosen))
 
 
 def load(path: str | Path | None = None, strict: bool = False, db: str | Path | None = None,
@@ -243,7 +244,7 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     if db is None:
         if path is None:
             raise InputError("load: give a results folder (path) or a catalog (db=)")
-        return narrowed(folder_results.load(path, strict), chosen)
+        return RunTable.of(narrowed(folder_results.load(path, strict), chosen))
     if path is not None:
         raise InputError("load: give a results folder (path) or a catalog (db=), not both")
     return from_catalog(db, chosen)

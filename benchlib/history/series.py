@@ -58,7 +58,9 @@ class ChangePoints:
     ``runs`` and ``campaigns``, the ``disturbed`` and ``failed`` runs left out, the shifts not
     listed (``small``: under the threshold, ``uncertain``: an interval that does not clear it),
     the ``outliers`` campaigns and the newest ones too ``early`` to tell (one dict each), how the
-    runs were ``ordered_by``, and the ``metric``, its ``unit``, ``threshold`` and ``min_size``."""
+    runs were ``ordered_by``, and the ``metric``, its ``unit``, ``threshold`` and ``min_size``.
+    ``campaigns`` counts each campaign once (one campaign of 14 configurations is 1);
+    ``points`` the values the method read, one per campaign in each history (14)."""
 
     table: pd.DataFrame
     metric: str = "throughput"
@@ -68,6 +70,7 @@ class ChangePoints:
     series: int = 0
     runs: int = 0
     campaigns: int = 0
+    points: int = 0
     disturbed: int = 0
     failed: int = 0
     small: int = 0
@@ -264,7 +267,8 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     unfinished = len(df) - len(ok(df))  # failed runs: no speed, but not dropped unsaid
     return ChangePoints(
         table, metric, _unit(df, metric), threshold, min_size, series=count,
-        runs=len(runs) + unfinished, campaigns=nights_seen, disturbed=int(runs["disturbed"].sum()),
+        runs=len(runs) + unfinished, campaigns=int(campaign_noise.units(calm).nunique()),
+        points=nights_seen, disturbed=int(runs["disturbed"].sum()),
         failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
         uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
         ordered_by=ordered_by(ok(df)))
@@ -374,8 +378,10 @@ def lines(found: ChangePoints) -> list[str]:
     histories = found.series
     out.append(f"{_plural(len(table), 'change point')} ({_plural(regressions, 'regression')}) in "
                f"{histories} configuration x node histor{'y' if histories == 1 else 'ies'} of "
-               f"{_plural(found.campaigns, 'campaign')} "
-               f"({_plural(found.runs, 'run')} in all; "
+               f"{_plural(found.campaigns, 'campaign')} ("
+               + (f"{found.points} points, one per campaign in each history; "
+                  if found.points != found.campaigns else "")
+               + f"{_plural(found.runs, 'run')} in all; "
                f"{_plural(disturbed, 'disturbed run')} (contended, throttled) left out"
                + (f"; {_plural(failed, 'failed run')} (failed, or {metric} 0, negative or "
                   "missing) left out" if failed else "")
