@@ -155,3 +155,39 @@ def test_the_run_list_and_a_run_page_say_each_runs_energy_efficiency() -> None:
     assert "images/J" not in probe and "energy efficiency" not in probe
     assert "energy efficiency 2.50 images/J" in _measured(run(energy_j=4000.0))["detail"]
     assert "energy efficiency unknown" in _measured(run(energy_j=None))["detail"]
+
+
+def test_the_terminal_counts_energy_over_the_configurations_in_common(capsys, monkeypatch):
+    """Configurations only one side ran are not 'unknown energy' (they have no pair); the
+    energy block's unit is the one both sides share."""
+    from benchlib.cli.compare_output import show_energy
+
+    monkeypatch.setenv("COLUMNS", "100")
+    base = pd.concat([campaign("base", [None, None]),
+                      campaign("base", [None, None]).assign(batch_size=64)], ignore_index=True)
+    show_energy(base, campaign("new", [None, None]), 0.05)
+    said = capsys.readouterr().out
+    assert "unknown for the 1 configuration in common: energy not measured" in said, said
+    assert "(images/J)" in said
+
+
+def test_the_terminal_says_how_each_interval_was_made_under_its_configuration(capsys,
+                                                                             monkeypatch):
+    """Intervals made differently (a long text each) go under each configuration's label,
+    not into a column wider than the terminal."""
+    from benchlib.analysis.regression import Comparison
+    from benchlib.cli.compare_output import show_compared
+
+    monkeypatch.setenv("COLUMNS", "100")
+    how = ["campaigns as units: 1 + 1 campaigns (3 + 3 runs, base + new), between-campaign "
+           f"noise {n}.0% from {n} other campaigns on node001 and node002" for n in (2, 3)]
+    table = pd.DataFrame({"configuration": ["batch_size=32", "batch_size=64"],
+                          "base": [100.0, 200.0], "new": [90.0, 200.0], "ratio": [0.9, 1.0],
+                          "low": [0.85, 0.95], "high": [0.95, 1.05], "verdict": ["regression",
+                          "no change"], "base_runs": [3, 3], "new_runs": [3, 3], "flags": "",
+                          "interval": how})
+    show_compared(Comparison(table))
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100, lines
+    text = " ".join(" ".join(lines).split())
+    assert "batch_size=32; interval: campaigns as units" in text and "3.0% from 3 other" in text

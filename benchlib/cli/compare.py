@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchlib.cli.base import Command, show, show_table, wrapped
+from benchlib.cli.base import Command, show, wrapped
+from benchlib.cli.compare_output import show_compared, show_energy
 from benchlib.errors import InputError
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
@@ -86,28 +87,13 @@ class Compare(Command):
         compared = comparison.table  # one row per configuration
         for warning in comparison.warnings:
             show(f"warning: {warning}")
-        shown = [c for c in ("configuration", "base", "new", "ratio", "low", "high", "verdict",
-                             "base_runs", "new_runs", "flags", "interval") if c in compared]
-        from benchlib import formatting  # speeds and ratios as the report states them
-        readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
-                    **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
-        show(wrapped(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % "
-                     "interval (the interval column says how it was made, the lines below why "
-                     "there is none); a within-run interval never decides", indent=""))
-        made = compared["interval"].where(compared["low"].notna(), "")  # else: said below
-        show_table(compared.assign(interval=made)[[*shown[1:], shown[0]]], "configuration",
-                   formatters=readable, fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
+        show_compared(comparison)
         show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
         show_energy(base, new, args.threshold)
         if args.junit:
             cases = regression.junit_cases(compared)
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
-
-
-#: What the base and new columns are: the index and the tables show the median of the same runs.
-GEOMEAN = ("geometric mean of each side's runs (the report's index and throughput tables show "
-           "their median)")
 
 
 def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
@@ -118,32 +104,3 @@ def selections(args: argparse.Namespace) -> list[tuple[str, object]]:
         raise InputError("compare: give two folders or two selections (--base, --new), not "
                          "both")
     return pair(args.db, args.base_selection, args.new_selection)
-
-
-def show_energy(base: object, new: object, threshold: float) -> None:
-    """The second ratio: energy efficiency NEW / BASE per configuration (the same pairing and
-    interval as the speed's), or why there is none."""
-    import pandas as pd
-
-    from benchlib.analysis import comparisons, energy
-
-    compared = energy.compare(comparisons.benchmarks(base), comparisons.benchmarks(new),  # type: ignore[arg-type]
-                              threshold=threshold).table
-    if compared.empty:
-        return
-    unit = energy.frame_unit(comparisons.benchmarks(new)) or "samples/J"  # type: ignore[arg-type]
-    show("\n" + wrapped(f"NEW / BASE energy efficiency ({unit}) per configuration; base, new: "
-                         f"{GEOMEAN}; low-high: 95 % interval from the repeats, as for speed; "
-                         "unknown: energy not measured (the reason says where)", indent=""))
-    shown = compared.assign(
-        base=compared["base"].map(lambda v: energy.said(v, unit)),
-        new=compared["new"].map(lambda v: energy.said(v, unit)),
-        ratio=compared["ratio"].map(lambda v: energy.UNKNOWN if pd.isna(v) else f"{v:.2f}"),
-        **{end: compared[end].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
-           for end in ("low", "high")})
-    if compared["ratio"].isna().all():  # nothing measured: one line, not a row of unknowns each
-        reasons = sorted(set(compared.get("reason", pd.Series(dtype=str)).dropna().astype(str)))
-        return show(wrapped(f"unknown for all {len(compared)} configurations"
-                            + (f": {reasons[0]}" if len(reasons) == 1 else "")))
-    keep = ["base", "new", "ratio", "low", "high", "verdict", "configuration"]
-    show_table(shown[[c for c in keep if c in shown]], "configuration")
