@@ -176,6 +176,9 @@ def test_allreduce_record_has_flags_and_interval_columns():
     assert record["throughput"] == 0.135 and record["busbw_2KiB"] == 0.17
     assert record["busbw_peak_size"] == "2KiB"
     assert record["flags"] == "" and record["throughput_low"] is None
+    assert record["precision"] == "fp32"  # float32 said as every float32 run says it
+    half = make_record(AllReduceConfig(device="cpu", iterations=3, dtype="bfloat16"), result, {})
+    assert half["precision"] == "bf16"
 
 
 def test_the_allreduce_headline_is_the_large_message_plateau_not_a_spike():

@@ -25,6 +25,10 @@ class Probe(Kind):
         return {"throughput_low": None, "throughput_high": None}
 
 
+#: The all-reduce's data type in the words every record's ``precision`` uses (fp32, as a
+#: training run of float32 says; fp16 and bf16 as the node probe's matmul columns).
+DTYPE_PRECISION = {"float32": MatmulPrecision.FP32.value, "float16": MatmulPrecision.FP16.value,
+                   "bfloat16": MatmulPrecision.BF16.value}
 PLATEAU_SIZES = 4  #: the all-reduce's headline: the median bus bandwidth of its largest sizes
 
 
@@ -44,7 +48,7 @@ class AllReduce(Probe):
         plateau = table.sort_values("size_bytes")["busbw_GBps"].tail(PLATEAU_SIZES)
         record: dict[str, object] = {
             "benchmark": config.benchmark, "model": "allreduce", "dataset": "synthetic",
-            "precision": config.dtype, "throughput": float(plateau.median()),
+            "precision": DTYPE_PRECISION[config.dtype], "throughput": float(plateau.median()),
             "unit": "GB/s (bus)", "iterations": config.iterations, "warmup": config.warmup,
             "samples": len(table), "busbw_peak_size": best["size"],
             "algbw_peak_GBps": float(table["algbw_GBps"].max()),
