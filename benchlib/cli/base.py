@@ -119,12 +119,18 @@ def fit(frame: pd.DataFrame, text: str, formatters: dict | None = None,
     return "\n".join(out)
 
 
-def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
-    """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented;
-    paths under the current folder relative to it, as :func:`show_table` shows them."""
+def relative(text: str) -> str:
+    """``text`` with paths under the current folder relative to it (``data/demo-images``), as
+    the tables, the wrapped lines and the report show them."""
     from benchlib.publish.local_paths import builder_root, scrub
 
-    return textwrap.fill(scrub(line, builder_root()), columns or width(), subsequent_indent=indent,
+    return scrub(text, builder_root())
+
+
+def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
+    """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented;
+    paths under the current folder relative to it (:func:`relative`)."""
+    return textwrap.fill(relative(line), columns or width(), subsequent_indent=indent,
                          break_on_hyphens=False)
 
 
@@ -133,13 +139,9 @@ def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
     """Print ``frame`` fitted to the terminal: the columns of ``fold`` holding one value said
     once above, the parts of column ``text`` every row shares said once, paths under the
     current folder relative to it (as the report shows them), then :func:`fit`."""
-    from benchlib.publish.local_paths import builder_root, scrub
-
     frame, said = fold_constant(frame, fold)
     if text in frame:  # paths under this folder as typed from it (data/demo-images)
-        here = builder_root()
-        labels, common = shared_parts([scrub(t, here) for t in frame[text].astype(str)],
-                                      separator)
+        labels, common = shared_parts([relative(t) for t in frame[text].astype(str)], separator)
         frame = frame.assign(**{text: labels})
         said += [f"every {text}: " + separator.join(common)] if common else []
     for line in said:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show, wrapped
 from benchlib.errors import InputError
 
 #: The most rounds one calibration runs.
@@ -75,7 +75,7 @@ class Calibrate(Command):
         summary = ingest.index(folders, catalog, say=lambda _: None)
         show(summary.line(catalog))
         for line in noise_lines(folders):
-            show(line)
+            show(wrapped(line, indent="      "))
         return 1 if failed else 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchlib.cli.base import Command, show, wrapped
+from benchlib.cli.base import Command, relative, show, wrapped
 from benchlib.cli.compare_output import show_compared, show_energy
 from benchlib.errors import InputError
 from benchlib.vocabulary import DEFAULT_THRESHOLD
@@ -91,7 +91,8 @@ class Compare(Command):
         show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
         show_energy(base, new, args.threshold)
         if args.junit:
-            cases = regression.junit_cases(compared)
+            cases = regression.junit_cases(compared.assign(  # names as the table shows them
+                configuration=compared["configuration"].astype(str).map(relative)))
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
 

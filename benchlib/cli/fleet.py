@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchlib.cli.base import Command, show, show_table, wrapped
+from benchlib.cli.base import Command, relative, show, show_table, wrapped
 from benchlib.errors import InputError
 
 #: The longest validity window ``--window`` takes (ten years).
@@ -78,7 +78,8 @@ class Fleet(Command):
             for line in fleet_actions.drain_lines(summary) or ["# no node failed or is slow"]:
                 show(line)
         if args.junit:
-            cases = fleet_actions.junit_cases(states.table)
+            cases = fleet_actions.junit_cases(states.table.assign(  # names as printed above
+                configuration=states.table["configuration"].astype(str).map(relative)))
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
         return gate.exit_code("fleet", summary["state"])
 
