@@ -5,7 +5,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchlib.publish import templating
-from benchlib.publish.pages import present
+from benchlib.publish.pages import catalog, present
 from benchlib.publish.pages.scaling_sheet import Block, Sheet, _view
 from benchlib.report import index_page
 
@@ -55,6 +55,6 @@ def test_index_page_renders_from_its_template_with_record_text_escaped(tmp_path)
     assert "No finished run in this campaign" in page
     assert '<a href="x.html">&lt;script&gt;' in page
     section = index_page._section(HOSTILE, [], HOSTILE, index_page._link(
-        {"summary_node": pages[1]}, "summary_node", "why"))
+        {"summary_node": pages[1]}, catalog.NODE, "why"))
     assert '<a href="summary_node.html">why →</a>' in section and "<script" not in section
     assert "<style>" in page and "&gt;" not in page[page.index("<style>"):page.index("</style>")]
