@@ -164,3 +164,25 @@ def test_no_import_cycle():
 def test_each_layer_package_says_what_it_holds(layer):
     init = PACKAGE / layer / "__init__.py"
     assert ast.get_docstring(ast.parse(init.read_text()))
+
+
+def test_a_summary_page_is_named_only_in_the_page_catalog():
+    """The page list is one place (``publish/pages/catalog.py``): other code links a page by
+    its constant there (``catalog.NODE``), never by its name as text, so a renamed page cannot
+    leave a dead link. Docstrings aside."""
+    from benchlib.publish.pages.catalog import SUMMARY_PAGES
+
+    from .test_kinds import _docstrings
+
+    names = {page.name for page in SUMMARY_PAGES}
+    found = set()
+    for name, path in MODULES.items():
+        if name == "benchlib.publish.pages.catalog":
+            continue
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docs and set(re.findall(r"summary_[a-z]+", node.value)) & names:
+                found.add(f"{name}:{node.lineno}")
+    assert found == set(), found

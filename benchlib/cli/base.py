@@ -11,7 +11,7 @@ import argparse
 import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -119,18 +119,18 @@ def fit(frame: pd.DataFrame, text: str, formatters: dict | None = None,
     return "\n".join(out)
 
 
-def relative(text: str) -> str:
-    """``text`` with paths under the current folder relative to it (``data/demo-images``), as
-    the tables, the wrapped lines and the report show them."""
+def relative(texts: Iterable[object]) -> list[str]:
+    """``texts`` with paths under the current folder relative to it (data/demo-images)."""
     from benchlib.publish.local_paths import builder_root, scrub
 
-    return scrub(text, builder_root())
+    here = builder_root()  # once for all the texts: it resolves the current folder
+    return [scrub(str(text), here) for text in texts]
 
 
 def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
     """One long line (a list of nodes, a reason) wrapped to the terminal, continued indented;
     paths under the current folder relative to it (:func:`relative`)."""
-    return textwrap.fill(relative(line), columns or width(), subsequent_indent=indent,
+    return textwrap.fill(relative([line])[0], columns or width(), subsequent_indent=indent,
                          break_on_hyphens=False)
 
 
@@ -141,7 +141,7 @@ def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
     current folder relative to it (as the report shows them), then :func:`fit`."""
     frame, said = fold_constant(frame, fold)
     if text in frame:  # paths under this folder as typed from it (data/demo-images)
-        labels, common = shared_parts([relative(t) for t in frame[text].astype(str)], separator)
+        labels, common = shared_parts(relative(frame[text]), separator)
         frame = frame.assign(**{text: labels})
         said += [f"every {text}: " + separator.join(common)] if common else []
     for line in said:

@@ -92,7 +92,7 @@ class Compare(Command):
         show_energy(base, new, args.threshold)
         if args.junit:
             cases = regression.junit_cases(compared.assign(  # names as the table shows them
-                configuration=compared["configuration"].astype(str).map(relative)))
+                configuration=relative(compared["configuration"])))
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
         return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
 

@@ -79,7 +79,7 @@ class Fleet(Command):
                 show(line)
         if args.junit:
             cases = fleet_actions.junit_cases(states.table.assign(  # names as printed above
-                configuration=states.table["configuration"].astype(str).map(relative)))
+                configuration=relative(states.table["configuration"])))
             print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
         return gate.exit_code("fleet", summary["state"])
 

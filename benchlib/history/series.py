@@ -244,7 +244,8 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     from tqdm.auto import tqdm
 
     runs = series(df, metric, by)
-    keys = configuration_columns(ok(df), by)
+    done = ok(df)
+    keys = configuration_columns(done, by)
     rows, count, nights_seen, small, uncertain = [], 0, 0, 0, 0
     odd, early = [], []
     calm = runs[~runs["disturbed"] & ~runs["failed"]]
@@ -264,14 +265,14 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         for row in found["listed"]:
             rows.append({**where, **row, **{k: first[k] for k in keys}})
     table = pd.DataFrame(rows, columns=[*COLUMNS, *(k for k in keys if k not in COLUMNS)])
-    unfinished = len(df) - len(ok(df))  # failed runs: no speed, but not dropped unsaid
+    unfinished = len(df) - len(done)  # failed runs: no speed, but not dropped unsaid
     return ChangePoints(
         table, metric, _unit(df, metric), threshold, min_size, series=count,
         runs=len(runs) + unfinished, campaigns=int(campaign_noise.units(calm).nunique()),
         points=nights_seen, disturbed=int(runs["disturbed"].sum()),
         failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
         uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
-        ordered_by=ordered_by(ok(df)))
+        ordered_by=ordered_by(done))
 
 
 def histories(runs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds.record import make_record
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
+from benchlib.publish.pages import catalog as pages_catalog
 from benchlib.publish.pages import plots, present
 
 ALLREDUCE_ABOUT = (
@@ -23,8 +24,8 @@ NODE_ABOUT = (
     "against the number of loader workers (the files read as a loader reads them), decode + "
     "transform alone from the images read into memory first, the data "
     "directory's read throughput, and the all-reduce bus bandwidth where several GPUs exist. "
-    "`summary_node` puts these ceilings beside datasheet figures and uses them to say what held "
-    "each benchmark run back.")
+    f"`{pages_catalog.NODE.name}` puts these ceilings beside datasheet figures and uses them "
+    "to say what held each benchmark run back.")
 
 
 def launch(config: AllReduceConfig | NodeProbeConfig) -> object:
