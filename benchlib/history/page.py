@@ -48,11 +48,11 @@ def change_points(history: pd.DataFrame, threshold: float) -> node_history.Chang
     said = node_history.lines(found)
     note("\n".join(f"- {summary.md_text(line)}" for line in said))
     if len(table):
-        shown = pd.DataFrame({
-            "configuration": table["configuration"], "node": table["node"],
-            "from": table["time"].dt.strftime("%Y-%m-%d"), "before": table["before"],
-            "after": table["after"], "change": table.apply(node_history.change, axis=1),
-            "verdict": table["verdict"],
+        shown = pd.DataFrame({  # the change and its verdict first: a phone's first view
+            "configuration": table["configuration"],
+            "change": table.apply(node_history.change, axis=1), "verdict": table["verdict"],
+            "node": table["node"], "from": table["time"].dt.strftime("%Y-%m-%d"),
+            "before": table["before"], "after": table["after"],
             "campaigns": (table["campaigns_before"].astype(str) + " + "
                           + table["campaigns_after"].astype(str)),
             "changed then": table["changed"].replace("", "nothing recorded")})
