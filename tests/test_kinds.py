@@ -141,6 +141,14 @@ def test_a_kind_name_is_registered_once():
         registry.register(registry.BENCHMARKS[0])
 
 
+def test_each_row_gets_its_kinds_fact_and_the_default_where_no_kind_has_it():
+    rows = pd.Series(["train", "unet3d_predict", "no-such-benchmark", None, float("nan"), "train"])
+    samples = kinds.fact_of_rows(rows, "samples", "?")
+    assert samples.tolist() == ["images", "voxels", "?", "?", "?", "images"]
+    assert kinds.fact_of_rows(rows, "lab_units", ()).map(bool).tolist() == [
+        False, True, False, False, False, False]
+
+
 def test_loading_records_imports_no_kind_and_no_torch():
     code = ("import sys, benchlib.registry, benchlib.records.results; "
             "print(sorted(m for m in sys.modules if m.startswith('benchlib.kinds') or m == 'torch'))")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis.tables import ok
-from benchlib.kinds import kind_named
+from benchlib.kinds import fact_of_rows, kind_named
 
 
 def derived_units(df: pd.DataFrame) -> pd.DataFrame:
@@ -29,19 +29,14 @@ def derived_units(df: pd.DataFrame) -> pd.DataFrame:
 LAB_UNITS = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s", "hours_per_teravoxel")
 
 
-def _lab_units(benchmark: object) -> tuple[str, ...]:
-    kind = kind_named(benchmark)
-    return kind.lab_units if kind is not None else ()
-
-
 def _reports(df: pd.DataFrame, unit: str) -> pd.Series:
     """Whether each row's kind reports lab unit ``unit``."""
-    return df["benchmark"].map(lambda b: unit in _lab_units(b)).astype(bool)
+    return fact_of_rows(df["benchmark"], "lab_units", ()).map(lambda units: unit in units)
 
 
 def has_lab_units(df: pd.DataFrame) -> pd.Series:
     """Whether each row's kind reports lab units (the 3D U-Net's)."""
-    return df["benchmark"].map(lambda b: bool(_lab_units(b))).astype(bool)
+    return fact_of_rows(df["benchmark"], "lab_units", ()).map(bool)
 
 
 def lab_units(record: dict) -> dict[str, object]:
@@ -49,7 +44,7 @@ def lab_units(record: dict) -> dict[str, object]:
     100k iterations when training, megavoxels/s and hours per teravoxel when predicting), as
     the summaries compute them."""
     row = derived_units(pd.DataFrame([record])).iloc[0]
-    return {key: row[key] for key in _lab_units(record.get("benchmark"))}
+    return {key: row[key] for key in getattr(kind_named(record.get("benchmark")), "lab_units", ())}
 
 
 def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -16,10 +16,12 @@ from benchlib import registry
 from benchlib.kinds.base import KINDS, Kind, register_kind
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from benchlib.inputs.config import CommonConfig
 
-__all__ = ["KINDS", "Kind", "data_path", "is_probe", "kind_named", "kind_of", "register_kind",
-           "run_target"]
+__all__ = ["KINDS", "Kind", "data_path", "fact_of_rows", "is_probe", "kind_named", "kind_of",
+           "register_kind", "run_target"]
 
 
 def _kind(entry: registry.Benchmark) -> Kind:
@@ -39,6 +41,14 @@ def kind_named(benchmark: object) -> Kind | None:
     registered benchmark has that value)."""
     entry = registry.by_benchmark(benchmark)
     return _kind(entry) if entry is not None else None
+
+
+def fact_of_rows(benchmarks: pd.Series, fact: str, default: object = None) -> pd.Series:
+    """Each row's kind's ``fact`` (a :class:`Kind` attribute such as ``samples`` or
+    ``lab_units``) from the rows' ``benchmark`` column; ``default`` where no kind has that
+    benchmark. Each benchmark is looked up once."""
+    found = {b: getattr(kind_named(b), fact, default) for b in dict.fromkeys(benchmarks)}
+    return benchmarks.map(lambda b: found.get(b, default))
 
 
 def is_probe(benchmark: object) -> bool:

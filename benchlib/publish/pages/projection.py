@@ -8,7 +8,7 @@ from IPython.display import Markdown
 
 from benchlib import reference, registry
 from benchlib.analysis import comparisons, lab_units
-from benchlib.kinds import kind_named
+from benchlib.kinds import fact_of_rows
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
 
 
@@ -30,8 +30,7 @@ def training(done: pd.DataFrame, target_iterations: int) -> None:
 def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     """Hours each image run takes through ``dataset_samples`` images: ``epochs`` passes when
     training, one for inference."""
-    runs = comparisons.benchmarks(done[done["benchmark"].map(
-        lambda b: getattr(kind_named(b), "samples", "") == "images").astype(bool)])
+    runs = comparisons.benchmarks(done[fact_of_rows(done["benchmark"], "samples") == "images"])
     if not len(runs):
         note("No image run.")
         return
