@@ -128,6 +128,25 @@ def test_no_table_carries_facts_in_attrs():
     assert found == set()
 
 
+def test_every_threshold_default_is_the_named_one():
+    """A ``threshold`` parameter's default is a name (``DEFAULT_THRESHOLD``), never a number
+    written again: one threshold, changed in one place (the generated facades included)."""
+    found = set()
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                positional = args.posonlyargs + args.args
+                pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                         *zip(args.kwonlyargs, args.kw_defaults)]
+                found |= {f"{name}:{node.lineno} {node.name}" for arg, default in pairs
+                          if "threshold" in arg.arg and isinstance(default, ast.Constant)}
+            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                  and "threshold" in node.target.id and isinstance(node.value, ast.Constant)):
+                found.add(f"{name}:{node.lineno} {node.target.id}")
+    assert found == set()
+
+
 def test_layers_import_only_lower_layers():
     upward = set()
     for name in MODULES:

@@ -21,6 +21,7 @@ import importlib
 import inspect
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,9 +68,28 @@ def _default(value: object) -> str:
     return text
 
 
+#: The module whose constants a facade's defaults keep by name (light: it imports no pandas).
+NAMED_DEFAULTS = "benchlib.vocabulary"
+
+
+def _named_defaults(function: object) -> dict[str, str]:
+    """Parameter -> the name of its default where the source names a constant of
+    :data:`NAMED_DEFAULTS` (``threshold=DEFAULT_THRESHOLD`` stays named, not ``0.05``)."""
+    node = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    args = node.body[0].args
+    positional = args.posonlyargs + args.args
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d)]
+    constants = vars(importlib.import_module(NAMED_DEFAULTS))
+    module_globals = vars(sys.modules[function.__module__])
+    return {a.arg: d.id for a, d in pairs if isinstance(d, ast.Name) and d.id in constants
+            and module_globals.get(d.id) is constants[d.id]}
+
+
 def _signature(function: object) -> tuple[list[str], str, list[str]]:
     """The parameter list and return annotation as source, and the call passing them on."""
     signature = inspect.signature(function)
+    named = _named_defaults(function)
     params, call, star_done = [], [], False
     for p in signature.parameters.values():
         text = p.name
@@ -83,8 +103,8 @@ def _signature(function: object) -> tuple[list[str], str, list[str]]:
         if p.annotation is not p.empty:
             text += f": {p.annotation}"
         if p.default is not p.empty:
-            text += f" = {_default(p.default)}" if p.annotation is not p.empty \
-                else f"={_default(p.default)}"
+            default = named.get(p.name) or _default(p.default)
+            text += f" = {default}" if p.annotation is not p.empty else f"={default}"
         params.append(text)
         call.append(text.split(":")[0].split("=")[0].strip() if p.kind in (
             p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) else f"{p.name}={p.name}")
@@ -166,7 +186,11 @@ def _type_imports(functions: list[object]) -> list[str]:
 def block(entries: list[tuple[str, str, str]]) -> str:
     """The generated text of one facade."""
     functions = [getattr(importlib.import_module(m), a) for _, m, a in entries]
-    out = [BEGIN, "if TYPE_CHECKING:\n"]
+    named = sorted({name for f in functions for name in _named_defaults(f).values()})
+    out = [BEGIN]
+    if named:
+        out.append(f"from {NAMED_DEFAULTS} import {', '.join(named)}  # noqa: E402\n\n")
+    out.append("if TYPE_CHECKING:\n")
     out += [f"    {line}\n" if line else "\n" for line in _type_imports(functions)] or ["    pass\n"]
     out.append("\n")
     for (name, module, attribute), function in zip(entries, functions, strict=True):

@@ -58,7 +58,7 @@ from benchlib.analysis.tables import config_columns, configuration_labels
 from benchlib.fleet import outliers as fleet
 from benchlib.formatting import missing
 from benchlib.records import flags
-from benchlib.vocabulary import CompareVerdict, NodeState, RecordStatus
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict, NodeState, RecordStatus
 
 #: Days a result stays valid: a node without a run of a configuration in this window is stale.
 VALIDITY_DAYS = 7.0
@@ -66,8 +66,6 @@ VALIDITY_DAYS = 7.0
 RECENT_RUNS = 5
 #: Healthy nodes a baseline needs.
 MIN_BASELINE_NODES = 3
-#: A node is slow when its speed's whole 95 % interval is below 1 - this (compare's threshold).
-SLOW_THRESHOLD = regression.DEFAULT_THRESHOLD
 #: Columns that say when or as what a run was made: never part of a configuration.
 WHEN = ("started_at", "ended_at", "run_id", "env_slurm_job_nodelist")
 #: Node states from the most severe; a node's overall state is the first of its own.
@@ -164,7 +162,7 @@ class FleetStates:
     table: pd.DataFrame
     now: pd.Timestamp
     window_days: float = VALIDITY_DAYS
-    threshold: float = SLOW_THRESHOLD
+    threshold: float = DEFAULT_THRESHOLD
     metric: str = "throughput"
     baselines: pd.DataFrame = field(default_factory=pd.DataFrame)
     unplaced: int = 0
@@ -173,7 +171,7 @@ class FleetStates:
 
 def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float = VALIDITY_DAYS,
                 now: object = None, expected: Sequence[str] = (), recent: int = RECENT_RUNS,
-                threshold: float = SLOW_THRESHOLD,
+                threshold: float = DEFAULT_THRESHOLD,
                 min_nodes: int = MIN_BASELINE_NODES) -> FleetStates:
     """:class:`FleetStates`; its table has one row per (configuration, node) with its ``state`` (see
     the module docstring) and why: ``configuration``, ``gpu``, ``node``, ``state``, ``reason``,
