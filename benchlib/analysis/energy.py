@@ -10,7 +10,7 @@ import pandas as pd
 import benchlib.analysis.regression as regression
 from benchlib import formatting
 from benchlib.kinds import kind_named
-from benchlib.vocabulary import DEFAULT_THRESHOLD
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 COLUMN = "samples_per_joule"
 UNKNOWN = formatting.UNKNOWN
@@ -75,7 +75,6 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_TH
     over each side's repeats as the speed's). A configuration whose energy was not measured on
     a side is ``unknown`` without a ratio, its ``reason`` saying where; with fewer than two
     measured runs a side it is ``unknown`` (a ratio, no interval), as speed is."""
-    from benchlib.vocabulary import CompareVerdict
 
     if not len(base) or not len(new):  # no workload run on a side (probes only): no ratio
         return regression.Comparison(pd.DataFrame(), metric=COLUMN, threshold=threshold)

@@ -11,7 +11,7 @@ import pandas as pd
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.regression import run_times
 from benchlib.analysis.tables import config_columns, ok
-from benchlib.errors import InputError
+from benchlib.errors import CatalogError, InputError
 from benchlib.history.series import NODE, configuration_columns
 from benchlib.records.runs import identity, once
 from benchlib.records.values import one_line
@@ -140,7 +140,6 @@ def comparison_history(base: pd.DataFrame, new: pd.DataFrame, db: str | None
     read (the reason on stderr: a catalog problem never fails a comparison)."""
     import sys
 
-    from benchlib.errors import CatalogError
 
     if db is None:
         from benchlib.catalog.database import configured

@@ -7,8 +7,8 @@ import os
 import stat
 
 from benchlib.cli.base import Command
-from benchlib.errors import ConfigError, OutputError, describe_os_error
-from benchlib.inputs.node_limits import MAX_IMAGE_SIDE  # largest --size, as of a run's image_size
+from benchlib.errors import ConfigError, OutputError, VolumeError, describe_os_error
+from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, host_memory, size_text
 
 #: Bytes per pixel of one plane while it is drawn (float32 distances, int64 labels, float64
 #: noise and image): a plane must fit in memory.
@@ -85,7 +85,6 @@ def _volume(args: argparse.Namespace) -> None:
 
     from benchlib.data.em_volume import write_em_volume
     from benchlib.data.volumes import LABEL_KEY, RAW_KEY, volume_format
-    from benchlib.errors import VolumeError
 
     try:
         volume_format(args.path)
@@ -124,7 +123,6 @@ def _volume_fits(path: str, shape: list[int], compression: str | None) -> None:
     space where it goes, one plane against this node's memory."""
     from benchlib.data.em_volume import estimated_bytes
     from benchlib.data.space import check_free_space
-    from benchlib.inputs.node_limits import host_memory, size_text
 
     given = f"--shape {' '.join(map(str, shape))}"
     try:

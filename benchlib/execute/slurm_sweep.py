@@ -31,7 +31,7 @@ from benchlib.errors import (
     TimeLimitReached,
 )
 from benchlib.execute import campaign, job_start, slurm, slurm_limits
-from benchlib.execute.locks import campaign_lock
+from benchlib.execute.locks import campaign_lock, prepare_campaign_dir
 from benchlib.inputs.executors import SlurmExecutor
 from benchlib.inputs.params import Point
 from benchlib.measure.environment import job_ids_from_env
@@ -222,7 +222,6 @@ def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = Fa
     problems = slurm_limits.refusals(chosen, executor, requests, partition)
     if problems:
         raise RequestTooLarge("\n".join(problems))
-    from benchlib.execute.locks import prepare_campaign_dir
 
     prepare_campaign_dir(campaign_dir)
     try:

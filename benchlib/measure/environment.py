@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchlib import PROJECT_ROOT
+from benchlib import PROJECT_ROOT, SCHEMA_VERSION
 from benchlib.measure.redact import SECRET_NAME, redact, redact_values
 from benchlib.measure.telemetry import interconnect
 from benchlib.measure.timing import iso_utc, new_run_id
@@ -177,7 +177,6 @@ def run_identity(config: CommonConfig, result: object) -> dict[str, object]:
     start and end, campaign, cluster, host, device, devices and nodes (as they ran; ``result``
     has ``device``, ``num_devices``, ``num_nodes``, and may have ``run_id``, ``started_at`` and
     ``ended_at``, epoch seconds: a result without a run id gets a new one)."""
-    from benchlib import SCHEMA_VERSION
 
     return {
         "schema_version": SCHEMA_VERSION,

@@ -17,7 +17,7 @@ from benchlib import formatting
 from benchlib.analysis.comparisons import headline
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.kinds import kind_named
-from benchlib.measure.telemetry import Telemetry
+from benchlib.measure.telemetry import THROTTLE_MASK, Telemetry
 from benchlib.publish.pages import palette
 from benchlib.publish.pages.axes import log_axis, spans_decades
 from benchlib.records import flags
@@ -301,7 +301,6 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
 def telemetry_plot(telemetry: Telemetry, title: str = "GPU telemetry over the timed loop") -> plt.Figure:
     """Utilization, power, SM clock and temperature against time; samples whose clocks NVML
     reported as held down (power or thermal) are marked in red."""
-    from benchlib.measure.telemetry import THROTTLE_MASK
 
     frame = telemetry.samples
     panels = [(c, label) for c, label in (("gpu_util", "utilization %"), ("power_w", "power W"),
