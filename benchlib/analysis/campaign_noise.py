@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchlib.analysis import intervals
+from benchlib.analysis.tables import ok
+from benchlib.records import flags
 
 #: Without a measure of the noise between campaigns, a verdict needs the whole interval beyond
 #: 1 -+ this (docs/measurements.md: on the project's 2-core machine two campaigns of the same
@@ -151,8 +153,6 @@ def from_history(history: object, metric: str, nodes: Sequence[str], node_column
     weighted by campaigns). ``None`` with too few campaigns."""
     import pandas as pd
 
-    from benchlib.records import flags
-
     frame = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
     if frame.empty or metric not in frame:
         return None
@@ -215,8 +215,6 @@ def per_campaign(runs: object, speeds: Callable[..., np.ndarray], metric: str
 def earlier_runs(history: object, keys: list[str], new: object) -> dict[tuple, object]:
     """``history``'s finished runs per configuration (the ``keys`` values), less the new
     side's campaigns: where :func:`from_history` reads each configuration's noise."""
-    from benchlib.analysis.tables import ok
-
     if history is None or history.empty or any(k not in history for k in keys):  # type: ignore[attr-defined,operator]
         return {}
     earlier = ok(history)  # type: ignore[arg-type]

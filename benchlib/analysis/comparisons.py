@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
+from benchlib.analysis.regression import history as campaign_history
 from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     BOOKKEEPING,
     CONFIG_COLUMNS,
@@ -24,6 +25,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     labels,
     ok,
 )
+from benchlib.fleet.outliers import outliers as fleet_outliers
 from benchlib.kinds import is_probe
 from benchlib.measure.timing import PHASES
 from benchlib.records import flags
@@ -340,8 +342,6 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
              by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
     """``df`` with ``robust_z`` (median / MAD within each ``by`` group) and ``outlier``
     (|robust_z| > 3.5): see :mod:`benchlib.fleet.outliers`."""
-    from benchlib.fleet.outliers import outliers as fleet_outliers
-
     return fleet_outliers(df, metric, by)
 
 
@@ -349,6 +349,4 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
             threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """Campaigns of each configuration over time with regressions against the previous one
     marked: see :func:`benchlib.analysis.regression.history`."""
-    from benchlib.analysis.regression import history as campaign_history
-
     return campaign_history(df, metric, by, threshold)

@@ -17,6 +17,7 @@ import re
 import pandas as pd
 
 from benchlib import registry
+from benchlib.analysis.intervals import geometric_mean
 from benchlib.analysis.references import Reference, RegexMatch
 from benchlib.diagnosis.analysis import rung_runs
 from benchlib.diagnosis.plan import Plan
@@ -58,8 +59,6 @@ def against_references(df: pd.DataFrame, plan: Plan, refs: list[Reference]) -> p
     """One row per rung and published reference of the same work on another GPU: the rung's
     speed (geometric mean of its runs), the published figure, their ratio, the ratio the
     datasheets lead one to expect, and how much slower than that the node is, in words."""
-    from benchlib.analysis.intervals import geometric_mean
-
     rows = []
     for rung in plan.rungs[1:]:
         runs = rung_runs(df, plan, rung)

@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 
 from benchlib.measure.contention import worst_contention
+from benchlib.measure.telemetry import merge_summaries
+from benchlib.measure.timing import Stats
+from benchlib.workloads.result import RunResult
 
 
 def merge(parts: list[dict], num_nodes: int = 1, summed: tuple[str, ...] = ()) -> Any:
@@ -17,10 +20,6 @@ def merge(parts: list[dict], num_nodes: int = 1, summed: tuple[str, ...] = ()) -
     rank's median (p95, IQR likewise); the straggler spread (slowest / fastest rank's wall
     time); one row per rank in ``ranks``; ``per_iteration`` is the median over ranks of each
     iteration (for plots). Non-RunResult payloads: rank 0's."""
-    from benchlib.measure.telemetry import merge_summaries
-    from benchlib.measure.timing import Stats
-    from benchlib.workloads.result import RunResult
-
     parts = sorted(parts, key=lambda p: p["rank"])
     first = parts[0]["result"]
     env = parts[0].get("env") or {}
