@@ -38,9 +38,8 @@ NAMED_ON_PURPOSE = {
 def _own_modules() -> set[str]:
     """Each kind's own files: benchlib/kinds/ (what it is where records are made), the
     registry, every entry's config module and run function's module, and how each kind is
-    shown (its view and its notebook's layout, by kind name)."""
-    own = {"benchlib/registry.py", "benchlib/publish/benchmark_notebook/views.py",
-           "benchlib/publish/benchmark_notebook/layouts.py"}
+    shown (its notebook's layout, by kind name)."""
+    own = {"benchlib/registry.py", "benchlib/publish/benchmark_notebook/layouts.py"}
     for entry in registry.benchmarks():
         own.add(entry.config.__module__.replace(".", "/") + ".py")
         own.add(kinds.KINDS[entry.kind].run.partition(":")[0].replace(".", "/") + ".py")
@@ -283,11 +282,9 @@ def test_a_site_package_that_fails_to_load_is_named(tmp_path):
     assert "package benchlib-example-kind" in done.stderr and "ModuleNotFoundError" in done.stderr
 
 
-def test_a_kind_s_view_and_layout_are_registered_once():
-    from benchlib.publish.benchmark_notebook import layouts, views
+def test_a_kind_s_layout_is_registered_once():
+    from benchlib.publish.benchmark_notebook import layouts
 
-    assert set(views.VIEWS) <= set(kinds.KINDS) and set(layouts.LAYOUTS) <= set(kinds.KINDS)
-    with pytest.raises(ValueError, match="has a view already"):
-        views.register_view("classification")(views.View)
+    assert set(layouts.LAYOUTS) <= set(kinds.KINDS)
     with pytest.raises(ValueError, match="has a layout already"):
         layouts.register_layout("node_probe", layouts.ONE_RUN)

@@ -137,8 +137,8 @@ def test_every_threshold_default_is_the_named_one():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args
                 positional = args.posonlyargs + args.args
-                pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-                         *zip(args.kwonlyargs, args.kw_defaults)]
+                pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+                         *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
                 found |= {f"{name}:{node.lineno} {node.name}" for arg, default in pairs
                           if "threshold" in arg.arg and isinstance(default, ast.Constant)}
             elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)

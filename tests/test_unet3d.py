@@ -364,16 +364,15 @@ def test_the_headline_states_a_slow_run_in_readable_megavoxels():
     import pandas as pd
     import torch
 
-    from benchlib import registry
-    from benchlib.publish.benchmark_notebook.views import view_of
+    from benchlib import kinds
     from benchlib.workloads.result import RunResult
 
     result = RunResult(device=torch.device("cpu"), iterations=3, warmup=1, samples=412_000,
                        wall_time_s=100.0, unit="voxels/s",
                        per_iteration=pd.DataFrame({"iteration": [30.0, 33.0, 36.0]}),
                        extras={"voxels_written": 412_000, "blocks": 3})
-    view = view_of(registry.by_notebook("unet3d_predict"))
-    assert view.headline(None, result).startswith("0.00412 megavoxels/s: 412,000 voxels in 3 blocks")
-    trained = view_of(registry.by_notebook("unet3d_train")).headline(
+    kind = kinds.kind_named("unet3d_predict")
+    assert kind.headline(None, result).startswith("0.00412 megavoxels/s: 412,000 voxels in 3 blocks")
+    trained = kinds.kind_named("unet3d_train").headline(
         None, RunResult(**{**result.__dict__, "extras": {}}))
     assert trained.startswith("1.8 iterations/minute (median iteration), 0.00412 megavoxels/s")

@@ -27,8 +27,8 @@ import nbformat
 from jupyter_kernel import KERNELSPEC  # tools/, beside this script
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from benchlib import registry
-from benchlib.publish.benchmark_notebook import layouts, run, views
+from benchlib import kinds, registry
+from benchlib.publish.benchmark_notebook import layouts, parameters, run
 from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import common
 from benchlib.publish.pages.catalog import SUMMARY_PAGES
@@ -89,11 +89,11 @@ def _fixed(entry: registry.Benchmark) -> dict[str, object]:
 def build(benchmark: str) -> nbformat.NotebookNode:
     """A benchmark notebook: parameters, configuration, then its page's sections."""
     entry = registry.by_notebook(benchmark)
-    view = views.view_of(entry)
+    kind = kinds.KINDS[entry.kind]
     intro, heading, after = layouts.cells(entry)
     names = parameter_names(benchmark)
-    defaults = view.defaults(entry, _fixed(entry))
-    comments = view.all_comments()
+    defaults = kind.shown_config(entry, _fixed(entry))
+    comments = {**parameters.COMMENTS, **kind.comments}
     arguments = [f"    {k}={v!r}," for k, v in _fixed(entry).items()]
     arguments += [f"    {n}={n}," for n in names]
     show = Call(run.configuration, "config")

@@ -1,11 +1,11 @@
-"""Benchmark kinds: one registered object per kind carrying what differs between kinds where
-records are made and read (:class:`~benchlib.kinds.base.Kind`), looked up from a config or a
+"""Benchmark kinds: one registered object per kind carrying what differs between kinds (what
+it records, how its runs are told: :class:`~benchlib.kinds.base.Kind`), looked up from a config or a
 record's ``benchmark`` through the registry's entries (:mod:`benchlib.registry`).
 
 The shipped kinds register themselves (``@register_kind``) when their modules are imported,
 below; a site's kinds come from its package's ``benchlib.benchmarks`` entry point, imported by
-:func:`benchlib.registry.benchmarks`. How a kind is shown lives in
-:mod:`benchlib.publish.benchmark_notebook.views`.
+:func:`benchlib.registry.benchmarks`. A kind's notebook cells are its layout,
+:mod:`benchlib.publish.benchmark_notebook.layouts`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""What a kind of benchmark is at the records level, and the table of registered kinds.
+"""What a kind of benchmark is, and the table of registered kinds.
 
-A :class:`Kind` carries what differs between kinds where records are made and read: its run
-function, the record columns it adds, FLOPs per sample, its within-run interval, and the facts
-the analysis asks of it (a probe or not, its lab units, the unit of its energy efficiency). How
-a kind is shown (notebook cells, headline, plot title, parameter comments) is its view,
-:mod:`benchlib.publish.benchmark_notebook.views`.
+A :class:`Kind` carries what differs between kinds: its run function, the record columns it
+adds, FLOPs per sample, its within-run interval, the facts the analysis asks of it (a probe or
+not, its lab units, the unit of its energy efficiency) and how a run of it is told (its
+headline, the title of its plots, the comments beside its notebook's parameters). Its notebook's
+cells are its layout, :mod:`benchlib.publish.benchmark_notebook.layouts`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class Kind:
     data_field: ClassVar[str] = ""
     #: Result extras that add up over the ranks of a launch (the rest are rank 0's).
     summed_extras: ClassVar[tuple[str, ...]] = ()
+    #: Comments beside its notebook's parameters (over those every benchmark notebook shows).
+    comments: ClassVar[dict[str, str]] = {}
 
     def data_path(self, config: Any) -> str:
         """The data ``config`` reads (its :attr:`data_field`), '' for synthetic data."""
@@ -64,6 +66,26 @@ class Kind:
     def flops_per_sample(self, config: Any) -> float | None:
         """Model FLOPs per counted sample (None: this kind has no model FLOPs)."""
         return None
+
+    def headline(self, config: Any, result: Any) -> str:
+        """One line on what the run achieved: a timed loop's throughput, iterations and time;
+        for another run (a site's kind that is not a loop), its throughput and unit if it has
+        them."""
+        if not all(hasattr(result, n) for n in ("unit", "iterations", "wall_time_s", "warmup")):
+            throughput = getattr(result, "throughput", None)
+            return "done" if throughput is None else \
+                f"{throughput:.4g} {getattr(result, 'unit', '')}".strip()
+        return (f"{result.throughput:.2f} {result.unit} over {result.iterations} timed "
+                f"iterations ({result.wall_time_s:.2f} s; {result.warmup} warm-up excluded)")
+
+    def title(self, config: Any) -> str:
+        """What ran, for the title of its plots."""
+        return f"{config.benchmark}, batch {config.batch_size}, {config.precision}"
+
+    def shown_config(self, entry: Any, fixed: dict[str, object]) -> Any:
+        """The config whose values its notebook's parameters cell shows (``entry``: its
+        registry entry; ``fixed``: what the configuration cell fixes)."""
+        return entry.config(**fixed)
 
     def per_joule_unit(self, unit: str) -> str | None:
         """The unit of ``samples_per_joule`` for a record whose throughput is in ``unit``: what

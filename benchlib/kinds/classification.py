@@ -50,3 +50,7 @@ class Classification(Kind):
     def flops_per_sample(self, config: ClassificationConfig) -> float:
         return flops_per_sample(config)
 
+    def title(self, config: ClassificationConfig) -> str:
+        return (f"{config.model} {config.benchmark}, batch {config.batch_size}, {config.dataset} "
+                "data")
+

@@ -3,7 +3,7 @@ transformer on synthetic tokens or a token file, counted in tokens."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from benchlib import registry
 from benchlib.kinds.base import Kind, register_kind
@@ -20,6 +20,18 @@ class LanguageModel(Kind):
     run = "benchlib.workloads.language_model:run"
     samples = "tokens"
     data_field = "token_file"
+    comments: ClassVar[dict[str, str]] = {
+        "size": "tiny | mini | gpt2 (124M) | gpt2-medium | gpt2-large | gpt2-xl | custom",
+        "layers": "size custom: transformer blocks",
+        "heads": "size custom: attention heads (width a multiple of them)",
+        "width": "size custom: embedding width",
+        "vocab_size": "None: the size's (gpt2: 50304, GPT-2's 50257 padded to 64)",
+        "sequence_length": "tokens per sequence; batch_size counts sequences",
+        "dataset": "synthetic (ids made once on the device) | tokens (token_file)",
+        "token_file": "uint16 token file, nanoGPT's .bin layout (dataset: tokens)",
+        "num_workers": "unused: batches are made in the loop",
+        "learning_rate": "AdamW (training only)",
+    }
 
     def columns(self, config: LanguageModelConfig, result: RunResult) -> dict[str, object]:
         from benchlib.workloads.language_model import model_shape
@@ -42,3 +54,6 @@ class LanguageModel(Kind):
         return model_shape(config).flops_per_token(config.sequence_length,
                                                    train=registry.entry_of(config).trains)
 
+    def title(self, config: LanguageModelConfig) -> str:
+        return (f"{config.size} {config.benchmark}, batch {config.batch_size} x "
+                f"{config.sequence_length} tokens, {config.precision}")

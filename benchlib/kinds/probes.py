@@ -4,7 +4,7 @@ back-to-back repetitions, so ``short`` does not apply and there is no within-run
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from benchlib.kinds.base import Kind, register_kind
 from benchlib.vocabulary import MatmulPrecision
@@ -66,6 +66,18 @@ class NodeProbe(Probe):
 
     run = "benchlib.workloads.node_probe:run"
     data_field = "data_dir"
+    comments: ClassVar[dict[str, str]] = {
+        "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
+        "matmul_size": "n of the n x n matrix products",
+        "memory_bytes": "buffer copied within the device (bytes read + written per second)",
+        "transfer_bytes": "buffer copied host <-> device, from pinned and from pageable memory",
+        "iterations": "timed repetitions of each probe",
+        "data_dir": "ImageNet-layout JPEG folder for the decode and read probes (empty: skip them)",
+        "decode_workers": "loader worker counts to try (0: decode in this process)",
+        "decode_batches": "timed batches per worker count",
+        "read_max_bytes": "read at most this many bytes of data_dir",
+        "allreduce_devices": "0: every visible GPU when there are 2 or more; 1: skip the all-reduce",
+    }
     #: Its figures set against the datasheet: (record column, datasheet column or None,
     #: label, unit).
     ceilings = (

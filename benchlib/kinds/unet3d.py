@@ -4,8 +4,9 @@ prediction of a whole volume (``unet3d_predict``), counted in output voxels."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchlib import formatting
 from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
@@ -48,6 +49,24 @@ class UNet3D(Kind):
         """The shapes this U-Net kind reads and writes."""
         return {}
 
+    def headline(self, config: UNet3DConfig, result: RunResult) -> str:
+        """In the units labs use: megavoxels/s written by a prediction, iterations/minute and
+        megavoxels/s of output of a training run (``number``: never ``0.000``)."""
+        mega = formatting.number(result.throughput / 1e6)
+        if "voxels_written" in result.extras:
+            return (f"{mega} megavoxels/s: {result.extras['voxels_written']:,} voxels in "
+                    f"{result.extras['blocks']} blocks ({result.wall_time_s:.1f} s, reads and "
+                    "writes included)")
+        per_minute = 60 / result.stats()["iteration"].median
+        return (f"{per_minute:.1f} iterations/minute (median iteration), {mega} megavoxels/s "
+                f"of output over {result.iterations} timed iterations ({result.wall_time_s:.1f} s)")
+
+    def title(self, config: UNet3DConfig) -> str:
+        return f"3D U-Net {config.benchmark}, batch {config.batch_size}, {config.precision}"
+
+    def shown_config(self, entry: Any, fixed: dict[str, object]) -> Any:
+        return entry.config.model_construct(**fixed)  # required fields (volume) have no default
+
 
 @register_kind("unet3d_train")
 class UNet3DTrain(UNet3D):
@@ -56,6 +75,10 @@ class UNet3DTrain(UNet3D):
     run = "benchlib.workloads.unet3d:train"
     lab_units = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s")
     lab_panel = ("days_to_100k", "training: days to 100k iterations")
+    comments: ClassVar[dict[str, str]] = {
+        "num_workers": "loader processes sampling patches (dataset: real)",
+        "dataset": "synthetic (device tensors) | real (the volume)",
+        "iterations": "Adam steps timed after warm-up (the reference ran 1001)"}
 
     def shape_columns(self, config: UNet3DTrainConfig) -> dict[str, object]:
         from benchlib.models.geometry import shape_text
@@ -82,6 +105,10 @@ class UNet3DPredict(UNet3D):
     summed_extras = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
     lab_units = ("megavoxels_per_s", "hours_per_teravoxel")
     lab_panel = ("hours_per_teravoxel", "prediction: hours per teravoxel")
+    comments: ClassVar[dict[str, str]] = {
+        "num_workers": "threads reading blocks ahead of the compute",
+        "iterations": 'batches of blocks, or "epoch" for the whole volume',
+        "warmup": "batches run before the timed pass, not written"}
 
     def shape_columns(self, config: UNet3DPredictConfig) -> dict[str, object]:
         from benchlib.models.geometry import shape_text

@@ -1,6 +1,6 @@
 """What the benchmark notebooks' parameters cells say beside each parameter (the values and
 the names come from the config classes, :mod:`benchlib.inputs.config`); a kind's own comments
-are its view's, :mod:`benchlib.publish.benchmark_notebook.views`)."""
+are its :attr:`benchlib.kinds.base.Kind.comments`."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from benchlib import kinds
 from benchlib.errors import BenchlibError, describe_os_error
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.unet3d_config import UNet3DConfig
@@ -40,9 +41,7 @@ def configuration(config: object) -> None:
 
 def headline(config: CommonConfig, result: RunResult) -> str:
     """One line on what the run achieved (its kind's headline)."""
-    from benchlib.publish.benchmark_notebook.views import view_for
-
-    return view_for(config).headline(config, result)
+    return kinds.kind_of(config).headline(config, result)
 
 
 def launch(config: CommonConfig) -> RunResult:
@@ -75,9 +74,7 @@ def telemetry(result: RunResult) -> None:
 
 def title(config: CommonConfig) -> str:
     """What ran, for the title of its plots (its kind's title)."""
-    from benchlib.publish.benchmark_notebook.views import view_for
-
-    return view_for(config).title(config)
+    return kinds.kind_of(config).title(config)
 
 
 def timeline(config: CommonConfig, result: RunResult) -> None:

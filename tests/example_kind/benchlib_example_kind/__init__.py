@@ -2,9 +2,9 @@
 (``y += a * x``) reported in GB/s. Its package's ``benchlib.benchmarks`` entry point names this
 module; importing it registers the benchmark (:func:`benchlib.registry.register`, its notebook
 in this package's ``notebooks/``, written by ``tools/make_notebooks.py``) and its kind
-(:func:`benchlib.kinds.register_kind`), its view (the comments beside its parameters, its
-headline: :func:`~benchlib.publish.benchmark_notebook.views.register_view`) and its notebook's
-layout (:func:`~benchlib.publish.benchmark_notebook.layouts.register_layout`): one folder.
+(:func:`benchlib.kinds.register_kind`: what it records, the comments beside its parameters and
+its headline) and its notebook's layout
+(:func:`~benchlib.publish.benchmark_notebook.layouts.register_layout`): one folder.
 ``tests/test_kinds.py`` installs it by putting this folder (with its ``.dist-info``) on
 ``PYTHONPATH``."""
 
@@ -23,7 +23,6 @@ from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import Kind, register_kind
 from benchlib.publish.benchmark_notebook import run as cells
 from benchlib.publish.benchmark_notebook.layouts import Layout, register_layout
-from benchlib.publish.benchmark_notebook.views import View, register_view
 from benchlib.workloads.runtime import resolve_device
 
 
@@ -64,6 +63,8 @@ class Axpy(Kind):
 
     run = "benchlib_example_kind:run"
     timed_loop = False
+    comments: ClassVar[dict[str, str]] = {"elements": "float32 values in x and in y",
+                                          "repeats": "axpys timed, one after the other"}
 
     def record_fields(self, config: AxpyConfig, result: AxpyResult,
                       **context: object) -> dict[str, object]:
@@ -74,22 +75,14 @@ class Axpy(Kind):
     def interval(self, result: AxpyResult) -> dict[str, float | None]:
         return {"throughput_low": None, "throughput_high": None}
 
+    def headline(self, config: AxpyConfig, result: AxpyResult) -> str:
+        return f"{result.throughput:.3g} GB/s over {result.repeats} axpys"
+
 
 registry.register(registry.Benchmark(
     "example_axpy", "example_axpy", AxpyConfig, "example_axpy", "Axpy example",
     "y += a * x over float32 vectors, in GB/s.", activity="axpy",
     folder=Path(__file__).resolve().parent / "notebooks"))
-
-
-@register_view("example_axpy")
-class AxpyView(View):
-    """Its parameters explained, and its headline in GB/s."""
-
-    comments: ClassVar[dict[str, str]] = {"elements": "float32 values in x and in y",
-                                          "repeats": "axpys timed, one after the other"}
-
-    def headline(self, config: AxpyConfig, result: AxpyResult) -> str:
-        return f"{result.throughput:.3g} GB/s over {result.repeats} axpys"
 
 
 register_layout("example_axpy", Layout(cells.ONE_RUN, "params/axpy.yaml", "elements 1000",
