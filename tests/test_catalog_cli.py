@@ -59,7 +59,7 @@ def test_index_then_list_and_compare_with_relative_paths(outputs):
     compared = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "cluster=c1 gpu=H100",
                         "--new", "cluster=tn gpu=H100")
     assert compared.returncode == 3, compared.stderr  # one run a side: cannot certify
-    assert "NEW / BASE speed per configuration" in compared.stdout
+    assert "NEW / BASE throughput per configuration (above 1 is better)" in compared.stdout
     assert "0.8" in compared.stdout
 
 

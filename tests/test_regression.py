@@ -188,7 +188,7 @@ def test_cli_compare_exit_codes_and_junit(tmp_path: Path, capsys: pytest.Capture
     assert main(["compare", str(quiet), str(slow), "--metric", "model"]) == 2
     assert main(["compare", str(quiet), str(slow), "--junit", str(tmp_path / "no" / "x.xml")]) == 2
     err = capsys.readouterr().err
-    assert "--metric nosuchcolumn: the records under" in err and "unexpected" not in err
+    assert "--metric nosuchcolumn: no such column in" in err and "unexpected" not in err
     assert "--junit" in err and "folder does not exist" in err
 
 

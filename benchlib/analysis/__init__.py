@@ -1,12 +1,7 @@
 """Analysis over records: comparisons, intervals, verdicts, references, regressions, fleets.
-
-The first design's names are attributes of this package, loaded on first use (pandas is not
-imported until one is used)::
-
-    from benchlib import analysis, results
-    analysis.scaling(results.load("outputs/demo"))
-
-Each name is documented where it lives (``help(analysis.scaling)``).
+Each function imports the one it stands for when called (pandas is not imported before), so
+``analysis.scaling(benchlib.load("outputs/demo"))`` works and completion is instant; each is
+documented where it lives (``help(analysis.scaling)``).
 """
 
 from __future__ import annotations
@@ -154,7 +149,8 @@ def expected(
 ) -> pd.DataFrame:
     """Measured speed of ``a`` relative to ``b`` against an expected ratio from a reference.
 
-    For time metrics (``time_*``) speed is the inverse of time, so the speed ratio is b / a.
+    Where lower is better (``time_*``: :func:`regression.higher_is_better`) speed is the
+    inverse, so the speed ratio is b / a.
     Adds ``speed_ratio``, ``expected`` and ``slowdown`` = expected / speed_ratio: how many times
     slower ``a`` ran than it should have (1 = as expected, 6 = six times too slow)."""
     from benchlib.analysis.comparisons import expected as real
@@ -318,9 +314,9 @@ def node_table(
     node: str | None = None,
     by: Sequence[str] | None = ('gpu',),
 ) -> pd.DataFrame:
-    """One row per node (median ``metric`` over its runs) sorted slowest first, with
-    ``fleet_median`` and ``relative`` (to its group's median), ``robust_z``, ``outlier``,
-    ``runs`` and the runs' ``flags``; ``node`` defaults to :func:`node_column`."""
+    """One row per node and ``by`` group (``benchmark`` and ``unit`` too: never pooled) with
+    its median ``metric``, ``fleet_median``, ``relative``, ``robust_z``, ``outlier``, ``runs``
+    and ``flags``, slowest first; ``node`` defaults to :func:`node_column`."""
     from benchlib.fleet.outliers import node_table as real
 
     return real(df=df, metric=metric, node=node, by=by)
@@ -342,7 +338,8 @@ def node_states(
     (their median), ``baseline``, ``ratio`` / ``low`` / ``high`` (speed over the other healthy
     nodes, 95 % interval), ``robust_z``, ``disturbed`` (flags of recent runs left out),
     ``error``. ``now`` (default: the current time) ends the window; ``expected`` lists nodes
-    that should have run every configuration of their GPU (one never seen: every configuration)."""
+    that should have run every configuration of their GPU (one never seen: every configuration).
+    A bad argument raises InputError naming it."""
     from benchlib.fleet.health import node_states as real
 
     return real(

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
+from benchlib.analysis.metrics import require_columns, require_metric
+from benchlib.analysis.regression import higher_is_better
 from benchlib.analysis.regression import history as campaign_history
 from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     BOOKKEEPING,
@@ -92,6 +94,8 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     "the same configuration" (default: every non-metric column except ``num_devices``).
     Probes are left out; shown, the frame leads with speedup and efficiency (``ScalingTable``).
     """
+    require_metric(df, metric, "scaling")
+    require_columns(df, by, "scaling")
     df = hashable(benchmarks(ok(df)))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))
     # whole columns at once, one group number per configuration
@@ -164,9 +168,9 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     on but kept, so each of its values gets its own row. The geometric mean of ``ratio`` is the
     headline (:func:`headline`, :func:`effect`).
     """
+    require_columns(df, [factor], "compare", argument="factor")
+    require_metric(df, metric, "compare")
     df = hashable(ok(df))
-    if factor not in df:
-        raise KeyError(f"compare: no column {factor!r} in the results")
     if on is None:
         on, only_a, only_b = _pair_columns(df, factor, a, b)
     else:
@@ -269,12 +273,13 @@ def expected(df: pd.DataFrame, factor: str, a: object, b: object, expected_ratio
              metric: str = "throughput", on: Sequence[str] | None = None) -> pd.DataFrame:
     """Measured speed of ``a`` relative to ``b`` against an expected ratio from a reference.
 
-    For time metrics (``time_*``) speed is the inverse of time, so the speed ratio is b / a.
+    Where lower is better (``time_*``: :func:`regression.higher_is_better`) speed is the
+    inverse, so the speed ratio is b / a.
     Adds ``speed_ratio``, ``expected`` and ``slowdown`` = expected / speed_ratio: how many times
     slower ``a`` ran than it should have (1 = as expected, 6 = six times too slow).
     """
     pairs = compare(df, factor, a, b, metric, on)
-    pairs["speed_ratio"] = 1 / pairs["ratio"] if metric.startswith("time_") else pairs["ratio"]
+    pairs["speed_ratio"] = pairs["ratio"] if higher_is_better(metric) else 1 / pairs["ratio"]
     pairs["expected"] = expected_ratio
     pairs["slowdown"] = expected_ratio / pairs["speed_ratio"]
     return pairs

@@ -1,8 +1,10 @@
-"""Which record columns a comparison may use as its metric (``benchlib compare --metric``)."""
+"""Which record columns a comparison may use as its metric (``benchlib compare --metric``), and
+the checks of a metric and of ``by`` columns that the Python API's functions make at their edge
+(an :class:`~benchlib.errors.InputError` naming the argument and what the table has)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -11,13 +13,14 @@ from benchlib.records import schema
 
 
 def metric_columns(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    """The columns a metric may be: measurements (or columns the schema does not know) that
-    hold numbers in every frame, in the first frame's order."""
+    """The columns a metric may be: measurements that are better higher or lower (or columns
+    the schema does not know) and hold numbers in every frame, in the first frame's order."""
     first, *_ = frames.values()
     found = []
     for name in first.columns:
         entry = schema.column(str(name))
-        if entry is not None and (entry.role != "measurement" or entry.dtype == "bool"):
+        if entry is not None and (entry.role != "measurement" or entry.dtype == "bool"
+                                  or not entry.better):
             continue
         values = [frame[name] for frame in frames.values() if name in frame]
         if len(values) == len(frames) and all(
@@ -39,9 +42,49 @@ def check_metric(metric: str, frames: Mapping[str, pd.DataFrame],
     missing = [name for name, frame in frames.items() if metric not in frame]
     role = schema.role(metric)
     if missing:
-        why = f"the records under {missing[0]} have no such column"
+        why = f"no such column in {missing[0]}"
     elif role and role != "measurement":
         why = f"{'an' if role[0] in 'aeiou' else 'a'} {role} column, not a measurement"
+    elif role and not schema.better(metric):
+        why = ("a reading that is neither better higher nor lower, so no change in it is an "
+               "improvement or a regression")
     else:
         why = "not a numeric column in every campaign"
     raise InputError(f"{option} {metric}: {why}; {hint}")
+
+
+def require_metric(df: pd.DataFrame, metric: str, what: str, judged: bool = False,
+                   table: str = "the table") -> None:
+    """InputError unless ``metric`` is a column of ``df`` (``table``) that is not true/false
+    (its values may all be missing: energy not measured, each row is then unknown); with
+    ``judged`` (a comparison that calls a change an improvement or a regression), a measurement
+    that is better higher or lower. ``what`` names the function."""
+    present = metric in df and not pd.api.types.is_bool_dtype(df[metric])
+    if judged:
+        if not present or not schema.better(metric):
+            check_metric(metric, {table: df}, option=f"{what}: metric")
+        return
+    if present:
+        return
+    numeric = [str(c) for c in df.columns if not pd.api.types.is_bool_dtype(df[c])
+               and pd.to_numeric(df[c], errors="coerce").notna().any()
+               and schema.role(str(c)) in ("measurement", None)]
+    why = f"no such column in {table}" if metric not in df else "a true/false column"
+    raise InputError(f"{what}: metric {metric}: {why}; numeric measurement columns of "
+                     f"{table}: {', '.join(numeric[:8])}{', ...' if len(numeric) > 8 else ''}")
+
+
+def require_columns(df: pd.DataFrame, columns: Sequence[str] | None, what: str,
+                    argument: str = "by") -> None:
+    """InputError naming each of ``columns`` that ``df`` does not have (and a ``by`` given as
+    one string, which would be read letter by letter)."""
+    if columns is None:
+        return
+    if isinstance(columns, str):
+        raise InputError(f"{what}: {argument}={columns!r}: give a list of column names, "
+                         f"{argument}=[{columns!r}]")
+    unknown = [str(c) for c in columns if c not in df]
+    if unknown:
+        raise InputError(f"{what}: {argument}: no column {', '.join(map(repr, unknown))} in the "
+                         "table (df.columns lists them; docs/record.md describes each)")
+

@@ -45,10 +45,8 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import campaign_noise, intervals
-from benchlib.analysis.comparable import (  # noqa: F401  (regression's names before the split)
+from benchlib.analysis.comparable import (
     INCOMPARABLE,
-    INCOMPARABLE_PATTERN,
-    NOT_COMPARABLE,
     STARTED_AT,
     TIME_COLUMNS,
     WHERE,
@@ -60,15 +58,24 @@ from benchlib.analysis.comparable import (  # noqa: F401  (regression's names be
     same_runs,
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
+from benchlib.analysis.metrics import require_columns, require_metric
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.errors import InputError
 from benchlib.formatting import literal
-from benchlib.records import flags
+from benchlib.records import flags, schema
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
 def higher_is_better(metric: str) -> bool:
-    """Throughputs and bandwidths: yes; ``time_*`` columns: no."""
-    return not metric.startswith("time_")
+    """Whether a higher ``metric`` is better (the schema's :attr:`Column.better`: throughputs
+    and bandwidths yes; times, memory, energy per sample no)."""
+    return schema.better(metric) != "lower"
+
+
+def ratio_name(metric: str) -> str:
+    """How the ratio of ``metric`` is taken so that above 1 is better: ``new / base`` where
+    higher is better, ``base / new`` where lower is (a time, memory, energy per sample)."""
+    return "new / base" if higher_is_better(metric) else "base / new"
 
 
 def _speeds(runs: pd.DataFrame, metric: str) -> np.ndarray:
@@ -157,11 +164,15 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``; its
     ``warnings`` say what makes the campaigns incomparable. ``history``: earlier runs whose
     campaigns give each configuration's noise between campaigns on its nodes."""
+    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
+        raise InputError(f"compare: threshold={threshold!r}: give a fraction from 0 to 1 "
+                         f"(default {DEFAULT_THRESHOLD}: 5 %)")
     same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
-        if metric not in frame:
-            raise KeyError(f"compare: the {name} results have no column {metric!r}")
+        if frame.empty:
+            raise InputError(f"compare: {name} holds no finished run (nothing to compare)")
+        require_metric(frame, metric, "compare", judged=True, table=name)
     keys, differing = pairing_columns(base, new)
     not_comparable(base, new, differing)
     warnings = incomparable(base, new)
@@ -324,8 +335,8 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     :func:`ordered_by` says whether ``started_at`` ordered every run.
     Change points within each node's runs: :func:`benchlib.history.series.change_points`."""
     df = ok(df).copy()
-    if metric not in df:
-        raise KeyError(f"history: no column {metric!r} in the results")
+    require_metric(df, metric, "history", judged=True)
+    require_columns(df, by, "history")
     df["time"] = run_times(df)
     by = list(by) if by is not None else config_columns(df, exclude=WHERE)
     rows = []

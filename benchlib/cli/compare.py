@@ -49,7 +49,7 @@ class Compare(Command):
                             help=f"smallest slowdown counted as a regression (default {DEFAULT_THRESHOLD})")
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column compared (default throughput; "
-                                 "time_* columns count lower as better)")
+                                 "where lower is better, times and memory, BASE / NEW)")
         parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file "
                             "(a device or FIFO such as /dev/stdout is written in place)")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis.regression import Comparison
+from benchlib.analysis.regression import Comparison, higher_is_better, ratio_name
 from benchlib.cli.base import show, show_table, wrapped
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
@@ -15,15 +15,17 @@ GEOMEAN = ("geometric mean of each side's runs (the report's index and throughpu
 
 
 def show_compared(comparison: Comparison) -> None:
-    """NEW / BASE per configuration: the figures, then each configuration's label; how an
-    interval was made said once above the table where every row's was made alike, else under
-    the configuration's label (the text is too long for a column)."""
+    """NEW / BASE per configuration (BASE / NEW where lower is better): the figures, then each
+    configuration's label; how an interval was made said once above the table where every
+    row's was made alike, else under the configuration's label (too long for a column)."""
     compared = comparison.table
     shown = [c for c in ("base", "new", "ratio", "low", "high", "verdict", "base_runs",
                          "new_runs", "flags", "interval", "configuration") if c in compared]
     readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
                 **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
-    show(wrapped(f"NEW / BASE speed per configuration; base, new: {GEOMEAN}; low-high: 95 % "
+    better = "" if higher_is_better(comparison.metric) else f", lower {comparison.metric} is better"
+    show(wrapped(f"{ratio_name(comparison.metric).upper()} {comparison.metric} per configuration "
+                 f"(above 1 is better{better}); base, new: {GEOMEAN}; low-high: 95 % "
                  "interval (how it was made: said once, or under each configuration; the lines "
                  "below say why there is none); a within-run interval never decides", indent=""))
     table = compared[shown]

@@ -8,7 +8,8 @@ import stat
 
 from benchlib.cli.base import Command
 from benchlib.errors import ConfigError, OutputError, VolumeError, describe_os_error
-from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, host_memory, size_text
+from benchlib.inputs import node_limits
+from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, size_text
 
 #: Bytes per pixel of one plane while it is drawn (float32 distances, int64 labels, float64
 #: noise and image): a plane must fit in memory.
@@ -130,7 +131,7 @@ def _volume_fits(path: str, shape: list[int], compression: str | None) -> None:
     except OutputError as error:
         raise ConfigError(f"{given}: {error}") from None
     plane = shape[1] * shape[2] * PLANE_BYTES_PER_PIXEL
-    if plane > host_memory():
+    if plane > node_limits.host_memory():
         raise ConfigError(f"{given}: one {shape[1]} x {shape[2]} plane takes about "
                           f"{size_text(plane)} while it is drawn, more than this node's "
-                          f"{size_text(host_memory())} of memory")
+                          f"{size_text(node_limits.host_memory())} of memory")

@@ -4,9 +4,10 @@ JUnit test cases for CI.
 
 Node names and reasons are record text: a drain line must never let them run a command in the
 shell it is pasted into. A node name is used only when it is a plain Slurm host name
-(:data:`NODE_NAME`: letters, digits, ``.``, ``_``, ``-``; else the node gets a comment line
-saying why it has no command); a reason keeps only :data:`REASON_CHARACTERS` (others become
-``?``) and is double-quoted, so no ``$``, backquote, backslash, quote or ``!`` reaches the shell.
+(:data:`~benchlib.fleet.health.NODE_NAME`: letters, digits, ``.``, ``_``, ``-``; else the node
+gets a comment line saying why it has no command); a reason keeps only :data:`REASON_CHARACTERS`
+(others become ``?``) and is double-quoted, so no ``$``, backquote, backslash, quote or ``!``
+reaches the shell.
 benchlib prints these lines and never runs them.
 """
 
@@ -20,6 +21,7 @@ import benchlib.fleet.health as fleet_health
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.junit import Case
 from benchlib.errors import InputError
+from benchlib.fleet.health import NODE_NAME
 from benchlib.records.values import one_line
 from benchlib.vocabulary import NodeState
 
@@ -27,8 +29,6 @@ from benchlib.vocabulary import NodeState
 FAILING = with_weight("fleet", Weight.FAILS)
 #: States that leave a node unjudged (JUnit skipped, exit 3 when nothing fails).
 UNJUDGED = with_weight("fleet", Weight.UNCERTAIN)
-#: A node name a drain line may carry (a Slurm host name).
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: One entry of a Slurm node list: a prefix, at most one bracketed range list, a suffix.
 HOSTLIST_ENTRY = re.compile(r"([^\[\],]*)\[([0-9,\-]+)\]([^\[\],]*)")
 #: Characters a drain reason keeps; any other becomes ``?``.

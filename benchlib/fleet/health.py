@@ -44,6 +44,7 @@ A node's overall state is the most severe of its configurations'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -54,7 +55,9 @@ import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 import benchlib.analysis.regression as regression
 from benchlib.analysis.comparable import WHERE
+from benchlib.analysis.metrics import require_metric
 from benchlib.analysis.tables import config_columns, configuration_labels
+from benchlib.errors import InputError
 from benchlib.fleet import outliers as fleet
 from benchlib.formatting import missing
 from benchlib.records import flags
@@ -64,6 +67,8 @@ from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict, NodeState, Re
 VALIDITY_DAYS = 7.0
 #: How many of a node's latest finished runs in the window its recent speed is made of.
 RECENT_RUNS = 5
+#: A node name a drain line may carry (a Slurm host name).
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Healthy nodes a baseline needs.
 MIN_BASELINE_NODES = 3
 #: Columns that say when or as what a run was made: never part of a configuration.
@@ -179,8 +184,25 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     (their median), ``baseline``, ``ratio`` / ``low`` / ``high`` (speed over the other healthy
     nodes, 95 % interval), ``robust_z``, ``disturbed`` (flags of recent runs left out),
     ``error``. ``now`` (default: the current time) ends the window; ``expected`` lists nodes
-    that should have run every configuration of their GPU (one never seen: every configuration)."""
-    now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
+    that should have run every configuration of their GPU (one never seen: every configuration).
+    A bad argument raises InputError naming it."""
+    require_metric(df, metric, "node_states", judged=True)
+    if isinstance(expected, str) or not all(isinstance(n, str) and NODE_NAME.fullmatch(n)
+                                             for n in expected):
+        raise InputError(f"node_states: expected={expected!r}: give a list of node names "
+                         "(letters, digits, . _ -), e.g. ['node01', 'node02'] "
+                         "(fleet.actions.expected_nodes(['node[01-02]']) expands a Slurm list)")
+    if not (isinstance(window_days, (int, float)) and 0 < window_days < float("inf")):
+        raise InputError(f"node_states: window_days={window_days!r}: give the validity window in "
+                         f"days, above 0 (default {VALIDITY_DAYS:g})")
+    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
+        raise InputError(f"node_states: threshold={threshold!r}: give a fraction from 0 to 1 "
+                         f"(default {DEFAULT_THRESHOLD})")
+    try:
+        now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
+    except (ValueError, TypeError) as error:
+        raise InputError(f"node_states: now={now!r}: not a time ({error}); give an ISO 8601 "
+                         "time such as '2026-11-27T12:00Z' or a pandas Timestamp") from None
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
     runs["_node"] = node_names(runs)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import registry
+from benchlib.analysis.metrics import require_metric
 from benchlib.analysis.tables import ok
 from benchlib.formatting import literal
 from benchlib.kinds import KINDS
@@ -61,8 +62,7 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
     """``df`` (finished runs) with ``robust_z`` of ``metric`` within each ``by`` group and
     ``outlier`` (``|robust_z| > 3.5``); ``by`` None or empty: the whole table is one group."""
     out = ok(df).copy()
-    if metric not in out:
-        raise KeyError(f"outliers: no column {metric!r} in the results")
+    require_metric(out, metric, "outliers")
     by = [c for c in (by or ()) if c in out]
     if by:
         out["robust_z"] = out.groupby(by, dropna=False, sort=False)[metric].transform(robust_z)
@@ -74,13 +74,15 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
 
 def node_table(df: pd.DataFrame, metric: str = "throughput", node: str | None = None,
                by: Sequence[str] | None = ("gpu",)) -> pd.DataFrame:
-    """One row per node (median ``metric`` over its runs) sorted slowest first, with
-    ``fleet_median`` and ``relative`` (to its group's median), ``robust_z``, ``outlier``,
-    ``runs`` and the runs' ``flags``; ``node`` defaults to :func:`node_column`."""
+    """One row per node and ``by`` group (``benchmark`` and ``unit`` too: never pooled) with
+    its median ``metric``, ``fleet_median``, ``relative``, ``robust_z``, ``outlier``, ``runs``
+    and ``flags``, slowest first; ``node`` defaults to :func:`node_column`."""
     runs = ok(df)
+    require_metric(runs, metric, "node_table")
     node = node or node_column(runs)
-    by = [c for c in (by or ()) if c in runs]
-    keys = [*by, node]
+    given = [c for c in (by or ()) if c in runs]
+    by = [*given, *(c for c in ("benchmark", "unit") if c in runs and c not in given)]
+    keys = [*given, node, *by[len(given):]]
     grouped = runs.groupby(keys, dropna=False, sort=False)
     table = grouped[metric].median().reset_index()
     table["runs"] = grouped.size().to_numpy()
@@ -92,7 +94,7 @@ def node_table(df: pd.DataFrame, metric: str = "throughput", node: str | None = 
         else pd.Series(table[metric].median(), index=table.index)
     table["fleet_median"] = medians
     table["relative"] = table[metric] / medians
-    return table.sort_values([metric, node], kind="stable").reset_index(drop=True)
+    return table.sort_values(["relative", metric, node], kind="stable").reset_index(drop=True)
 
 
 def normalised(df: pd.DataFrame, columns: Sequence[str] | None = None,

@@ -50,12 +50,8 @@ def node_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     groups = fleet_groups(runs)
     table = fleet.node_table(runs, "throughput", by=groups)
-    units = runs["unit"].fillna("").astype(str) if "unit" in runs else pd.Series("", runs.index)
-    if groups:
-        table = table.join(units.groupby([runs[c] for c in groups], dropna=False).first(),
-                           on=groups)
-    else:
-        table["unit"] = units.iloc[0]
+    if "unit" not in table:
+        table["unit"] = ""
     return table.sort_values(["relative", "robust_z"], kind="stable").reset_index(drop=True)
 
 

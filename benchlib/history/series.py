@@ -26,20 +26,15 @@ import pandas as pd
 import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.regression import (
-    DEFAULT_THRESHOLD,
-    higher_is_better,
-    ordered_by,
-    run_times,
-    verdict,
-)
+from benchlib.analysis.metrics import require_columns, require_metric
+from benchlib.analysis.regression import higher_is_better, ordered_by, run_times, verdict
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.history import change_points as change_detection
 from benchlib.history import env_changes
 from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
 from benchlib.records import flags, schema
 from benchlib.records.values import one_line
-from benchlib.vocabulary import CompareVerdict
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 #: The column that names the node a run was made on.
 NODE = "host"
@@ -107,8 +102,8 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
     (UTC), ``metric``, ``disturbed`` (contended or throttled: left out of the change points)
     and the environment columns (:func:`~benchlib.analysis.regression.ordered_by` says how the
     runs were ordered)."""
-    if metric not in df:
-        raise KeyError(f"history: no column {metric!r} in the results")
+    require_metric(df, metric, "change_points", judged=True)
+    require_columns(df, by, "change_points")
     runs = ok(df)
     keys = configuration_columns(runs, by)
     keep = [*keys, *(c for c in (NODE, metric, "flags", "campaign", "source") if c in runs),

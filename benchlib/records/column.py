@@ -39,6 +39,10 @@ class Column:
     said_once: bool = False
     #: the schema version that added the column (records of earlier ones load it as missing)
     since: int = 1
+    #: which way a measurement is better: "higher" (a rate), "lower" (a time, memory, energy
+    #: per sample), "" (neither: a reading such as power or temperature; not a metric that
+    #: ``compare`` or ``history`` can call an improvement or a regression)
+    better: Literal["higher", "lower", ""] = ""
 
     @property
     def pattern(self) -> re.Pattern[str]:

@@ -41,12 +41,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("compile", C, "text", "", "torch.compile mode (none: eager)", True,
            describes=13, factor=9),
     Column("throughput", M, "float", "unit", "samples / wall time of the timed loop (the "
-           "probes: their headline figure)", True),
+           "probes: their headline figure)", True, better="higher"),
     Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, tokens/s, GB/s (bus), ...)",
            True),
-    Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True),
+    Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True,
+           better="lower"),
     Column("time_{phase}_s", M, "float", "s", "median seconds per iteration in a phase (data, "
-           "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True),
+           "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True,
+           better="lower"),
     Column("iterations", B, "count", "iterations", "timed iterations that ran (failed records: "
            "the parameter, which may be auto or epoch)", True, words=("auto", "epoch")),
     Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
@@ -55,7 +57,7 @@ COLUMNS: tuple[Column, ...] = (
            True,
            minimum=0),
     Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
-           "peak resident set)", True),
+           "peak resident set)", True, better="lower"),
     Column("status", B, "text", "", "ok or failed", True,
            said_once=True),
     Column("flags", B, "text", "", "why not to take the number at face value: contended, "
@@ -159,16 +161,19 @@ COLUMNS: tuple[Column, ...] = (
     Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
     # measurements
     Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "
-           "or iteration)"),
-    Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds"),
+           "or iteration)", better="lower"),
+    Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds", better="lower"),
     Column("throughput_low", M, "float", "unit", "within-run 95 % interval of throughput (a "
-           "bootstrap over this run's iterations; never decides a comparison), low end"),
-    Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end"),
+           "bootstrap over this run's iterations; never decides a comparison), low end",
+           better="higher"),
+    Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end",
+           better="higher"),
     Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
-           "classified per second"),
+           "classified per second", better="higher"),
     Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "
            "for training)"),
-    Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput"),
+    Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput",
+           better="higher"),
     Column("contention_cpu_share", M, "float", "", "share of the run's CPU time that other "
            "processes took"),
     Column("contention_swap_pages", M, "int", "pages", "pages swapped in and out during the loop"),
@@ -190,38 +195,47 @@ COLUMNS: tuple[Column, ...] = (
            "thermal or hw_slowdown"),
     Column("energy_j", M, "float", "J", "energy over the timed loop: the GPUs' (NVML), or a CPU "
            "run's packages (RAPL: all processes on them); empty where not measured (unknown)"),
-    Column("joules_per_sample", M, "float", "J/sample", "energy / samples"),
+    Column("joules_per_sample", M, "float", "J/sample", "energy / samples", better="lower"),
     Column("samples_per_joule", M, "float", "unit/J", "samples / energy: the throughput's unit "
            "per joule (images/J, tokens/J, voxels/J; the kind's per_joule_unit); empty where "
-           "energy was not measured (unknown)"),
-    Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)"),
+           "energy was not measured (unknown)", better="higher"),
+    Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)",
+           better="lower"),
     Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop",
-           minimum=-math.inf),
-    Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time"),
+           minimum=-math.inf, better="lower"),
+    Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time",
+           better="lower"),
     Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
            "reason, parameters, voxels written, ...)"),
-    Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size"),
-    Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size"),
-    Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message"),
+    Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size",
+           better="higher"),
+    Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size",
+           better="higher"),
+    Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message",
+           better="lower"),
     Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul of one "
-           "square size (matmul_size, or the largest that fits probe_time_s)"),
+           "square size (matmul_size, or the largest that fits probe_time_s)", better="higher"),
     Column("mamf_tflops_{precision}", M, "float", "TFLOP/s", "node probe: maximum achievable "
-           "matmul, the best over a sweep of shapes (MAMF), each the best of mamf_repeats calls"),
-    Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)"),
+           "matmul, the best over a sweep of shapes (MAMF), each the best of mamf_repeats calls",
+           better="higher"),
+    Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)",
+           better="higher"),
     Column("triad_GBps", M, "float", "GB/s", "node probe: STREAM triad a = b + 3c (two arrays "
-           "read, one written), best call"),
+           "read, one written), best call", better="higher"),
     Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
-           "pageable"),
+           "pageable", better="higher"),
     Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: read from data_dir "
-           "+ JPEG decode + transform, n loader workers"),
-    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best read + decode rate"),
+           "+ JPEG decode + transform, n loader workers", better="higher"),
+    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best read + decode rate",
+           better="higher"),
     Column("decode_memory_images_per_s", M, "float", "images/s", "node probe: JPEG decode + "
            "transform of data_dir's images read into memory first (no file system), at "
-           "decode_best_workers"),
-    Column("read_MBps", M, "float", "MB/s", "node probe: data directory read"),
-    Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read"),
+           "decode_best_workers", better="higher"),
+    Column("read_MBps", M, "float", "MB/s", "node probe: data directory read", better="higher"),
+    Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read",
+           better="higher"),
     Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "
-           "bandwidth"),
+           "bandwidth", better="higher"),
     Column("env_var_{name}", E, "text", "", "allow-listed environment variable (never secrets)"),
     Column("env_slurm_{name}", E, "text", "", "SLURM job, array, node list, partition, cluster"),
     Column("env_{name}", E, "text", "", "versions, hardware, host, container, file system of the "

@@ -92,6 +92,16 @@ def added_later() -> tuple[str, ...]:
     return tuple(c.name for c in COLUMNS if c.since > 1 and "{" not in c.name)
 
 
+def better(name: str) -> str:
+    """Which way ``name`` is better: "higher", "lower", or "" for a measurement that is neither
+    (power, temperature) and for a column that is not a measurement; a column the schema does
+    not know (a site kind's own figure) is taken as a rate: "higher"."""
+    found = column(name)
+    if found is None:
+        return "higher"
+    return found.better if found.role == "measurement" else ""
+
+
 def role(name: str) -> Role | None:
     """The role of a column (None: not in the schema)."""
     found = column(name)
@@ -154,6 +164,7 @@ def markdown() -> str:
         lines += [f"## {title}", "", "| column | type | valid values | unit | meaning |",
                   "| --- | --- | --- | --- | --- |"]
         lines += [f"| `{c.name}` | {c.dtype} | {c.valid} | {c.unit} | {c.description}"
+                  f"{f'; {c.better} is better' if c.better else ''}"
                   f"{' (core, essential)' if c.essential else ' (core)' if c.core else ''} |"
                   for c in COLUMNS if c.role == wanted]
         lines.append("")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis import comparisons
+from benchlib.analysis import comparisons, regression
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
@@ -40,7 +40,7 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAU
     """:func:`regression.compare` of the workload runs' throughput (probes left out: their
     figures are not throughputs), each configuration's noise between campaigns from its earlier
     runs in catalog ``history_db`` where given (:func:`selection.comparison_history`)."""
-    from benchlib.analysis import regression, selection
+    from benchlib.analysis import selection
 
     base, new = comparisons.benchmarks(base), comparisons.benchmarks(new)
     return regression.compare(base, new, threshold=threshold,
@@ -129,13 +129,14 @@ def compare_display(comparison: Comparison, unit: str = "",
     suffix = f" ({unit})" if unit else ""
     interval = _interval
     compared = comparison.table
+    ratio = regression.ratio_name(comparison.metric)
     energy_table = energy.table if energy is not None else None
 
     cells = pd.DataFrame({
         "configuration": compare_labels(compared),
         f"base{suffix}": compared["base"].map(formatting.formatter("throughput")),
         f"new{suffix}": compared["new"].map(formatting.formatter("throughput")),
-        "new / base": compared["ratio"].map(formatting.formatter("ratio")),
+        ratio: compared["ratio"].map(formatting.formatter("ratio")),
         "95 % interval": [interval(lo, hi) for lo, hi in
                           zip(compared["low"], compared["high"], strict=True)],
         "verdict": compared["verdict"].map(
@@ -147,11 +148,14 @@ def compare_display(comparison: Comparison, unit: str = "",
     })
     if not cells["flags"].str.strip().any():
         cells = cells.drop(columns="flags")
-    first = ["configuration", "verdict", "new / base", "95 % interval", "flags"]  # a phone's view
+    first = ["configuration", "verdict", ratio, "95 % interval", "flags"]  # a phone's view
     cells = cells[[c for c in first if c in cells] + [c for c in cells if c not in first]]
+    better = ("faster" if comparison.metric == "throughput" else "better"
+              if regression.higher_is_better(comparison.metric)
+              else f"better (lower {comparison.metric} is better)")
     caption = (f"Geometric mean {comparison.metric} of each side's runs "
-               "per configuration; new / "
-               f"base above 1 is faster. {INTERVAL_NOTE}. regression: the whole interval more "
+               f"per configuration; {ratio} above 1 is {better}. {INTERVAL_NOTE}. regression: "
+               "the whole interval more "
                f"than {comparison.threshold:.0%} below 1; {formatting.DASH} = no "
                "interval (fewer than two runs a side) or nothing to pair.")
     if energy_table is not None and not energy_table.empty:
@@ -159,7 +163,7 @@ def compare_display(comparison: Comparison, unit: str = "",
                     "ratio and interval over the runs that measured energy; unknown = not "
                     "measured on a side.")
     return present.Table(cells.reset_index(drop=True), caption,
-                         {f"base{suffix}", f"new{suffix}", "new / base", "95 % interval",
+                         {f"base{suffix}", f"new{suffix}", ratio, "95 % interval",
                           "energy efficiency new / base", "energy 95 % interval"})
 
 

@@ -1,0 +1,89 @@
+"""The Python API's edge: a bad argument to an analysis function is an InputError naming the
+argument and what is allowed (as the command exits 2), never a silent wrong answer; a metric
+is judged in the direction the schema gives it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from benchlib import analysis
+from benchlib.analysis import regression
+from benchlib.errors import InputError
+from tests.test_regression import _campaign
+
+
+def _nights() -> pd.DataFrame:
+    """Three nodes, two configurations, four nights each."""
+    rows = [{"campaign": f"night{n}", "host": f"node0{h}", "gpu": "H100", "benchmark": "train",
+             "model": "resnet50", "batch_size": batch, "unit": "images/s", "status": "ok",
+             "flags": "", "throughput": 1000.0 + 10 * n + batch,
+             "started_at": f"2026-11-{20 + n:02d}T01:00:00+00:00"}
+            for n in range(4) for h in range(1, 4) for batch in (32, 64)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda df: analysis.node_states(df, metric="thruput", now="2026-11-25"),
+     "node_states: metric thruput: no such column in the table"),
+    (lambda df: analysis.node_states(df, expected="node[01-03]", now="2026-11-25"),
+     "node_states: expected='node[01-03]': give a list of node names"),
+    (lambda df: analysis.node_states(df, expected=["bad name!"], now="2026-11-25"),
+     "give a list of node names"),
+    (lambda df: analysis.node_states(df, window_days=0, now="2026-11-25"),
+     "node_states: window_days=0: give the validity window in days, above 0"),
+    (lambda df: analysis.node_states(df, now="tomorrow"), "node_states: now='tomorrow': not a time"),
+    (lambda df: analysis.scaling(df, metric="thruput"), "scaling: metric thruput: no such column"),
+    (lambda df: analysis.scaling(df, by=["nonexistent"]), "scaling: by: no column 'nonexistent'"),
+    (lambda df: analysis.scaling(df, by="model"), "scaling: by='model': give a list"),
+    (lambda df: analysis.change_points(df, by=["nosuch"]), "change_points: by: no column 'nosuch'"),
+    (lambda df: analysis.change_points(df, metric="batch_size"),
+     "change_points: metric batch_size: a configuration column, not a measurement"),
+    (lambda df: analysis.compare(df, "nosuch", 1, 2), "compare: factor: no column 'nosuch'"),
+])
+def test_a_bad_argument_is_named_not_answered(call, said: str) -> None:
+    with pytest.raises(InputError) as raised:
+        call(_nights())
+    assert said in str(raised.value)
+
+
+def test_fleet_states_judge_the_named_metric() -> None:
+    states = analysis.node_states(_nights(), now="2026-11-25")
+    assert set(states.table["state"]) == {"ok"} and len(states.table) == 6
+
+
+def test_more_memory_is_a_regression_and_the_ratio_is_base_over_new() -> None:
+    base = _campaign("base", {32: [100.0, 101.0, 99.0]}).assign(
+        peak_memory_bytes=[1e9, 1.01e9, 0.99e9])
+    new = _campaign("new", {32: [100.0, 101.0, 99.0]}).assign(
+        peak_memory_bytes=[2e9, 2.02e9, 1.98e9])
+    found = analysis.compare_campaigns(base, new, metric="peak_memory_bytes")
+    assert found.table["verdict"].tolist() == ["regression"]
+    assert found.table["ratio"].iloc[0] == pytest.approx(0.5, rel=0.01)
+    assert regression.ratio_name("peak_memory_bytes") == "base / new"
+    assert regression.ratio_name("throughput") == "new / base"
+
+
+@pytest.mark.parametrize(("kwargs", "said"), [
+    ({"metric": "power_mean_w"}, "neither better higher nor lower"),
+    ({"threshold": 5}, "compare: threshold=5: give a fraction from 0 to 1"),
+])
+def test_compare_refuses_what_it_cannot_judge(kwargs: dict, said: str) -> None:
+    base = _campaign("base", {32: [100.0, 101.0]}).assign(power_mean_w=300.0)
+    new = _campaign("new", {32: [90.0, 91.0]}).assign(power_mean_w=310.0)
+    with pytest.raises(InputError, match=said):
+        analysis.compare_campaigns(base, new, **kwargs)
+
+
+def test_compare_of_empty_campaigns_is_bad_input() -> None:
+    empty = _campaign("base", {32: [100.0]}).iloc[0:0]
+    with pytest.raises(InputError, match="compare: base holds no finished run"):
+        analysis.compare_campaigns(empty, empty.assign(campaign="new"))
+
+
+def test_the_node_table_never_pools_units() -> None:
+    images = _nights()
+    tokens = images.assign(benchmark="lm_train", unit="tokens/s", throughput=50_000.0)
+    table = analysis.node_table(pd.concat([images, tokens], ignore_index=True), by=["gpu"])
+    assert len(table) == 6 and set(table["unit"]) == {"images/s", "tokens/s"}
+    assert table["relative"].between(0.9, 1.1).all()
