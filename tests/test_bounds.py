@@ -435,7 +435,7 @@ def test_every_bounded_reference_field_refuses_out_of_range_values():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from benchlib.analysis.references import Reference, parse_references
+    from benchlib.analysis.reference_file import Reference, parse_references
 
     cases = list(_bounded(Reference).items())
     assert {name for name, _ in cases} >= {"value", "lower", "upper"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.analysis import references
+from benchlib.analysis import reference_file, references
 from benchlib.cli import main
 from benchlib.errors import InputError
 from tests.fakes import write_record_notebook
@@ -103,7 +103,7 @@ def test_verdicts_bounds_and_slowdown(tmp_path: Path) -> None:
 
 
 def test_match_values_lists_regex_booleans_and_ties() -> None:
-    refs = references.parse_references({"references": [
+    refs = reference_file.parse_references({"references": [
         {"match": {"precision": ["amp_fp16", "amp_bf16"], "channels_last": True}, "metric": "throughput",
          "value": 10, "source": "a"},
         {"match": {"device_name": {"regex": "a100-sxm4"}, "channels_last": True}, "metric": "throughput",
@@ -177,7 +177,7 @@ def test_cli_check_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFi
     bad = _campaign(tmp_path / "bad", 2800.0, 1400.0)
     report = tmp_path / "check.xml"
     assert main(["check", str(bad), "--references", str(refs), "--junit", str(report)]) == 1
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped lines read as one
     assert "FAIL train-1" in out and "1.99x slower" in out and "a published table" in out
     suite = ET.parse(report).getroot().find("testsuite")
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
@@ -230,7 +230,7 @@ def test_a_run_at_zero_fails_its_reference_whatever_its_flags(tmp_path: Path, fl
     assert main(["check", str(stalled), "--references", str(_refs(tmp_path))]) == 1
     out = capsys.readouterr().out
     assert "FAIL train-0: throughput 0" in out and "CANNOT CERTIFY" not in out
-    ceiling = references.parse_references({"references": [
+    ceiling = reference_file.parse_references({"references": [
         {"match": {"gpu": "H100"}, "metric": "throughput", "value": 10, "lower": None,
          "upper": 0.5, "source": "a ceiling only"}]})
     row = references.check(_frame({"throughput": 0.0, "flags": flag}), ceiling).iloc[0]
@@ -240,7 +240,7 @@ def test_a_run_at_zero_fails_its_reference_whatever_its_flags(tmp_path: Path, fl
 def test_a_backtracking_regex_is_bad_input_not_a_hang(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     # ^(a|a)*$ against 40 a's and a b backtracks 2^40 times with Python's re: check would spin
-    refs = references.parse_references({"references": [
+    refs = reference_file.parse_references({"references": [
         {"match": {"gpu": {"regex": "^(a|a)*$"}}, "metric": "throughput", "value": 10,
          "source": "a hostile file"}]})
     rows = _frame({"gpu": "a" * 40 + "b", "throughput": 10.0})
@@ -262,7 +262,7 @@ def test_lambda_and_llmc_references_match_their_configurations_only() -> None:
             "throughput": 1500.0}
     lm = {"gpu": "H100", "device_name": "NVIDIA H100 80GB HBM3", "benchmark": "lm_train",
           "lm_size": "gpt2", "sequence_length": 1024, "num_devices": 8, "batch_size": 64,
-          "precision": "amp_bf16", "throughput": 1_500_000.0}
+          "precision": "amp_bf16", "unit": "tokens/s", "throughput": 1_500_000.0}
     checked = references.check(_frame(a100, {**a100, "channels_last": True}, lm,
                                       {**lm, "num_devices": 1}), refs).set_index("run")
     assert checked.loc["run0", "expected"] == 1582 and checked.loc["run0", "verdict"] == "pass"
@@ -280,3 +280,37 @@ def test_nothing_judged_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert main(["check", str(good), "--references", str(refs)]) == 3
     out = capsys.readouterr().out
     assert "2 no reference" in out and "NOTHING CERTIFIED: no run was judged" in out
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"metric": "thruput"}, "references.0.metric: bad value 'thruput': not a record column"),
+    ({"metric": "batch_size"}, "a configuration column, not a numeric measurement"),
+    ({"match": {"gpux": "cpu"}}, "not a record column: 'gpux'"),
+    ({"metric": "matmul_tflops_fp16", "unit": "GB/s"}, "unit 'GB/s': matmul_tflops_fp16 is in TFLOP/s"),
+])
+def test_a_reference_names_only_record_columns_and_their_units(change: dict, said: str) -> None:
+    entry = {"match": {"benchmark": "train"}, "metric": "throughput", "value": 10,
+             "source": "a table", **change}
+    with pytest.raises(InputError) as raised:
+        reference_file.parse_references({"references": [entry]}, "r.yaml")
+    assert said in str(raised.value)
+
+
+def test_a_throughput_reference_judges_only_runs_in_its_unit() -> None:
+    refs = reference_file.parse_references({"references": [
+        {"match": {"benchmark": "train"}, "metric": "throughput", "value": 100,
+         "unit": "tokens/s", "lower": -0.1, "source": "a table"},
+        {"match": {"benchmark": "probe_allreduce"}, "metric": "throughput", "value": 100,
+         "unit": "GB/s", "lower": -0.1, "source": "nccl-tests"}]})
+    checked = references.check(_frame({"throughput": 10.0},
+                                      {"benchmark": "probe_allreduce", "unit": "GB/s (bus)",
+                                       "throughput": 95.0}), refs).set_index("run")
+    assert checked.loc["run0", "verdict"] == "no reference"   # images/s is not tokens/s
+    assert checked.loc["run1", "verdict"] == "pass"           # GB/s takes GB/s (bus)
+
+
+def test_the_shipped_all_reduce_reference_applies_to_an_all_reduce_record() -> None:
+    record = {"benchmark": "probe_allreduce", "gpu": "H100", "num_nodes": 1, "num_devices": 8,
+              "precision": "fp32", "unit": "GB/s (bus)", "throughput": 360.0}
+    checked = references.check(_frame(record), references.shipped())
+    assert checked["expected"].tolist() == [370] and checked["verdict"].tolist() == ["pass"]

@@ -27,11 +27,12 @@ from benchlib.vocabulary import DEFAULT_THRESHOLD  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     import pandas as pd
 
     import benchlib.fleet.health as fleet_health
-    from benchlib.analysis.references import Reference
+    from benchlib.analysis.reference_file import Reference
     from benchlib.analysis.regression import Comparison
     from benchlib.fleet.health import FleetStates
     from benchlib.history.series import ChangePoints
@@ -286,7 +287,7 @@ def compare_campaigns(
     return real(base=base, new=new, metric=metric, threshold=threshold, history=history)
 
 
-def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
+def check(df: pd.DataFrame, refs: list[Reference] | str | Path) -> pd.DataFrame:
     """One row per run and applying reference (per metric the most specific; see the module
     docstring): ``run``, ``configuration``, ``metric``, ``measured``, ``reference`` (its label),
     ``reference_index`` (1-based, in ``refs``), ``expected``, ``low``, ``high``, ``unit``,
@@ -295,7 +296,7 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
     number decides nothing), ``message``, ``note``, ``flags`` (the run's) and ``reference_source``.
 
     A run no reference applies to gets one ``no reference`` row; a failed run one ``run failed``
-    row (its error in ``message``)."""
+    row (its error in ``message``). ``refs`` may be a references file's path."""
     from benchlib.analysis.references import check as real
 
     return real(df=df, refs=refs)

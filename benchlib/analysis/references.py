@@ -1,4 +1,5 @@
-"""References with tolerances, and checking runs against them (acceptance tests).
+"""Checking runs against references with tolerances (acceptance tests); the references file
+itself (its format, validation and matching): :mod:`benchlib.analysis.reference_file`.
 
 A references file follows ReFrame's convention, with record columns as the keys::
 
@@ -25,33 +26,23 @@ whatever the run's flags: contention or throttling can slow a run, not stop it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import regex
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    field_validator,
-)
 
 from benchlib import reference, registry
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
+from benchlib.analysis.reference_file import (
+    Reference,
+    RegexMatch,
+    load_references,
+    match_text,
+    missing_value,
+)
 from benchlib.analysis.tables import labels
-from benchlib.errors import InputError
-from benchlib.inputs.config import describe_validation_error
-from benchlib.inputs.yaml_input import load_yaml
 from benchlib.records import flags
 from benchlib.records.flags import number
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
@@ -68,153 +59,6 @@ DATASHEET_METRICS = {f"{p}_tflops": f"matmul_tflops_{p}" for p in MatmulPrecisio
 #: Verdicts of a check row; ``fail`` and ``run failed`` make ``benchlib check`` exit 1.
 FAILING = with_weight("check", Weight.FAILS)
 
-Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
-
-
-#: A reference's regular expression searches at most this many characters of a record's text,
-#: for at most this many seconds (the ``regex`` module's timeout: no pattern hangs a check).
-REGEX_TEXT = 1000
-REGEX_TIMEOUT_S = 0.5
-
-
-class RegexMatch(BaseModel):
-    """``{regex: PATTERN}``: the column's text contains a match of PATTERN (ignoring case)."""
-
-    model_config = ConfigDict(extra="forbid")
-    regex: StrictStr
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            regex.compile(value)
-        except regex.error as error:
-            raise ValueError(f"not a regular expression: {error}") from None
-        return value
-
-    def search(self, text: str) -> bool:
-        """Whether ``text`` (its first :data:`REGEX_TEXT` characters) contains a match, ignoring
-        case; a pattern that takes longer than :data:`REGEX_TIMEOUT_S` (one that backtracks
-        without end, such as ``^(a|a)*$``) is bad input naming it, not a hang."""
-        try:
-            return regex.search(self.regex, text[:REGEX_TEXT], flags=regex.IGNORECASE,
-                                timeout=REGEX_TIMEOUT_S) is not None
-        except TimeoutError:
-            raise InputError(f"references: {{regex: {self.regex!r}}} took over "
-                             f"{REGEX_TIMEOUT_S} s on {text[:60]!r}: it backtracks without end; "
-                             "write it without nested repetition such as (a|a)* or (a+)+") from None
-
-
-MatchValue = Scalar | list[Scalar] | RegexMatch
-
-
-class Reference(BaseModel):
-    """One expected figure: which runs it applies to, the value and its relative bounds."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    match: dict[str, MatchValue]
-    metric: StrictStr
-    value: float = Field(gt=0, allow_inf_nan=False, strict=True)
-    lower: float | None = Field(None, ge=-1, le=0, strict=True)
-    upper: float | None = Field(None, ge=0, allow_inf_nan=False, strict=True)
-    unit: StrictStr = ""
-    source: StrictStr = Field(min_length=1)
-    name: StrictStr = ""
-
-    @field_validator("match")
-    @classmethod
-    def _column_names(cls, match: dict[str, Any]) -> dict[str, Any]:
-        bad = [key for key in match if not re.fullmatch(r"\w+", key)]
-        if bad:
-            raise ValueError(f"match keys are record columns (letters, digits, _): {bad}")
-        return match
-
-    @property
-    def specificity(self) -> int:
-        """How many ``match`` keys constrain the run (those that are not ``'*'``)."""
-        return sum(value != "*" for value in self.match.values())
-
-    @property
-    def label(self) -> str:
-        """``name``, or the metric and the constrained match keys."""
-        if self.name:
-            return self.name
-        keys = ", ".join(f"{k}={_text(v)}" for k, v in self.match.items() if v != "*")
-        return f"{self.metric} [{keys or 'any run'}]"
-
-    def bounds(self) -> tuple[float, float]:
-        """The absolute (low, high) bounds (-inf / inf when unbounded)."""
-        low = self.value * (1 + self.lower) if self.lower is not None else -math.inf
-        high = self.value * (1 + self.upper) if self.upper is not None else math.inf
-        return low, high
-
-    def applies_to(self, row: dict[str, Any]) -> bool:
-        """Whether every ``match`` column of ``row`` agrees."""
-        return all(_agrees(expected, row.get(column)) for column, expected in self.match.items())
-
-
-class ReferencesFile(BaseModel):
-    """A references YAML file: ``references:`` followed by a list of references."""
-
-    model_config = ConfigDict(extra="forbid")
-    references: list[Reference]
-
-
-def _text(value: object) -> str:
-    if isinstance(value, RegexMatch):
-        return f"~{value.regex}"
-    if isinstance(value, list):
-        return "|".join(map(str, value))
-    return str(value)
-
-
-def _missing(value: object) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _agrees(expected: object, actual: object) -> bool:
-    """Whether a record's value ``actual`` satisfies one ``match`` value."""
-    if expected == "*" and not isinstance(expected, bool):
-        return True
-    if _missing(actual):
-        return False
-    if isinstance(expected, RegexMatch):
-        return expected.search(str(actual))
-    if isinstance(expected, list):
-        return any(_agrees(item, actual) for item in expected)
-    if isinstance(expected, bool) or isinstance(actual, (bool, np.bool_)):
-        return isinstance(expected, bool) and isinstance(actual, (bool, np.bool_)) \
-            and bool(actual) == expected
-    if isinstance(expected, (int, float)):
-        try:
-            return float(actual) == float(expected)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return False
-    return str(actual) == expected
-
-
-def parse_references(data: object, where: str = "references file") -> list[Reference]:
-    """Validate loaded YAML data; InputError naming ``where`` and each bad field."""
-    if not isinstance(data, dict) or "references" not in data:
-        keys = (f"its keys: {', '.join(map(str, data))}" if isinstance(data, dict)
-                else "expected a mapping with a 'references' list")
-        raise InputError(f"{where}: not a references file ({keys}); a references file is a "
-                         "'references:' list of entries with name, match, metric, value, lower, "
-                         "upper, unit and source (docs/acceptance.md)")
-    try:
-        return ReferencesFile(**data).references
-    except ValidationError as error:
-        lines = describe_validation_error(error, fields=ReferencesFile.model_fields)
-        raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None
-
-
-def load_references(path: str | Path) -> list[Reference]:
-    """Read and validate a references YAML file (strict YAML, as params files are read)."""
-    return parse_references(load_yaml(path, what="references file"), str(path))
-
-
 def datasheet_references() -> list[Reference]:
     """The datasheet's dense matmul peaks as references of the node probe's matmul columns,
     one per GPU variant and precision it lists, matched on the variant's device-name pattern,
@@ -223,7 +67,7 @@ def datasheet_references() -> list[Reference]:
     for row in reference.datasheets().to_dict("records"):
         for column, metric in DATASHEET_METRICS.items():
             peak = row.get(column)
-            if _missing(peak):
+            if missing_value(peak):
                 continue
             found.append(Reference(
                 match={"benchmark": registry.NODE_PROBE.benchmark,
@@ -251,7 +95,7 @@ def table(refs: Iterable[Reference]) -> pd.DataFrame:
     for index, ref in enumerate(refs, start=1):
         low, high = ref.bounds()
         rows.append({"reference": ref.label, "index": index, "metric": ref.metric,
-                     "match": ", ".join(f"{k}={_text(v)}" for k, v in ref.match.items()),
+                     "match": ", ".join(f"{k}={match_text(v)}" for k, v in ref.match.items()),
                      "value": ref.value, "lower": ref.lower, "upper": ref.upper, "low": low,
                      "high": high, "unit": ref.unit, "source": ref.source})
     return pd.DataFrame(rows)
@@ -311,7 +155,7 @@ def _verdict(ref: Reference, measured: float | None) -> tuple[CheckVerdict, str]
     return CheckVerdict.PASS, f"{ratio:.2f}x {ref.label!r}"
 
 
-def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
+def check(df: pd.DataFrame, refs: list[Reference] | str | Path) -> pd.DataFrame:
     """One row per run and applying reference (per metric the most specific; see the module
     docstring): ``run``, ``configuration``, ``metric``, ``measured``, ``reference`` (its label),
     ``reference_index`` (1-based, in ``refs``), ``expected``, ``low``, ``high``, ``unit``,
@@ -320,7 +164,9 @@ def check(df: pd.DataFrame, refs: list[Reference]) -> pd.DataFrame:
     number decides nothing), ``message``, ``note``, ``flags`` (the run's) and ``reference_source``.
 
     A run no reference applies to gets one ``no reference`` row; a failed run one ``run failed``
-    row (its error in ``message``)."""
+    row (its error in ``message``). ``refs`` may be a references file's path."""
+    if isinstance(refs, (str, Path)):
+        refs = load_references(refs)
     described = [c for c in ("gpu", "num_devices", "benchmark", "model", "dataset", "batch_size",
                              "precision") if c in df]
     names = labels(df, described) if len(df) else pd.Series(dtype=object)
