@@ -21,6 +21,7 @@ import pytest
 
 from benchlib.analysis import junit
 from benchlib.cli import main
+from benchlib.errors import InputError
 from benchlib.records.csv_export import csv_bytes, neutralize
 
 from .conftest import ROOT
@@ -231,10 +232,10 @@ def test_junit_on_a_full_disk_keeps_the_previous_file(tmp_path: Path, disk_full,
     target = out / "compare.xml"
     target.write_text("<previous/>")
     disk_full(out)
-    assert main(["compare", str(base), str(new), "--junit", str(target)]) == 1
+    assert main(["compare", str(base), str(new), "--junit", str(target)]) == 2  # not a verdict
     assert "no space left on device" in capsys.readouterr().err
     _assert_kept(out, target, "<previous/>")
-    with pytest.raises(OSError, match="no space left on device"):
+    with pytest.raises(InputError, match="no space left on device"):
         junit.write(target, "s", [junit.Case("a", "b", "passed")])
     _assert_kept(out, target, "<previous/>")
 

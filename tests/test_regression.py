@@ -277,3 +277,17 @@ def test_a_configuration_is_labelled_by_what_varies_within_its_benchmark():
     configs = [tuple(map(str, row)) for row in table.itertuples(index=False)]
     assert list(_labels(configs, list(table.columns)).values()) == [  # the same words
         "benchmark=train, batch_size=32", "benchmark=train, batch_size=64", "benchmark=lm_train"]
+
+
+def test_a_junit_file_that_cannot_be_written_is_bad_input_not_a_regression(
+        tmp_path: Path, cli) -> None:
+    """A gate reads exit 1 as a regression: a --junit path that fails as it is written (a full
+    disk) exits 2, as an unusable path given always does; the file is written before any
+    output, so a closed pipe on stdout cannot leave it unwritten."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    _write(tmp_path / "quiet", _campaign("quiet", {32: [1000, 1010, 995]}))
+    _write(tmp_path / "slow", _campaign("slow", {32: [600, 620, 590]}))
+    code, out, err = cli(tmp_path, "compare", "quiet", "slow", "--junit", "/dev/full")
+    assert code == 2 and "--junit /dev/full: cannot write JUnit XML" in err
+    assert out == ""  # nothing judged was printed before the failure

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.errors import OutputError
+from benchlib.errors import InputError, OutputError
 from benchlib.records.store import write_output_file
 from benchlib.vocabulary import JUnitOutcome
 
@@ -65,7 +65,8 @@ def to_xml(suite: str, cases: list[Case]) -> ET.ElementTree:
 
 def write(path: str | Path, suite: str, cases: list[Case]) -> Path:
     """Write the JUnit XML file atomically (any previous file stays when it cannot be written
-    whole); OutputError naming the path and the reason."""
+    whole); InputError (exit 2, as for any unusable path given: never the 1 of a failing
+    verdict) naming the path and the reason."""
     path = Path(path)
     tree = to_xml(suite, cases)
     ET.indent(tree)
@@ -73,5 +74,5 @@ def write(path: str | Path, suite: str, cases: list[Case]) -> Path:
     try:
         write_output_file(path, data)
     except OutputError as error:
-        raise OutputError(f"cannot write JUnit XML: {error}") from None
+        raise InputError(f"--junit {path}: cannot write JUnit XML: {error}") from None
     return path

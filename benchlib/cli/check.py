@@ -39,6 +39,8 @@ class Check(Command):
         refs = (references.load_references(args.references) if args.references
                 else references.shipped())
         checked = references.check(load_records(args.results), refs)
+        written = args.junit and junit.write(args.junit, "benchlib check",
+                                             references.junit_cases(checked))  # before any print
         shown = ["run", "verdict", "measured", "expected", "low", "high", "metric", "reference",
                  "flags", "configuration"]  # fitted to the terminal: the text last, wrapped
         with pd.option_context("display.max_rows", 1000, "display.max_colwidth", 40):
@@ -56,7 +58,6 @@ class Check(Command):
             show(wrapped("NOTHING CERTIFIED: no run was judged against a reference (give "
                          "references for this hardware and configuration with --references "
                          "FILE: docs/acceptance.md)"))
-        if args.junit:
-            cases = references.junit_cases(checked)
-            print(f"JUnit XML: {junit.write(args.junit, 'benchlib check', cases)}")
+        if written:
+            print(f"JUnit XML: {written}")
         return gate.exit_code("check", checked["verdict"])

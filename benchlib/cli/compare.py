@@ -85,15 +85,15 @@ class Compare(Command):
         comparison = regression.compare(base, new, metric=args.metric, threshold=args.threshold,
                                         history=comparison_history(base, new, args.db))
         compared = comparison.table  # one row per configuration
+        written = args.junit and junit.write(args.junit, "benchlib compare", regression.junit_cases(
+            compared.assign(configuration=relative(compared["configuration"]))))  # before printing
         for warning in comparison.warnings:
             show(f"warning: {warning}")
         show_compared(comparison)
         show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
         show_energy(base, new, args.threshold)
-        if args.junit:
-            cases = regression.junit_cases(compared.assign(  # names as the table shows them
-                configuration=relative(compared["configuration"])))
-            print(f"JUnit XML: {junit.write(args.junit, 'benchlib compare', cases)}")
+        if written:
+            print(f"JUnit XML: {written}")
         return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
 
 

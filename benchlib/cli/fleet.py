@@ -72,15 +72,15 @@ class Fleet(Command):
         found = selected_runs("fleet", args.roots, args.db)
         states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_actions.node_summary(states)
+        written = args.junit and junit.write(args.junit, "benchlib fleet", fleet_actions.junit_cases(
+            states.table.assign(configuration=relative(states.table["configuration"]))))
         print_states(states, summary)
         if args.drain_list:
             print("\n# drain the failing nodes (benchlib prints these lines, never runs them):")
             for line in fleet_actions.drain_lines(summary) or ["# no node failed or is slow"]:
                 show(line)
-        if args.junit:
-            cases = fleet_actions.junit_cases(states.table.assign(  # names as printed above
-                configuration=relative(states.table["configuration"])))
-            print(f"JUnit XML: {junit.write(args.junit, 'benchlib fleet', cases)}")
+        if written:
+            print(f"JUnit XML: {written}")
         return gate.exit_code("fleet", summary["state"])
 
 
