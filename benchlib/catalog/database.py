@@ -78,7 +78,7 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
     text = str(given) if given not in (None, "") else (configured() or str(default_location()))
     if "://" not in text:
         path = Path(text).expanduser().absolute()
-        return Catalog(URL.create("sqlite", database=str(path)), path)
+        return _not_a_folder(Catalog(URL.create("sqlite", database=str(path)), path))
     scheme, _, rest = text.partition("://")
     authority = rest.split("/", 1)[0]
     if authority.count("@") > 1:  # an unencoded @ in the password: the parser would show part of it
@@ -99,7 +99,18 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
         raise CatalogError("--db: an in-memory SQLite catalog is gone when the command exits; "
                            "give a file path (outputs/catalog.sqlite) or sqlite:///FILE")
     path = Path(url.database).absolute() if driver == "sqlite" and url.database else None
-    return Catalog(url.set(database=str(path)) if path else url, path)
+    return _not_a_folder(Catalog(url.set(database=str(path)) if path else url, path))
+
+
+def _not_a_folder(catalog: Catalog) -> Catalog:
+    """``catalog``, unless its file is a folder (a results folder given to ``--db``, or taken
+    by it: ``--db`` takes an optional value): CatalogError saying so."""
+    if catalog.path is not None and catalog.path.is_dir():
+        raise CatalogError(f"--db {catalog.shown}: a folder, not a catalog file; give the "
+                           "catalog's file (--db=outputs/catalog.sqlite), or read the folder "
+                           "itself without --db (its value is optional, so `--db FOLDER` takes "
+                           "FOLDER as the catalog)")
+    return catalog
 
 
 def engine(catalog: Catalog) -> sa.Engine:
