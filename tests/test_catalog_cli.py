@@ -160,6 +160,6 @@ def test_results_without_a_folder_says_how_to_read_the_configured_catalog(monkey
 
 def test_a_folder_given_to_db_is_named_as_a_folder(tmp_path: Path, cli) -> None:
     (tmp_path / "outputs").mkdir()
-    code, out, err = cli(tmp_path, "fleet", "--db", "outputs")
+    code, _out, err = cli(tmp_path, "fleet", "--db", "outputs")
     assert code == 2 and "outputs: a folder, not a catalog file" in err
     assert "make it with" not in err  # following that advice could only fail
