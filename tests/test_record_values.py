@@ -213,3 +213,14 @@ def test_a_report_of_a_campaign_with_hostile_sidecars_names_the_ones_left_out(fo
     assert "stalled" not in skipped and "mathtext" not in skipped
     pages = {p.name: p.read_text(encoding="utf-8") for p in index.parent.glob("summary_*.html")}
     assert "none of the speed" in pages["summary_acceptance.html"]
+
+
+def test_a_start_time_that_is_not_a_time_is_set_missing_and_named():
+    """History orders runs by ``started_at``: text that is not an ISO 8601 time is set missing
+    with a note naming it, never kept as a time and then explained as absent."""
+    frame = pd.DataFrame([{**GOOD, "started_at": "2026-11-27T01:00:00+00:00"},
+                          {**GOOD, "started_at": "garbage"}])
+    checked, dropped, cleared = values.check_frame(frame)
+    assert dropped == {} and cleared[1] == [
+        "started_at 'garbage' is not an ISO 8601 time (2026-11-27T01:00:00+00:00)"]
+    assert checked["started_at"].isna().tolist() == [False, True]

@@ -320,7 +320,8 @@ def ordered_by(df: pd.DataFrame) -> str:
     if not count:
         return "runs ordered by started_at"
     return (f"{count} of {len(df)} runs have no started_at (written before benchlib recorded "
-            "it): ordered by their sidecar's (else notebook's) modification time")
+            "it, or not a time: the load's notes name those): ordered by their sidecar's (else "
+            "notebook's) modification time")
 
 
 def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,

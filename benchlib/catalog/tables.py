@@ -34,8 +34,8 @@ INDEXED_TEXT_MAX = 1000
 #: Whole numbers a BIGINT holds.
 INT_RANGE = (-(2**63), 2**63 - 1)
 
-_SQL_TYPES = {"text": sa.Text, "shape": sa.Text, "count": sa.BigInteger, "int": sa.BigInteger,
-              "float": sa.Double, "bool": sa.Boolean}
+_SQL_TYPES = {"text": sa.Text, "shape": sa.Text, "time": sa.Text, "count": sa.BigInteger,
+              "int": sa.BigInteger, "float": sa.Double, "bool": sa.Boolean}
 
 
 @cache
@@ -74,7 +74,7 @@ RECORDS, SOURCES, META = (METADATA.tables[n] for n in ("records", "sources", "ca
 
 def fits(dtype: str, value: object) -> bool:
     """Whether ``value`` goes into a typed column of ``dtype`` and comes back the same."""
-    if dtype in ("text", "shape"):
+    if dtype in ("text", "shape", "time"):
         return isinstance(value, str)
     if dtype in ("count", "int"):
         return type(value) is int and INT_RANGE[0] <= value <= INT_RANGE[1]

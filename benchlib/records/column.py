@@ -18,7 +18,8 @@ class Column:
 
     name: str
     role: Role
-    dtype: Literal["text", "count", "int", "float", "bool", "shape"]  #: count: nullable Int64
+    #: count: nullable Int64; time: ISO 8601 text (``2026-11-27T01:00:00+00:00``)
+    dtype: Literal["text", "count", "int", "float", "bool", "shape", "time"]
     unit: str
     description: str
     core: bool = False  #: shown first, in this order, in every table
@@ -79,6 +80,8 @@ class Column:
             return "a number (finite" + (f", >= {low:g})" if low is not None else ")")
         if self.dtype == "bool":
             return "true or false"
+        if self.dtype == "time":
+            return "an ISO 8601 time (2026-11-27T01:00:00+00:00)"
         return "text" if self.dtype == "shape" or self.name in STRICT_TEXT else "text or a number"
 
 

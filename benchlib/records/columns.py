@@ -126,10 +126,10 @@ COLUMNS: tuple[Column, ...] = (
     # bookkeeping
     Column("run_id", B, "text", "", "the run's id (32 hex digits), made once per run: every "
            "rank of a run shares it; missing in records of schema 1", since=2),
-    Column("started_at", B, "text", "", "when the run's timed work started (the probes: the "
+    Column("started_at", B, "time", "", "when the run's timed work started (the probes: the "
            "launch; a failed record: the point), ISO 8601 UTC to the second; missing in "
            "records of schema 1", since=2),
-    Column("ended_at", B, "text", "", "when the run's timed work ended (a failed record: when "
+    Column("ended_at", B, "time", "", "when the run's timed work ended (a failed record: when "
            "it failed), ISO 8601 UTC to the second; missing in records of schema 1",
            since=2),
     Column("point_id", B, "text", "", "hash of notebook, parameters and repeat"),

@@ -143,6 +143,8 @@ def is_bad(entry: Column | None, value: object) -> bool:
         return _number_bad(entry, number)
     if entry.dtype == "bool":
         return not isinstance(value, (bool, np.bool_))
+    if entry.dtype == "time":
+        return not isinstance(value, str) or _time_bad(pd.Series([value])).iloc[0]
     if isinstance(value, str):
         return False
     if entry.dtype == "shape" or entry.name in schema.STRICT_TEXT:
@@ -170,8 +172,17 @@ def _clean_kind(entry: Column | None, values: pd.Series) -> bool:
     return False
 
 
+def _time_bad(values: pd.Series) -> pd.Series:
+    """Where text ``values`` are not ISO 8601 times (a missing value is not bad)."""
+    parsed = pd.to_datetime(values.astype("string"), utc=True, errors="coerce", format="ISO8601")
+    return values.notna() & parsed.isna()
+
+
 def bad_cells(entry: Column | None, values: pd.Series) -> pd.Series:
     """Where one column's ``values`` break its rule (:func:`is_bad`), as a boolean Series."""
+    if entry is not None and entry.dtype == "time" \
+            and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+        return _time_bad(values)
     if entry is not None and entry.dtype in _NUMERIC and pd.api.types.is_numeric_dtype(values) \
             and not pd.api.types.is_bool_dtype(values):
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
