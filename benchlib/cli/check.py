@@ -31,6 +31,7 @@ class Check(Command):
         """Print every check and its verdict; the exit status the epilog lists."""
         import pandas as pd
 
+        from benchlib import formatting
         from benchlib.analysis import gate, junit, references
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
@@ -41,12 +42,18 @@ class Check(Command):
         checked = references.check(load_records(args.results), refs)
         written = args.junit and junit.write(args.junit, "benchlib check",
                                              references.junit_cases(checked))  # before any print
-        shown = ["run", "verdict", "measured", "expected", "low", "high", "metric", "reference",
-                 "flags", "configuration"]  # fitted to the terminal: the text last, wrapped
+        shown = ["run", "verdict", "measured", "expected", "low", "high", "metric", "ref", "flags",
+                 "configuration"]  # fitted to the terminal: the text last, wrapped
+        table = checked.assign(ref=checked["reference_index"].map(
+            lambda i: "" if pd.isna(i) else f"#{int(i)}"))
+        number = formatting.or_blank(formatting.number)
         with pd.option_context("display.max_rows", 1000, "display.max_colwidth", 40):
-            show_table(checked[shown], "configuration",
-                       fold=("verdict", "metric", "reference", "flags", "measured", "expected", "low",
-                             "high"))
+            show_table(table[shown], "configuration", formatters=dict.fromkeys(
+                ("measured", "expected", "low", "high"), number), fold=(
+                "verdict", "metric", "ref", "flags", "measured", "expected", "low", "high"))
+        used = checked.dropna(subset=["reference_index"]).drop_duplicates("reference_index")
+        for row in used.sort_values("reference_index").itertuples():  # the refs, once each
+            show(wrapped(f"#{int(row.reference_index)}: {row.reference}"))
         counts = checked["verdict"].value_counts()
         print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
         for row in references.failed(checked).itertuples():
