@@ -76,6 +76,8 @@ def test_bad_keys_and_selections_exit_2_naming_them(outputs):
     none = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "gpu=A40", "--new",
                     "gpu=H100")
     assert none.returncode == 2 and "--base gpu=A40: no records" in none.stderr
+    empty = benchlib(outputs, "compare", "--db", "cat.sqlite", "--base", "", "--new", "gpu=H100")
+    assert empty.returncode == 2 and "--base is empty: it would select every record" in empty.stderr
 
 
 def test_an_unreachable_server_is_exit_2_without_the_password(outputs):

@@ -271,9 +271,11 @@ def test_expect_takes_a_slurm_node_list_and_refuses_what_is_no_node_name() -> No
 
     assert fleet_actions.expected_nodes(["node[001-003,010],gpu7", " n9 ", "a[8-9]x"]) == [
         "node001", "node002", "node003", "node010", "gpu7", "n9", "a8x", "a9x"]
-    for bad in ("a;b", "node[3-1]", "node[1-2", "$(id)"):
+    for bad in ("a;b", "node[1-2", "$(id)", "", " , "):
         with pytest.raises(InputError, match=r"--expect .*node\[001-004\]"):
             fleet_actions.expected_nodes([bad])
+    with pytest.raises(InputError, match=r"the range 3-1 runs backwards; .* \(node\[1-3\]\)"):
+        fleet_actions.expected_nodes(["node[3-1]"])
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -253,11 +253,16 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
 def pair(db: str | Path | None, base: str | None, new: str | None
          ) -> list[tuple[str, pd.DataFrame]]:
     """Two selections of the catalog ``db`` (``benchlib compare --base ... --new ...``): each
-    one's name and its records. InputError (exit 2) for one without the other, an unknown key
+    one's name and its records. InputError (exit 2) for one without the other, an empty one
+    (it would select everything), an unknown key
     (named, with the allowed ones), the same selection twice, or one that matches nothing."""
     if base is None or new is None:
         raise InputError("compare: give --base and --new together (two selections of the "
                          "catalog)")
+    for option, text in (("--base", base), ("--new", new)):
+        if not text.strip():
+            raise InputError(f"compare: {option} is empty: it would select every record; give "
+                             "KEY=VALUE pairs such as campaign=nightly-41 or gpu=H100")
     chosen = [parse(base), parse(new)]
     if chosen[0] == chosen[1]:
         raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "

@@ -88,8 +88,11 @@ def _entry(entry: str) -> list[str]:
     names = []
     for part in ranges.split(","):
         low, _, high = part.partition("-")
-        if not low.isdigit() or not (high or low).isdigit() or int(high or low) < int(low):
+        if not low.isdigit() or not (high or low).isdigit():
             raise ValueError(part)
+        if int(high or low) < int(low):
+            raise InputError(f"--expect {entry}: the range {part} runs backwards; write it low "
+                             f"to high ({prefix}[{high}-{low}]{suffix})")
         if len(names) + int(high or low) - int(low) + 1 > MAX_EXPECTED:
             raise InputError(f"--expect {entry}: more than {MAX_EXPECTED:,} node names; give "
                              "the nodes of one cluster (node[001-512])")
@@ -102,6 +105,9 @@ def expected_nodes(given: list[str]) -> list[str]:
     list (``node[001-004,010]``); InputError (exit 2) naming one that is neither."""
     names: list[str] = []
     for text in given:
+        if not text.strip(" ,"):
+            raise InputError(f"--expect {text!r}: no node named; give host names or a Slurm "
+                             "node list, comma-separated: node01,node02 or node[001-004]")
         entries = re.split(r",(?![^\[]*\])", text)  # commas outside brackets
         try:
             found = [n for e in entries if e.strip() for n in _entry(e.strip())]

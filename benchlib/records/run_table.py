@@ -103,8 +103,9 @@ class RunTable(pd.DataFrame):
         shown = len(leading_columns(self, self.results))
         same = constant_settings(self)
         said = f" Every row: {same}." if same else ""
-        return (f"{len(self)} runs; {shown} of {len(self.columns)} columns shown (the settings "
-                f"that vary, then the results).{said} {more}.")
+        runs = f"{len(self)} run{'' if len(self) == 1 else 's'}"
+        return (f"{runs}; {shown} of {len(self.columns)} columns shown (the settings that vary, "
+                f"then the results).{said} {more}.")
 
     def _repr_html_(self) -> str | None:
         with pd.option_context("display.float_format", readable):
