@@ -80,6 +80,18 @@ def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
     return pd.DataFrame(rows)
 
 
+def times_follow_speed(frame: pd.DataFrame, template: Mapping[str, object]) -> pd.DataFrame:
+    """``frame`` with the template's seconds (per iteration, per phase, the loop's wall time and
+    their percentiles) scaled as its throughput was: a night 12 % slower takes 1/0.88 the time,
+    so ``history --metric time_iteration_s`` finds what ``--metric throughput`` finds."""
+    slower = float(template["throughput"]) / frame["throughput"]  # type: ignore[arg-type]
+    for column, value in template.items():
+        if ((column.startswith("time_") and column.endswith("_s")) or column == "wall_time_s") \
+                and isinstance(value, (int, float)):
+            frame[column] = value * slower
+    return frame
+
+
 def write_campaigns(root: Path, frame: pd.DataFrame) -> list[Path]:
     """Each campaign of ``frame`` as a folder under ``root`` (``nightly-2026-09-01``, ...): one
     notebook per run holding its record (benchlib's record output) and its sidecar, as a sweep
@@ -139,5 +151,7 @@ if __name__ == "__main__":
         mine = frame["host"] == "node001"
         frame.loc[mine & (frame["campaign"] == days[12]), "throughput"] *= 0.8
         frame.loc[mine & frame["campaign"].isin(days[-2:]), "throughput"] *= 0.8
+    if template is not None:
+        frame = times_follow_speed(frame, template)
     made = write_campaigns(options.root, frame)
     print(f"{len(made)} campaigns under {options.root}: {made[0].name} ... {made[-1].name}")
