@@ -78,7 +78,7 @@ def load(
     path: str | Path | None = None,
     strict: bool = False,
     db: str | Path | None = None,
-    where: Mapping[str, object] | None = None,
+    where: Mapping[str, object] | str | None = None,
     since: object = None,
     until: object = None,
 ) -> pd.DataFrame:
@@ -89,7 +89,8 @@ def load(
     ``started_at``: a date, datetime or ISO text, ``until`` exclusive) select rows. A
     ``source`` column names each row's notebook. Every record column is in the frame; shown in
     a notebook it leads with the settings that vary and the results
-    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
+    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``).
+    ``where`` may also be text as the commands take it (``"benchmark=train gpu=H100"``)."""
     from benchlib.catalog.select import load as real
 
     return real(path=path, strict=strict, db=db, where=where, since=since, until=until)

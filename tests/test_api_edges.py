@@ -87,3 +87,14 @@ def test_the_node_table_never_pools_units() -> None:
     table = analysis.node_table(pd.concat([images, tokens], ignore_index=True), by=["gpu"])
     assert len(table) == 6 and set(table["unit"]) == {"images/s", "tokens/s"}
     assert table["relative"].between(0.9, 1.1).all()
+
+
+def test_load_takes_where_as_the_commands_write_it(tmp_path) -> None:
+    import benchlib
+    from tests.test_regression import _write
+
+    _write(tmp_path / "c", _campaign("c", {32: [100.0, 101.0], 64: [90.0]}))
+    typed = benchlib.load(tmp_path / "c", where="batch_size=32")
+    assert len(typed) == 2 and typed.equals(benchlib.load(tmp_path / "c", where={"batch_size": 32}))
+    with pytest.raises(InputError, match="'bogus' is not KEY=VALUE"):
+        benchlib.load(tmp_path / "c", where="bogus")

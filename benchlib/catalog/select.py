@@ -230,7 +230,7 @@ def from_catalog(db: str | Path | None, chosen: Selection) -> pd.DataFrame:
 
 
 def load(path: str | Path | None = None, strict: bool = False, db: str | Path | None = None,
-         where: Mapping[str, object] | None = None, since: object = None,
+         where: Mapping[str, object] | str | None = None, since: object = None,
          until: object = None) -> pd.DataFrame:
     """Every record under ``path`` as one row each (see :func:`scan` for what is left out);
     with ``db`` (a catalog: a SQLite file or a ``postgresql://`` URL; ``""``: the default,
@@ -239,7 +239,13 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     ``started_at``: a date, datetime or ISO text, ``until`` exclusive) select rows. A
     ``source`` column names each row's notebook. Every record column is in the frame; shown in
     a notebook it leads with the settings that vary and the results
-    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``)."""
+    (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``).
+    ``where`` may also be text as the commands take it (``"benchmark=train gpu=H100"``)."""
+    if isinstance(where, str):
+        typed = parse(where)
+        where = typed.where
+        since, until = (since if since is not None else typed.since,
+                        until if until is not None else typed.until)
     chosen = selection(where, since, until)
     if db is None:
         if path is None:
