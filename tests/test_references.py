@@ -104,10 +104,10 @@ def test_verdicts_bounds_and_slowdown(tmp_path: Path) -> None:
 
 def test_match_values_lists_regex_booleans_and_ties() -> None:
     refs = reference_file.parse_references({"references": [
-        {"match": {"precision": ["amp_fp16", "amp_bf16"], "channels_last": True}, "metric": "throughput",
-         "value": 10, "source": "a"},
-        {"match": {"device_name": {"regex": "a100-sxm4"}, "channels_last": True}, "metric": "throughput",
-         "value": 20, "source": "b"},
+        {"match": {"precision": ["amp_fp16", "amp_bf16"], "channels_last": True},
+         "metric": "throughput", "unit": "images/s", "value": 10, "source": "a"},
+        {"match": {"device_name": {"regex": "a100-sxm4"}, "channels_last": True},
+         "metric": "throughput", "unit": "images/s", "value": 20, "source": "b"},
     ]})
     rows = _frame({"channels_last": True, "throughput": 10.0},
                   {"channels_last": False, "throughput": 10.0},
@@ -231,7 +231,7 @@ def test_a_run_at_zero_fails_its_reference_whatever_its_flags(tmp_path: Path, fl
     out = capsys.readouterr().out
     assert "FAIL train-0: throughput 0" in out and "CANNOT CERTIFY" not in out
     ceiling = reference_file.parse_references({"references": [
-        {"match": {"gpu": "H100"}, "metric": "throughput", "value": 10, "lower": None,
+        {"match": {"gpu": "H100"}, "metric": "throughput", "unit": "images/s", "value": 10, "lower": None,
          "upper": 0.5, "source": "a ceiling only"}]})
     row = references.check(_frame({"throughput": 0.0, "flags": flag}), ceiling).iloc[0]
     assert row["verdict"] == "fail" and "did no work" in row["message"]
@@ -241,7 +241,7 @@ def test_a_backtracking_regex_is_bad_input_not_a_hang(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     # ^(a|a)*$ against 40 a's and a b backtracks 2^40 times with Python's re: check would spin
     refs = reference_file.parse_references({"references": [
-        {"match": {"gpu": {"regex": "^(a|a)*$"}}, "metric": "throughput", "value": 10,
+        {"match": {"gpu": {"regex": "^(a|a)*$"}}, "metric": "throughput", "unit": "images/s", "value": 10,
          "source": "a hostile file"}]})
     rows = _frame({"gpu": "a" * 40 + "b", "throughput": 10.0})
     started = time.monotonic()
@@ -289,7 +289,7 @@ def test_nothing_judged_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture)
     ({"metric": "matmul_tflops_fp16", "unit": "GB/s"}, "unit 'GB/s': matmul_tflops_fp16 is in TFLOP/s"),
 ])
 def test_a_reference_names_only_record_columns_and_their_units(change: dict, said: str) -> None:
-    entry = {"match": {"benchmark": "train"}, "metric": "throughput", "value": 10,
+    entry = {"match": {"benchmark": "train"}, "metric": "throughput", "unit": "images/s", "value": 10,
              "source": "a table", **change}
     with pytest.raises(InputError) as raised:
         reference_file.parse_references({"references": [entry]}, "r.yaml")
@@ -314,3 +314,22 @@ def test_the_shipped_all_reduce_reference_applies_to_an_all_reduce_record() -> N
               "precision": "fp32", "unit": "GB/s (bus)", "throughput": 360.0}
     checked = references.check(_frame(record), references.shipped())
     assert checked["expected"].tolist() == [370] and checked["verdict"].tolist() == ["pass"]
+
+
+def test_a_time_reference_is_judged_as_a_time() -> None:
+    """Below a time's lower bound is faster, not slower; a time of 0 is a time, not a run that
+    did no work; a throughput figure must say its unit; samples per joule match images/J."""
+    refs = reference_file.parse_references({"references": [
+        {"match": {"benchmark": "train"}, "metric": "time_iteration_s", "value": 100,
+         "lower": -0.5, "unit": "s", "source": "a slow table"},
+        {"match": {"benchmark": "train"}, "metric": "samples_per_joule", "value": 10,
+         "lower": -0.5, "unit": "images/J", "source": "an energy table"}]})
+    checked = references.check(_frame({"time_iteration_s": 0.18, "samples_per_joule": 9.0}), refs)
+    timed = checked.set_index("metric").loc["time_iteration_s"]
+    assert timed["verdict"] == "fail" and "slower" not in timed["message"]
+    assert "0.0018x the reference" in timed["message"]
+    assert checked.set_index("metric").loc["samples_per_joule", "verdict"] == "pass"
+    with pytest.raises(InputError, match="unit: give the unit of throughput"):
+        reference_file.parse_references({"references": [
+            {"match": {"benchmark": "train"}, "metric": "throughput", "value": 1000,
+             "source": "a table"}]})

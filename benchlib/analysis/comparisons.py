@@ -94,7 +94,7 @@ def scaling(df: pd.DataFrame, metric: str = "throughput",
     "the same configuration" (default: every non-metric column except ``num_devices``).
     Probes are left out; shown, the frame leads with speedup and efficiency (``ScalingTable``).
     """
-    require_metric(df, metric, "scaling")
+    require_metric(df, metric, "scaling", rate=True)
     require_columns(df, by, "scaling")
     df = hashable(benchmarks(ok(df)))
     by = list(by) if by is not None else config_columns(df, exclude=("num_devices", "num_nodes"))

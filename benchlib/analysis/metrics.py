@@ -13,14 +13,15 @@ from benchlib.records import schema
 
 
 def metric_columns(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    """The columns a metric may be: measurements that are better higher or lower (or columns
-    the schema does not know) and hold numbers in every frame, in the first frame's order."""
+    """The columns a metric may be: the record's measurements that are better higher or lower
+    and hold numbers in every frame, in the first frame's order (a column the record schema
+    does not know is not one: which way is better is unknown)."""
     first, *_ = frames.values()
     found = []
     for name in first.columns:
         entry = schema.column(str(name))
-        if entry is not None and (entry.role != "measurement" or entry.dtype == "bool"
-                                  or not entry.better):
+        if entry is None or entry.role != "measurement" or entry.dtype == "bool" \
+                or not entry.better:
             continue
         values = [frame[name] for frame in frames.values() if name in frame]
         if len(values) == len(frames) and all(
@@ -45,7 +46,9 @@ def check_metric(metric: str, frames: Mapping[str, pd.DataFrame],
         why = f"no such column in {missing[0]}"
     elif role and role != "measurement":
         why = f"{'an' if role[0] in 'aeiou' else 'a'} {role} column, not a measurement"
-    elif role and not schema.better(metric):
+    elif role is None:
+        why = "not a record column (docs/record.md), so which way is better is unknown"
+    elif not schema.better(metric):
         why = ("a reading that is neither better higher nor lower, so no change in it is an "
                "improvement or a regression")
     else:
@@ -54,13 +57,20 @@ def check_metric(metric: str, frames: Mapping[str, pd.DataFrame],
 
 
 def require_metric(df: pd.DataFrame, metric: str, what: str, judged: bool = False,
-                   table: str = "the table") -> None:
+                   table: str = "the table", rate: bool = False) -> None:
     """InputError unless ``metric`` is a column of ``df`` (``table``) that is not true/false
     (its values may all be missing: energy not measured, each row is then unknown); with
     ``judged`` (a comparison that calls a change an improvement or a regression), a measurement
-    that is better higher or lower. ``what`` names the function."""
+    that is better higher or lower; with ``rate`` (a speedup, a slow node), one where higher is
+    better. ``what`` names the function."""
+    if not isinstance(metric, str):
+        raise InputError(f"{what}: metric={metric!r}: give one column's name (throughput)")
     present = metric in df and not pd.api.types.is_bool_dtype(df[metric])
-    if judged:
+    if rate and present and schema.better(metric) == "lower":
+        raise InputError(f"{what}: metric {metric}: lower is better, and {what} reads a rate, "
+                         "where higher is better (throughput, samples_per_joule, memory_GBps, "
+                         "...); compare and history judge a time or memory")
+    if judged or rate:
         if not present or not schema.better(metric):
             check_metric(metric, {table: df}, option=f"{what}: metric")
         return

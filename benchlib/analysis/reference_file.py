@@ -122,8 +122,13 @@ class Reference(BaseModel):
 
     @model_validator(mode="after")
     def _unit_of_the_metric(self) -> Reference:
-        """A metric with a unit of its own (``matmul_tflops_*``: TFLOP/s) takes no other."""
+        """A metric with a unit of its own (``matmul_tflops_*``: TFLOP/s) takes no other; one in
+        the run's unit (``throughput``: images/s, tokens/s, GB/s...) must say which."""
         own = schema.column(self.metric).unit  # type: ignore[union-attr]
+        if "unit" in own and not self.unit:
+            raise ValueError(f"unit: give the unit of {self.metric} this figure is in (images/s, "
+                             "tokens/s, ...; each run is judged only against a figure in its own "
+                             "unit)")
         if self.unit and own and "unit" not in own and _bare(self.unit) != _bare(own):
             raise ValueError(f"unit {self.unit!r}: {self.metric} is in {own}")
         return self
@@ -151,9 +156,12 @@ class Reference(BaseModel):
         """Whether every ``match`` column of ``row`` agrees, and, for a metric in the run's own
         unit (``throughput``), the run's ``unit`` is the reference's (``GB/s`` takes ``GB/s
         (bus)``): an images/s run is never judged against a tokens/s figure."""
-        if self.unit and "unit" in (schema.column(self.metric).unit or "") \
-                and not missing_value(row.get("unit")) and _bare(str(row["unit"])) != _bare(self.unit):
-            return False
+        own = schema.column(self.metric).unit  # type: ignore[union-attr]
+        if "unit" in own and not missing_value(row.get("unit")):
+            runs = _bare(str(row["unit"]))  # images/s; samples_per_joule's unit/J: images/J
+            if _bare(own.replace("unit/J", f"{runs.removesuffix('/s')}/J").replace("unit", runs)) \
+                    != _bare(self.unit):
+                return False
         return all(_agrees(expected, row.get(column)) for column, expected in self.match.items())
 
 
@@ -165,8 +173,8 @@ class ReferencesFile(BaseModel):
 
 
 def _bare(unit: str) -> str:
-    """A unit without its note: ``GB/s (bus)`` -> ``GB/s``."""
-    return unit.split("(")[0].strip()
+    """A unit without its note, in lower case: ``GB/s (bus)`` -> ``gb/s``."""
+    return unit.split("(")[0].strip().lower()
 
 
 def match_text(value: object) -> str:

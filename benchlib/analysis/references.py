@@ -43,7 +43,7 @@ from benchlib.analysis.reference_file import (
     missing_value,
 )
 from benchlib.analysis.tables import labels
-from benchlib.records import flags
+from benchlib.records import flags, schema
 from benchlib.records.flags import number
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
 
@@ -140,13 +140,15 @@ def _verdict(ref: Reference, measured: float | None) -> tuple[CheckVerdict, str]
     if not math.isfinite(measured):  # no bound passes a broken number, unbounded or not
         return CheckVerdict.FAIL, (f"{ref.metric} {measured} is not a finite measurement: the run's record "
                         f"is broken; re-run it ({ref.label!r})")
-    if measured <= 0:  # no bound, flag or tolerance makes a run that did nothing pass
+    rate = schema.better(ref.metric) == "higher"
+    if rate and measured <= 0:  # no bound, flag or tolerance makes a run that did nothing pass
         return CheckVerdict.FAIL, (f"{ref.metric} {measured:g} {ref.unit}: the run did no work, "
                                    f"{_slower(0)} {ref.label!r} ({ref.source})")
     ratio = measured / ref.value
-    if measured < low:
+    if measured < low:  # a rate below its bound is slower; a time below it, faster
+        how = _slower(ratio) if rate else f"{ratio:.3g}x the reference"
         return CheckVerdict.FAIL, (f"{ref.metric} {measured:.4g} {ref.unit} is below {low:.4g} "
-                        f"({ref.value:g} {ref.lower:+.0%}): {_slower(ratio)} "
+                        f"({ref.value:g} {ref.lower:+.0%}): {how} "
                         f"{ref.label!r} ({ref.source})")
     if measured > high:
         return CheckVerdict.FAIL, (f"{ref.metric} {measured:.4g} {ref.unit} is above {high:.4g} "

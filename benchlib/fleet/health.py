@@ -186,7 +186,7 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     ``error``. ``now`` (default: the current time) ends the window; ``expected`` lists nodes
     that should have run every configuration of their GPU (one never seen: every configuration).
     A bad argument raises InputError naming it."""
-    require_metric(df, metric, "node_states", judged=True)
+    require_metric(df, metric, "node_states", rate=True)
     if isinstance(expected, str) or not all(isinstance(n, str) and NODE_NAME.fullmatch(n)
                                              for n in expected):
         raise InputError(f"node_states: expected={expected!r}: give a list of node names "

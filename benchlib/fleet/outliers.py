@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchlib import registry
-from benchlib.analysis.metrics import require_metric
+from benchlib.analysis.metrics import require_columns, require_metric
 from benchlib.analysis.tables import ok
 from benchlib.formatting import literal
 from benchlib.kinds import KINDS
@@ -78,7 +78,8 @@ def node_table(df: pd.DataFrame, metric: str = "throughput", node: str | None = 
     its median ``metric``, ``fleet_median``, ``relative``, ``robust_z``, ``outlier``, ``runs``
     and ``flags``, slowest first; ``node`` defaults to :func:`node_column`."""
     runs = ok(df)
-    require_metric(runs, metric, "node_table")
+    require_metric(runs, metric, "node_table", rate=True)
+    require_columns(runs, by, "node_table")
     node = node or node_column(runs)
     given = [c for c in (by or ()) if c in runs]
     by = [*given, *(c for c in ("benchmark", "unit") if c in runs and c not in given)]

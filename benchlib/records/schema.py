@@ -94,12 +94,10 @@ def added_later() -> tuple[str, ...]:
 
 def better(name: str) -> str:
     """Which way ``name`` is better: "higher", "lower", or "" for a measurement that is neither
-    (power, temperature) and for a column that is not a measurement; a column the schema does
-    not know (a site kind's own figure) is taken as a rate: "higher"."""
+    (power, temperature), a column that is not a measurement and one the schema does not
+    know (which way it is better is unknown)."""
     found = column(name)
-    if found is None:
-        return "higher"
-    return found.better if found.role == "measurement" else ""
+    return found.better if found is not None and found.role == "measurement" else ""
 
 
 def role(name: str) -> Role | None:
