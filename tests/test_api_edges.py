@@ -98,3 +98,11 @@ def test_load_takes_where_as_the_commands_write_it(tmp_path) -> None:
     assert len(typed) == 2 and typed.equals(benchlib.load(tmp_path / "c", where={"batch_size": 32}))
     with pytest.raises(InputError, match="'bogus' is not KEY=VALUE"):
         benchlib.load(tmp_path / "c", where="bogus")
+
+
+def test_a_history_on_other_nodes_gives_no_noise_not_a_key_error() -> None:
+    base, new = _campaign("b", {32: [100.0, 101.0, 99.0]}), _campaign("n", {32: [90.0, 91.0, 89.0]})
+    elsewhere = _campaign("h", {32: [100.0, 98.0]}).assign(host="another-node")
+    found = analysis.compare_campaigns(base, new, history=elsewhere)
+    assert found.table["verdict"].tolist() == analysis.compare_campaigns(base, new).table[
+        "verdict"].tolist()

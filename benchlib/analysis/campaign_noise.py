@@ -159,7 +159,10 @@ def from_history(history: object, metric: str, nodes: Sequence[str], node_column
     if node_column in frame and nodes:
         frame = frame[frame[node_column].astype(str).isin([str(n) for n in nodes])]
     if "flags" in frame:  # contended and throttled runs say nothing of the node's own noise
-        frame = frame[[not flags.disturbed([text]) for text in frame["flags"]]]
+        frame = frame[pd.Series([not flags.disturbed([text]) for text in frame["flags"]],
+                                index=frame.index, dtype=bool)]
+    if frame.empty:  # (an empty list above would keep no column, not no row)
+        return None
     frame = frame.assign(_unit=units(frame))
     values = pd.to_numeric(frame[metric], errors="coerce")
     when = (frame["time"] if "time" in frame else
