@@ -102,7 +102,7 @@ def test_load_takes_where_as_the_commands_write_it(tmp_path) -> None:
 
 def test_a_history_on_other_nodes_gives_no_noise_not_a_key_error() -> None:
     base, new = _campaign("b", {32: [100.0, 101.0, 99.0]}), _campaign("n", {32: [90.0, 91.0, 89.0]})
-    elsewhere = _campaign("h", {32: [100.0, 98.0]}).assign(host="another-node")
+    elsewhere = _campaign("h", {32: [100.0, 98.0]}).assign(host="another-node", flags="")
     found = analysis.compare_campaigns(base, new, history=elsewhere)
     assert found.table["verdict"].tolist() == analysis.compare_campaigns(base, new).table[
         "verdict"].tolist()
