@@ -106,3 +106,16 @@ def test_a_history_on_other_nodes_gives_no_noise_not_a_key_error() -> None:
     found = analysis.compare_campaigns(base, new, history=elsewhere)
     assert found.table["verdict"].tolist() == analysis.compare_campaigns(base, new).table[
         "verdict"].tolist()
+
+
+def test_a_memory_regression_is_told_in_memory_not_speed() -> None:
+    base = _campaign("base", {32: [100.0, 101.0, 99.0]}).assign(
+        peak_memory_bytes=[1e9, 1.01e9, 0.99e9])
+    new = _campaign("new", {32: [100.0, 101.0, 99.0]}).assign(
+        peak_memory_bytes=[1.6e9, 1.62e9, 1.58e9])
+    found = analysis.compare_campaigns(base, new, metric="peak_memory_bytes")
+    [line] = [t for t in regression.summary(found) if t.startswith("REGRESSION")]
+    assert "speed" not in line and "slower" not in line
+    assert "peak_memory_bytes base / new 0.63" in line and "60% higher than the base's" in line
+    [case] = regression.junit_cases(found.table, found.metric)
+    assert "(peak_memory_bytes, base / new)" in case.message

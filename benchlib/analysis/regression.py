@@ -226,6 +226,12 @@ ONLY_ONE_SIDE = with_weight("compare", Weight.ASIDE)
 JUDGED = (*with_weight("compare", Weight.FAILS), *with_weight("compare", Weight.PASSES))
 
 
+def _change(ratio: float, metric: str) -> str:
+    """How far the new runs' ``metric`` moved, from the judged ``ratio`` (above 1 is better)."""
+    moved = ratio if higher_is_better(metric) else 1 / ratio
+    return f"{abs(moved - 1):.0%} {'higher' if moved > 1 else 'lower'} than the base's"
+
+
 def summary(comparison: Comparison) -> list[str]:
     """Counts per verdict, one line per regression with its size and interval, then what could
     not be judged, why, and how to re-run."""
@@ -234,10 +240,16 @@ def summary(comparison: Comparison) -> list[str]:
         return ["NOTHING CERTIFIED: no ok runs to compare"]
     counts = compared["verdict"].value_counts()
     lines = [", ".join(f"{n} {v}" for v, n in counts.items())]
+    metric = comparison.metric
     for row in regressions(compared).itertuples():
-        lines.append(f"REGRESSION {row.configuration}: new runs at {row.ratio:.2f}x the base "
-                     f"speed ({row.low:.2f}-{row.high:.2f}, 95 %, {row.interval}), "
-                     f"{1 - row.ratio:.0%} slower")
+        if metric == "throughput":
+            size = (f"new runs at {row.ratio:.2f}x the base speed ({row.low:.2f}-{row.high:.2f}, "
+                    f"95 %, {row.interval}), {1 - row.ratio:.0%} slower")
+        else:  # base / new where lower is better: 0.63 = the new runs' figure is 1.6x the base's
+            size = (f"{metric} {ratio_name(metric)} {row.ratio:.2f} ({row.low:.2f}-{row.high:.2f}, "
+                    f"95 %, {row.interval}), {'higher' if higher_is_better(metric) else 'lower'} "
+                    f"is better: the new runs' {metric} is {_change(row.ratio, metric)}")
+        lines.append(f"REGRESSION {row.configuration}: {size}")
     unjudged = compared[compared["verdict"].isin(UNJUDGED)]
     for (judged, reason), rows in unjudged.groupby(["verdict", "reason"], sort=False):
         count = len(rows)
@@ -258,14 +270,16 @@ def summary(comparison: Comparison) -> list[str]:
     return lines
 
 
-def junit_cases(compared: pd.DataFrame) -> list:
-    """One JUnit case per configuration: regression -> failure; unknown / unpaired -> skipped."""
+def junit_cases(compared: pd.DataFrame, metric: str = "throughput") -> list:
+    """One JUnit case per configuration: regression -> failure; unknown / unpaired -> skipped;
+    a metric other than throughput is named with how its ratio is taken."""
     from benchlib.analysis.junit import Case
 
+    named = "" if metric == "throughput" else f" ({metric}, {ratio_name(metric)})"
     cases = []
     for row in compared.to_dict("records"):
         outcome = junit_outcome("compare", row["verdict"])
-        message = f"{row['verdict']}: {row['effect']}"
+        message = f"{row['verdict']}: {row['effect']}{named}"
         cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,
                           message, f"{message}\nflags: {row['flags'] or '-'}"))
     return cases

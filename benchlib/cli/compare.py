@@ -86,7 +86,7 @@ class Compare(Command):
                                         history=comparison_history(base, new, args.db))
         compared = comparison.table  # one row per configuration
         written = args.junit and junit.write(args.junit, "benchlib compare", regression.junit_cases(
-            compared.assign(configuration=relative(compared["configuration"]))))  # before printing
+            compared.assign(configuration=relative(compared["configuration"])), args.metric))
         for warning in comparison.warnings:
             show(f"warning: {warning}")
         show_compared(comparison)
