@@ -24,6 +24,8 @@ from typing import Any, Literal
 #: The smallest change in speed that counts (5 %): compare's regressions, history's change
 #: points, fleet's slow nodes, the report's comparisons. One figure, here.
 DEFAULT_THRESHOLD = 0.05
+#: The longest validity window fleet takes, in days (ten years; ``fleet --window``).
+MAX_WINDOW_DAYS = 3653
 
 
 class RecordStatus(StrEnum):

@@ -17,7 +17,8 @@ def _nights() -> pd.DataFrame:
     """Three nodes, two configurations, four nights each."""
     rows = [{"campaign": f"night{n}", "host": f"node0{h}", "gpu": "H100", "benchmark": "train",
              "model": "resnet50", "batch_size": batch, "unit": "images/s", "status": "ok",
-             "flags": "", "throughput": 1000.0 + 10 * n + batch,
+             "flags": "", "throughput": 1000.0 + 10 * n + batch, "time_iteration_s": 0.1,
+             "num_devices": 1,
              "started_at": f"2026-11-{20 + n:02d}T01:00:00+00:00"}
             for n in range(4) for h in range(1, 4) for batch in (32, 64)]
     return pd.DataFrame(rows)
@@ -40,6 +41,22 @@ def _nights() -> pd.DataFrame:
     (lambda df: analysis.change_points(df, metric="batch_size"),
      "change_points: metric batch_size: a configuration column, not a measurement"),
     (lambda df: analysis.compare(df, "nosuch", 1, 2), "compare: factor: no column 'nosuch'"),
+    (lambda df: analysis.compare(df, ["batch_size"], 32, 64), "compare: factor=['batch_size']"),
+    (lambda df: analysis.compare(df, "batch_size", 32, 64, on=["nope"]), "compare: on: no column"),
+    (lambda df: analysis.node_states(df, now=""), "node_states: now='': not a time"),
+    (lambda df: analysis.node_states(df, now=5), "node_states: now=5: not a time (a int)"),
+    (lambda df: analysis.node_states(df, window_days=True, now="2026-11-25"), "window_days=True"),
+    (lambda df: analysis.node_states(df, window_days=1e9, now="2026-11-25"), "at most 3,653"),
+    (lambda df: analysis.node_states(df, metric="time_iteration_s", now="2026-11-25"),
+     "node_states: metric time_iteration_s: lower is better"),
+    (lambda df: analysis.node_states(df, metric=None, now="2026-11-25"), "metric=None: give one"),
+    (lambda df: analysis.scaling(df, metric="time_iteration_s"), "scaling: metric time_iteration_s"),
+    (lambda df: analysis.node_table(df, by="gpu"), "node_table: by='gpu': give a list"),
+    (lambda df: analysis.change_points(df, threshold="0.05"), "change_points: threshold='0.05'"),
+    (lambda df: analysis.change_points(df, threshold=2), "change_points: threshold=2"),
+    (lambda df: analysis.history(df, threshold=5), "history: threshold=5"),
+    (lambda df: analysis.compare_campaigns("outputs/a", df), "compare: base='outputs/a'"),
+    (lambda df: analysis.check(df, None), "check: refs=None"),
 ])
 def test_a_bad_argument_is_named_not_answered(call, said: str) -> None:
     with pytest.raises(InputError) as raised:

@@ -27,6 +27,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     labels,
     ok,
 )
+from benchlib.errors import InputError
 from benchlib.fleet.outliers import outliers as fleet_outliers
 from benchlib.kinds import is_probe
 from benchlib.measure.timing import PHASES
@@ -168,7 +169,10 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     on but kept, so each of its values gets its own row. The geometric mean of ``ratio`` is the
     headline (:func:`headline`, :func:`effect`).
     """
+    if not isinstance(factor, str):
+        raise InputError(f"compare: factor={factor!r}: give one column's name (batch_size)")
     require_columns(df, [factor], "compare", argument="factor")
+    require_columns(df, on, "compare", argument="on")
     require_metric(df, metric, "compare")
     df = hashable(ok(df))
     if on is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from benchlib.errors import InputError
@@ -97,4 +98,22 @@ def require_columns(df: pd.DataFrame, columns: Sequence[str] | None, what: str,
     if unknown:
         raise InputError(f"{what}: {argument}: no column {', '.join(map(repr, unknown))} in the "
                          "table (df.columns lists them; docs/record.md describes each)")
+
+
+def require_fraction(value: object, what: str, argument: str = "threshold") -> float:
+    """``value`` as a fraction from 0 to 1 (a threshold: 0.05 = 5 %); InputError naming
+    ``argument`` otherwise (text, a bool, 1 or more)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not 0 <= float(value) < 1:
+        raise InputError(f"{what}: {argument}={value!r}: give a fraction from 0 to 1 (0.05 = 5 %)")
+    return float(value)
+
+
+def require_tables(what: str, **frames: object) -> None:
+    """InputError naming each of ``frames`` that is not a table of runs (``history`` may be
+    None: not given)."""
+    for name, frame in frames.items():
+        if not isinstance(frame, pd.DataFrame) and (name != "history" or frame is not None):
+            raise InputError(f"{what}: {name}={frame!r:.60}: give a table of runs "
+                             "(benchlib.load(folder))")
 

@@ -43,6 +43,7 @@ from benchlib.analysis.reference_file import (
     missing_value,
 )
 from benchlib.analysis.tables import labels
+from benchlib.errors import InputError
 from benchlib.records import flags, schema
 from benchlib.records.flags import number
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision, RecordStatus
@@ -169,6 +170,9 @@ def check(df: pd.DataFrame, refs: list[Reference] | str | Path) -> pd.DataFrame:
     row (its error in ``message``). ``refs`` may be a references file's path."""
     if isinstance(refs, (str, Path)):
         refs = load_references(refs)
+    if not isinstance(refs, (list, tuple)) or not all(isinstance(r, Reference) for r in refs):
+        raise InputError(f"check: refs={refs!r:.60}: give a references file's path or its "
+                         "references (reference_file.load_references(path), shipped())")
     described = [c for c in ("gpu", "num_devices", "benchmark", "model", "dataset", "batch_size",
                              "precision") if c in df]
     names = labels(df, described) if len(df) else pd.Series(dtype=object)

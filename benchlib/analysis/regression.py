@@ -58,7 +58,7 @@ from benchlib.analysis.comparable import (
     same_runs,
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
-from benchlib.analysis.metrics import require_columns, require_metric
+from benchlib.analysis.metrics import require_columns, require_fraction, require_metric, require_tables
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.errors import InputError
 from benchlib.formatting import literal
@@ -164,9 +164,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``; its
     ``warnings`` say what makes the campaigns incomparable. ``history``: earlier runs whose
     campaigns give each configuration's noise between campaigns on its nodes."""
-    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
-        raise InputError(f"compare: threshold={threshold!r}: give a fraction from 0 to 1 "
-                         f"(default {DEFAULT_THRESHOLD}: 5 %)")
+    require_fraction(threshold, "compare")
+    require_tables("compare", base=base, new=new, history=history)
     same_runs(base, new)
     base, new = ok(base), ok(new)
     for name, frame in (("base", base), ("new", new)):
@@ -352,6 +351,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
     df = ok(df).copy()
     require_metric(df, metric, "history", judged=True)
     require_columns(df, by, "history")
+    require_fraction(threshold, "history")
     df["time"] = run_times(df)
     by = list(by) if by is not None else config_columns(df, exclude=WHERE)
     rows = []

@@ -241,6 +241,9 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     a notebook it leads with the settings that vary and the results
     (:class:`~benchlib.records.run_table.RunTable`: ``df.tidy()``, ``df.every_column()``).
     ``where`` may also be text as the commands take it (``"benchmark=train gpu=H100"``)."""
+    if where is not None and not isinstance(where, (str, Mapping)):
+        raise InputError(f"load: where={where!r:.60}: give {{column: value or [values]}} or the "
+                         "commands' text, \"benchmark=train gpu=H100\"")
     if isinstance(where, str):
         typed = parse(where)
         where = typed.where

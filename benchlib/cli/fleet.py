@@ -8,9 +8,7 @@ import math
 
 from benchlib.cli.base import Command, relative, show, show_table, wrapped
 from benchlib.errors import InputError
-
-#: The longest validity window ``--window`` takes (ten years).
-MAX_WINDOW_DAYS = 3653
+from benchlib.vocabulary import MAX_WINDOW_DAYS
 
 
 class Fleet(Command):

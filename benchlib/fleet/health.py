@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -55,13 +56,13 @@ import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 import benchlib.analysis.regression as regression
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.metrics import require_metric
+from benchlib.analysis.metrics import require_fraction, require_metric
 from benchlib.analysis.tables import config_columns, configuration_labels
 from benchlib.errors import InputError
 from benchlib.fleet import outliers as fleet
 from benchlib.formatting import missing
 from benchlib.records import flags
-from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict, NodeState, RecordStatus
+from benchlib.vocabulary import DEFAULT_THRESHOLD, MAX_WINDOW_DAYS, CompareVerdict, NodeState, RecordStatus
 
 #: Days a result stays valid: a node without a run of a configuration in this window is stale.
 VALIDITY_DAYS = 7.0
@@ -187,22 +188,28 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
     that should have run every configuration of their GPU (one never seen: every configuration).
     A bad argument raises InputError naming it."""
     require_metric(df, metric, "node_states", rate=True)
+    expected = () if expected is None else expected
     if isinstance(expected, str) or not all(isinstance(n, str) and NODE_NAME.fullmatch(n)
                                              for n in expected):
         raise InputError(f"node_states: expected={expected!r}: give a list of node names "
                          "(letters, digits, . _ -), e.g. ['node01', 'node02'] "
                          "(fleet.actions.expected_nodes(['node[01-02]']) expands a Slurm list)")
-    if not (isinstance(window_days, (int, float)) and 0 < window_days < float("inf")):
+    if isinstance(window_days, bool) or not isinstance(window_days, (int, float, np.number)) \
+            or not 0 < float(window_days) <= MAX_WINDOW_DAYS:
         raise InputError(f"node_states: window_days={window_days!r}: give the validity window in "
-                         f"days, above 0 (default {VALIDITY_DAYS:g})")
-    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
-        raise InputError(f"node_states: threshold={threshold!r}: give a fraction from 0 to 1 "
-                         f"(default {DEFAULT_THRESHOLD})")
+                         f"days, above 0 and at most {MAX_WINDOW_DAYS:,} (default {VALIDITY_DAYS:g})")
+    window_days = float(window_days)
+    require_fraction(threshold, "node_states")
+    given = now
     try:
+        if now is not None and not isinstance(now, (str, pd.Timestamp, datetime)):
+            raise TypeError(f"a {type(now).__name__}")
         now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
+        if pd.isna(now):
+            raise ValueError("no time given")
     except (ValueError, TypeError) as error:
-        raise InputError(f"node_states: now={now!r}: not a time ({error}); give an ISO 8601 "
-                         "time such as '2026-11-27T12:00Z' or a pandas Timestamp") from None
+        raise InputError(f"node_states: now={given!r}: not a time ({error}); give an ISO 8601 "
+                         "time such as '2026-11-27T12:00Z' or a datetime") from None
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
     runs["_node"] = node_names(runs)

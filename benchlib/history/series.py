@@ -26,7 +26,7 @@ import pandas as pd
 import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.metrics import require_columns, require_metric
+from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
 from benchlib.analysis.regression import higher_is_better, ordered_by, run_times, verdict
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.history import change_points as change_detection
@@ -238,6 +238,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     (docs/acceptance.md). ``progress``: a progress bar (on stderr)."""
     from tqdm.auto import tqdm
 
+    require_fraction(threshold, "change_points")
     runs = series(df, metric, by)
     done = ok(df)
     keys = configuration_columns(done, by)
