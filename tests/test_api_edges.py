@@ -136,3 +136,15 @@ def test_a_memory_regression_is_told_in_memory_not_speed() -> None:
     assert "peak_memory_bytes base / new 0.63" in line and "60% higher than the base's" in line
     [case] = regression.junit_cases(found.table, found.metric)
     assert "(peak_memory_bytes, base / new)" in case.message
+
+
+def test_a_time_of_zero_on_one_side_is_unknown_and_said_without_a_warning() -> None:
+    import warnings
+
+    base = _campaign("b", {32: [100.0, 101.0, 99.0]}).assign(time_data_s=0.0)
+    new = _campaign("n", {32: [100.0, 101.0, 99.0]}).assign(time_data_s=0.002)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = analysis.compare_campaigns(base, new, metric="time_data_s")
+    assert found.table[["verdict", "reason"]].values.tolist() == [
+        ["unknown", "no base run has a time_data_s above 0"]]

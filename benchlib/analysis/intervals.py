@@ -43,8 +43,10 @@ def t_quantile(level: float, df: float) -> float:
 
 
 def _logs(values: object) -> np.ndarray:
-    logs = np.log(np.asarray(values, dtype=float))
-    return logs[np.isfinite(logs)]
+    """The logs of the positive, finite ``values`` (0, negatives and NaN left out, silently)."""
+    found = np.asarray(values, dtype=float)
+    found = found[np.isfinite(found) & (found > 0)]
+    return np.log(found)
 
 
 def geometric_mean(values: object) -> float:

@@ -5,8 +5,8 @@ Runs are paired by configuration: the configuration columns of
 ``cluster``, ``host``) and less any column that holds one value in each campaign but not the
 same one (a new GPU model, say): what is compared, named in a warning. Repeats are pooled.
 
-Per configuration the speed of NEW relative to BASE (NEW / BASE for throughputs, BASE / NEW for
-``time_*`` columns, so above 1 is always faster) is the ratio of the two sides' geometric means,
+Per configuration NEW relative to BASE (NEW / BASE where higher is better, BASE / NEW where
+lower is, as the record schema says: above 1 is always better) is the ratio of geometric means,
 with a 95 % interval in which the campaign is the unit of noise
 (:mod:`benchlib.analysis.campaign_noise`: runs of one campaign move together; one campaign each
 and no history of the configuration: a Welch interval over the runs, judged only beyond a 15 %
@@ -23,16 +23,14 @@ Verdicts, with ``threshold`` t (default 0.05), in this order:
 - ``improvement``: the whole interval is above 1 + t;
 - ``no change``: anything else (the change may be within the threshold).
 
-The interval must clear the threshold, not only 1.0 (the A/A tests of docs/measurements.md).
-- ``only in base`` / ``only in new``: nothing to pair with.
+- ``only in base`` / ``only in new``: nothing to pair with. (The interval must clear the
+  threshold, not only 1.0: the A/A tests of docs/measurements.md.)
 
 Campaigns of different benchmarks or units (:data:`NOT_COMPARABLE`) are not compared, nor a
 campaign with itself (a run on both sides: the same notebook file, through a link or not):
 both are bad input (:class:`~benchlib.errors.InputError`, exit 2).
 
-:func:`exit_code` turns the verdicts into the commands' exit status: 1 when a reliable
-configuration regressed, else 3 when some could not be judged (unknown or unreliable) or none
-was (no configuration in common), else 0.
+The commands' exit status from the verdicts: :func:`benchlib.analysis.gate.exit_code`.
 """
 
 from __future__ import annotations
@@ -67,8 +65,7 @@ from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
 def higher_is_better(metric: str) -> bool:
-    """Whether a higher ``metric`` is better (the schema's :attr:`Column.better`: throughputs
-    and bandwidths yes; times, memory, energy per sample no)."""
+    """Whether a higher ``metric`` is better (the record schema's ``Column.better``)."""
     return schema.better(metric) != "lower"
 
 
@@ -107,6 +104,9 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
         return ({**found, intervals.HEADLINE: 0.0, "low": 0.0, "high": 0.0, "pairs": stalled,
                  "known": True, "significant": True, "method": said},
                 CompareVerdict.REGRESSION.value, said)
+    for side, runs in (("base", base_runs), ("new", new_runs)):  # a time of 0: no ratio to it
+        if len(runs) and not len(_speeds(runs, metric)):
+            return found, CompareVerdict.UNKNOWN.value, f"no {side} run has a {metric} above 0"
     bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
            for side, runs in (("base", base_runs), ("new", new_runs))}
     if bad["base"] or bad["new"]:
@@ -225,8 +225,8 @@ ONLY_ONE_SIDE = with_weight("compare", Weight.ASIDE)
 JUDGED = (*with_weight("compare", Weight.FAILS), *with_weight("compare", Weight.PASSES))
 
 
-def _change(ratio: float, metric: str) -> str:
-    """How far the new runs' ``metric`` moved, from the judged ``ratio`` (above 1 is better)."""
+def _change(ratio: float, metric: str) -> str:  # the judged ratio: above 1 is better
+    """How far the new runs' ``metric`` moved, in words."""
     moved = ratio if higher_is_better(metric) else 1 / ratio
     return f"{abs(moved - 1):.0%} {'higher' if moved > 1 else 'lower'} than the base's"
 
