@@ -54,7 +54,11 @@ def test_clean_text_removes_escapes_and_replaces_controls():
 
 @pytest.mark.parametrize("command", ["results", "check", "compare", "status"])
 def test_no_command_writes_a_record_control_character(hostile, tmp_path, capsys, command):
-    args = {"results": [str(hostile)], "check": [str(hostile)], "status": [str(hostile)],
+    refs = tmp_path / "refs.yaml"  # judges the hostile run, so check shows its text
+    refs.write_text("references:\n  - {match: {model: '*'}, metric: throughput, value: 2400, "
+                    "unit: images/s, source: a table}\n")
+    args = {"results": [str(hostile)], "check": [str(hostile), "--references", str(refs)],
+            "status": [str(hostile)],
             "compare": [str(campaign(tmp_path / "base")), str(hostile)]}[command]
     main([command, *args])
     out = capsys.readouterr()

@@ -44,16 +44,23 @@ class Check(Command):
                                              references.junit_cases(checked))  # before any print
         shown = ["run", "verdict", "measured", "expected", "low", "high", "metric", "ref", "flags",
                  "configuration"]  # fitted to the terminal: the text last, wrapped
-        table = checked.assign(ref=checked["reference_index"].map(
-            lambda i: "" if pd.isna(i) else f"#{int(i)}"))
-        number = formatting.or_blank(formatting.number)
-        with pd.option_context("display.max_rows", 1000, "display.max_colwidth", 40):
-            show_table(table[shown], "configuration", formatters=dict.fromkeys(
-                ("measured", "expected", "low", "high"), number), fold=(
-                "verdict", "metric", "ref", "flags", "measured", "expected", "low", "high"))
+        number = formatting.or_blank(lambda v: "none" if abs(v) == float("inf")  # unbounded
+                                     else formatting.number(v))
+        judged = checked[checked["verdict"] != CheckVerdict.NO_REFERENCE]
+        table = judged.assign(ref=judged["reference_index"].map(
+            lambda i: "" if pd.isna(i) else f"#{int(i)}"), **{  # figures as every table says them
+            c: judged[c].map(number) for c in ("measured", "expected", "low", "high")})
+        if len(table):
+            with pd.option_context("display.max_rows", 1000, "display.max_colwidth", 40):
+                show_table(table[shown], "configuration", fold=(
+                    "verdict", "metric", "ref", "flags", "measured", "expected", "low", "high"))
         used = checked.dropna(subset=["reference_index"]).drop_duplicates("reference_index")
         for row in used.sort_values("reference_index").itertuples():  # the refs, once each
             show(wrapped(f"#{int(row.reference_index)}: {row.reference}"))
+        unjudged = checked.loc[checked["verdict"] == CheckVerdict.NO_REFERENCE, "run"]
+        if len(unjudged):  # named, not a table row each: nothing to show beside them
+            show(wrapped(f"no reference ({len(unjudged)} run{'' if len(unjudged) == 1 else 's'}"
+                         f"): {', '.join(unjudged)}"))
         counts = checked["verdict"].value_counts()
         print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
         for row in references.failed(checked).itertuples():
