@@ -82,18 +82,18 @@ def shared_parts(labels: Sequence[str], separator: str = ", ") -> tuple[list[str
 
 def fold_constant(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` without those of ``columns`` that hold one value in every row, and a line for
-    each (``interval: one run each: ...``), said once instead of on every row."""
+    each said once instead (``interval (every row): ...``; of one row, ``interval: ...``)."""
     from benchlib.formatting import missing
 
     said, dropped = [], []
     for column in columns:
-        if column not in frame or len(frame) < 2:
+        if column not in frame or frame.empty:
             continue
         values = frame[column].map(lambda v: "" if missing(v) else str(v))
         if values.nunique() == 1:
-            value = values.iloc[0]
-            if value:
-                said.append(f"{column.replace('_', ' ')} (every row): {value}")
+            if value := values.iloc[0]:
+                said.append(f"{column.replace('_', ' ')}"
+                            f"{' (every row)' * (len(frame) > 1)}: {value}")
             dropped.append(column)
     return frame.drop(columns=dropped), said
 

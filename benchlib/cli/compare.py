@@ -88,7 +88,7 @@ class Compare(Command):
         written = args.junit and junit.write(args.junit, "benchlib compare", regression.junit_cases(
             compared.assign(configuration=relative(compared["configuration"])), args.metric))
         for warning in comparison.warnings:
-            show(f"warning: {warning}")
+            show(wrapped(f"warning: {warning}"))
         show_compared(comparison)
         show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
         show_energy(base, new, args.threshold)
