@@ -333,3 +333,12 @@ def test_a_time_reference_is_judged_as_a_time() -> None:
         reference_file.parse_references({"references": [
             {"match": {"benchmark": "train"}, "metric": "throughput", "value": 1000,
              "source": "a table"}]})
+
+
+def test_a_bad_pattern_is_one_error_naming_it() -> None:
+    with pytest.raises(InputError) as raised:
+        reference_file.parse_references({"references": [
+            {"match": {"gpu": {"regex": "(unclosed"}}, "metric": "throughput", "value": 10,
+             "unit": "images/s", "source": "x"}]}, "r.yaml")
+    assert str(raised.value).count("\n") == 0
+    assert "gpu: not a regular expression: missing )" in str(raised.value)

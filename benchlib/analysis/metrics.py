@@ -75,12 +75,14 @@ def require_metric(df: pd.DataFrame, metric: str, what: str, judged: bool = Fals
         if not present or not schema.better(metric):
             check_metric(metric, {table: df}, option=f"{what}: metric")
         return
-    if present:
-        return
+    given = df[metric].dropna() if present else None
+    if present and (not len(given) or pd.to_numeric(given, errors="coerce").notna().any()):
+        return  # (all missing: energy not measured, each row unknown)
     numeric = [str(c) for c in df.columns if not pd.api.types.is_bool_dtype(df[c])
                and pd.to_numeric(df[c], errors="coerce").notna().any()
                and schema.role(str(c)) in ("measurement", None)]
-    why = f"no such column in {table}" if metric not in df else "a true/false column"
+    why = (f"no such column in {table}" if metric not in df else "a true/false column"
+           if not present else "a text column")
     raise InputError(f"{what}: metric {metric}: {why}; numeric measurement columns of "
                      f"{table}: {', '.join(numeric[:8])}{', ...' if len(numeric) > 8 else ''}")
 

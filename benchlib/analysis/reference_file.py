@@ -100,6 +100,20 @@ class Reference(BaseModel):
     source: StrictStr = Field(min_length=1)
     name: StrictStr = ""
 
+    @field_validator("match", mode="before")
+    @classmethod
+    def _patterns_first(cls, match: object) -> object:
+        """A ``{regex: ...}`` value read as one (its one error, not one per kind of value)."""
+        if not isinstance(match, dict):
+            return match
+        found = {}
+        for key, value in match.items():
+            try:
+                found[key] = RegexMatch.model_validate(value) if isinstance(value, dict) else value
+            except ValidationError as error:
+                raise ValueError(f"{key}: {error.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+        return found
+
     @field_validator("match")
     @classmethod
     def _column_names(cls, match: dict[str, Any]) -> dict[str, Any]:
