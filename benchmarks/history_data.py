@@ -82,13 +82,17 @@ def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
 
 def times_follow_speed(frame: pd.DataFrame, template: Mapping[str, object]) -> pd.DataFrame:
     """``frame`` with the template's seconds (per iteration, per phase, the loop's wall time and
-    their percentiles) scaled as its throughput was: a night 12 % slower takes 1/0.88 the time,
+    their percentiles) and rates (achieved TFLOP/s, the within-run interval) scaled as its
+    throughput was: a night 12 % slower takes 1/0.88 the time,
     so ``history --metric time_iteration_s`` finds what ``--metric throughput`` finds."""
     slower = float(template["throughput"]) / frame["throughput"]  # type: ignore[arg-type]
     for column, value in template.items():
-        if ((column.startswith("time_") and column.endswith("_s")) or column == "wall_time_s") \
-                and isinstance(value, (int, float)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        if (column.startswith("time_") and column.endswith("_s")) or column == "wall_time_s":
             frame[column] = value * slower
+        elif column in ("achieved_tflops", "throughput_low", "throughput_high"):  # rates
+            frame[column] = value / slower
     return frame
 
 
