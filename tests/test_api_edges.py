@@ -148,3 +148,17 @@ def test_a_time_of_zero_on_one_side_is_unknown_and_said_without_a_warning() -> N
         found = analysis.compare_campaigns(base, new, metric="time_data_s")
     assert found.table[["verdict", "reason"]].values.tolist() == [
         ["unknown", "no base run has a time_data_s above 0"]]
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("benchmark=", "benchmark= has no value"),
+    ("since=2026-09-06 until=2026-09-01", "is not before until="),
+    (["benchmark=train"], "load: where=['benchmark=train']"),
+])
+def test_a_selection_that_can_hold_nothing_is_said(tmp_path, where, said) -> None:
+    import benchlib
+    from tests.test_regression import _write
+
+    _write(tmp_path / "c", _campaign("c", {32: [100.0, 101.0]}))
+    with pytest.raises(InputError, match=said.replace("[", r"\[").replace("]", r"\]")):
+        benchlib.load(tmp_path / "c", where=where)

@@ -116,9 +116,18 @@ def moment(value: object, key: str = "since") -> str | None:
 
 def selection(where: Mapping[str, object] | None = None, since: object = None,
               until: object = None) -> Selection:
-    """A checked :class:`Selection`: every key a record column, every value of its type."""
-    return Selection({str(k): _coerce(str(k), v) for k, v in (where or {}).items()},
-                     moment(since, "since"), moment(until, "until"))
+    """A checked :class:`Selection`: every key a record column, every value of its type, a
+    value given (``benchmark=`` selects nothing), ``since`` before ``until``."""
+    empty = [str(k) for k, v in (where or {}).items() if v == "" or v == []]
+    if empty:
+        raise CatalogError(f"selection: {empty[0]}= has no value; give one ({empty[0]}=VALUE), "
+                           "or leave the key out to select any")
+    chosen = Selection({str(k): _coerce(str(k), v) for k, v in (where or {}).items()},
+                       moment(since, "since"), moment(until, "until"))
+    if chosen.since and chosen.until and pd.Timestamp(chosen.since) >= pd.Timestamp(chosen.until):
+        raise CatalogError(f"selection: since={chosen.since} is not before until={chosen.until}: "
+                           "the window holds no time (until is exclusive)")
+    return chosen
 
 
 def parse(text: str | list[str]) -> Selection:
