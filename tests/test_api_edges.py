@@ -162,3 +162,12 @@ def test_a_selection_that_can_hold_nothing_is_said(tmp_path, where, said) -> Non
     _write(tmp_path / "c", _campaign("c", {32: [100.0, 101.0]}))
     with pytest.raises(InputError, match=said.replace("[", r"\[").replace("]", r"\]")):
         benchlib.load(tmp_path / "c", where=where)
+
+
+def test_compare_names_a_value_no_run_has_and_a_value_against_itself() -> None:
+    df = _campaign("c", {32: [100.0, 101.0], 64: [90.0, 91.0]})
+    with pytest.raises(InputError, match="no finished run has dataset='synthtic'; its values: synthetic"):
+        analysis.compare(df, "dataset", "synthtic", "synthetic")
+    with pytest.raises(InputError, match="a and b are both 32"):
+        analysis.compare(df, "batch_size", 32, 32)
+    assert len(analysis.compare(df, "batch_size", 64, 32)) == 1

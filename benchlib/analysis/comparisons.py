@@ -175,6 +175,13 @@ def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "
     require_columns(df, on, "compare", argument="on")
     require_metric(df, metric, "compare")
     df = hashable(ok(df))
+    held = set(df[factor].dropna().astype(str))
+    for value in (a, b):  # a scalar no run has (a list-valued setting is matched as given)
+        if isinstance(value, (str, int, float, np.generic)) and str(value) not in held:
+            raise InputError(f"compare: no finished run has {factor}={value!r}; its values: "
+                             f"{', '.join(sorted(held)[:12]) or 'none'}")
+    if str(a) == str(b):
+        raise InputError(f"compare: a and b are both {a!r}: a value compared with itself")
     if on is None:
         on, only_a, only_b = _pair_columns(df, factor, a, b)
     else:
