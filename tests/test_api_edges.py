@@ -171,3 +171,13 @@ def test_compare_names_a_value_no_run_has_and_a_value_against_itself() -> None:
     with pytest.raises(InputError, match="a and b are both 32"):
         analysis.compare(df, "batch_size", 32, 32)
     assert len(analysis.compare(df, "batch_size", 64, 32)) == 1
+
+
+def test_flags_select_every_run_flagged_so_among_others(tmp_path) -> None:
+    import benchlib
+    from tests.test_regression import _write
+
+    runs = _campaign("c", {32: [100.0, 101.0, 99.0]}).assign(flags=["contended,noisy", "noisy", ""])
+    _write(tmp_path / "c", runs)
+    assert len(benchlib.load(tmp_path / "c", where="flags=noisy")) == 2
+    assert len(benchlib.load(tmp_path / "c", where="flags=contended")) == 1

@@ -18,8 +18,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchlib.catalog import database, migrate, tables
 from benchlib.errors import CatalogError, InputError
+from benchlib.records import flags, schema
 from benchlib.records import results as folder_results
-from benchlib.records import schema
 from benchlib.records.results import frame_of
 from benchlib.records.run_table import RunTable
 from benchlib.records.runs import once
@@ -158,6 +158,10 @@ def _matches(frame: pd.DataFrame, chosen: Selection) -> pd.Series:
     keep = pd.Series(True, index=frame.index)
     for key, value in chosen.where.items():
         wanted = value if isinstance(value, list) else [value]
+        if key == "flags" and key in frame:  # flags=noisy: every run flagged noisy, with others
+            names = set(map(str, wanted))
+            keep &= frame[key].map(lambda text, names=names: bool(set(flags.of(text)) & names))
+            continue
         keep &= frame[key].isin(wanted) if key in frame else False
     if chosen.since or chosen.until:
         started = (_instants(frame["started_at"]) if "started_at" in frame
@@ -186,6 +190,8 @@ def _query(chosen: Selection) -> sa.Select:
     r = tables.RECORDS
     query = sa.select(r).order_by(r.c[tables.ROW_ID])
     for key, value in chosen.where.items():
+        if key == "flags":  # a list of names: narrowed by name (:func:`_matches`), not here
+            continue
         if key in r.c:
             query = query.where(r.c[key].in_(value) if isinstance(value, list)
                                 else r.c[key] == value)
