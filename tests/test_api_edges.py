@@ -181,3 +181,14 @@ def test_flags_select_every_run_flagged_so_among_others(tmp_path) -> None:
     _write(tmp_path / "c", runs)
     assert len(benchlib.load(tmp_path / "c", where="flags=noisy")) == 2
     assert len(benchlib.load(tmp_path / "c", where="flags=contended")) == 1
+
+
+def test_load_of_a_folder_without_records_says_so(tmp_path, caplog) -> None:
+    import logging
+
+    import benchlib
+
+    (tmp_path / "empty").mkdir()
+    with caplog.at_level(logging.WARNING):
+        assert len(benchlib.load(tmp_path / "empty")) == 0
+    assert "load: no records under" in caplog.text

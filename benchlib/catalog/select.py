@@ -268,7 +268,11 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
     if db is None:
         if path is None:
             raise InputError("load: give a results folder (path) or a catalog (db=)")
-        return RunTable.of(narrowed(folder_results.load(path, strict), chosen))
+        found = folder_results.load(path, strict)
+        if found.empty:  # as `benchlib results` says it (exit 2 there), not an empty table only
+            logging.getLogger(__name__).warning("load: no records under %s (a results folder "
+                                                "holds executed notebooks and their .json)", path)
+        return RunTable.of(narrowed(found, chosen))
     if path is not None:
         raise InputError("load: give a results folder (path) or a catalog (db=), not both")
     return from_catalog(db, chosen)
