@@ -342,3 +342,13 @@ def test_a_bad_pattern_is_one_error_naming_it() -> None:
              "unit": "images/s", "source": "x"}]}, "r.yaml")
     assert str(raised.value).count("\n") == 0
     assert "gpu: not a regular expression: missing )" in str(raised.value)
+
+
+def test_a_number_written_as_text_matches_by_value() -> None:
+    refs = reference_file.parse_references({"references": [
+        {"match": {"batch_size": ["8", 256]}, "metric": "throughput", "unit": "images/s",
+         "value": 10, "source": "a table"}]})
+    checked = references.check(_frame({"batch_size": 8.0, "throughput": 10.0},
+                                      {"batch_size": 256, "throughput": 10.0},
+                                      {"batch_size": 16, "throughput": 10.0}), refs)
+    assert checked["verdict"].tolist() == ["pass", "pass", "no reference"]

@@ -220,11 +220,11 @@ def _agrees(expected: object, actual: object) -> bool:
     if isinstance(expected, bool) or isinstance(actual, (bool, np.bool_)):
         return isinstance(expected, bool) and isinstance(actual, (bool, np.bool_)) \
             and bool(actual) == expected
-    if isinstance(expected, (int, float)):
-        try:
+    if isinstance(expected, (int, float)) or isinstance(actual, (int, float, np.number)):
+        try:  # a number, or a number written as text ("8"), against a number: by value
             return float(actual) == float(expected)  # type: ignore[arg-type]
         except (TypeError, ValueError):
-            return False
+            return str(actual) == expected
     return str(actual) == expected
 
 
