@@ -1,26 +1,14 @@
-"""Checking runs against references with tolerances (acceptance tests); the references file
-itself (its format, validation and matching): :mod:`benchlib.analysis.reference_file`.
+"""Checking runs against references with tolerances (acceptance tests). The references file
+(its format, validation and which runs a reference applies to) is
+:mod:`benchlib.analysis.reference_file`.
 
-A references file follows ReFrame's convention, with record columns as the keys::
-
-    references:
-      - match: {gpu: A100, benchmark: train, model: resnet50, precision: tf32, batch_size: 256}
-        metric: throughput          # a record column
-        value: 938
-        lower: -0.10                # relative bounds: -0.10 = at most 10 % below; null = unbounded
-        upper: null
-        unit: images/s
-        source: where the figure comes from
-
-A ``match`` value is a scalar the record's column must equal (``'*'``: any value), a list of
-scalars (any of them), or ``{regex: PATTERN}`` (searched in the column's text, ignoring case, as
-the datasheet patterns are). A run matches a reference when every ``match`` column agrees.
 For each metric, the most specific matching reference applies (the most non-``'*'`` keys);
 between equally specific ones the first in the file wins and the row's ``note`` names the others.
 
 A measurement passes when ``value * (1 + lower) <= measured <= value * (1 + upper)``; one that
-is not finite (infinity) or not above 0 (a run that did nothing) fails whatever the bounds, and
-whatever the run's flags: contention or throttling can slow a run, not stop it.
+is not finite (infinity) fails whatever the bounds, and so does a rate (higher is better) not
+above 0 (a run that did nothing), whatever the run's flags: contention or throttling can slow a
+run, not stop it.
 """
 
 from __future__ import annotations
