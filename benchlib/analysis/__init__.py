@@ -372,6 +372,7 @@ def change_points(
     max_pvalue: float = 0.001,
     min_size: int = 3,
     progress: bool = False,
+    now: pd.Timestamp | None = None,
 ) -> ChangePoints:
     """:class:`ChangePoints`; its table has one row per listed change point (a regression or an
     improvement) of each configuration's campaigns on each node: ``configuration``, ``node``,
@@ -381,7 +382,8 @@ def change_points(
     ``pvalue``, ``campaigns_before`` / ``campaigns_after``, ``runs_before`` / ``runs_after``,
     ``changed`` (the environment), ``interval``, and the configuration columns. Smaller or
     uncertain shifts are counted, odd campaigns named, the newest too few to call "too early"
-    (docs/acceptance.md). ``progress``: a progress bar (on stderr)."""
+    (docs/acceptance.md). Runs dated after ``now`` (default: the present; a node whose clock
+    is wrong) are left out and named (``future``). ``progress``: a progress bar (on stderr)."""
     from benchlib.history.series import change_points as real
 
     return real(
@@ -392,6 +394,7 @@ def change_points(
         max_pvalue=max_pvalue,
         min_size=min_size,
         progress=progress,
+        now=now,
     )
 
 # --- end of GENERATED ---

@@ -82,17 +82,27 @@ def _mean(groups: list[np.ndarray]) -> float:
     return float(np.mean([g.mean() for g in groups]))
 
 
+#: The most random draws :func:`bootstrap_variance` holds at once (8 bytes each: 32 MiB), so
+#: that its memory is bounded whatever the number of runs (campaigns of 50,000 runs included).
+DRAWS_AT_ONCE = 1 << 22
+
+
 def bootstrap_variance(groups: list[np.ndarray], seed: int = 0) -> float:
     """The hierarchical bootstrap variance of :func:`_mean`: campaigns drawn with replacement,
-    then each drawn campaign's runs with replacement."""
+    then each drawn campaign's runs with replacement. Only the draws of the campaigns picked
+    are made, in chunks of at most :data:`DRAWS_AT_ONCE` draws: memory stays bounded whatever
+    the number of runs or campaigns."""
     rng = np.random.default_rng(seed)
     k = len(groups)
     picks = rng.integers(0, k, size=(RESAMPLES, k))
     means = np.empty((RESAMPLES, k))
     for c, logs in enumerate(groups):  # each draw of a campaign resamples its runs anew
-        resampled = logs[rng.integers(0, logs.size, size=(RESAMPLES, k, logs.size))].mean(axis=2)
-        chosen = picks == c
-        means[chosen] = resampled[chosen]
+        rows, cols = np.nonzero(picks == c)
+        chunk = max(1, DRAWS_AT_ONCE // logs.size)
+        for start in range(0, rows.size, chunk):
+            count = min(chunk, rows.size - start)
+            drawn = rng.integers(0, logs.size, size=(count, logs.size))
+            means[rows[start:start + count], cols[start:start + count]] = logs[drawn].mean(axis=1)
     return float(means.mean(axis=1).var(ddof=1))
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import benchlib.analysis.regression as regression
 from benchlib import formatting
 from benchlib.kinds import kind_named
+from benchlib.records import flags
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 COLUMN = "samples_per_joule"
@@ -32,8 +33,9 @@ def per_joule_unit(benchmark: object, unit: object) -> str | None:
 def with_per_joule(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with ``samples_per_joule`` for every row whose kind counts samples: the record's
     own, else samples / ``energy_j`` (records written before the column), NaN where the energy
-    was not measured (or read 0 J; a recorded 0 or infinite value too: unknown, never 0) and
-    for rows whose kind has no per-joule unit."""
+    was not measured (or read 0 J; a recorded 0 or infinite value too: unknown, never 0), where
+    it is beyond what the devices could give (:func:`benchlib.records.flags.energy_implausible`:
+    the run is flagged ``energy_implausible``) and for rows whose kind has no per-joule unit."""
     df = df.copy()
     def numbers(column: str) -> pd.Series:
         if column not in df:
@@ -44,6 +46,10 @@ def with_per_joule(df: pd.DataFrame) -> pd.DataFrame:
     energy = numbers("energy_j")
     recorded = recorded.fillna(numbers("samples") / energy.where(energy > 0))
     recorded = recorded.where((recorded > 0) & np.isfinite(recorded))  # 0 J/s is not measured
+    implausible = pd.Series([flags.energy_implausible({**row, COLUMN: value}) for row, value in
+                             zip(df.to_dict("records"), recorded, strict=True)],
+                            index=df.index, dtype=bool) if len(df) else recorded.isna()
+    recorded = recorded.where(~implausible)  # flagged energy_implausible: never a figure
     if "benchmark" in df and "unit" in df:
         counts = [per_joule_unit(b, u) is not None for b, u in zip(df["benchmark"], df["unit"],
                                                                     strict=True)]
@@ -100,4 +106,6 @@ def record_said(record: dict) -> str:
     unit = per_joule_unit(record.get("benchmark"), record.get("unit"))
     if unit is None:
         return ""
+    if flags.energy_implausible(record):
+        return "implausible (flagged energy_implausible: not shown)"
     return said(with_per_joule(pd.DataFrame([record]))[COLUMN].iloc[0], unit)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, intervals
+from benchlib.analysis import campaign_noise, intervals, signed_effect
 from benchlib.analysis.comparable import (
     INCOMPARABLE,
     STARTED_AT,
@@ -61,6 +61,7 @@ from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.errors import InputError
 from benchlib.formatting import literal
 from benchlib.records import flags, schema
+from benchlib.records.runs import once
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
@@ -71,7 +72,10 @@ def higher_is_better(metric: str) -> bool:
 
 def ratio_name(metric: str) -> str:
     """How the ratio of ``metric`` is taken so that above 1 is better: ``new / base`` where
-    higher is better, ``base / new`` where lower is (a time, memory, energy per sample)."""
+    higher is better, ``base / new`` where lower is (a time, memory, energy per sample),
+    ``1 + change / |base|`` where it may be negative (:mod:`~benchlib.analysis.signed_effect`)."""
+    if schema.signed(metric):
+        return "1 + change / |base|"
     return "new / base" if higher_is_better(metric) else "base / new"
 
 
@@ -96,6 +100,8 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
     campaigns as units: :func:`benchlib.analysis.campaign_noise.effect`, ``noise`` the
     configuration's between-campaign noise where known), its verdict, and the reason when it is
     ``unknown`` or ``unreliable``."""
+    if schema.signed(metric):  # may be negative: its values, not their logarithm
+        return _judge_signed(base_runs, new_runs, metric, threshold)
     found = campaign_noise.effect(campaign_noise.per_campaign(new_runs, _speeds, metric),
                                   campaign_noise.per_campaign(base_runs, _speeds, metric), noise)
     stalled = _stalled(new_runs, metric)
@@ -117,6 +123,44 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
         return found, CompareVerdict.UNRELIABLE.value, f"{said}; {flags.RERUN_ADVICE}"
     judged = verdict(found, threshold)
     return found, judged, str(found["method"]) if judged == CompareVerdict.UNKNOWN else ""
+
+
+def _values(runs: pd.DataFrame, metric: str) -> np.ndarray:
+    return pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)
+
+
+def _judge_signed(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
+                  threshold: float) -> tuple[dict[str, object], str, str]:
+    """:func:`judge` for a measurement that may be negative
+    (:mod:`benchlib.analysis.signed_effect`); a value that is not a number is named as left
+    out in the reason."""
+    found = signed_effect.effect(campaign_noise.per_campaign(new_runs, _values, metric),
+                                 campaign_noise.per_campaign(base_runs, _values, metric),
+                                 higher_is_better(metric))
+    unusable = [f"{int((~np.isfinite(_values(runs, metric))).sum())} {side}"
+                for side, runs in (("base", base_runs), ("new", new_runs))
+                if len(runs) and (~np.isfinite(_values(runs, metric))).any()]
+    left_out = (f" ({' and '.join(unusable)} run(s) without a finite {metric}: left out)"
+                if unusable else "")
+    bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
+           for side, runs in (("base", base_runs), ("new", new_runs))}
+    if bad["base"] or bad["new"]:
+        said = "; ".join(f"{side}: {' and '.join(names)}" for side, names in bad.items() if names)
+        return found, CompareVerdict.UNRELIABLE.value, f"{said}; {flags.RERUN_ADVICE}"
+    if left_out:
+        found = {**found, "method": f"{found['method']}{left_out}"}
+    judged = verdict(found, threshold)
+    return found, judged, str(found["method"]) if judged == CompareVerdict.UNKNOWN else ""
+
+
+def side_value(runs: pd.DataFrame, metric: str) -> float:
+    """A side's typical ``metric``: the geometric mean of its runs, the mean where the metric
+    may be negative."""
+    values = pd.to_numeric(runs[metric], errors="coerce")
+    if schema.signed(metric):
+        finite = values[np.isfinite(values.to_numpy(dtype=float))]
+        return float(finite.mean()) if len(finite) else float("nan")
+    return intervals.geometric_mean(values)
 
 
 def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> str:
@@ -168,13 +212,19 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     require_tables("compare", base=base, new=new, history=history)
     same_runs(base, new)
     base, new = ok(base), ok(new)
+    copies = []
+    for name, frame in (("base", base), ("new", new)):
+        kept = once(frame)
+        if len(kept) < len(frame):
+            copies.append(copies_left_out(name, len(frame) - len(kept), len(frame)))
+        base, new = (kept, new) if name == "base" else (base, kept)
     for name, frame in (("base", base), ("new", new)):
         if frame.empty:
             raise InputError(f"compare: {name} holds no finished run (nothing to compare)")
         require_metric(frame, metric, "compare", judged=True, table=name)
     keys, differing = pairing_columns(base, new)
     not_comparable(base, new, differing)
-    warnings = incomparable(base, new)
+    warnings = copies + incomparable(base, new)
     warnings += [f"{c} differs between the campaigns ({', '.join(sorted(distinct(base[c])))} vs "
                  f"{', '.join(sorted(distinct(new[c])))}); runs were paired across it"
                  for c in differing if c not in INCOMPARABLE]
@@ -196,8 +246,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
         if judged == CompareVerdict.UNRELIABLE:
             described = f"{found[intervals.HEADLINE]:.2f}x, unreliable: {reason}"
         rows.append({**dict(zip(keys, key, strict=True)),
-                     "base": intervals.geometric_mean(pd.to_numeric(a[metric], errors="coerce")),
-                     "new": intervals.geometric_mean(pd.to_numeric(b[metric], errors="coerce")),
+                     "base": side_value(a, metric), "new": side_value(b, metric),
                      "ratio": found[intervals.HEADLINE], "low": found["low"], "high": found["high"],
                      "pairs": found["pairs"], "base_runs": len(a), "new_runs": len(b),
                      "base_campaigns": found.get("campaigns_b", 0),
@@ -210,6 +259,14 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     if len(table):
         table.insert(0, "configuration", configuration_labels(table, keys))
     return Comparison(table, tuple(warnings), tuple(keys), metric, threshold)
+
+
+def copies_left_out(side: str, copies: int, found: int) -> str:
+    """The warning that ``copies`` of ``found`` runs of a ``side`` repeat another run's
+    ``run_id`` (a campaign folder copied or restored beside the original): each counted once."""
+    return (f"{copies} of the {found} {side} runs are copies of runs found in another folder "
+            "(the same run_id: a campaign folder copied or restored beside the original): left "
+            "out, each run counted once")
 
 
 def regressions(compared: pd.DataFrame) -> pd.DataFrame:
@@ -241,7 +298,11 @@ def summary(comparison: Comparison) -> list[str]:
     lines = [", ".join(f"{n} {v}" for v, n in counts.items())]
     metric = comparison.metric
     for row in regressions(compared).itertuples():
-        if metric == "throughput":
+        if schema.signed(metric):
+            size = (f"{metric} {row.base:.4g} -> {row.new:.4g} (1 + change / |base| "
+                    f"{row.ratio:.2f}, {row.low:.2f}-{row.high:.2f}, 95 %, {row.interval}), "
+                    f"{'higher' if higher_is_better(metric) else 'lower'} is better")
+        elif metric == "throughput":
             size = (f"new runs at {row.ratio:.2f}x the base speed ({row.low:.2f}-{row.high:.2f}, "
                     f"95 %, {row.interval}), {1 - row.ratio:.0%} slower")
         else:  # base / new where lower is better: 0.63 = the new runs' figure is 1.6x the base's

@@ -8,6 +8,7 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis.regression import Comparison, higher_is_better, ratio_name
 from benchlib.cli.base import show, show_table, wrapped
+from benchlib.records import schema
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
 GEOMEAN = ("geometric mean of each side's runs (the report's index and throughput tables show "
@@ -24,8 +25,12 @@ def show_compared(comparison: Comparison) -> None:
     readable = {**dict.fromkeys(("base", "new"), formatting.or_blank(formatting.number)),
                 **dict.fromkeys(("ratio", "low", "high"), formatting.or_blank(formatting.ratio))}
     better = "" if higher_is_better(comparison.metric) else f", lower {comparison.metric} is better"
-    show(wrapped(f"{ratio_name(comparison.metric).upper()} {comparison.metric} per configuration "
-                 f"(above 1 is better{better}); base, new: {GEOMEAN}; low-high: 95 % "
+    signed = schema.signed(comparison.metric)
+    ratio = ratio_name(comparison.metric).upper()
+    sides = ("mean of each side's runs (the values may be negative: no ratio of them)" if signed
+             else GEOMEAN)
+    show(wrapped(f"{ratio} {comparison.metric} per configuration "
+                 f"(above 1 is better{better}); base, new: {sides}; low-high: 95 % "
                  "interval (how it was made: said once, or under each configuration; the lines "
                  "below say why there is none); a within-run interval never decides", indent=""))
     table = compared[shown]

@@ -28,7 +28,8 @@ States (:class:`~benchlib.vocabulary.NodeState`), in this order of precedence:
 - ``missing``: the node is expected (seen anywhere in the records with this GPU model, or
   listed in ``expected``) but never ran the configuration;
 - ``stale``: its latest run of the configuration is older than the window;
-- ``failed``: its latest run failed (the error is the reason);
+- ``failed``: its latest run failed (the error is the reason), or finished with a ``metric`` of
+  0, negative or missing: a run that did no work (as ``benchlib history`` counts it);
 - ``unknown``: nothing to judge speed by: no baseline, every recent run disturbed (named), or
   one undisturbed campaign (the interval needs two);
 - ``slow``: the node's recent undisturbed runs, one value per campaign (runs of one campaign
@@ -222,6 +223,7 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                    if "status" in runs else True)
     runs["_value"] = (pd.to_numeric(runs[metric], errors="coerce") if metric in runs
                       else np.nan)
+    runs = _no_work_failed(runs, metric)
     columns = [c for c in config_columns(runs, exclude=(*WHERE, *WHEN))
                if not c.startswith("_") and runs[c].notna().any()]
     gpus = runs[runs["_ok"]] if "gpu" in runs else runs.iloc[0:0]
@@ -263,6 +265,25 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
     return FleetStates(states, now, window_days, threshold, metric, pd.DataFrame(table),
                        unplaced, int(ahead.sum()))
+
+
+def _no_work_failed(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """``runs`` with a finished run whose ``metric`` is 0, negative or missing made a failed
+    one (``_ok`` False, its ``error`` saying why): a rate of 0 is a run that did no work, as
+    ``benchlib history`` counts it, never a healthy node's latest word."""
+    values = runs["_value"].to_numpy(dtype=float)
+    idle = runs["_ok"].to_numpy(dtype=bool) & ~(np.isfinite(values) & (values > 0))
+    if not idle.any():
+        return runs
+    runs = runs.copy()
+    said = np.where(np.isnan(values[idle]), f"finished without a {metric}",
+                    [f"{metric} {v:g}: the run did no work" for v in values[idle]])
+    errors = runs["error"].astype(object) if "error" in runs else pd.Series("", index=runs.index,
+                                                                              dtype=object)
+    errors[idle] = said
+    runs["error"] = errors
+    runs.loc[idle, "_ok"] = False
+    return runs
 
 
 _COLUMNS = ["configuration", "gpu", "node", "state", "reason", "latest", "runs", "value",
@@ -374,7 +395,7 @@ def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, thresh
         if row["disturbed"]:
             return [NodeState.UNKNOWN.value, f"{row['disturbed']}: {RERUN_ADVICE}",
                     baseline, np.nan, np.nan, np.nan]
-        return [NodeState.OK.value, "latest run finished; no speed recorded to compare",
+        return [NodeState.UNKNOWN.value, "no recent run in the window measured a speed",
                 baseline, np.nan, np.nan, np.nan]
     if np.isnan(baseline):
         return [NodeState.UNKNOWN.value, f"no baseline: {healthy} healthy node"

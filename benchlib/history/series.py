@@ -29,6 +29,7 @@ from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
 from benchlib.analysis.regression import higher_is_better, ordered_by, run_times, verdict
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
 from benchlib.history import env_changes
 from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
@@ -40,6 +41,8 @@ from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 NODE = "host"
 #: The node of runs whose records name none.
 UNKNOWN_NODE = "an unnamed host"
+#: The largest ``min_size`` (campaigns either side of a change point): beyond any history.
+MAX_MIN_SIZE = 100_000
 #: The columns of :func:`change_points`' table, in order (the configuration columns follow).
 COLUMNS = ("configuration", "node", "time", "before", "after", "ratio", "low", "high",
            "verdict", "pvalue", "campaigns_before", "campaigns_after", "runs_before",
@@ -73,6 +76,8 @@ class ChangePoints:
     outliers: tuple[dict, ...] = ()
     early: tuple[dict, ...] = ()
     ordered_by: str = ""
+    #: runs dated after now (a wrong clock), left out: ``node``, ``time``, ``runs`` per node and day
+    future: tuple[dict, ...] = ()
 
 
 def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> list[str]:
@@ -95,12 +100,13 @@ def _labels(runs: pd.DataFrame, keys: list[str]) -> pd.Series:
     return pd.Series([named[k] for k in map(tuple, text.to_numpy())], index=runs.index)
 
 
-def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None
-           ) -> pd.DataFrame:
+def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
+           now: pd.Timestamp | None = None) -> pd.DataFrame:
     """Every finished run with a ``metric`` value, in time order within each configuration and
     node: the configuration columns, ``configuration`` (:func:`label`), ``node``, ``time``
-    (UTC), ``metric``, ``disturbed`` (contended or throttled: left out of the change points)
-    and the environment columns (:func:`~benchlib.analysis.regression.ordered_by` says how the
+    (UTC), ``metric``, ``disturbed`` (contended or throttled: left out of the change points),
+    ``future`` (dated after ``now``, default the present: a node whose clock is wrong; left out
+    too) and the environment columns (:func:`~benchlib.analysis.regression.ordered_by` says how the
     runs were ordered)."""
     require_metric(df, metric, "change_points", judged=True)
     require_columns(df, by, "change_points")
@@ -115,6 +121,7 @@ def series(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | Non
     out["node"] = (runs[NODE].astype("string").fillna(UNKNOWN_NODE).replace("", UNKNOWN_NODE)
                    if NODE in runs else UNKNOWN_NODE)
     out["time"] = run_times(runs)
+    out["future"] = out["time"] > (now if now is not None else pd.Timestamp.now(tz="UTC"))
     out["disturbed"] = [bool(flags.disturbed([text]))
                         for text in out.get("flags", pd.Series("", index=out.index))]
     out["configuration"] = _labels(out, keys)
@@ -213,7 +220,7 @@ def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshol
     when each lies beyond ``threshold`` on the same side of the segment before them (of at
     least ``min_size`` campaigns): a change that may be starting, too early to tell."""
     last = max(changes, default=0)
-    for newest in range(min_size - 1, 0, -1):  # the newest 2, else the newest 1
+    for newest in range(min(min_size - 1, len(nights) - 1), 0, -1):  # the newest 2, else 1
         if len(nights) - newest - last < min_size:
             continue
         base = intervals.geometric_mean(_kept(nights, last, len(nights) - newest, odd)["value"])
@@ -226,7 +233,8 @@ def _too_early(nights: pd.DataFrame, changes: list[int], odd: set[int], threshol
 
 def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
                   threshold: float = DEFAULT_THRESHOLD, max_pvalue: float = MAX_PVALUE,
-                  min_size: int = MIN_SIZE, progress: bool = False) -> ChangePoints:
+                  min_size: int = MIN_SIZE, progress: bool = False,
+                  now: pd.Timestamp | None = None) -> ChangePoints:
     """:class:`ChangePoints`; its table has one row per listed change point (a regression or an
     improvement) of each configuration's campaigns on each node: ``configuration``, ``node``,
     ``time`` (the first campaign after it), ``before`` / ``after`` (geometric means over the
@@ -235,16 +243,18 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     ``pvalue``, ``campaigns_before`` / ``campaigns_after``, ``runs_before`` / ``runs_after``,
     ``changed`` (the environment), ``interval``, and the configuration columns. Smaller or
     uncertain shifts are counted, odd campaigns named, the newest too few to call "too early"
-    (docs/acceptance.md). ``progress``: a progress bar (on stderr)."""
+    (docs/acceptance.md). Runs dated after ``now`` (default: the present; a node whose clock
+    is wrong) are left out and named (``future``). ``progress``: a progress bar (on stderr)."""
     from tqdm.auto import tqdm
 
     require_fraction(threshold, "change_points")
-    runs = series(df, metric, by)
+    min_size = require_min_size(min_size)
+    runs = series(df, metric, by, now)
     done = ok(df)
     keys = configuration_columns(done, by)
     rows, count, nights_seen, small, uncertain = [], 0, 0, 0, 0
     odd, early = [], []
-    calm = runs[~runs["disturbed"] & ~runs["failed"]]
+    calm = runs[~runs["disturbed"] & ~runs["failed"] & ~runs["future"]]
     grouped = calm.groupby(["configuration", "node"], sort=False, dropna=False)
     for (name, node), group in tqdm(grouped, total=grouped.ngroups, desc="history",
                                     unit="history", disable=not progress):
@@ -268,7 +278,30 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         points=nights_seen, disturbed=int(runs["disturbed"].sum()),
         failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
         uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
-        ordered_by=ordered_by(done))
+        ordered_by=ordered_by(done), future=future_runs(runs))
+
+
+def future_runs(runs: pd.DataFrame) -> tuple[dict, ...]:
+    """The runs of ``runs`` (:func:`series`) dated after now, one dict per node and day:
+    ``node``, ``time`` (the day's first), ``runs``."""
+    later = runs[runs["future"]]
+    if not len(later):
+        return ()
+    days = later.assign(_day=later["time"].dt.strftime("%Y-%m-%d"))
+    return tuple({"node": node, "time": group["time"].min(), "runs": len(group)}
+                 for (node, _), group in days.groupby(["node", "_day"], sort=True))
+
+
+def require_min_size(min_size: object) -> int:
+    """``min_size`` as a whole number from 1 to :data:`MAX_MIN_SIZE`; InputError naming the
+    allowed range otherwise (a history of campaigns is never longer)."""
+    if isinstance(min_size, bool) or not isinstance(min_size, int | np.integer):
+        raise InputError(f"change_points: min_size {min_size!r}: give a whole number of "
+                         f"campaigns from 1 to {MAX_MIN_SIZE:,}")
+    if not 1 <= int(min_size) <= MAX_MIN_SIZE:
+        raise InputError(f"change_points: min_size {min_size}: give a whole number of campaigns "
+                         f"from 1 to {MAX_MIN_SIZE:,} (campaigns on each side of a change point)")
+    return int(min_size)
 
 
 def histories(runs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -338,10 +371,17 @@ def _plural(count: int, word: str) -> str:
 
 
 def notes(found: ChangePoints) -> list[str]:
-    """What was left out or is not yet a change, one line each: outlier campaigns (named), the
-    newest campaigns too few to tell, changes counted but not listed."""
+    """What was left out or is not yet a change, one line each: runs dated after now (named),
+    outlier campaigns (named), the newest campaigns too few to tell, changes counted but not
+    listed."""
     metric, threshold = found.metric, found.threshold
     out = []
+    for row in found.future[:5]:
+        out.append(f"{_plural(row['runs'], 'run')} dated {_day(row['time'])} on {row['node']}, "
+                   "after now (a wrong clock?): left out")
+    if len(found.future) > 5:
+        more = sum(row["runs"] for row in found.future[5:])
+        out.append(f"{_plural(more, 'more run')} dated after now on other nodes or days: left out")
     for row in found.early:
         out.append(one_line(
             f"too early to tell: {metric} {_percent(row['ratio'])} on {row['node']} in the "

@@ -61,7 +61,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("status", B, "text", "", "ok or failed", True,
            said_once=True),
     Column("flags", B, "text", "", "why not to take the number at face value: contended, "
-           "superlinear, throttled, noisy, short, mfu_over_100 (comma-separated)", True),
+           "superlinear, throttled, noisy, short, energy_implausible, mfu_over_100 "
+           "(comma-separated)", True),
     Column("error", B, "text", "", "why a failed run failed", True),
     # configuration beyond the core
     Column("scaling", C, "text", "", "weak or strong",

@@ -27,6 +27,12 @@ SUPERLINEAR_EFFICIENCY = 1.10
 #: A run whose clocks were held down in at least this share of the samples is ``throttled``.
 THROTTLED_SHARE = 0.10
 
+#: The mean power a run's device may draw (W, per device): under the first, nothing ran on it;
+#: over the second, no GPU or CPU package of today draws it (a B200's limit is 1,000 W).
+POWER_PER_DEVICE_W = (1.0, 2000.0)
+#: More samples per joule than this no workload gives (a sample costs more than a nanojoule).
+MAX_SAMPLES_PER_JOULE = 1e9
+
 #: Every flag, what it means and what to do, in the order pages list them.
 FLAGS: dict[str, str] = {
     "contended": (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU "
@@ -43,6 +49,12 @@ FLAGS: dict[str, str] = {
     "short": (f"the timed loop ran under {SHORT_SECONDS:g} s or fewer than {SHORT_ITERATIONS} "
               "iterations: too short to trust; raise iterations (with iterations: auto, raise "
               "max_time_s)"),
+    "energy_implausible": ("the energy efficiency (samples per joule) is beyond what the run's "
+                           "devices could give (a mean power under "
+                           f"{POWER_PER_DEVICE_W[0]:g} W or over {POWER_PER_DEVICE_W[1]:,.0f} W "
+                           "a device, or more than "
+                           f"{MAX_SAMPLES_PER_JOULE:.0e} samples per joule): an energy counter "
+                           "that wrapped or read wrong; the figure is not shown, re-run"),
     "mfu_over_100": ("model FLOPs utilization above 100 % of what the node probe reached (its "
                      "best matmul in the run's precision): the probe did not find the device's "
                      "ceiling; re-run the node probe with a larger matmul_size or probe_time_s"),
@@ -94,7 +106,30 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     if timed_loop and ((seconds is not None and seconds < SHORT_SECONDS)
                        or (iterations is not None and iterations < SHORT_ITERATIONS)):
         found.append("short")
+    if energy_implausible(record):
+        found.append("energy_implausible")
     return found
+
+
+def energy_implausible(record: Mapping[str, object]) -> bool:
+    """Whether a run's energy efficiency (``samples_per_joule``, else samples / ``energy_j``)
+    is beyond what its devices could give: above :data:`MAX_SAMPLES_PER_JOULE`, or, for a
+    timed loop with a throughput, a mean power (throughput / samples per joule) outside
+    :data:`POWER_PER_DEVICE_W` times its devices."""
+    per_joule = number(record.get("samples_per_joule"))
+    if per_joule is None:
+        samples, energy = number(record.get("samples")), number(record.get("energy_j"))
+        per_joule = samples / energy if samples and energy and energy > 0 else None
+    if per_joule is None or per_joule <= 0:
+        return False
+    if math.isinf(per_joule) or per_joule > MAX_SAMPLES_PER_JOULE:
+        return True
+    throughput = number(record.get("throughput"))
+    if number(record.get("time_iteration_s")) is None or not throughput or throughput <= 0:
+        return False
+    devices = max(1.0, number(record.get("num_devices")) or 1.0)
+    power = throughput / per_joule
+    return not POWER_PER_DEVICE_W[0] * devices <= power <= POWER_PER_DEVICE_W[1] * devices
 
 
 def of(value: object) -> list[str]:

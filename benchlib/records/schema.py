@@ -100,6 +100,13 @@ def better(name: str) -> str:
     return found.better if found is not None and found.role == "measurement" else ""
 
 
+def signed(name: str) -> bool:
+    """Whether measurement ``name`` may be negative (its column has no lower bound: an overhead
+    or a difference): compared on its values, not on their logarithm."""
+    found = column(name)
+    return found is not None and found.role == "measurement" and found.low is None
+
+
 def role(name: str) -> Role | None:
     """The role of a column (None: not in the schema)."""
     found = column(name)
