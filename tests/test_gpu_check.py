@@ -45,7 +45,8 @@ def test_a_params_file_out_of_the_plan_is_refused(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_the_run_is_judged_summarised_and_packed(tmp_path, monkeypatch, image_dir):
     """Two CPU runs through the real sweep: the status, throughput and packing hold; the
-    GPU-only assertions (NVML samples, the synchronisation count) fail, each named."""
+    GPU-only assertions (NVML samples, the synchronisation count, a GPU's ceiling) fail, each
+    named."""
     gpu_check = _module()
     params = tmp_path / "params"
     params.mkdir()
@@ -66,11 +67,13 @@ def test_the_run_is_judged_summarised_and_packed(tmp_path, monkeypatch, image_di
     gpu_check.judge(frame, sum(len(s.points) for s in loaded), outcome)
     assert len(outcome.rows) == 2 and not any("status" in f for f in outcome.failures)
     assert sum("not NVML samples" in f for f in outcome.failures) == 2
-    assert sum("device synchronisations" in f for f in outcome.failures) == 2
+    assert sum("synchronisation" in f for f in outcome.failures) == 2
+    assert sum("ran on the CPU" in f for f in outcome.failures) == 2
     status, text = gpu_check.reference_check(outputs / "gpu-check")
     assert status == 3 and "NOTHING CERTIFIED" in text
     summary = gpu_check.summary_text(frame, outcome, text, 12.0)
-    assert "| run | throughput |" in summary and "4 failed assertions" in summary
+    assert "| run | throughput |" in summary
+    assert f"{len(outcome.failures)} failed assertions" in summary and len(outcome.failures) >= 6
     packed = gpu_check.pack(outputs / "gpu-check", summary, text)
     with tarfile.open(packed) as tar:
         names = tar.getnames()
