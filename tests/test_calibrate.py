@@ -41,7 +41,8 @@ def test_calibrate_then_compare_reads_the_noise_between_campaigns(tmp_path: Path
     (tmp_path / "aa.yaml").write_text(PARAMS)
     done = _benchlib(tmp_path, "calibrate", "aa.yaml", "--rounds", "4", "--db", "cat.sqlite",
                      "--quiet")
-    assert done.returncode == 0, done.stderr
+    calibrated = "NOTHING CALIBRATED" not in done.stdout  # every configuration disturbed: 3
+    assert done.returncode == (0 if calibrated else 3), done.stdout + done.stderr
     assert "8 records written" in done.stdout
     first, *_, last = sorted(p.name for p in (tmp_path / "outputs").iterdir())
     known = _benchlib(tmp_path, "compare", f"outputs/{first}", f"outputs/{last}", "--db",

@@ -1,12 +1,13 @@
 """What each verdict means for a CI gate: the exit status and the JUnit outcome of every verdict
-of ``benchlib check``, ``compare``, ``history`` and ``fleet``, in one table.
+of ``benchlib check``, ``compare``, ``history``, ``fleet`` and ``calibrate``, in one table.
 
 Every verdict has a :class:`Weight`: it fails the gate (exit 1), leaves it uncertain (exit 3:
 it could not be judged), passes (judged and fine), or stands aside (does not apply: skipped in
 JUnit, and on its own it judges nothing). One rule makes every command's exit status from its
 verdicts (:func:`exit_code`): 1 when one fails, else 3 when one is uncertain or none was judged,
 else 0; bad input is 2 before any verdict. ``history`` lists only its change points, so an
-empty history is steady (0), not unjudged. :func:`exit_table` is the table docs/acceptance.md
+empty list from histories long enough to judge is steady (0); where no history was long enough
+it says :data:`NOTHING_JUDGED` (3). :func:`exit_table` is the table docs/acceptance.md
 shows (a test keeps the two the same).
 """
 
@@ -37,6 +38,12 @@ class Meaning:
     junit: JUnitOutcome
 
 
+#: The verdict of a command that judged nothing at all (``history`` with no history long
+#: enough for a change point, ``calibrate`` with no noise measured): never a pass.
+NOTHING_JUDGED = "nothing judged"
+#: ``calibrate``: a configuration's noise between campaigns was measured; a round's point failed.
+MEASURED, POINT_FAILED = "noise measured", "a point failed"
+
 _FAIL, _ERROR = Meaning(Weight.FAILS, JUnitOutcome.FAILURE), Meaning(Weight.FAILS, JUnitOutcome.ERROR)
 _UNSURE = Meaning(Weight.UNCERTAIN, JUnitOutcome.SKIPPED)
 _PASS, _ASIDE = Meaning(Weight.PASSES, JUnitOutcome.PASSED), Meaning(Weight.ASIDE, JUnitOutcome.SKIPPED)
@@ -52,9 +59,10 @@ MEANINGS: dict[str, dict[str, Meaning]] = {
                 CompareVerdict.ONLY_IN_BASE: _ASIDE},
     "history": {CompareVerdict.REGRESSION: _FAIL, CompareVerdict.IMPROVEMENT: _PASS,
                 CompareVerdict.NO_CHANGE: _PASS, CompareVerdict.UNKNOWN: _ASIDE,
-                CompareVerdict.UNRELIABLE: _ASIDE},
+                CompareVerdict.UNRELIABLE: _ASIDE, NOTHING_JUDGED: _UNSURE},
     "fleet": {NodeState.FAILED: _FAIL, NodeState.SLOW: _FAIL, NodeState.STALE: _UNSURE,
               NodeState.MISSING: _UNSURE, NodeState.UNKNOWN: _UNSURE, NodeState.OK: _PASS},
+    "calibrate": {MEASURED: _PASS, NOTHING_JUDGED: _UNSURE, POINT_FAILED: _FAIL},
 }
 #: Commands whose table lists only what was found (no rows: nothing changed, exit 0).
 LISTS_FINDINGS = frozenset({"history"})

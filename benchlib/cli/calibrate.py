@@ -28,7 +28,9 @@ class Calibrate(Command):
     epilog = ("exit status:\n"
               "  0  every round ran and the noise is printed\n"
               "  1  a point failed (the noise is printed from the campaigns that ran)\n"
-              "  2  bad input (params file, --rounds, --db)")
+              "  2  bad input (params file, --rounds, --db)\n"
+              "  3  nothing calibrated: no configuration had enough campaigns with an\n"
+              "     undisturbed speed (NOTHING CALIBRATED)")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -46,6 +48,7 @@ class Calibrate(Command):
         """Run the rounds, index them, print the noise per configuration and node."""
         import time
 
+        from benchlib.analysis import gate
         from benchlib.analysis.campaign_noise import MIN_CAMPAIGNS
         from benchlib.catalog import database, ingest
         from benchlib.execute.executor import executor_for
@@ -74,14 +77,23 @@ class Calibrate(Command):
         folders = [outputs / name for name in names]
         summary = ingest.index(folders, catalog, say=lambda _: None)
         show(summary.line(catalog))
-        for line in noise_lines(folders):
+        lines, measured = noise_lines(folders)
+        for line in lines:
             show(wrapped(line, indent="      "))
-        return 1 if failed else 0
+        if not measured:
+            show(wrapped("NOTHING CALIBRATED: no configuration has the campaigns with an "
+                         "undisturbed speed that a noise between campaigns needs; compare "
+                         "reads nothing from these rounds (calibrate on an idle node)",
+                         indent="      "))
+        said = [gate.MEASURED if measured else gate.NOTHING_JUDGED,
+                *([gate.POINT_FAILED] if failed else [])]
+        return gate.exit_code("calibrate", said)
 
 
-def noise_lines(folders: list[Path]) -> list[str]:
+def noise_lines(folders: list[Path]) -> tuple[list[str], int]:
     """Per configuration and node of the campaigns in ``folders``: the noise between them, and
-    the half-width of the 95 % interval of one campaign against another that it makes."""
+    the half-width of the 95 % interval of one campaign against another that it makes; and
+    how many configuration x node noises were measured (0: nothing calibrated)."""
     import pandas as pd
 
     import benchlib
@@ -91,11 +103,12 @@ def noise_lines(folders: list[Path]) -> list[str]:
     runs = comparisons.benchmarks(pd.concat([benchlib.load(f) for f in folders],
                                             ignore_index=True))
     if runs.empty or "throughput" not in runs:
-        return ["no finished runs: nothing to calibrate"]
+        return ["no finished runs: nothing to calibrate"], 0
     every = series(runs)
     lines = ["noise between campaigns per configuration and node (the standard deviation of a "
              "campaign's mean speed), and the 95 % interval of one campaign against another "
              "it makes:"]
+    measured = 0
     for (name, node), group in every.groupby(["configuration", "node"], sort=False):
         noise = campaign_noise.from_history(group, "throughput", [node], node_column="node")
         disturbed = int(group["disturbed"].sum())
@@ -104,7 +117,8 @@ def noise_lines(folders: list[Path]) -> list[str]:
         if noise is None:
             lines.append(f"  {name} on {node}: too few campaigns with an undisturbed speed{left}")
             continue
+        measured += 1
         half = intervals.t_quantile(0.95, noise.dof) * 2 ** 0.5 * noise.sd
         lines.append(f"  {name} on {node}: {noise.sd:.1%} over {noise.campaigns} campaigns; "
                      f"one campaign against another: +-{half:.1%}{left}")
-    return lines
+    return lines, measured

@@ -31,7 +31,9 @@ class History(Command):
               "  0  no change point is a regression\n"
               "  1  a change point is a regression (the speed's whole 95 % interval below\n"
               "     1 - threshold)\n"
-              "  2  bad input (folders, --metric, --where, --since, --threshold)")
+              "  2  bad input (folders, --metric, --where, --since, --threshold)\n"
+              "  3  nothing judged: no history has the campaigns of undisturbed runs a change\n"
+              "     point needs (NOTHING JUDGED says what was left out)")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -72,4 +74,5 @@ class History(Command):
                                            progress=not args.quiet and sys.stderr.isatty())
         for text in node_history.lines(found):
             show(text)
-        return gate.exit_code("history", found.table["verdict"])
+        judged = [] if found.judged else [gate.NOTHING_JUDGED]
+        return gate.exit_code("history", [*found.table["verdict"], *judged])

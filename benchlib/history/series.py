@@ -78,6 +78,8 @@ class ChangePoints:
     ordered_by: str = ""
     #: runs dated after now (a wrong clock), left out: ``node``, ``time``, ``runs`` per node and day
     future: tuple[dict, ...] = ()
+    #: histories long enough to hold a change point (``2 * min_size`` campaigns): 0 judged nothing
+    judged: int = 0
 
 
 def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> list[str]:
@@ -252,7 +254,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     runs = series(df, metric, by, now)
     done = ok(df)
     keys = configuration_columns(done, by)
-    rows, count, nights_seen, small, uncertain = [], 0, 0, 0, 0
+    rows, count, nights_seen, small, uncertain, judged = [], 0, 0, 0, 0, 0
     odd, early = [], []
     calm = runs[~runs["disturbed"] & ~runs["failed"] & ~runs["future"]]
     grouped = calm.groupby(["configuration", "node"], sort=False, dropna=False)
@@ -262,6 +264,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         first = group.iloc[0]
         nights = campaigns(group, metric)
         nights_seen += len(nights)
+        judged += len(nights) >= 2 * min_size
         found = _history_points(nights, metric, threshold, max_pvalue, min_size)
         small += found["small"]
         uncertain += found["uncertain"]
@@ -278,7 +281,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         points=nights_seen, disturbed=int(runs["disturbed"].sum()),
         failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
         uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
-        ordered_by=ordered_by(done), future=future_runs(runs))
+        ordered_by=ordered_by(done), future=future_runs(runs), judged=judged)
 
 
 def future_runs(runs: pd.DataFrame) -> tuple[dict, ...]:
@@ -423,4 +426,19 @@ def lines(found: ChangePoints) -> list[str]:
                + (f"; {_plural(failed, 'failed run')} (failed, or {metric} 0, negative or "
                   "missing) left out" if failed else "")
                + f"); {found.ordered_by}")
+    if not found.judged:
+        out.append(nothing_judged(found))
     return out
+
+
+def nothing_judged(found: ChangePoints) -> str:
+    """Why no history could be judged (none has the ``2 * min_size`` undisturbed campaigns a
+    change point needs): the line that makes ``benchlib history`` exit 3, not 0."""
+    left = [f"{_plural(count, f'{what} run')} left out" for count, what in
+            ((found.disturbed, "disturbed"), (found.failed, "failed"),
+             (sum(row["runs"] for row in found.future), "future-dated")) if count]
+    return one_line(
+        f"NOTHING JUDGED: no configuration x node history has the {2 * found.min_size} "
+        "campaigns of finished, undisturbed runs a change point needs"
+        + (f" ({', '.join(left)})" if left else "")
+        + "; no regression is ruled out: run more campaigns, on an idle node")

@@ -84,9 +84,13 @@ def compare_headline(comparison: Comparison, base: str) -> str:
                      f"{row['ratio']:.2f}x the base speed (95 % interval {row['low']:.2f}–"
                      f"{row['high']:.2f} from {row['base_runs']} + {row['new_runs']} runs), "
                      f"{1 - row['ratio']:.0%} slower")
-    if CompareVerdict.REGRESSION not in counts:
-        lines.append(f"No significant regression beyond {threshold:.0%} among the "
-                     "configurations judged.")
+    judged = int(compared["verdict"].isin(regression.JUDGED).sum())
+    if not judged:
+        lines.append("**Nothing certified**: no configuration in common could be judged "
+                     "so no regression is ruled out.")
+    elif CompareVerdict.REGRESSION not in counts:
+        lines.append(f"No significant regression beyond {threshold:.0%} among the {judged} "
+                     f"configuration{'' if judged == 1 else 's'} judged.")
     for verdict, said in ((CompareVerdict.UNRELIABLE, UNRELIABLE), (CompareVerdict.UNKNOWN, UNKNOWN)):
         if verdict in counts:
             lines.append(f"\n**{counts[verdict]} cannot be certified**: {md_text(said)}.")
