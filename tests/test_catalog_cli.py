@@ -116,6 +116,35 @@ def test_index_names_what_is_not_a_folder(outputs):
     assert a_file.returncode == 2 and "not a folder" in a_file.stderr
 
 
+def test_a_catalog_in_a_missing_folder_is_refused_and_a_new_default_one_is_said(outputs,
+                                                                                tmp_path):
+    """`--db` naming a file in a folder that does not exist is bad input naming the folder (it
+    made the folder and exited 0); a catalog made at the default place (the working folder's
+    outputs/, which depends on where the command runs) is said, with how to read it from
+    elsewhere; indexing into it again says nothing more."""
+    missing = benchlib(outputs, "index", "outputs/fake", "--db", "no/such/dir/cat.sqlite")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert f"the folder {outputs / 'no' / 'such' / 'dir'} does not exist" in missing.stderr
+    assert "mkdir -p" in missing.stderr and not (outputs / "no").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    environ = {k: v for k, v in os.environ.items() if k not in ("BENCHLIB_DB", "BENCHLIB_OUTPUTS")}
+    environ.update(PYTHONPATH=str(ROOT), COLUMNS="100")
+
+    def index() -> subprocess.CompletedProcess:
+        return subprocess.run([BENCHLIB, "index", str(outputs / "outputs" / "fake")], cwd=elsewhere,
+                              env=environ, capture_output=True, text=True, timeout=300)
+
+    first = index()
+    catalog = elsewhere / "outputs" / "catalog.sqlite"
+    assert first.returncode == 0 and catalog.is_file(), first.stdout + first.stderr
+    said = " ".join(first.stdout.split())
+    assert f"note: a new catalog, {catalog}, since neither --db nor $BENCHLIB_DB named one" in said
+    assert f"export BENCHLIB_DB={catalog}" in said
+    again = index()
+    assert again.returncode == 0 and "new catalog" not in again.stdout, again.stdout
+
+
 def test_a_sweep_without_a_catalog_does_not_import_sqlalchemy(tmp_path):
     """A node with a minimal install (no SQLAlchemy) runs sweeps: the catalog is imported only
     where one is configured."""

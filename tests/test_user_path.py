@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,3 +111,128 @@ def test_the_readme_s_across_campaigns_commands_take_relative_paths(
     assert compare.returncode == 2 and "gpu=V100" in compare.stderr, compare.stdout + compare.stderr
     listed = checked(project, "results", "--db", "--where", "benchmark=train")
     assert "train" in listed and "inference" not in listed
+
+
+def test_the_gpu_quick_start_gives_its_data_before_the_sweeps_that_read_it(
+        tmp_path: Path, image_dir: Path):
+    """README's "Quick start on a GPU node" as typed from a fresh checkout: a step gives
+    data/imagenet/train before `benchlib sweep params/node.yaml`; without it both sweeps stop
+    (exit 2) saying how to give it and where relative paths start; after the README's step, its
+    placeholder standing for a real folder, both validate. From another folder the message
+    names that folder as where data_dir was looked for."""
+    project = tmp_path / "benchlib"
+    shutil.copytree(ROOT / "params", project / "params")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Quick start on a GPU node", 1)[1].split("\n## ", 1)[0]
+    lines = [line.strip() for line in block.splitlines() if line.startswith("    ")]
+    node = next(i for i, line in enumerate(lines) if line.startswith("benchlib sweep params/node"))
+    data = next(i for i, line in enumerate(lines) if "data/imagenet/train" in line)
+    assert data < node, lines
+    assert "benchlib data imagefolder data/imagenet/train" in " ".join(block.split())
+    for params in ("params/node.yaml", "params/scaling.yaml"):
+        stopped = benchlib(project, "sweep", params, "--dry-run")
+        assert stopped.returncode == 2, stopped.stdout + stopped.stderr
+        for said in ("data_dir 'data/imagenet/train' is not a directory",
+                     f"relative paths start from the working folder, {project}",
+                     "benchlib data imagefolder data/imagenet/train",
+                     "mkdir -p data/imagenet && ln -s /path/to/imagenet/train data/imagenet/train",
+                     "or set data_dir to your folder (in the params file"):
+            assert said in stopped.stderr, stopped.stderr
+    step = lines[data].split("#", 1)[0].replace("/path/to/imagenet/train", str(image_dir))
+    subprocess.run(["bash", "-c", step], cwd=project, check=True, timeout=60)
+    for params in ("params/node.yaml", "params/scaling.yaml"):
+        assert " points -> outputs/" in checked(project, "sweep", params, "--dry-run")
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    away = benchlib(elsewhere, "sweep", str(project / "params" / "node.yaml"), "--dry-run")
+    assert away.returncode == 2, away.stdout + away.stderr
+    assert f"relative paths start from the working folder, {elsewhere}" in away.stderr
+
+
+#: Values in the docs' commands that stand for the user's own (a GPU model, a cluster, a fleet's
+#: nights, a folder of theirs): each such command must say so in its comment.
+PLACEHOLDERS = ("gpu=V100", "gpu=A40", "cluster=jade2", "outputs/nightly", "/data/imagenet",
+                "/path/to/", "/shared/", "outputs/night-", "outputs/new", "--partition gpu",
+                "campaign=acceptance")
+#: Guides whose every command needs what their title names (docs/slurm.md: a Slurm cluster) or
+#: that record commands run elsewhere (docs/measurements.md): not checked line by line.
+UNMARKED = {"slurm.md", "measurements.md"}
+COMMAND = re.compile(r"^(\$ )?(\w+=\S+ )*(benchlib|python|make|mkdir|ln) ")
+
+
+def _commands(path: Path) -> list[str]:
+    """The shell commands of a Markdown file's code blocks (indented or fenced), each with its
+    continuation lines joined."""
+    found, fenced, previous_blank, joined = [], False, True, ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        code = fenced or (line.startswith("    ") and (previous_blank or joined or found))
+        previous_blank = not line.strip()
+        text = line.strip()
+        if joined:
+            joined += " " + text
+        elif code and COMMAND.match(text):
+            joined = text
+        if joined and not joined.endswith("\\"):
+            found.append(joined)
+            joined = ""
+    return found
+
+
+def test_the_docs_commands_mark_the_values_that_stand_for_the_users_own():
+    """Every command of the README and docs/ that names a placeholder (a GPU or cluster of the
+    user's catalog, a fleet's nights, a folder of theirs) says so in its comment, so nobody
+    takes its exit 2 on a fresh checkout for a fault; and each folder a CPU example reads is
+    one a step makes (`make demo`'s JPEGs), never one no step writes (data/jpegs)."""
+    unmarked = []
+    for path in DOCS:
+        if path.name in UNMARKED:
+            continue
+        for command in _commands(path):
+            comment = command.split(" # ", 1)[1] if " # " in command else ""
+            if any(p in command for p in PLACEHOLDERS) and "placeholder" not in comment:
+                unmarked.append(f"{path.relative_to(ROOT)}: {command}")
+    assert not unmarked, "\n".join(unmarked)
+    demo_data = re.search(r"^DEMO_DATA := (\S+)$", (ROOT / "Makefile").read_text(), re.M)[1]
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for folder in re.findall(r'benchlib\.diagnose\("\w+", "([^"]+)"', text):
+            assert folder == demo_data, f"{path.relative_to(ROOT)}: diagnose reads {folder}"
+        for command in _commands(path):
+            comment = command.split(" # ", 1)[1] if " # " in command else ""
+            for folder in re.findall(r"--data-dir (\S+)", command):
+                assert folder == demo_data or "placeholder" in comment, \
+                    f"{path.relative_to(ROOT)}: {command}"
+
+
+def test_the_nightly_example_of_acceptance_md_runs_as_written(project: Path):
+    """docs/acceptance.md's nightly example typed in a checkout after the demo: its folders are
+    the ones it wrote (it wrote /tmp/nightly-real and indexed nightly-real), the history exits 1
+    naming node002's drop and driver change; the report lines (a whole report each, minutes)
+    are not built here, but the folders they read are there."""
+    shutil.copytree(ROOT / "benchmarks", project / "benchmarks",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    commands = _commands(ROOT / "docs" / "acceptance.md")
+    first = next(i for i, c in enumerate(commands) if "history_data.py nightly-real" in c)
+    odd = next(i for i, c in enumerate(commands) if "history_data.py nightly3" in c)
+    example = commands[first:first + 4] + commands[odd:odd + 2]
+    assert sum(" report " in f" {c} " for c in example) == 2, example
+    env = {**os.environ, "PYTHONWARNINGS": "ignore",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("BENCHLIB_DB", None)
+    for command in example:
+        typed = command.split(" # ", 1)[0]
+        if " report " in f" {typed} ":
+            words = typed.split()
+            read = [w for w in words[words.index("report") + 1:] if not w.startswith("--")]
+            assert read and all((project / w).is_dir() for w in read), (typed, read)
+            continue
+        done = subprocess.run(["bash", "-c", typed], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=600)
+        if typed.startswith("benchlib history"):
+            assert done.returncode == 1, done.stdout + done.stderr
+            assert "node002" in done.stdout and "driver" in done.stdout, done.stdout
+        else:
+            assert done.returncode == 0, f"{typed}\n{done.stdout}\n{done.stderr}"

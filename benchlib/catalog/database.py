@@ -9,7 +9,7 @@ the working folder's ``outputs/``); ``$BENCHLIB_DB`` overrides it, ``--db`` over
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -33,10 +33,12 @@ CONNECT_TIMEOUT_S = 10
 
 @dataclass(frozen=True)
 class Catalog:
-    """A catalog's URL; ``path``: its file (SQLite; None for a server or in-memory)."""
+    """A catalog's URL; ``path``: its file (SQLite; None for a server or in-memory);
+    ``named_by``: what named it, ``--db`` or ``$BENCHLIB_DB`` ("": the default location)."""
 
     url: URL
     path: Path | None = None
+    named_by: str = field(default="--db", compare=False)
 
     @property
     def shown(self) -> str:
@@ -75,10 +77,11 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
     """The catalog ``given`` names (``--db``), else ``$BENCHLIB_DB``, else the default file.
     A value with ``://`` is a URL (``sqlite:///file``, ``postgresql://user@host/db``); anything
     else a file path. CatalogError (exit 2) naming the allowed kinds for another URL."""
+    named_by = "--db" if given not in (None, "") else ("$BENCHLIB_DB" if configured() else "")
     text = str(given) if given not in (None, "") else (configured() or str(default_location()))
     if "://" not in text:
         path = Path(text).expanduser().absolute()
-        return _not_a_folder(Catalog(URL.create("sqlite", database=str(path)), path))
+        return _not_a_folder(Catalog(URL.create("sqlite", database=str(path)), path, named_by))
     scheme, _, rest = text.partition("://")
     authority = rest.split("/", 1)[0]
     if authority.count("@") > 1:  # an unencoded @ in the password: the parser would show part of it
@@ -99,7 +102,7 @@ def resolve(given: str | os.PathLike | None = None) -> Catalog:
         raise CatalogError("--db: an in-memory SQLite catalog is gone when the command exits; "
                            "give a file path (outputs/catalog.sqlite) or sqlite:///FILE")
     path = Path(url.database).absolute() if driver == "sqlite" and url.database else None
-    return _not_a_folder(Catalog(url.set(database=str(path)) if path else url, path))
+    return _not_a_folder(Catalog(url.set(database=str(path)) if path else url, path, named_by))
 
 
 def _not_a_folder(catalog: Catalog) -> Catalog:
@@ -114,8 +117,15 @@ def _not_a_folder(catalog: Catalog) -> Catalog:
 
 
 def engine(catalog: Catalog) -> sa.Engine:
-    """An engine for ``catalog`` (a SQLite file's folder is made); nothing is connected yet."""
+    """An engine for ``catalog``; nothing is connected yet. The default SQLite file's folder
+    (``outputs/``) is made; the folder of one ``--db`` or ``$BENCHLIB_DB`` names must exist
+    (CatalogError naming it: a mistyped path makes no folders)."""
     if catalog.path is not None:
+        folder = catalog.path.parent
+        if catalog.named_by and not folder.exists():
+            raise CatalogError(f"{catalog.named_by} {catalog.shown}: the folder {folder} does not "
+                               f"exist\n  make it first (mkdir -p {folder}), or name a catalog "
+                               "file in a folder that exists")
         try:
             catalog.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:

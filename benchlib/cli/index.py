@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchlib.cli.base import Command, show, wrapped
+from benchlib.cli.base import Command, show, width, wrapped
 
 
 def add_db_argument(parser: argparse.ArgumentParser, what: str) -> None:
@@ -107,9 +107,19 @@ class Index(Command):
             raise InputError(f"--wait {args.wait:g}: give the seconds to wait for another index, "
                              "0 or more (default 3600)")
         catalog = database.resolve(args.db)
+        new = catalog.path is not None and not catalog.named_by and not catalog.path.exists()
         summary = ingest.index(args.roots, catalog, say=(lambda _: None) if args.quiet else print,
                                wait_s=args.wait)
         show(summary.line(catalog))
+        if new:  # the default location depends on the working folder: say where it went
+            import textwrap
+
+            print(textwrap.fill(
+                f"note: a new catalog, {catalog.path}, since neither --db nor $BENCHLIB_DB named "
+                "one; `history --db`, `fleet --db` and the others read it when run from this "
+                f"folder; from elsewhere give them --db {catalog.path}, or export "
+                f"BENCHLIB_DB={catalog.path}", width(), subsequent_indent="  ",
+                break_on_hyphens=False, break_long_words=False))
         for reason in summary.skipped[:ingest.NAMED_AT_MOST]:
             show(f"  skipped: {reason}")
         if len(summary.skipped) > ingest.NAMED_AT_MOST:

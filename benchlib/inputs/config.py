@@ -26,6 +26,7 @@ from pydantic import (
 from benchlib import vocabulary
 from benchlib.inputs import node_limits
 from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, SEED_LIMIT
+from benchlib.inputs.param_paths import missing_data_dir
 
 Precision = vocabulary.literal(vocabulary.Precision)
 CompileMode = Literal["none", "default", "reduce-overhead", "max-autotune"]
@@ -244,7 +245,7 @@ class ClassificationConfig(RunConfig):
                 raise ValueError("data_dir is empty: dataset 'real' needs an ImageNet-layout "
                                  "image folder")
             if not Path(self.data_dir).is_dir():
-                raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+                raise ValueError(missing_data_dir(self.data_dir))
         elif self.data_source == "memory":
             raise ValueError("data_source 'memory' reads data_dir's files into memory: it needs "
                              "dataset 'real' (allowed with synthetic data: 'disk')")

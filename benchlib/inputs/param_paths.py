@@ -45,3 +45,28 @@ def same_paths(points: list[tuple[str, dict[str, Any], int]],
         found += [(notebook, name, other.get(name), parameters.get(name), resolved[name])
                   for name in PATH_PARAMETERS if other.get(name) != parameters.get(name)]
     return found
+
+
+def missing_data_dir(data_dir: str) -> str:
+    """The message for a ``data_dir`` that is not a directory: the path as typed from the working
+    folder, that relative paths start there (not at the params file), and how to give the
+    folder: generated JPEGs, a link to your ImageNet-layout copy, or another folder named in
+    the params file."""
+    import os
+    import shlex
+
+    path, here = Path(data_dir), Path.cwd()
+    shown = os.path.relpath(path, here) if path.is_absolute() and path.is_relative_to(here) else data_dir
+    typed = shlex.quote(shown)
+    parent = Path(shown).parent
+    link = f"ln -s /path/to/imagenet/train {typed}"
+    if str(parent) not in (".", "/") and not parent.is_dir():
+        link = f"mkdir -p {shlex.quote(str(parent))} && {link}"
+    where = ("" if Path(shown).is_absolute() else
+             f"  (relative paths start from the working folder, {here}, not the params file's)\n")
+    return (f"data_dir {shown!r} is not a directory\n{where}"
+            "  make it, as generated JPEGs:\n"
+            f"    benchlib data imagefolder {typed}\n"
+            "  or as a link to your ImageNet-layout folder:\n"
+            f"    {link}\n"
+            "  or set data_dir to your folder (in the params file; benchlib diagnose: --data-dir)")

@@ -271,14 +271,32 @@ def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set
         allowed = set().union(*accepted.values())
         for key in [*spec.base, *spec.grid]:
             if key not in allowed:
-                errors.append(f"{_origin(spec, key)}: unknown parameter; allowed (parameters of "
-                              f"{', '.join(accepted)}): {', '.join(sorted(allowed))}")
+                errors.append(unknown_parameter(_origin(spec, key), key, allowed, list(accepted)))
         for name, values in spec.overrides.items():
             for key in values:
                 if name in accepted and key not in accepted[name]:
-                    errors.append(f"notebook.{name}.{key}: unknown parameter of {name}; allowed: "
-                                  f"{', '.join(sorted(accepted[name]))}")
+                    errors.append(unknown_parameter(f"notebook.{name}.{key}", key,
+                                                    accepted[name], [name]))
     return accepted, errors
+
+
+#: The columns an unknown parameter's message is wrapped to (the ``error: FILE: `` prefix aside).
+MESSAGE_COLUMNS = 88
+
+
+def unknown_parameter(where: str, key: str, allowed: set[str], notebooks: list[str]) -> str:
+    """The message for a parameter no listed notebook takes: the names closest to it ("did you
+    mean batch_size?"); where none is close, every allowed name, wrapped to short lines."""
+    import difflib
+    import textwrap
+
+    of = " and ".join(notebooks)
+    close = difflib.get_close_matches(key, sorted(allowed), n=3, cutoff=0.7)
+    if close:
+        return f"{where}: unknown parameter of {of}; did you mean {' or '.join(close)}?"
+    listed = textwrap.fill(", ".join(sorted(allowed)), MESSAGE_COLUMNS, initial_indent="  ",
+                           subsequent_indent="  ", break_on_hyphens=False)
+    return f"{where}: unknown parameter of {of}; allowed:\n{listed}"
 
 
 def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:

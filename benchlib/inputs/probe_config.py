@@ -16,6 +16,7 @@ from benchlib import vocabulary
 from benchlib.inputs import node_limits
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.node_limits import MAX_WORKERS
+from benchlib.inputs.param_paths import missing_data_dir
 
 #: The largest square matmul the probe takes: three 65,536^2 float32 matrices are 51 GB.
 MAX_MATMUL_SIZE = 65_536
@@ -107,7 +108,7 @@ class NodeProbeConfig(CommonConfig):
         if not self.decode_workers:
             raise ValueError("decode_workers: name at least one worker count (0: the main process)")
         if self.data_dir and not Path(self.data_dir).is_dir():
-            raise ValueError(f"data_dir {self.data_dir!r} is not a directory")
+            raise ValueError(missing_data_dir(self.data_dir))
         return self
 
     @model_validator(mode="after")
