@@ -34,6 +34,76 @@ def test_on_a_cpu_it_validates_and_prints_the_plan():
     assert "no CUDA device: plan and params checked, nothing run" in done.stdout
 
 
+def _checkout(root: Path) -> Path:
+    """A checkout without data/: tools/gpu_check.py copied (it finds the checkout from its own
+    path), the package, params and notebooks linked."""
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "gpu_check.py").write_bytes((ROOT / "tools" / "gpu_check.py").read_bytes())
+    for name in ("benchlib", "params", "notebooks"):
+        (root / name).symlink_to(ROOT / name)
+    return root
+
+
+@pytest.mark.xdist_group("gpu-check-data")
+def test_the_plan_validates_and_prints_without_writing_the_data(tmp_path):
+    """`--plan` prints the plan and writes nothing (it wrote the 487 MB of data first, minutes
+    on a CPU): the params are validated against stand-ins of the data's shapes."""
+    checkout = _checkout(tmp_path / "benchlib")
+    done = subprocess.run([sys.executable, "tools/gpu_check.py", "--plan"], cwd=checkout,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "params/gpu-check/unet3d.yaml: 2 points" in done.stdout
+    assert "params/gpu-check/node.yaml: 1 point" in done.stdout
+    assert "plan only (--plan)" in done.stdout
+    assert "data/gpu-check not written: the params were checked against stand-ins" in done.stdout
+    assert not (checkout / "data").exists()
+
+
+def test_a_python_without_the_packages_gets_their_list_not_a_traceback():
+    """`make gpu-check PYTHON=...` with a Python that lacks packages (here the venv's without
+    its site-packages): every missing package named at once, with how to get them, exit 2;
+    it ended in a ModuleNotFoundError for the first one."""
+    done = subprocess.run(["make", "--no-print-directory", "gpu-check",
+                           f"PYTHON={sys.executable} -S"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "ModuleNotFoundError" not in done.stderr, done.stderr
+    assert "lacks" in done.stderr and "of the packages the check imports" in done.stderr
+    for package in ("torch", "numpy", "pillow (PIL)", "pyyaml (yaml)", "regex", "papermill"):
+        assert package in done.stderr, done.stderr
+    assert "tools/gpu-check-wheels.txt" in done.stderr
+    assert "gpu-check:" not in done.stdout, done.stdout  # nothing planned
+
+
+def test_every_package_the_check_imports_is_in_the_image_or_the_wheel_list():
+    """The check's import list is benchlib's dependencies (less the PostgreSQL driver), and each
+    is either in the PyTorch image docs/gpu-check.md assumes or a wheel of
+    tools/gpu-check-wheels.txt that the doc names: regex (imported by `benchlib check`, which
+    the check runs last) was in neither."""
+    import re
+
+    import tomllib
+
+    gpu_check = _module()
+    wanted = set(gpu_check.REQUIRED.values())
+
+    def name(requirement: str) -> str:
+        return re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert wanted == {name(d) for d in dependencies} - {"psycopg"}
+    doc = " ".join((ROOT / "docs" / "gpu-check.md").read_text().split())
+    image = doc.split("A container image with its own Python, ", 1)[1].split(" (an NGC", 1)[0]
+    in_image = {name(n) for n in re.split(r", | and ", image)} | {"matplotlib"}  # seaborn's
+    wheels = {name(line) for line in (ROOT / "tools" / "gpu-check-wheels.txt").read_text()
+              .splitlines() if line and not line.startswith("#")}
+    lacking = sorted(wanted - in_image - wheels)
+    assert not lacking, f"neither in the image nor in tools/gpu-check-wheels.txt: {lacking}"
+    named = doc.split("exactly the wheels", 1)[1].split("Fetch them", 1)[0].lower()
+    for package in sorted((wanted & wheels) - in_image):
+        assert package in named, f"docs/gpu-check.md does not name the wheel {package}"
+
+
 def test_a_params_file_out_of_the_plan_is_refused(tmp_path, monkeypatch):
     gpu_check = _module()
     (tmp_path / "extra.yaml").write_text("campaign: x\n")

@@ -18,9 +18,13 @@ one ``.tar.gz``.
 ``--judge FOLDER`` runs nothing: it judges the records of an existing campaign with the same
 assertions (the count of points aside), on any machine, and prints what failed.
 
-Without a CUDA device it prints the plan after the validation and exits 0. Exit status: 0 every
+Without a CUDA device, and with ``--plan``, it writes no data: it validates the params against
+stand-ins of the data's shapes (:func:`stand_in_data`; the data itself where it is there),
+prints the plan and exits 0. Before it plans or runs, it checks that this Python has every
+package the check imports (:data:`REQUIRED`) and lists those it lacks. Exit status: 0 every
 assertion held, 1 one failed (the summary names the run and the assertion), 2 a params file or
-the data is bad (``--judge``: the folder is missing or holds no record).
+the data is bad, or a package is missing (``--judge``: the folder is missing or holds no
+record).
 Runs in the project's venv or in an existing PyTorch environment (docs/gpu-check.md).
 Usage: python tools/gpu_check.py [--outputs outputs] [--plan] [--judge FOLDER]
 """
@@ -55,6 +59,16 @@ VOLUME_SHAPE = (96, 768, 768)  #: z >= the U-Net's 84-plane patch; 57 megavoxels
 TOKENS = 2_000_000
 VOCABULARY = 50_257  #: GPT-2's
 PACKED_MAX_BYTES = 50 << 20  #: a file larger than this (a prediction volume) stays out of the pack
+#: What the check imports (benchlib's dependencies in pyproject.toml but psycopg, which only a
+#: PostgreSQL catalog needs), as import name: the package that installs it.
+REQUIRED = {"torch": "torch", "torchvision": "torchvision", "numpy": "numpy", "pandas": "pandas",
+            "matplotlib": "matplotlib", "seaborn": "seaborn", "PIL": "pillow", "yaml": "pyyaml",
+            "pydantic": "pydantic", "tqdm": "tqdm", "h5py": "h5py", "zarr": "zarr",
+            "papermill": "papermill", "nbformat": "nbformat", "nbconvert": "nbconvert",
+            "nbclient": "nbclient", "nh3": "nh3", "ipykernel": "ipykernel", "submitit": "submitit",
+            "pynvml": "nvidia-ml-py", "filelock": "filelock", "psutil": "psutil", "scipy": "scipy",
+            "jinja2": "jinja2", "regex": "regex", "sqlalchemy": "sqlalchemy",
+            "ruptures": "ruptures"}
 #: The ceiling table: datasheet dense peaks per GPU variant and precision, HBM bandwidth.
 CEILINGS_FILE = "benchlib/reference/gpu_datasheets.csv"
 #: NVML readings a timed loop longer than :data:`TELEMETRY_SPAN_S` must hold: the sampler reads
@@ -98,14 +112,54 @@ def prepare_data(quiet: bool = False) -> None:
         write_tokens(DATA / "tokens.bin", TOKENS, VOCABULARY)
 
 
-def sweeps() -> list:
-    """Every params file of the check, validated (InputError naming the file and field)."""
+def missing_packages() -> list[str]:
+    """The packages of :data:`REQUIRED` this Python cannot import ("pillow (PIL)"), looked up
+    without importing any."""
+    import importlib.util
+
+    return [package if package == name else f"{package} ({name})"
+            for name, package in REQUIRED.items() if importlib.util.find_spec(name) is None]
+
+
+def stand_in_data(root: Path) -> Path:
+    """Stand-ins of the data under ``root / DATA`` that the params' validation reads as it reads
+    the data (a folder, a volume's datasets and their shapes, a token file's size) and that hold
+    nothing on disk: an empty JPEG folder, an HDF5 volume of :data:`VOLUME_SHAPE` never written,
+    a sparse token file. ``root``: the folder the params' relative paths then start from."""
+    import h5py
+
+    from benchlib.data.volumes import LABEL_KEY, RAW_KEY
+
+    folder = root / DATA
+    (folder / "images").mkdir(parents=True)
+    with h5py.File(folder / "em.h5", "w") as volume:
+        for key, dtype in ((RAW_KEY, "uint8"), (LABEL_KEY, "uint64")):
+            volume.create_dataset(key, shape=VOLUME_SHAPE, dtype=dtype, chunks=True)
+    with open(folder / "tokens.bin", "wb") as tokens:
+        tokens.truncate(2 * TOKENS)  # uint16 tokens
+    return root
+
+
+def sweeps(base_dir: Path | None = None) -> list:
+    """Every params file of the check, validated (InputError naming the file and field); their
+    relative paths from ``base_dir`` (default: the working folder, the checkout)."""
     from benchlib.inputs.params import load_sweep
 
     found = sorted(p.name for p in PARAMS.glob("*.yaml"))
     if sorted(ORDER) != found:
         raise SystemExit(f"error: {PARAMS} holds {found}; tools/gpu_check.py runs {list(ORDER)}")
-    return [load_sweep(str(PARAMS / name)) for name in ORDER]
+    return [load_sweep(str(PARAMS / name), base_dir=base_dir) for name in ORDER]
+
+
+def planned_sweeps() -> list:
+    """The params validated for the plan only, writing no data: against the data where all of
+    it is there, else against :func:`stand_in_data`."""
+    import tempfile
+
+    if (DATA / "images").is_dir() and all((DATA / f).is_file() for f in ("em.h5", "tokens.bin")):
+        return sweeps()
+    with tempfile.TemporaryDirectory(prefix="gpu-check-plan-") as scratch:
+        return sweeps(stand_in_data(Path(scratch)))
 
 
 def chosen(loaded: list, gpus: int) -> list[tuple[str, object]]:
@@ -396,25 +450,41 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # its output piped into ``head``: end quietly, as benchlib does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
+    missing = missing_packages()
+    if missing:
+        import textwrap
+
+        print(f"error: this Python ({sys.executable}) lacks {len(missing)} of the packages the "
+              "check imports:\n" + textwrap.fill(", ".join(missing), 96, initial_indent="  ",
+                                                 subsequent_indent="  ", break_on_hyphens=False) +
+              "\ninstall them (docs/gpu-check.md: the wheels of tools/gpu-check-wheels.txt),\n"
+              "or run `make gpu-check` in the project's venv", file=sys.stderr)
+        return 2
     os.chdir(ROOT)  # the params files name data/ and notebooks/ relative to the checkout
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT),
                                                              os.environ.get("PYTHONPATH")]))
     from benchlib.errors import BenchlibError
 
     started = time.perf_counter()
-    try:
-        prepare_data()
-        loaded = sweeps()
-    except BenchlibError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     import torch
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    try:
+        if args.plan or not gpus:  # nothing runs: the data is not written
+            loaded = planned_sweeps()
+        else:
+            prepare_data()
+            loaded = sweeps()
+    except BenchlibError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print_plan(loaded, gpus)
     if args.plan or not gpus:
         print("no CUDA device: plan and params checked, nothing run" if not args.plan else
               "plan only (--plan)")
+        if not (DATA / "em.h5").is_file():
+            print(f"{DATA} not written: the params were checked against stand-ins of its "
+                  "shapes; the check writes it where it runs")
         return 0
     outputs = Path(args.outputs)
     runs = chosen(loaded, gpus)
