@@ -18,6 +18,7 @@ has one shape; the loader says so when it is made and the run records the count.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -38,6 +39,10 @@ MAX_ENTRIES = 50_000_000
 #: What reading a broken image raises (truncated: OSError; not an image: UnidentifiedImageError,
 #: an OSError; a decompression bomb; a bad header: ValueError).
 IMAGE_ERRORS = (OSError, ValueError, Image.DecompressionBombError)
+#: Batches each loader worker prepares ahead (the DataLoader's ``prefetch_factor``, its default).
+PREFETCH_FACTOR = 2
+#: The share of images :func:`images_for_span` adds beyond what the run takes.
+SPAN_MARGIN = 0.1
 
 
 def unreadable_image(path: str, error: BaseException) -> InputError:
@@ -205,6 +210,7 @@ def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: b
         dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
         num_workers=num_workers, pin_memory=pin_memory, drop_last=bool(dropped),
         persistent_workers=num_workers > 0,
+        prefetch_factor=PREFETCH_FACTOR if num_workers > 0 else None,
     )
     loader.extras = {"images_dropped_per_epoch": dropped} if dropped else {}
     return loader
@@ -216,3 +222,19 @@ def partial_batch(length: int, batch_size: int) -> int:
     torch.compile tune again inside the timed loop; and BatchNorm in train mode cannot take a
     batch of one); none when the epoch is a single batch."""
     return length % batch_size if length > batch_size else 0
+
+
+def images_for_span(batches: int, batch_size: int, num_workers: int, ranks: int = 1,
+                    margin: float = SPAN_MARGIN) -> int:
+    """The images a folder needs so that a run taking ``batches`` batches (warm-up and timed)
+    of ``batch_size`` per rank stays inside its first epoch, with every one of ``num_workers``
+    loader workers still preparing a batch (:data:`PREFETCH_FACTOR` each) when the last timed
+    batch is taken: no epoch boundary, and no drain of the workers at an epoch's end, in the
+    timed span. ``margin`` more, in whole batches of every rank."""
+    if min(batches, batch_size, ranks) < 1 or num_workers < 0 or margin < 0:
+        raise ValueError(f"batches ({batches}), batch_size ({batch_size}) and ranks ({ranks}) "
+                         f"must be at least 1, num_workers ({num_workers}) and margin "
+                         f"({margin}) at least 0")
+    in_flight = num_workers * PREFETCH_FACTOR
+    needed = batches + in_flight
+    return (needed + math.ceil(needed * margin)) * batch_size * ranks

@@ -75,17 +75,30 @@ def batches(config: ClassificationConfig, device: torch.device,
 
 class Epochs:
     """Passes over ``loader`` again and again (for a fixed iteration count), reshuffling a
-    distributed sampler for each pass; its ``extras`` are the loader's."""
+    distributed sampler for each pass; its ``extras`` are the loader's. It counts the batches
+    it gave and where each pass began (:attr:`starts`), so the run can say how many epoch
+    boundaries fell inside its timed span (:meth:`boundaries_within`)."""
 
     def __init__(self, loader: DataLoader) -> None:
         self.loader = loader
         self.extras: dict[str, object] = getattr(loader, "extras", {})
+        self.taken = 0  #: batches given so far
+        self.starts: list[int] = []  #: the index of each pass's first batch (0 first)
 
     def __iter__(self) -> Iterator:
         for epoch in itertools.count():
             if isinstance(self.loader.sampler, DistributedSampler):
                 self.loader.sampler.set_epoch(epoch)
-            yield from self.loader
+            self.starts.append(self.taken)
+            for batch in self.loader:
+                self.taken += 1
+                yield batch
+
+    def boundaries_within(self, first: int, count: int) -> int:
+        """The passes after the first that began at one of the ``count`` batches from index
+        ``first`` (the timed ones): each such boundary drained the loader's workers and made
+        a timed step wait for a new pass's first batch."""
+        return sum(1 for start in self.starts[1:] if first <= start < first + count)
 
 
 def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,

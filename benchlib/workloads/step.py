@@ -122,7 +122,8 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
     (:func:`benchlib.workloads.loop.timed_loop`), and return what it measured; ``unit`` is
     what the samples count per second. Extras: the step's :meth:`Step.finish`, the data's own
     (an ``extras`` mapping on what ``batches`` returns: images a training epoch drops, ...),
-    ``loop_stop``, ``syncs_in_timed_loop`` (with ``sync_debug``)."""
+    ``loop_stop``, ``syncs_in_timed_loop`` (with ``sync_debug``), ``epoch_boundaries_in_timed_loop``
+    (data that passes over a data set again and again, :func:`epoch_extra`)."""
     torch.manual_seed(config.seed)
     device, model = setup_run(config, build_model(), channels_last, ddp=step.training)
     data = batches(device)
@@ -138,7 +139,15 @@ def timed_run(config: RunConfig, build_model: Callable[[], nn.Module], step: typ
         peak_memory_bytes=peak_memory_bytes(device), telemetry=loop.telemetry,
         contention=loop.contention,
         extras={**runner.finish(), **getattr(data, "extras", {}), "loop_stop": loop.stop,
-                **syncs_extra(loop.syncs)})
+                **syncs_extra(loop.syncs), **epoch_extra(data, loop.warmup, len(loop.timer))})
+
+
+def epoch_extra(data: object, warmup: int, iterations: int) -> dict[str, int]:
+    """The record's ``result_epoch_boundaries_in_timed_loop`` where ``data`` counts its passes
+    (``boundaries_within``: an image folder read again and again): how many new epochs began
+    at a timed batch (0: the timed span lay inside one epoch)."""
+    within = getattr(data, "boundaries_within", None)
+    return {} if within is None else {"epoch_boundaries_in_timed_loop": within(warmup, iterations)}
 
 
 def syncs_extra(syncs: int | None) -> dict[str, int]:
