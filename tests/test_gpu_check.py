@@ -28,7 +28,7 @@ def test_on_a_cpu_it_validates_and_prints_the_plan():
     done = subprocess.run([sys.executable, "tools/gpu_check.py"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "gpu-check: 18 points from 6 of 7 params files" in done.stdout
+    assert "gpu-check: 18 points from 7 of 8 params files" in done.stdout
     assert "params/gpu-check/unet3d.yaml: 2 points" in done.stdout
     assert "multi-gpu.yaml: 3 points (skipped: needs 2 or more GPUs)" in done.stdout
     assert "no CUDA device: plan and params checked, nothing run" in done.stdout
@@ -157,3 +157,80 @@ def test_the_multi_gpu_points_run_on_two_or_more_gpus_only():
     one = [name for name, _ in gpu_check.chosen(loaded, 1)]
     assert "multi-gpu.yaml" not in one and len(one) == len(gpu_check.ORDER) - 1
     assert [name for name, _ in gpu_check.chosen(loaded, 8)] == list(gpu_check.ORDER)
+
+
+# --- the JPEG folder, sized from the points that read it (issue 51, build 2) ---------------
+
+
+def _jpeg_sweep(**parameters):
+    """A loaded sweep's stand-in: one point of ``parameters`` (a notebook, its values)."""
+    from types import SimpleNamespace
+
+    from benchlib.inputs.params import Point
+
+    notebook = parameters.pop("notebook", "train")
+    values = {"dataset": "real", "data_dir": "data/gpu-check/images", "batch_size": 128,
+              "iterations": 50, "warmup": 8, "num_workers": 8, **parameters}
+    return SimpleNamespace(points=[Point(notebook, values, 0, notebook)])
+
+
+def test_the_jpeg_folder_holds_every_timed_span_with_the_workers_in_flight(monkeypatch):
+    from benchlib.data.imagefolder import images_for_span
+
+    gpu_check = _module()
+    monkeypatch.chdir(ROOT)
+    images = gpu_check.jpeg_images(gpu_check.planned_sweeps())
+    # classification-jpeg.yaml: 8 warm-up + 50 timed batches of 128, 8 workers x 2 in flight
+    assert images == images_for_span(58, 128, 8) == 10_496
+    assert images % 128 == 0 and images % gpu_check.IMAGES["classes"] == 0
+    assert images > 384  # the 3 batches it was, for 8 workers
+
+
+def test_the_jpeg_folder_follows_the_largest_point_and_its_loader_batch():
+    gpu_check = _module()
+    big = _jpeg_sweep(iterations=100, num_workers=4)  # (108 + 8) batches, 12 more, of 128
+    smooth = _jpeg_sweep(notebook="smooth_inference", iterations=500)  # a batch is 1 image
+    synthetic = _jpeg_sweep(dataset="synthetic", iterations=10_000)
+    other = _jpeg_sweep(data_dir="elsewhere", iterations=10_000)
+    assert gpu_check.jpeg_images([big, smooth, synthetic, other]) == 128 * 128
+    assert gpu_check.jpeg_images([smooth]) == 8 * -(-((508 + 16) + 53) // 8)
+
+
+@pytest.mark.parametrize("iterations", ["auto", "epoch"])
+def test_a_point_reading_the_folder_for_a_time_cannot_size_it(iterations):
+    from benchlib.errors import InputError
+
+    gpu_check = _module()
+    with pytest.raises(InputError, match=f"iterations '{iterations}' reads data/gpu-check"):
+        gpu_check.jpeg_images([_jpeg_sweep(iterations=iterations)])
+
+
+def test_a_jpeg_folder_of_another_size_is_written_again(tmp_path, monkeypatch):
+    gpu_check = _module()
+    data = tmp_path / "data"
+    (data / "images" / "class_000").mkdir(parents=True)
+    (data / "images" / "class_000" / "old.JPEG").write_bytes(b"")  # the 384 it was, say
+    (data / "em.h5").write_bytes(b"")  # kept as they are
+    (data / "tokens.bin").write_bytes(b"")
+    monkeypatch.setattr(gpu_check, "DATA", data)
+    monkeypatch.setattr(gpu_check, "IMAGES", {"classes": 2, "size": 16})
+    gpu_check.prepare_data(8, quiet=True)
+    assert gpu_check.jpeg_count(data / "images") == 8
+    assert not (data / "images" / "class_000" / "old.JPEG").exists()
+    first = sorted(p.stat().st_mtime_ns for p in (data / "images").glob("*/*"))
+    gpu_check.prepare_data(8, quiet=True)  # the right size: kept
+    assert sorted(p.stat().st_mtime_ns for p in (data / "images").glob("*/*")) == first
+    assert (data / "em.h5").stat().st_size == 0
+
+
+def test_an_epoch_boundary_in_a_timed_span_fails_the_run():
+    from tests.test_gpu_check_judge import healthy
+
+    gpu_check = _module()
+    problems, _ = gpu_check.run_problems(healthy(dataset="real",
+                                                 result_epoch_boundaries_in_timed_loop=2))
+    assert problems == ["2 epoch boundaries inside the timed span (0 expected): the image folder "
+                        "is too small for the run (tools/gpu_check.py sizes data/gpu-check/images "
+                        "from its points: jpeg_images)"]
+    assert gpu_check.run_problems(healthy(result_epoch_boundaries_in_timed_loop=0))[0] == []
+    assert gpu_check.run_problems(healthy())[0] == []  # synthetic data: no count, no epochs

@@ -11,9 +11,10 @@ model TFLOP/s per device at most 100 % of the datasheet's dense peak in the run'
 (fp32 against fp32, not the fastest tensor rate), the node probe's matmul and memory figures at
 most their ceilings; NVML telemetry with at least :data:`MIN_TELEMETRY_SAMPLES` samples, power
 and energy above 0 over every timed loop longer than 1 s; no device synchronisation counted in
-the timed loop; and each run with a shipped reference within its tolerance (``benchlib
-check``). It packs the executed notebooks, their records, ``summary.md`` and ``check.txt`` into
-one ``.tar.gz``.
+the timed loop; no epoch boundary inside the timed span of a run reading the JPEG folder (which
+is sized from the points that read it, :func:`jpeg_images`); and each run with a shipped
+reference within its tolerance (``benchlib check``). It packs the executed notebooks, their
+records, ``summary.md`` and ``check.txt`` into one ``.tar.gz``.
 
 ``--judge FOLDER`` runs nothing: it judges the records of an existing campaign with the same
 assertions (the count of points aside), on any machine, and prints what failed.
@@ -51,10 +52,12 @@ PARAMS = Path("params/gpu-check")
 DATA = Path("data/gpu-check")
 CAMPAIGN = "gpu-check"
 #: the order the params files run in (the probe last: its ceilings judge the runs' MFU)
-ORDER = ("classification.yaml", "classification-bf16.yaml", "lm.yaml", "compile.yaml",
-         "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
+ORDER = ("classification.yaml", "classification-bf16.yaml", "classification-jpeg.yaml", "lm.yaml",
+         "compile.yaml", "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
 MULTI_GPU = {"multi-gpu.yaml"}  #: run on a node of 2 or more GPUs only
-IMAGES = {"classes": 8, "images_per_class": 48, "size": 256}  #: 384 JPEGs, 3 batches of 128
+#: The JPEG folder's classes and picture size; its image count comes from the points that read
+#: it (:func:`jpeg_images`).
+IMAGES = {"classes": 8, "size": 256}
 VOLUME_SHAPE = (96, 768, 768)  #: z >= the U-Net's 84-plane patch; 57 megavoxels, 16 block batches
 TOKENS = 2_000_000
 VOCABULARY = 50_257  #: GPT-2's
@@ -92,20 +95,57 @@ class Outcome:
     rows: list[dict[str, object]] = field(default_factory=list)
 
 
-def prepare_data(quiet: bool = False) -> None:
-    """The JPEG folder, the EM volume and the token file, each written whole to a temporary
-    name and renamed into place; what is already there is kept."""
+def jpeg_images(loaded: list) -> int:
+    """The JPEGs the folder needs: for each point that reads it (``dataset: real``, ``data_dir``
+    the folder), its warm-up and timed batches, each loader worker's prefetched batches and a
+    margin (:func:`benchlib.data.imagefolder.images_for_span`), the most of any point, in whole
+    classes. So no epoch boundary falls inside a timed span and every worker has work to its
+    end (the record's ``result_epoch_boundaries_in_timed_loop`` says 0). A point reading it with
+    ``iterations: auto`` or ``epoch`` cannot be sized: an InputError naming it."""
+    from benchlib.data.imagefolder import images_for_span
+    from benchlib.errors import InputError
+    from benchlib.registry import notebook_configs
+    from benchlib.workloads.classification import STEPS
+
+    folder = (DATA / "images").as_posix()
+    needed = IMAGES["classes"]
+    for sweep in loaded:
+        for point in sweep.points:
+            values = point.parameters
+            if values.get("dataset") != "real" or str(values.get("data_dir")) != folder:
+                continue
+            config_class, fixed = notebook_configs()[point.notebook]
+            config = config_class.model_construct(**{**values, **fixed})
+            if not isinstance(config.iterations, int):
+                raise InputError(f"{point.name}: iterations {config.iterations!r} reads {folder} "
+                                 "for a time the check cannot size the folder for; give a count")
+            batch = STEPS[config.benchmark].images_per_batch(config)
+            needed = max(needed, images_for_span(config.warmup + config.iterations, batch,
+                                                 config.num_workers, config.num_devices))
+    return -(-needed // IMAGES["classes"]) * IMAGES["classes"]
+
+
+def jpeg_count(folder: Path) -> int:
+    """The JPEGs of an ImageNet-layout ``folder`` (0 where it is missing)."""
+    return sum(1 for _ in folder.glob("*/*.JPEG")) if folder.is_dir() else 0
+
+
+def prepare_data(images: int, quiet: bool = False) -> None:
+    """The JPEG folder of ``images`` pictures (:func:`jpeg_images`), the EM volume and the
+    token file, each written whole to a temporary name and renamed into place; what is already
+    there is kept, but a JPEG folder of another size, which is written again."""
     from benchlib.data.em_volume import write_em_volume
     from benchlib.data.generate import write_imagefolder
     from benchlib.data.tokens import write_tokens
 
     DATA.mkdir(parents=True, exist_ok=True)
-    images = DATA / "images"
-    if not images.is_dir():
+    folder = DATA / "images"
+    if jpeg_count(folder) != images:
         partial = DATA / ".images.partial"
         shutil.rmtree(partial, ignore_errors=True)
-        write_imagefolder(partial, **IMAGES)
-        partial.rename(images)
+        write_imagefolder(partial, images_per_class=images // IMAGES["classes"], **IMAGES)
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
     if not (DATA / "em.h5").is_file():
         write_em_volume(DATA / "em.h5", VOLUME_SHAPE, progress=not quiet)
     if not (DATA / "tokens.bin").is_file():
@@ -304,6 +344,20 @@ def sync_problems(row: dict[str, object]) -> list[str]:
     return []
 
 
+def epoch_problems(row: dict[str, object]) -> list[str]:
+    """No epoch boundary inside the timed span of a run that reads an image folder again and
+    again (``result_epoch_boundaries_in_timed_loop``; absent where the data has no epochs): a
+    boundary drains the loader's workers, and the span then measures the folder's size."""
+    from benchlib.records.flags import number
+
+    boundaries = number(row.get("result_epoch_boundaries_in_timed_loop"))
+    if not boundaries:
+        return []
+    return [f"{boundaries:.0f} epoch boundaries inside the timed span (0 expected): the image "
+            "folder is too small for the run (tools/gpu_check.py sizes data/gpu-check/images "
+            "from its points: jpeg_images)"]
+
+
 def run_problems(row: dict[str, object]) -> tuple[list[str], float | None]:
     """Every assertion on one record, computed from its columns: the problems found (none: it
     holds) and its MFU of the datasheet (None where not computed). A failed run is its status."""
@@ -317,7 +371,7 @@ def run_problems(row: dict[str, object]) -> tuple[list[str], float | None]:
     if throughput is None or not math.isfinite(throughput) or throughput <= 0:
         problems.append(f"throughput {row.get('throughput')!r}")
     if not probe:
-        problems += telemetry_problems(row) + sync_problems(row)
+        problems += telemetry_problems(row) + sync_problems(row) + epoch_problems(row)
     sheet, missing = ceiling_row(row)
     if sheet is None:
         return [*problems, missing], None
@@ -473,12 +527,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.plan or not gpus:  # nothing runs: the data is not written
             loaded = planned_sweeps()
         else:
-            prepare_data()
+            prepare_data(jpeg_images(planned_sweeps()))
             loaded = sweeps()
+        images = jpeg_images(loaded)
     except BenchlibError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print_plan(loaded, gpus)
+    print(f"{DATA / 'images'}: {images:,} JPEGs in {IMAGES['classes']} classes, the most a point "
+          "takes with its workers' prefetch and 10 % more (no epoch ends in a timed span)")
     if args.plan or not gpus:
         print("no CUDA device: plan and params checked, nothing run" if not args.plan else
               "plan only (--plan)")
