@@ -23,7 +23,7 @@ import pytest
 from benchlib import analysis
 from benchlib.analysis import gate
 from benchlib.history import change_points as change_detection
-from benchlib.history import series as node_history
+from benchlib.history import said as history_said
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from history_data import START as FIRST_NIGHT
@@ -105,7 +105,7 @@ def test_tigerbeetle_outlier_is_named_not_a_change():
     assert _days(table) == [15]
     assert [int((o["time"] - START).days) for o in found.outliers] == [10]
     assert any("outlier campaign" in line and "1970" not in line
-               for line in node_history.lines(found))
+               for line in history_said.lines(found))
 
 
 @pytest.mark.parametrize("n", range(3, 100))
@@ -138,7 +138,7 @@ def test_failed_runs_are_counted_in_a_history():
     found = analysis.change_points(_one_run_a_day(values))
     table = found.table
     assert len(table) == 0 and found.failed == 2
-    said = node_history.lines(found)[-1]
+    said = history_said.lines(found)[-1]
     assert "2 failed runs (failed, or throughput 0, negative or missing) left out" in said
 
 
@@ -186,7 +186,7 @@ def test_too_early_to_tell():
     found = analysis.change_points(frame)
     table = found.table
     assert len(table) == 0
-    said = node_history.lines(found)
+    said = history_said.lines(found)
     assert any(line.startswith("too early to tell: throughput -2") for line in said)
     assert gate.exit_code("history", table["verdict"]) == 0
 
@@ -229,7 +229,7 @@ def test_a_drop_in_the_newest_night_alone_is_too_early_to_tell():
     found = analysis.change_points(_one_run_a_day([100.0, 101, 99, 100, 102, 98, 100, 101, 99,
                                                    100, 70]))
     table = found.table
-    said = node_history.lines(found)
+    said = history_said.lines(found)
     assert len(table) == 0 and said[0].startswith("too early to tell: throughput -30 %")
     assert "in the newest 1 campaign (" in said[0]
 
@@ -238,7 +238,7 @@ def test_failed_runs_are_counted_not_dropped_unsaid():
     frame = _one_run_a_day([100.0] * 12).assign(status="ok", error="")
     frame.loc[frame.index[3:5], ["status", "error"]] = ["failed", "CUDA out of memory"]
     found = analysis.change_points(frame)
-    assert found.failed == 2 and "2 failed runs (failed, or" in node_history.lines(
+    assert found.failed == 2 and "2 failed runs (failed, or" in history_said.lines(
         found)[-1]
 
 

@@ -67,7 +67,7 @@ def test_each_planted_node_gets_its_state_and_the_baseline_is_the_healthy_median
     fleet = fleet_health.node_states(pd.DataFrame(nightly()), now=NOW, expected=["node99"])
     states = fleet.table
     assert _state(states, "node03")["state"] == NodeState.SLOW
-    assert "0.85x the baseline" in _state(states, "node03")["reason"]
+    assert "0.85x the fleet, campaign by campaign" in _state(states, "node03")["reason"]
     assert _state(states, "node03")["high"] < 0.95
     throttled = _state(states, "node04")
     assert throttled["state"] == NodeState.UNKNOWN       # disturbed: never slow, named
@@ -243,7 +243,7 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     assert "validity window 7 days" in out and "baselines: the median of the healthy" in out
     assert ("FAILED node05: benchmark=train: latest run failed: "
             "RuntimeError: CUDA error") in out
-    assert "SLOW node03: benchmark=train: 0.8" in out
+    assert "SLOW node03: benchmark=train: slow against the fleet: 0.8" in out
     assert "STALE node06" in out and "MISSING node07" in out and "MISSING node42" in out
     assert "UNKNOWN node04" in out and "throttled, left out" in out
     drains = [line for line in done.stdout.splitlines() if line.startswith("scontrol ")]

@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import gate, regression, selection
+from benchlib.analysis import gate, regression, run_order, selection
 from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
 from benchlib.history import env_changes
+from benchlib.history import said as history_said
 from benchlib.history import series as node_history
 from tests.fakes import write_record_notebook
 
@@ -88,7 +89,7 @@ def test_the_change_point_names_the_node_the_date_the_change_and_the_driver() ->
     assert row["before"] == pytest.approx(1000, rel=0.01)
     assert (row["runs_before"], row["runs_after"]) == (12, 12)
     assert row["changed"] == "driver 580.65 -> 580.82"  # job ids change every run: not said
-    text = node_history.lines(found)
+    text = history_said.lines(found)
     assert text[0].startswith("throughput -12 % (-1")
     assert "on node017 from 2026-09-13: " in text[0]
     assert text[0].endswith("changed then: driver 580.65 -> 580.82")
@@ -103,7 +104,7 @@ def test_an_improvement_is_a_change_point_but_not_a_failure() -> None:
     table = found.table
     assert list(table["verdict"]) == ["improvement"]
     assert table.iloc[0]["changed"] == ""
-    assert "changed then: nothing recorded" in node_history.lines(found)[0]
+    assert "changed then: nothing recorded" in history_said.lines(found)[0]
     assert gate.exit_code("history", table["verdict"]) == 0
 
 
@@ -124,7 +125,7 @@ def test_disturbed_runs_are_left_out_and_counted() -> None:
     table = found.table
     assert list(table["node"]) == ["node017"]
     assert found.disturbed == 3
-    assert "3 disturbed runs (contended, throttled) left out" in node_history.lines(found)[-1]
+    assert "3 disturbed runs (contended, throttled) left out" in history_said.lines(found)[-1]
 
 
 def test_a_change_point_is_one_line_whatever_the_node_is_called() -> None:
@@ -132,7 +133,7 @@ def test_a_change_point_is_one_line_whatever_the_node_is_called() -> None:
                    node="node017\nthroughput +50 % on node001 (improvement)")
     found = node_history.change_points(runs)
     table = found.table
-    said = node_history.lines(found)
+    said = history_said.lines(found)
     assert len(table) == 1 and len(said) == 2 and all("\n" not in line for line in said)
     assert "on node017\\nthroughput +50 % on node001 (improvement) from 2026-09-13" in said[0]
 
@@ -155,21 +156,21 @@ def test_a_time_metric_that_grows_is_a_regression() -> None:
     table = found.table
     row = table.iloc[0]
     assert row["ratio"] == pytest.approx(1.25, abs=0.02) and row["verdict"] == "regression"
-    assert node_history.lines(found)[0].startswith("time_iteration_s +2")
-    assert " s (regression; " in node_history.lines(found)[0]
+    assert history_said.lines(found)[0].startswith("time_iteration_s +2")
+    assert " s (regression; " in history_said.lines(found)[0]
 
 
 def test_records_without_started_at_fall_back_to_file_times_and_say_so() -> None:
     runs = _nights().drop(columns=["started_at"])
     runs["timestamp"] = [START + pd.Timedelta(days=int(i.split("-")[-1])) for i in runs["run_id"]]
-    assert "48 of 48 runs have no started_at" in regression.ordered_by(runs)
+    assert "48 of 48 runs have no started_at" in run_order.ordered_by(runs)
     found = node_history.change_points(runs)
     table = found.table
     assert list(table["node"]) == ["node017"]
     assert "have no started_at" in found.ordered_by
     hist = regression.history(_nights())  # the campaign history orders by started_at too
     assert list(hist["campaign"][:2]) == ["night-024", "night-023"]
-    assert regression.ordered_by(_nights()) == "runs ordered by started_at"
+    assert run_order.ordered_by(_nights()) == "runs ordered by started_at"
 
 
 def test_env_changes_name_versions_settings_and_leave_job_ids_out() -> None:

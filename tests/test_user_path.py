@@ -103,7 +103,8 @@ def test_the_readme_s_across_campaigns_commands_take_relative_paths(
     again = checked(project, "index", "outputs/")
     assert "0 read" in again, again  # nothing changed: nothing read again
     history = benchlib(project, "history", "--db")
-    assert history.returncode == 0, history.stdout + history.stderr  # one night: no change point
+    assert history.returncode == 3, history.stdout + history.stderr  # one night: nothing judged
+    assert "NOTHING JUDGED" in history.stdout
     fleet = benchlib(project, "fleet", "--db", "--drain-list")
     assert fleet.returncode in (0, 3), fleet.stdout + fleet.stderr  # one run a node: not judged
     assert "scontrol" not in fleet.stdout  # nothing failed or slow: nothing to drain

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,8 +44,6 @@ import pandas as pd
 from benchlib.analysis import campaign_noise, intervals, signed_effect
 from benchlib.analysis.comparable import (
     INCOMPARABLE,
-    STARTED_AT,
-    TIME_COLUMNS,
     WHERE,
     distinct,
     incomparable,
@@ -57,11 +54,12 @@ from benchlib.analysis.comparable import (
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric, require_tables
+from benchlib.analysis.run_order import run_times
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.errors import InputError
 from benchlib.formatting import literal
 from benchlib.records import flags, schema
-from benchlib.records.runs import once
+from benchlib.records.runs import copies_said, once
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
@@ -216,7 +214,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     for name, frame in (("base", base), ("new", new)):
         kept = once(frame)
         if len(kept) < len(frame):
-            copies.append(copies_left_out(name, len(frame) - len(kept), len(frame)))
+            copies.append(copies_said(name, len(frame) - len(kept), len(frame)))
         base, new = (kept, new) if name == "base" else (base, kept)
     for name, frame in (("base", base), ("new", new)):
         if frame.empty:
@@ -259,14 +257,6 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
     if len(table):
         table.insert(0, "configuration", configuration_labels(table, keys))
     return Comparison(table, tuple(warnings), tuple(keys), metric, threshold)
-
-
-def copies_left_out(side: str, copies: int, found: int) -> str:
-    """The warning that ``copies`` of ``found`` runs of a ``side`` repeat another run's
-    ``run_id`` (a campaign folder copied or restored beside the original): each counted once."""
-    return (f"{copies} of the {found} {side} runs are copies of runs found in another folder "
-            "(the same run_id: a campaign folder copied or restored beside the original): left "
-            "out, each run counted once")
 
 
 def regressions(compared: pd.DataFrame) -> pd.DataFrame:
@@ -346,57 +336,6 @@ def junit_cases(compared: pd.DataFrame, metric: str = "throughput") -> list:
 
 
 # --- history ----------------------------------------------------------------------------------
-
-def _file_time(source: object) -> pd.Timestamp:
-    if not isinstance(source, str) or not source:
-        return pd.NaT
-    notebook = Path(source)
-    for path in (notebook.with_suffix(".json"), notebook):
-        try:
-            return pd.Timestamp(path.stat().st_mtime, unit="s", tz="UTC")
-        except OSError:
-            continue
-    return pd.NaT
-
-
-def run_times(df: pd.DataFrame) -> pd.Series:
-    """When each run was made (UTC): its ``started_at`` (or another :data:`TIME_COLUMNS`
-    column), else, for records without one, the modification time of the run's sidecar
-    (``<point>.json`` beside the ``source`` notebook, written when the point finished), else
-    of its notebook. :func:`untimed` counts the runs that fell back."""
-    times = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
-    for column in TIME_COLUMNS:
-        if column in df and times.isna().any():
-            given = (pd.to_datetime(df[column], utc=True, errors="coerce", format="ISO8601")
-                     if column == STARTED_AT else pd.to_datetime(df[column], utc=True,
-                                                                  errors="coerce"))
-            times = times.fillna(given)
-    missing = times.isna()
-    if missing.any():
-        sources = df.get("source", pd.Series(None, index=df.index))[missing]
-        times[missing] = pd.Series([_file_time(s) for s in sources], index=sources.index,
-                                   dtype="datetime64[ns, UTC]")
-    return times
-
-
-def untimed(df: pd.DataFrame) -> int:
-    """How many runs of ``df`` have no ``started_at`` (records of older versions): they are
-    ordered by their files' modification times (:func:`run_times`)."""
-    if STARTED_AT not in df:
-        return len(df)
-    return int(pd.to_datetime(df[STARTED_AT], utc=True, errors="coerce",
-                              format="ISO8601").isna().sum())
-
-
-def ordered_by(df: pd.DataFrame) -> str:
-    """How :func:`run_times` ordered ``df``'s runs, in words."""
-    count = untimed(df)
-    if not count:
-        return "runs ordered by started_at"
-    return (f"{count} of {len(df)} runs have no started_at (written before benchlib recorded "
-            "it, or not a time: the load's notes name those): ordered by their sidecar's (else "
-            "notebook's) modification time")
-
 
 def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
             threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:

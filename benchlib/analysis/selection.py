@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from benchlib.analysis.comparable import WHERE
-from benchlib.analysis.regression import run_times
+from benchlib.analysis.run_order import run_times
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import CatalogError, InputError
 from benchlib.history.series import NODE, configuration_columns
@@ -83,7 +83,7 @@ def _matches(values: pd.Series, wanted: str) -> pd.Series:
 def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
            since: pd.Timestamp | None = None, until: pd.Timestamp | None = None) -> pd.DataFrame:
     """The runs of ``df`` whose columns hold ``where``'s values and that started from
-    ``since`` and before ``until`` (:func:`benchlib.analysis.regression.run_times`)."""
+    ``since`` and before ``until`` (:func:`benchlib.analysis.run_order.run_times`)."""
     allowed = keys(df)
     chosen = pd.Series(True, index=df.index)
     for key, value in (where or {}).items():

@@ -93,13 +93,21 @@ def print_states(states, summary) -> None:  # (FleetStates, pd.DataFrame) -> Non
 
     start = states.now - pd.Timedelta(days=states.window_days)
     show(wrapped(f"fleet health at {states.now:%Y-%m-%d %H:%M} UTC; validity window "
-                 f"{states.window_days:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: the "
-                 f"whole 95 % interval more than {states.threshold * 100:g} % below the "
-                 "baseline", indent=""))
+                 f"{states.window_days:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: "
+                 "against the fleet (each of its campaigns against the fleet's median of the "
+                 f"same campaign: the whole 95 % interval more than {states.threshold * 100:g} "
+                 "% below) or against its own past (a change point of that series, as "
+                 "benchlib history finds them)", indent=""))
     table = states.baselines
+    for row in table.to_dict("records") if len(table) else []:
+        if row.get("fleet_moved"):
+            show(wrapped(f"the whole fleet moved: {row['configuration']}: {row['fleet_moved']} "
+                         "(the nodes' median campaign by campaign: no node's fault, so no "
+                         "node is slow for it; history lists it on every node)", indent="    "))
     if len(table):
-        shown = table.assign(baseline=table["baseline"].map(
-            lambda v: "none" if pd.isna(v) else formatting.number(v)))
+        shown = table.drop(columns="fleet_moved", errors="ignore").assign(
+            baseline=table["baseline"].map(lambda v: "none" if pd.isna(v) else
+                                           formatting.number(v)))
         print(f"\nbaselines: the median of the healthy nodes' recent runs "
               f"({fleet_health.MIN_BASELINE_NODES} healthy nodes needed)")
         show_table(shown[[*(c for c in shown if c != "configuration"), "configuration"]],

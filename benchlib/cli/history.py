@@ -63,6 +63,7 @@ class History(Command):
         from benchlib.analysis.metrics import check_metric
         from benchlib.cli.index import selected_runs
         from benchlib.errors import InputError
+        from benchlib.history import said as history_said
         from benchlib.history import series as node_history
 
         if not 0 <= args.threshold < 1:
@@ -72,7 +73,7 @@ class History(Command):
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         found = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
-        for text in node_history.lines(found):
+        for text in history_said.lines(found):
             show(text)
         judged = [] if found.judged else [gate.NOTHING_JUDGED]
         return gate.exit_code("history", [*found.table["verdict"], *judged])

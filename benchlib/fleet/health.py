@@ -12,7 +12,7 @@ reads many campaigns (nights) of the same configurations on the same nodes:
 - **Node**: the Slurm job's node list where a run has one, else its ``host`` (a job that never
   started leaves a failed record with neither: it is left out and counted).
 - **Time**: ``started_at`` (ISO 8601, UTC); where a record has none, the time
-  :func:`benchlib.analysis.regression.run_times` finds (a time column, else the sidecar's
+  :func:`benchlib.analysis.run_order.run_times` finds (a time column, else the sidecar's
   modification time).
 - **Window** (``window_days``, :data:`VALIDITY_DAYS` = 7): a result is valid this long, as
   Google's cluster-health-scanner expires its results. **Recent runs** of a node: its
@@ -32,11 +32,22 @@ States (:class:`~benchlib.vocabulary.NodeState`), in this order of precedence:
   0, negative or missing: a run that did no work (as ``benchlib history`` counts it);
 - ``unknown``: nothing to judge speed by: no baseline, every recent run disturbed (named), or
   one undisturbed campaign (the interval needs two);
-- ``slow``: the node's recent undisturbed runs, one value per campaign (runs of one campaign
-  move together: the campaign is the unit of noise), against the other healthy nodes' medians
-  (:func:`benchlib.analysis.intervals.repeats_effect`, a 95 % Welch t interval) lie wholly
-  below 1 - ``threshold`` (5 %): ``benchlib compare``'s regression rule, whose threshold an A/A
-  test on this machine showed is needed beyond 1.0 (docs/measurements.md);
+- ``slow``: **against the fleet**: each of the node's campaigns in the window (the geometric
+  mean of its undisturbed runs there; runs of one campaign move together: the campaign is the
+  unit of noise) over the fleet's median of the same campaign (which cancels what moved the
+  whole fleet that night), a one-sample 95 % t interval over those campaigns (since its own
+  latest change point, where it has one) lying wholly below 1 - ``threshold`` (5 %):
+  ``benchlib compare``'s regression rule; or **against its own past**: the latest change point
+  of that series (:mod:`benchlib.fleet.paired`: ``benchlib history``'s method and verdict) is
+  a regression. The reason says which, and since when. A node's
+  persistent speed within a model's normal spread (+-2-3 %) is not slow: on the planted fleets
+  of ``benchmarks/fleet_planted.py`` (48 nodes x 30 nights, nodes within +-2 %, the fleet
+  moving +-1.5 % a night, 1 % run noise) no healthy node was drained and every node slowed by
+  8 % or more was found within 2 campaigns (docs/measurements.md). With one campaign in the
+  window, its runs against the other healthy nodes' medians (Welch), judged only beyond the
+  floor of an unknown noise between campaigns. Where the fleet's own median changes (a step
+  every node took: a driver, a firmware), that change is named once per configuration
+  (``fleet_moved``) and no node is slow for it;
 - ``ok``: otherwise. Disturbed runs never make a node slow: they are left out and named.
 
 A node's overall state is the most severe of its configurations'
@@ -46,7 +57,7 @@ A node's overall state is the most severe of its configurations'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,10 +69,10 @@ import benchlib.analysis.intervals as intervals
 import benchlib.analysis.regression as regression
 from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.metrics import require_fraction, require_metric
-from benchlib.analysis.tables import config_columns, configuration_labels
+from benchlib.analysis.tables import config_columns
 from benchlib.errors import InputError
 from benchlib.fleet import outliers as fleet
-from benchlib.formatting import missing
+from benchlib.fleet import paired, placing
 from benchlib.records import flags
 from benchlib.vocabulary import DEFAULT_THRESHOLD, MAX_WINDOW_DAYS, CompareVerdict, NodeState, RecordStatus
 
@@ -77,79 +88,8 @@ MIN_BASELINE_NODES = 3
 WHEN = ("started_at", "ended_at", "run_id", "env_slurm_job_nodelist")
 #: Node states from the most severe; a node's overall state is the first of its own.
 SEVERITY = tuple(NodeState)
-NODELIST = "env_slurm_job_nodelist"
 #: What to do when a node's recent runs were all disturbed.
 RERUN_ADVICE = "re-run it on an idle node (an exclusive allocation; nothing else running)"
-
-
-def node_names(df: pd.DataFrame) -> pd.Series:
-    """Each run's node: its Slurm job's node list where it has one, else its ``host``; ''
-    (unknown) for a failed record written from outside its job (``slurm_state`` set: a job
-    that ended without a record) that names no node: its host is where the sweep ran."""
-    empty = pd.Series("", index=df.index)
-    host = df.get("host", empty)
-    if "slurm_state" in df:
-        host = host.where(df["slurm_state"].map(missing), "")
-    names = df.get(NODELIST, empty)
-    names = names.where(~names.map(missing), host)
-    return names.map(lambda v: "" if missing(v) else str(v))
-
-
-def run_started(df: pd.DataFrame) -> pd.Series:
-    """When each run started (UTC): ``started_at``, else :func:`regression.run_times`."""
-    kind = "datetime64[ns, UTC]"
-    found = (pd.to_datetime(df["started_at"], utc=True, errors="coerce", format="ISO8601")
-             .astype(kind) if "started_at" in df else pd.Series(pd.NaT, index=df.index, dtype=kind))
-    if found.isna().any():
-        other = regression.run_times(df.drop(columns=["started_at"], errors="ignore")).astype(kind)
-        found = found.where(found.notna(), other)
-    return found
-
-
-def _text(value: object) -> str:
-    """A configuration value as text ('' when missing; 256.0 as 256, so that a failed run's
-    integer matches a finished run's float)."""
-    if missing(value):
-        return ""
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _assigned(runs: pd.DataFrame, columns: list[str], gpu_of: dict[str, str]) -> pd.DataFrame:
-    """One row per (run, configuration): finished runs under their own configuration, a failed
-    run under each configuration of its node's GPU whose values agree with all it has."""
-    keys = [tuple(_text(v) for v in row) for row in runs[columns].itertuples(index=False)]
-    done = runs["_ok"].to_numpy()
-    known = sorted({k for k, ok in zip(keys, done, strict=True) if ok})
-    gpu_at = columns.index("gpu") if "gpu" in columns else None
-    rows, configs = [], []
-    for position, (key, ok, node) in enumerate(zip(keys, done, runs["_node"], strict=True)):
-        if not ok:
-            if gpu_at is not None and not key[gpu_at]:
-                key = (*key[:gpu_at], gpu_of.get(node, ""), *key[gpu_at + 1:])
-            matching = [k for k in known if all(not v or v == w for v, w in zip(key, k, strict=True))]
-            for match in matching or [key]:
-                rows.append(position)
-                configs.append(match)
-            continue
-        rows.append(position)
-        configs.append(key)
-    out = runs.iloc[rows].reset_index(drop=True)
-    out["_config"] = configs
-    return out
-
-
-def _labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tuple, str]:
-    """Each configuration in words: the one label of a configuration that compare and history
-    give (:func:`~benchlib.analysis.tables.configuration_labels`: what varies within its
-    benchmark), GPU and unit aside (the baseline is per GPU model; the table names it)."""
-    configs = list(dict.fromkeys(configs))
-    if not configs:
-        return {}
-    frame = pd.DataFrame(configs, columns=columns)
-    keys = [c for c in columns if c not in ("gpu", "unit")]
-    return dict(zip(configs, configuration_labels(frame, keys), strict=True))
 
 
 #: How far past ``now`` a run may say it started (clocks of nodes differ a little): later, it is
@@ -162,8 +102,10 @@ class FleetStates:
     """What :func:`node_states` found: its ``table`` (one row per configuration and node), the
     window it judged (``window_days`` up to ``now``), the ``threshold`` of slow and the
     ``metric``; ``baselines`` (one row per configuration: ``configuration``, ``gpu``,
-    ``baseline`` (NaN: too few healthy nodes), ``healthy_nodes``, ``nodes``), and the runs
-    left out: ``unplaced`` (no node known, :func:`node_names`) and ``future`` (dated more than
+    ``baseline`` (NaN: too few healthy nodes), ``healthy_nodes``, ``nodes``, ``fleet_moved``
+    (the whole fleet's own changes in words, :func:`benchlib.fleet.paired.fleet_moves`)), and
+    the runs left out: ``unplaced`` (no node known,
+    :func:`benchlib.fleet.placing.node_names`) and ``future`` (dated more than
     :data:`FUTURE_TOLERANCE` after ``now``)."""
 
     table: pd.DataFrame
@@ -213,24 +155,24 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                          "time such as '2026-11-27T12:00Z' or a datetime") from None
     now = now.tz_localize("UTC") if now.tzinfo is None else now.tz_convert("UTC")
     runs = df.copy()
-    runs["_node"] = node_names(runs)
+    runs["_node"] = placing.node_names(runs)
     unplaced = int((runs["_node"] == "").sum())
     runs = runs[runs["_node"] != ""]
-    runs["_time"] = run_started(runs)
+    runs["_time"] = placing.run_started(runs)
     ahead = runs["_time"] > now + FUTURE_TOLERANCE  # a wrong clock: suspect, not the latest word
     runs = runs[~ahead.fillna(False).astype(bool)].copy()
     runs["_ok"] = (runs["status"].fillna(RecordStatus.OK) == RecordStatus.OK
                    if "status" in runs else True)
     runs["_value"] = (pd.to_numeric(runs[metric], errors="coerce") if metric in runs
                       else np.nan)
-    runs = _no_work_failed(runs, metric)
+    runs = placing.no_work_failed(runs, metric)
     columns = [c for c in config_columns(runs, exclude=(*WHERE, *WHEN))
                if not c.startswith("_") and runs[c].notna().any()]
     gpus = runs[runs["_ok"]] if "gpu" in runs else runs.iloc[0:0]
     gpu_of = {n: str(g.mode().iloc[0]) for n, g in gpus.groupby("_node")["gpu"]
               if g.notna().any()} if len(gpus) else {}
-    assigned = _assigned(runs, columns, gpu_of)
-    label = _labels(assigned["_config"].unique(), columns)
+    assigned = placing.assigned(runs, columns, gpu_of)
+    label = placing.labels(assigned["_config"].unique(), columns)
     start = now - pd.Timedelta(days=window_days)
     gpu_at = columns.index("gpu") if "gpu" in columns else None
     every_node = sorted(set(runs["_node"]) | set(expected))
@@ -258,8 +200,9 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                         _runs(arrays, groups.get((number, node))), start, recent)
                  for node in nodes]
         rows.extend(found)
-        table.append(_judge(found, threshold, min_nodes))
-    states = pd.DataFrame(rows, columns=_COLUMNS).drop(columns=["_config", "_values"])
+        table.append(_judge(found, threshold, min_nodes, start))
+    states = pd.DataFrame(rows, columns=_COLUMNS).drop(columns=["_config", "_values",
+                                                                "_campaigns"])
     order = {s: i for i, s in enumerate(SEVERITY)}
     states = states.sort_values(["state", "configuration", "node"], key=lambda c: c.map(order)
                                 if c.name == "state" else c, kind="stable").reset_index(drop=True)
@@ -267,28 +210,9 @@ def node_states(df: pd.DataFrame, metric: str = "throughput", window_days: float
                        unplaced, int(ahead.sum()))
 
 
-def _no_work_failed(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """``runs`` with a finished run whose ``metric`` is 0, negative or missing made a failed
-    one (``_ok`` False, its ``error`` saying why): a rate of 0 is a run that did no work, as
-    ``benchlib history`` counts it, never a healthy node's latest word."""
-    values = runs["_value"].to_numpy(dtype=float)
-    idle = runs["_ok"].to_numpy(dtype=bool) & ~(np.isfinite(values) & (values > 0))
-    if not idle.any():
-        return runs
-    runs = runs.copy()
-    said = np.where(np.isnan(values[idle]), f"finished without a {metric}",
-                    [f"{metric} {v:g}: the run did no work" for v in values[idle]])
-    errors = runs["error"].astype(object) if "error" in runs else pd.Series("", index=runs.index,
-                                                                              dtype=object)
-    errors[idle] = said
-    runs["error"] = errors
-    runs.loc[idle, "_ok"] = False
-    return runs
-
-
 _COLUMNS = ["configuration", "gpu", "node", "state", "reason", "latest", "runs", "value",
             "baseline", "ratio", "low", "high", "robust_z", "disturbed", "error", "_config",
-            "_values"]
+            "_values", "_campaigns"]
 
 
 def _runs(arrays: dict[str, np.ndarray], positions: np.ndarray | None) -> dict[str, np.ndarray] | None:
@@ -303,7 +227,8 @@ def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.nd
     stale, failed, or its recent undisturbed values to judge (state left empty)."""
     row = dict.fromkeys(_COLUMNS, np.nan) | {"configuration": label, "gpu": gpu, "node": node,
                                               "state": "", "reason": "", "disturbed": "",
-                                              "error": "", "_config": config, "_values": []}
+                                              "error": "", "_config": config, "_values": [],
+                                              "_campaigns": {}}
     if mine is None or not len(mine["time"]):
         return row | {"state": NodeState.MISSING.value, "runs": 0,
                       "reason": "no run of this configuration"}
@@ -316,7 +241,7 @@ def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.nd
         return row | {"state": NodeState.STALE.value,
                       "reason": f"latest run {when}, before the window's start {start:%Y-%m-%d}"}
     if not done[-1]:
-        error = _text(mine["error"][-1]) or "failed"
+        error = placing.text(mine["error"][-1]) or "failed"
         return row | {"state": NodeState.FAILED.value, "error": error,
                       "reason": f"latest run failed: {error.splitlines()[0][:160]}"}
     fresh = np.flatnonzero(done & (times >= since))[-recent:]
@@ -331,6 +256,9 @@ def _state(config: tuple, label: str, gpu: str, node: str, mine: dict[str, np.nd
     row["runs"] = int(good.sum())
     row["value"] = float(np.median(values[good])) if good.any() else np.nan
     row["_values"] = _per_campaign(values[good], mine["campaign"][kept][good])
+    every = mine["value"].astype(float)
+    calm = done & ~mine["bad"].astype(bool) & np.isfinite(every) & (every > 0)
+    row["_campaigns"] = paired.campaign_means(times[calm], every[calm], mine["campaign"][calm])
     return row
 
 
@@ -365,10 +293,13 @@ def _node_effect(groups: list[list[float]], others: np.ndarray) -> dict[str, obj
     return {**found, "floor": campaign_noise.UNKNOWN_FLOOR}
 
 
-def _judge(rows: list[dict[str, object]], threshold: float,
-           min_nodes: int) -> dict[str, object]:
-    """Judge one configuration's ``rows`` left open (slow / ok / unknown, in place) against
-    the baseline of its healthy nodes; the baseline's row of :func:`baselines`."""
+def _judge(rows: list[dict[str, object]], threshold: float, min_nodes: int,
+           start: pd.Timestamp | None = None) -> dict[str, object]:
+    """Judge one configuration's ``rows`` left open (slow / ok / unknown, in place): each
+    node's campaigns in the window paired with the fleet's median of the same campaign
+    (against the fleet) and the change points of that series (against its own past); the
+    baseline of its healthy nodes is shown; the baseline's row of :func:`baselines`."""
+    medians = paired.campaign_medians(rows, min_nodes)
     open_ = [r for r in rows if r["state"] == ""]
     values = pd.Series([r["value"] for r in open_], dtype=float)
     z = fleet.robust_z(values) if len(values) else values
@@ -380,11 +311,14 @@ def _judge(rows: list[dict[str, object]], threshold: float,
     place = {index: at for at, index in enumerate(healthy)}
     for index, row in enumerate(open_):
         others = np.delete(pool, place[index]) if index in place else pool
+        said = (paired.verdict(row, medians, baseline, threshold, start)
+                if medians and row["_values"] and not np.isnan(baseline) else None)
         row.update(zip(("state", "reason", "baseline", "ratio", "low", "high"),
-                       _verdict(row, others, baseline, threshold, len(healthy), min_nodes),
-                       strict=True))
+                       said or _verdict(row, others, baseline, threshold, len(healthy),
+                                        min_nodes), strict=True))
     return {"configuration": rows[0]["configuration"], "gpu": rows[0]["gpu"],
-            "baseline": baseline, "healthy_nodes": len(healthy), "nodes": len(rows)}
+            "baseline": baseline, "healthy_nodes": len(healthy), "nodes": len(rows),
+            "fleet_moved": paired.fleet_moves(rows, medians, threshold)}
 
 
 def _verdict(row: dict[str, object], others: np.ndarray, baseline: float, threshold: float,

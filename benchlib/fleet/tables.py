@@ -12,6 +12,7 @@ from benchlib import formatting
 from benchlib.fleet import actions as fleet_actions
 from benchlib.fleet import health as fleet_health
 from benchlib.fleet import outliers as fleet
+from benchlib.fleet import placing
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
 from benchlib.records import flags
@@ -161,7 +162,7 @@ def node_states(df: pd.DataFrame) -> fleet_health.FleetStates | None:
     """:func:`fleet_health.node_states` of every run (failed ones included), at the time of the
     latest run: a report shows the fleet as it stood when its runs ended (None: no run says
     when it started)."""
-    times = fleet_health.run_started(df)
+    times = placing.run_started(df)
     if times.isna().all():
         return None
     return fleet_health.node_states(df, now=times.max())

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-import benchlib.analysis.regression as regression
+import benchlib.analysis.run_order as run_order
 import benchlib.analysis.selection as selection
 import benchlib.analysis.tables as tables
 from benchlib.history import plot as history_plot
+from benchlib.history import said as history_said
 from benchlib.history import series as node_history
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
 from benchlib.vocabulary import DEFAULT_THRESHOLD
@@ -36,7 +37,7 @@ def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFr
     where += ["the catalog"] if history_db else []
     note(f"{len(df)} runs of this campaign and {len(earlier)} earlier runs of its "
          f"configurations on its nodes, from {' and '.join(where) or 'nowhere'}; "
-         f"{regression.ordered_by(tables.ok(both))}.")
+         f"{run_order.ordered_by(tables.ok(both))}.")
     return both
 
 
@@ -45,12 +46,12 @@ def change_points(history: pd.DataFrame, threshold: float) -> node_history.Chang
     of every configuration's history on each node."""
     found = node_history.change_points(history, threshold=threshold)
     table = found.table
-    said = node_history.lines(found)
+    said = history_said.lines(found)
     note("\n".join(f"- {summary.md_text(line)}" for line in said))
     if len(table):
         shown = pd.DataFrame({  # the change and its verdict first: a phone's first view
             "configuration": table["configuration"],
-            "change": table.apply(node_history.change, axis=1), "verdict": table["verdict"],
+            "change": table.apply(history_said.change, axis=1), "verdict": table["verdict"],
             "node": table["node"], "from": table["time"].dt.strftime("%Y-%m-%d"),
             "before": table["before"], "after": table["after"],
             "campaigns": (table["campaigns_before"].astype(str) + " + "

@@ -34,6 +34,7 @@ from benchlib.inputs.config import check_campaign, describe_validation_error
 from benchlib.inputs.executors import SETTINGS, LocalExecutor, Settings
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.param_paths import resolve_paths, same_paths
+from benchlib.inputs.unknown_names import unknown_parameter
 from benchlib.inputs.yaml_input import MAX_POINTS, load_yaml
 from benchlib.registry import by_notebook, notebook_configs
 
@@ -278,25 +279,6 @@ def _check_notebooks(spec: SweepFile, notebook_dir: Path) -> tuple[dict[str, set
                     errors.append(unknown_parameter(f"notebook.{name}.{key}", key,
                                                     accepted[name], [name]))
     return accepted, errors
-
-
-#: The columns an unknown parameter's message is wrapped to (the ``error: FILE: `` prefix aside).
-MESSAGE_COLUMNS = 88
-
-
-def unknown_parameter(where: str, key: str, allowed: set[str], notebooks: list[str]) -> str:
-    """The message for a parameter no listed notebook takes: the names closest to it ("did you
-    mean batch_size?"); where none is close, every allowed name, wrapped to short lines."""
-    import difflib
-    import textwrap
-
-    of = " and ".join(notebooks)
-    close = difflib.get_close_matches(key, sorted(allowed), n=3, cutoff=0.7)
-    if close:
-        return f"{where}: unknown parameter of {of}; did you mean {' or '.join(close)}?"
-    listed = textwrap.fill(", ".join(sorted(allowed)), MESSAGE_COLUMNS, initial_indent="  ",
-                           subsequent_indent="  ", break_on_hyphens=False)
-    return f"{where}: unknown parameter of {of}; allowed:\n{listed}"
 
 
 def _validate_points(spec: SweepFile, points: list[Point], base_dir: Path) -> list[str]:

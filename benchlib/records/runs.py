@@ -24,3 +24,11 @@ def once(df: pd.DataFrame) -> pd.DataFrame:
     ids = identity(df)
     repeated = ids.notna() & ids.duplicated()
     return df[~repeated].reset_index(drop=True) if repeated.any() else df
+
+
+def copies_said(side: str, copies: int, found: int) -> str:
+    """The warning that ``copies`` of ``found`` runs of a ``side`` repeat another run's
+    ``run_id`` (a campaign folder copied or restored beside the original): each counted once."""
+    return (f"{copies} of the {found} {side} runs are copies of runs found in another folder "
+            "(the same run_id: a campaign folder copied or restored beside the original): left "
+            "out, each run counted once")
