@@ -28,7 +28,7 @@ def test_on_a_cpu_it_validates_and_prints_the_plan():
     done = subprocess.run([sys.executable, "tools/gpu_check.py"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "gpu-check: 18 points from 7 of 8 params files" in done.stdout
+    assert "gpu-check: 23 points from 10 of 11 params files" in done.stdout
     assert "params/gpu-check/unet3d.yaml: 2 points" in done.stdout
     assert "multi-gpu.yaml: 3 points (skipped: needs 2 or more GPUs)" in done.stdout
     assert "no CUDA device: plan and params checked, nothing run" in done.stdout
@@ -234,3 +234,84 @@ def test_an_epoch_boundary_in_a_timed_span_fails_the_run():
                         "from its points: jpeg_images)"]
     assert gpu_check.run_problems(healthy(result_epoch_boundaries_in_timed_loop=0))[0] == []
     assert gpu_check.run_problems(healthy())[0] == []  # synthetic data: no count, no epochs
+
+
+# --- the published setups, a TF32 point and compiled training (issue 51, build 1) ----------
+
+
+def _points() -> list[tuple[str, object]]:
+    """(params file, point) of every params file of the check, validated as --plan does."""
+    gpu_check = _module()
+    import os
+
+    here = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        loaded = gpu_check.planned_sweeps()
+    finally:
+        os.chdir(here)
+    return [(name, point) for name, sweep in zip(gpu_check.ORDER, loaded, strict=True)
+            for point in sweep.points]
+
+
+def _config(point):
+    from benchlib.registry import notebook_configs
+
+    config_class, fixed = notebook_configs()[point.notebook]
+    values = {k: v for k, v in point.parameters.items() if k != "data_dir"}
+    return config_class.model_construct(**{**config_class().model_dump(), **values, **fixed})
+
+
+def test_the_lambda_points_meet_their_published_references_tf32_among_them():
+    import pandas as pd
+
+    from benchlib.analysis import references
+    from tests.test_published_params import H100, _record
+
+    points = {name: point for name, point in _points() if name.startswith("lambda-")}
+    assert set(points) == {"lambda-tf32.yaml", "lambda-fp16.yaml"}
+    precisions = set()
+    for name, point in points.items():
+        config = _config(point)
+        precisions.add(config.precision)
+        record = {**_record(config), **H100}
+        checked = references.check(pd.DataFrame([record]), references.shipped())
+        throughput = checked[checked["metric"] == "throughput"]
+        assert len(throughput) == 1, name
+        assert throughput["reference"].iloc[0].startswith("Lambda ResNet-50 H100"), name
+    assert precisions == {"tf32", "amp_fp16"}
+
+
+def test_gpt2_trains_at_llmc_batch_eager_and_compiled():
+    runs = [_config(point) for name, point in _points() if name == "llmc.yaml"]
+    assert {(c.benchmark, c.size, c.sequence_length, c.batch_size, c.precision, c.num_devices)
+            for c in runs} == {("lm_train", "gpt2", 1024, 64, "amp_bf16", 1)}
+    assert sorted(c.compile for c in runs) == ["default", "none"]
+
+
+def test_each_compiled_training_point_has_an_eager_twin():
+    # like with like: the same parameters but compile, in the check's own points
+    points = _points()
+    compiled = [(name, p) for name, p in points if p.parameters.get("compile", "none") != "none"
+                and p.notebook in ("train", "lm_train")]
+    assert {p.notebook for _, p in compiled} == {"train", "lm_train"}
+
+    def same(point) -> tuple:
+        values = {k: v for k, v in point.parameters.items() if k not in ("compile", "campaign")}
+        return point.notebook, repr(sorted(values.items(), key=str))
+
+    eager = {same(p) for _, p in points if p.parameters.get("compile", "none") == "none"}
+    for name, point in compiled:
+        assert same(point) in eager, f"{name}: {point.name} has no eager twin"
+
+
+def test_eager_stays_the_default_and_the_record_says_which():
+    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.inputs.lm_config import LanguageModelConfig
+    from tests.test_published_params import _record
+
+    assert ClassificationConfig().compile == LanguageModelConfig().compile == "none"
+    for name, point in _points():
+        if point.notebook in ("train", "lm_train"):
+            config = _config(point)
+            assert _record(config)["compile"] == config.compile, name

@@ -3,8 +3,9 @@
 Writes the generated data it needs (``data/gpu-check/``: a JPEG folder, an EM volume, a token
 file), validates every params file of ``params/gpu-check/``, and on a CUDA device runs them as
 one campaign (``outputs/gpu-check``): ResNet-50 train / inference / smooth inference (fp32,
-amp_fp16, amp_bf16 + channels_last; synthetic and JPEG), GPT-2 small train and inference (one
-point compiled), the 3D U-Net's training and blockwise prediction, and the node probe. Then it
+amp_fp16, amp_bf16 + channels_last; synthetic and JPEG), ResNet-50 training at Lambda's TF32
+and fp16 setups, GPT-2 small train and inference and training at llm.c's batch, eager and
+compiled, the 3D U-Net's training and blockwise prediction, and the node probe. Then it
 asserts, per run, from the records alone (:func:`run_problems`): status ok; a finite, positive
 throughput; a row for the GPU in the ceiling table (``benchlib/reference/gpu_datasheets.csv``);
 model TFLOP/s per device at most 100 % of the datasheet's dense peak in the run's own precision
@@ -52,8 +53,9 @@ PARAMS = Path("params/gpu-check")
 DATA = Path("data/gpu-check")
 CAMPAIGN = "gpu-check"
 #: the order the params files run in (the probe last: its ceilings judge the runs' MFU)
-ORDER = ("classification.yaml", "classification-bf16.yaml", "classification-jpeg.yaml", "lm.yaml",
-         "compile.yaml", "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
+ORDER = ("classification.yaml", "classification-bf16.yaml", "classification-jpeg.yaml",
+         "lambda-tf32.yaml", "lambda-fp16.yaml", "lm.yaml", "llmc.yaml", "compile.yaml",
+         "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
 MULTI_GPU = {"multi-gpu.yaml"}  #: run on a node of 2 or more GPUs only
 #: The JPEG folder's classes and picture size; its image count comes from the points that read
 #: it (:func:`jpeg_images`).
