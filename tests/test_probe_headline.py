@@ -56,10 +56,10 @@ def test_mamf_note_says_how_many_calls_the_budget_left() -> None:
 
     cut = achievable.achievable_matmul(torch.device("cpu"), torch.float32, 128, 128, 50, 0, 0.0)
     assert cut.tried == 1 and cut.calls == 1
-    assert cut.calls_text(50) == ("each the best of up to 50 calls (as few as 1: probe_time_s "
+    assert cut.calls_text(50) == ("each the mean of up to 50 calls (as few as 1: probe_time_s "
                                   "ran out)")
     full = achievable.achievable_matmul(torch.device("cpu"), torch.float32, 64, 64, 3, 0, 30.0)
-    assert full.calls == 3 and full.calls_text(3) == "each the best of 3 calls"
+    assert full.calls == 3 and full.calls_text(3) == "each the mean of 3 calls"
     triad = achievable.triad_gbps(torch.device("cpu"), 12 << 10, 4, 0, 0.0)
     assert triad.tried == triad.calls == 1  # one call timed, not the 4 asked for
 

@@ -66,7 +66,7 @@ class AllReduceConfig(CommonConfig):
 
 class NodeProbeConfig(CommonConfig):
     """The node probe: matmul TFLOP/s per precision (one square size, and the maximum
-    achievable over a sweep of shapes: MAMF, each shape the best of ``mamf_repeats`` calls),
+    achievable over a sweep of shapes: MAMF, the best shape's mean over ``mamf_repeats`` calls),
     device memory bandwidth (a copy, and STREAM's triad), host<->device bandwidth, read +
     JPEG decode images/s against loader workers, decode alone from memory, and the data
     directory's read throughput (those three only with ``data_dir``); the all-reduce probe

@@ -217,7 +217,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul of one "
            "square size (matmul_size, or the largest that fits probe_time_s)", better="higher"),
     Column("mamf_tflops_{precision}", M, "float", "TFLOP/s", "node probe: maximum achievable "
-           "matmul, the best over a sweep of shapes (MAMF), each the best of mamf_repeats calls",
+           "matmul (MAMF): over a sweep of shapes, the best shape's mean over mamf_repeats calls",
            better="higher"),
     Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)",
            better="higher"),

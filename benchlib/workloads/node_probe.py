@@ -236,7 +236,7 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
         best = achievable_for(device, precision, n, config)
         add("matmul achievable", precision, best.value, "TFLOP/s",
             f"best of {best.tried} shapes (MAMF), {best.calls_text(config.mamf_repeats)}: "
-            f"{best.shape_text}")
+            f"{best.shape_text}; fastest single call {best.fastest_call:.4g} TFLOP/s")
     nbytes = config.memory_bytes
     host = "" if cuda else " (host memory: no device)"
     add("memory", "device copy", memory_bandwidth_gbps(device, nbytes, it, warm, budget), "GB/s",
