@@ -64,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchlib.workloads import distributed
 
     try:
-        from benchlib.run.launch import load_config, resolve_target
+        from benchlib.run.launch import collective_timeout_s, load_config, resolve_target
 
         config = load_config(spec["config"])
-        # collectives give up after twice the hang timeout: the launcher's diagnosis comes first
-        distributed.init(config.device, timeout_s=2 * config.hang_timeout_s)
+        # collectives give up after the launcher would have stopped a hang (its diagnosis comes
+        # first), and not before a peer's torch.compile is done
+        distributed.init(config.device, timeout_s=collective_timeout_s(config))
         result = resolve_target(spec.get("target") or "", config)(config)
         env = {}
         if rank == 0:
