@@ -18,7 +18,7 @@ LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "recor
           "catalog", "run", "execute", "reference", "analysis", "publish", "cli"]
 #: Modules at the package's top level and the layer each belongs to.
 TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "benchlib",
-             "registry": "inputs", "results": "records"}
+             "registry": "inputs", "results": "records", "progress": "benchlib"}
 #: Feature folders (vertical slices over the layers: one feature's input, run, analysis, page
 #: and Python API together) and the layer each of their modules sits at; a module of a feature
 #: imports as a module of its layer would. Every module of a feature folder is listed here.

@@ -130,7 +130,7 @@ def _write(path: Path, shape: tuple[int, ...], cell: Sequence[int], chunks: Sequ
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from tqdm.auto import tqdm
+    from benchlib import progress as shown
 
     rng = np.random.default_rng(seed)
     seeds = _seed_grid(shape, cell, rng)
@@ -144,8 +144,8 @@ def _write(path: Path, shape: tuple[int, ...], cell: Sequence[int], chunks: Sequ
     with create_dataset(path, RAW_KEY, shape, chunks, np.uint8, compression=compression) as raw, \
             create_dataset(path, LABEL_KEY, shape, chunks, np.uint64,
                            compression=compression) as labels:
-        planes = tqdm(range(0, shape[0], slab), desc=f"writing {name}", unit="slab",
-                      disable=not progress)
+        planes = shown.bar(range(0, shape[0], slab), desc=f"writing {name}", unit="slab",
+                           enabled=progress)
         try:
             for z0 in planes:
                 zs = range(z0, min(z0 + slab, shape[0]))

@@ -287,24 +287,25 @@ def fail_blocked_points(campaign_dir: Path, table: list[PointStatus], seen: dict
 
 def wait(campaign_dir: Path, names: list[str], poll_s: float = 10.0, progress: bool = True,
          timeout_s: float | None = None, blocked_grace_s: float = 15.0) -> list[PointStatus]:
-    """Poll until none of ``names`` is pending or running; a progress bar counts finished points.
+    """Poll until none of ``names`` is pending or running; a progress bar counts finished points
+    (in a log, a plain line now and then: :mod:`benchlib.progress`).
 
     A queued job that Slurm will never start (``PartitionConfig``, ``PartitionTimeLimit``, ...:
     :mod:`benchlib.execute.slurm_pending`) is cancelled and its point recorded failed with the reason,
     once that reason has stood for ``blocked_grace_s``.
     """
-    from tqdm.auto import tqdm
+    from benchlib import progress as shown
 
     start = time.monotonic()
     blocked_since: dict[str, float] = {}
-    bar = tqdm(total=len(names), desc=campaign_dir.name, unit="point", disable=not progress)
+    bar = shown.bar(total=len(names), desc=campaign_dir.name, unit="point", enabled=progress)
     while True:
         table = campaign_status(campaign_dir, names)
         table = fail_blocked_points(campaign_dir, table, blocked_since, blocked_grace_s)
         finished = [p for p in table if p.status in (PointState.DONE, PointState.FAILED)]
-        bar.n = len(finished)
         bar.set_postfix({s: sum(p.status == s for p in table)
                          for s in LEDGER_STATES}, refresh=True)
+        bar.update(len(finished) - bar.n)  # redrawn on a terminal, a line now and then in a log
         if len(finished) == len(table):
             bar.close()
             return table

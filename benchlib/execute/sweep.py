@@ -145,7 +145,7 @@ def run_sweep(
     The campaign's lock is held throughout (a second sweep of the campaign is refused with
     CampaignBusyError). When results cannot be written at all (disk full, read-only), the
     sweep stops with OutputError saying how many points were left."""
-    from tqdm.auto import tqdm
+    from benchlib import progress as shown
 
     base_dir = base_dir or Path.cwd()
     campaign_dir = outputs / sweep.campaign
@@ -153,7 +153,7 @@ def run_sweep(
     outcomes: list[PointOutcome] = []
     with campaign_lock(campaign_dir):
         remove_stale_scratch(campaign_dir)
-        bar = tqdm(sweep.points, desc=sweep.campaign, unit="point", disable=not progress)
+        bar = shown.bar(sweep.points, desc=sweep.campaign, unit="point", enabled=progress)
         counts = {s.value: 0 for s in (PointState.DONE, PointState.FAILED, PointState.SKIPPED)}
         raised: list[str] = []  # the flags the points raised, for the legend after them
         try:

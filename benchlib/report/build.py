@@ -327,7 +327,7 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
     its share one after another (its imports paid once, not once per page)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tqdm.auto import tqdm
+    from benchlib import progress as shown
 
     (building / "runs").mkdir()
     inputs = inputs or ReportInputs()
@@ -336,8 +336,8 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
     left_out = {s.path for s in skipped}
     notebooks = [n for n in iter_notebooks(campaign_dir) if n not in left_out]
     threads = max(1, min(len(summaries), os.cpu_count() or 1))
-    with tqdm(total=len(summaries) + len(notebooks), desc="report", unit="page",
-              disable=not progress) as steps:
+    with shown.bar(total=len(summaries) + len(notebooks), desc="report", unit="page",
+                   enabled=progress) as steps:
         runs, unshown = export_runs(campaign_dir, building, notebooks, steps,
                                     _nav(summaries, inputs))
         groups = [list(summaries[start::threads]) for start in range(threads)]
