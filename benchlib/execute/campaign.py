@@ -13,15 +13,19 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import textwrap
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchlib import formatting
 from benchlib.errors import InputError
 from benchlib.execute import slurm, slurm_pending
 from benchlib.execute.locks import ledger_lock, point_holder
 from benchlib.inputs.layout import LEDGER, PARTIAL
+from benchlib.records import flags
 from benchlib.records.build import failed_record
 from benchlib.records.results import is_complete_notebook, keep_ok_result, read_record
 from benchlib.records.store import sidecar_path, write_json_atomic, write_sidecar
@@ -42,6 +46,7 @@ class PointStatus:
     job_id: str = ""
     detail: str = ""
     blocked: str = ""  # queued, but Slurm will never start the job: why
+    flags: tuple[str, ...] = ()  # a finished run's flags (records.flags.record_flags)
 
 
 def ledger_dir(campaign_dir: Path) -> Path:
@@ -144,11 +149,18 @@ def _finished(notebook: Path) -> PointStatus | None:
         job = f"{record.get('env_slurm_array_job_id')}_{record['env_slurm_array_task_id']}"
     host = record.get("env_slurm_job_nodelist") or record.get("host", "")
     if record.get("status") == RecordStatus.OK:
-        detail = f"{record.get('throughput', 0):.4g} {record.get('unit', '')} on {host}".strip()
         return PointStatus(notebook.stem, str(record.get("notebook", "")), PointState.DONE, str(job),
-                           detail)
+                           done_detail(record, str(host)), flags=tuple(flags.record_flags(record)))
     return PointStatus(notebook.stem, str(record.get("notebook", "")), PointState.FAILED, str(job),
                        str(record.get("error", "")))
+
+
+def done_detail(record: Mapping[str, object], host: str) -> str:
+    """A finished run's figure as people read it: ``65,240 voxels/s on node1``
+    (:func:`benchlib.formatting.number`: never ``6.524e+04``)."""
+    speed = flags.number(record.get("throughput"))
+    shown = formatting.number(speed) if speed is not None else "no figure"
+    return f"{shown} {record.get('unit', '')} on {host}".replace("  ", " ").strip()
 
 
 def _write_failed(campaign_dir: Path, name: str, points: dict[str, dict], state: slurm.JobState,
@@ -232,9 +244,8 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
         notebook_name = points.get(name, {}).get("notebook", "")
         finished = _finished(campaign_dir / f"{name}.ipynb")
         if finished is not None:
-            table.append(PointStatus(name, finished.notebook or notebook_name, finished.status,
-                                     finished.job_id or jobs.get(name, {}).get("job_id", ""),
-                                     finished.detail))
+            table.append(replace(finished, notebook=finished.notebook or notebook_name,
+                                 job_id=finished.job_id or jobs.get(name, {}).get("job_id", "")))
             continue
         if name not in open_jobs:
             holder = point_holder(campaign_dir, name)
@@ -257,15 +268,33 @@ def campaign_status(campaign_dir: Path, names: list[str] | None = None,
 
 
 def format_status(campaign_dir: Path, table: list[PointStatus]) -> str:
-    """The status table as text: a count line, then one line per point."""
+    """The status table as text: a count line, then one line per point (a flagged run's
+    figure marked ``⚠ contended, short``), then what each flag raised means, once."""
     counts = {s: sum(p.status == s for p in table) for s in LEDGER_STATES}
     lines = [f"{campaign_dir}: {len(table)} point{'' if len(table) == 1 else 's'}: "
              + ", ".join(f"{n} {s}" for s, n in counts.items())]
     width = max((len(p.name) for p in table), default=0)
-    for point in table:
-        job = f"job {point.job_id}" if point.job_id else ""
-        lines.append(f"  {point.status:8} {point.name:{width}}  {job:12} {point.detail}".rstrip())
+    lines += [_point_line(point, width) for point in table]
+    raised = {name for point in table for name in point.flags}
+    lines += [_fitted(f"⚠ {name}: {flags.FLAGS[name]}", "    ")
+              for name in flags.FLAGS if name in raised]
     return "\n".join(lines)
+
+
+def _point_line(point: PointStatus, width: int) -> str:
+    """One point's line of the status table, its detail wrapped under itself."""
+    job = f"job {point.job_id}" if point.job_id else ""
+    marked = f" ⚠ {', '.join(point.flags)}" if point.flags else ""
+    start = f"  {point.status:8} {point.name:{width}}  {job:12} "
+    return _fitted(f"{start}{point.detail}{marked}".rstrip(), " " * min(len(start), 40))
+
+
+def _fitted(line: str, indent: str) -> str:
+    """``line`` wrapped to the terminal (:func:`benchlib.formatting.terminal_width`), its
+    continuations set in by ``indent``."""
+    return textwrap.fill(line, formatting.terminal_width(), subsequent_indent=indent,
+                         break_on_hyphens=False, break_long_words=False,
+                         drop_whitespace=True)
 
 
 def fail_blocked_points(campaign_dir: Path, table: list[PointStatus], seen: dict[str, float],
