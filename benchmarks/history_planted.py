@@ -29,6 +29,12 @@ night = {(c, h): float(np.exp(0.02 * rng.standard_normal()))
          for c in sorted(frame["campaign"].unique()) for h in ("node001", "node002")}
 frame["throughput"] *= [night[(c, h)] for c, h in zip(frame["campaign"], frame["host"],
                                                        strict=True)]
-table = node_history.change_points(frame)
-print("\n".join(node_history.lines(table)))
-print("exit", node_history.exit_code(table))
+found = node_history.change_points(frame)
+try:
+    from benchlib.history.said import lines
+except ImportError:  # a checkout from before the lines moved to history.said
+    lines = node_history.lines  # type: ignore[attr-defined]
+print("\n".join(lines(found)))
+from benchlib.analysis import gate  # noqa: E402
+
+print("exit", gate.exit_code("history", found.table["verdict"]))

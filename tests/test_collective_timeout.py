@@ -12,8 +12,9 @@ import signal
 import pytest
 
 from benchlib.inputs.lm_config import LanguageModelConfig
-from benchlib.run import launch, launch_worker
-from benchlib.run.launch import COMPILE_GRACE_S, allowance, collective_timeout_s, dump_config
+from benchlib.run import launch_worker, waiting
+from benchlib.run.launch import dump_config
+from benchlib.run.waiting import COMPILE_GRACE_S, allowance, collective_timeout_s
 
 
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
@@ -55,5 +56,5 @@ def test_the_worker_joins_the_process_group_with_that_timeout(tmp_path, monkeypa
             launch_worker.main([str(spec)])
     finally:
         faulthandler.unregister(signal.SIGUSR1)
-    assert seen["timeout_s"] == launch.collective_timeout_s(config) == 300 + 60 + 3600 + 300
+    assert seen["timeout_s"] == waiting.collective_timeout_s(config) == 300 + 60 + 3600 + 300
     assert (tmp_path / "error-0.txt").is_file()

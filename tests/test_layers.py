@@ -29,7 +29,7 @@ FEATURES: dict[str, dict[str, str]] = {
                   "against_published": "analysis", "waterfall": "publish", "page": "publish",
                   "api": "cli", "": "benchlib"},
     "history": {"change_points": "analysis", "series": "analysis", "env_changes": "analysis",
-                "said": "analysis",
+                "said": "analysis", "drift": "analysis",
                 "report_input": "publish", "plot": "publish", "page": "publish", "": "benchlib"},
     "fleet": {"outliers": "analysis", "health": "analysis", "actions": "analysis",
               "paired": "analysis", "placing": "analysis",

@@ -41,6 +41,8 @@ class Meaning:
 #: The verdict of a command that judged nothing at all (``history`` with no history long
 #: enough for a change point, ``calibrate`` with no noise measured): never a pass.
 NOTHING_JUDGED = "nothing judged"
+#: ``history``: a slow drift whose change so far is not known to pass the threshold (a note).
+DRIFT = "drift"
 #: ``calibrate``: a configuration's noise between campaigns was measured; a round's point failed.
 MEASURED, POINT_FAILED = "noise measured", "a point failed"
 
@@ -59,7 +61,7 @@ MEANINGS: dict[str, dict[str, Meaning]] = {
                 CompareVerdict.ONLY_IN_BASE: _ASIDE},
     "history": {CompareVerdict.REGRESSION: _FAIL, CompareVerdict.IMPROVEMENT: _PASS,
                 CompareVerdict.NO_CHANGE: _PASS, CompareVerdict.UNKNOWN: _ASIDE,
-                CompareVerdict.UNRELIABLE: _ASIDE, NOTHING_JUDGED: _UNSURE},
+                CompareVerdict.UNRELIABLE: _ASIDE, DRIFT: _ASIDE, NOTHING_JUDGED: _UNSURE},
     "fleet": {NodeState.FAILED: _FAIL, NodeState.SLOW: _FAIL, NodeState.STALE: _UNSURE,
               NodeState.MISSING: _UNSURE, NodeState.UNKNOWN: _UNSURE, NodeState.OK: _PASS},
     "calibrate": {MEASURED: _PASS, NOTHING_JUDGED: _UNSURE, POINT_FAILED: _FAIL},

@@ -82,7 +82,8 @@ def verdict(row: dict[str, object], medians: dict[object, float], baseline: floa
     from benchlib.history.series import segment_changes
 
     series = relative_series(row, medians)
-    own = segment_changes(series, threshold=threshold)["listed"] if len(series) else []
+    found = segment_changes(series, threshold=threshold) if len(series) else {}
+    own, drifts = found.get("listed", []), found.get("drifts", [])
     latest = own[-1] if own else None
     since = latest["time"] if latest is not None else None
     recent = series
@@ -103,6 +104,13 @@ def verdict(row: dict[str, object], medians: dict[object, float], baseline: floa
     past = (f"{(latest['ratio'] - 1) * 100:+.0f} % ({(latest['low'] - 1) * 100:+.0f} % to "
             f"{(latest['high'] - 1) * 100:+.0f} %) against its own past from "
             f"{latest['time']:%Y-%m-%d}" if fell else "")
+    slid = [d for d in drifts if d["verdict"] == CompareVerdict.REGRESSION]
+    if slid:  # a slow drift whose change so far is known to pass the threshold
+        drift = slid[0]
+        past = "; ".join(filter(None, [past, (
+            f"drifting {drift['per_week'] * 100:+.2f} % a week against its own past since "
+            f"{drift['time']:%Y-%m-%d}, {drift['so_far'] * 100:+.0f} % so far")]))
+        fell = True
     if against_fleet or fell:
         which = ("against the fleet and its own past" if against_fleet and fell else
                  "against the fleet" if against_fleet else "against its own past")

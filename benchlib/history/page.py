@@ -77,11 +77,12 @@ def _of(rows: Sequence[dict], name: str, node: str) -> list[dict]:
 
 
 def node_plots(history: pd.DataFrame, found: node_history.ChangePoints) -> None:
-    """A plot per configuration and node (those with a change point first, at most
-    :data:`MAX_PLOTS`), the change points marked and labelled."""
+    """A plot per configuration and node (those with a change point or a drift first, at most
+    :data:`MAX_PLOTS`), the change points marked and labelled, a drift drawn as its slope."""
     every = node_history.series(history)
     table, metric, unit = found.table, found.metric, found.unit
     marked = set(zip(table["configuration"], table["node"], strict=True))
+    marked |= {(r["configuration"], r["node"]) for r in found.drifts}
     groups = sorted(every.groupby(["configuration", "node"], sort=False, dropna=False),
                     key=lambda item: item[0] not in marked)
     for (name, node), group in groups[:MAX_PLOTS]:
@@ -90,7 +91,8 @@ def node_plots(history: pd.DataFrame, found: node_history.ChangePoints) -> None:
         plots.show(history_plot.node_plot(
             group, points, metric, unit, f"{name} on {node}",
             outliers=tuple(r["campaign"] for r in _of(found.outliers, name, node)),
-            early=early[0] if early else None))
+            early=early[0] if early else None,
+            drift=next(iter(_of(found.drifts, name, node)), None)))
     if len(groups) > MAX_PLOTS:
         note(f"{len(groups) - MAX_PLOTS} more configuration x node histories are not drawn; "
              "`benchlib history` lists their change points.")

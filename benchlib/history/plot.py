@@ -48,13 +48,39 @@ def _segment_means(calm: pd.DataFrame, metric: str, times: list[pd.Timestamp]
     return out
 
 
+def _drifted(times: pd.Series, drift: dict[str, object] | None) -> np.ndarray:
+    """What ``drift`` (a :attr:`~benchlib.history.series.ChangePoints.drifts` row) multiplies
+    the level by at ``times``: 1 before it starts."""
+    if drift is None:
+        return np.ones(len(times))
+    slope = np.log1p(float(drift["per_week"])) / 7  # per day
+    days = (pd.to_datetime(times, utc=True) - pd.Timestamp(drift["time"])).dt.total_seconds()
+    return np.exp(slope * np.maximum(0.0, days.to_numpy(dtype=float) / 86400))
+
+
+def _segment_lines(calm: pd.DataFrame, metric: str, times: list[pd.Timestamp],
+                   drift: dict[str, object] | None) -> list[tuple[pd.Series, np.ndarray]]:
+    """Each segment between change points as a line: its mean, sloping with ``drift``."""
+    if drift is None:
+        return [(pd.Series([a, b]), np.array([m, m]))
+                for a, b, m in _segment_means(calm, metric, times)]
+    level = calm.assign(**{metric: calm[metric] / _drifted(calm["time"], drift)})
+    out = []
+    for first, last, mean in _segment_means(level, metric, times):
+        inside = calm[(calm["time"] >= first) & (calm["time"] <= last)]["time"].sort_values()
+        out.append((inside, mean * _drifted(inside, drift)))
+    return out
+
+
 def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughput",
               unit: str = "", title: str = "", outliers: tuple[str, ...] = (),
-              early: pd.Timestamp | None = None) -> plt.Figure:
+              early: pd.Timestamp | None = None, drift: dict[str, object] | None = None
+              ) -> plt.Figure:
     """``runs`` (one configuration on one node, :func:`~benchlib.history.series.series`)
     over time: calm runs as dots, disturbed ones (left out) as grey crosses, the runs of
     ``outliers`` (campaigns left out) as open orange circles, each segment's geometric mean as
-    a line, ``points`` (its change points) as dashed lines labelled with the change and what
+    a line (sloping with ``drift``, a :attr:`~benchlib.history.series.ChangePoints.drifts` row),
+    ``points`` (its change points) as dashed lines labelled with the change and what
     changed then, and from ``early`` on the newest campaigns, too few to tell, shaded."""
     figure, axes = plt.subplots(figsize=(8, 3.8))
     odd = (runs["campaign"].isin(outliers) if "campaign" in runs and outliers
@@ -71,9 +97,11 @@ def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughpu
         axes.plot(disturbed["time"], disturbed[metric], "x", color=DISTURBED, markersize=6,
                   label=f"disturbed, left out ({len(disturbed)})")
     chosen = points.sort_values("time").to_dict("records")
-    for first, last, mean in _segment_means(calm, metric, [p["time"] for p in chosen]):
-        axes.plot([first, last], [mean, mean], "-", color="black", linewidth=1.5)
-    axes.plot([], [], "-", color="black", linewidth=1.5, label="mean between change points")
+    for x, y in _segment_lines(calm, metric, [p["time"] for p in chosen], drift):
+        axes.plot(x, y, "-", color="black", linewidth=1.5)
+    axes.plot([], [], "-", color="black", linewidth=1.5, label="mean between change points"
+              + (f", drifting {float(drift['per_week']) * 100:+.2f} % a week from "
+                 f"{pd.Timestamp(drift['time']):%Y-%m-%d}" if drift is not None else ""))
     top = float(np.nanmax(runs[metric])) if len(runs) else 1.0
     low = float(np.nanmin(runs[metric])) if len(runs) else 0.0
     axes.set_ylim(low - 0.15 * (top - low or top), top + 0.45 * (top - low or top))

@@ -56,7 +56,7 @@ def notes(found: ChangePoints) -> list[str]:
     outlier campaigns (named), the newest campaigns too few to tell, changes counted but not
     listed."""
     metric, threshold = found.metric, found.threshold
-    out = []
+    out = [drift_line(row, metric) for row in found.drifts]
     for row in found.future[:5]:
         out.append(f"{_plural(row['runs'], 'run')} dated {_day(row['time'])} on {row['node']}, "
                    "after now (a wrong clock?): left out")
@@ -83,6 +83,19 @@ def notes(found: ChangePoints) -> list[str]:
         out.append(f"{_plural(uncertain, 'possible shift')} not listed: the 95 % interval over "
                    f"the campaigns either side does not clear {threshold:.0%}")
     return out
+
+
+def drift_line(row: dict[str, object], metric: str = "throughput") -> str:
+    """``throughput drifts -0.3 % a week (-0.4 % to -0.2 %) on node007 since 2026-10-02: -4 %
+    so far (-5 % to -3 %) over 58 campaigns (drift; ...; p = 1e-9)``: one finding, not a
+    staircase of steps."""
+    week = (f"{float(row['per_week']) * 100:+.2f} % a week ({float(row['low']) * 100:+.2f} % to "
+            f"{float(row['high']) * 100:+.2f} %)")
+    return one_line(
+        f"{metric} drifts {week} on {row['node']} since {_day(row['time'])}: "
+        f"{_percent(1 + float(row['so_far']))} so far ({_percent(1 + float(row['so_far_low']))} "
+        f"to {_percent(1 + float(row['so_far_high']))}) over {row['campaigns']} campaigns "
+        f"({row['verdict']}; {row['configuration']}; p = {float(row['pvalue']):.1g})")
 
 
 def lines(found: ChangePoints) -> list[str]:

@@ -26,12 +26,14 @@ import pandas as pd
 import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
 from benchlib.analysis.comparable import WHERE
+from benchlib.analysis.gate import DRIFT
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
 from benchlib.analysis.regression import higher_is_better, verdict
 from benchlib.analysis.run_order import ordered_by, run_times
 from benchlib.analysis.tables import config_columns, configuration_labels, ok
 from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
+from benchlib.history import drift as drift_model
 from benchlib.history import env_changes
 from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
 from benchlib.records import flags, schema
@@ -80,6 +82,9 @@ class ChangePoints:
     future: tuple[dict, ...] = ()
     #: histories long enough to hold a change point (``2 * min_size`` campaigns): 0 judged nothing
     judged: int = 0
+    #: slow drifts, one per history at most (:mod:`benchlib.history.drift`): ``configuration``,
+    #: ``node``, ``time`` (its start), ``per_week``, ``low``, ``high``, ``so_far``, ``verdict``, ...
+    drifts: tuple[dict, ...] = ()
 
 
 def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> list[str]:
@@ -179,6 +184,9 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
     listed: ``small`` (changes under the threshold) and ``uncertain`` (changes whose interval
     does not clear it); ``outliers`` (odd campaigns left out) and ``early`` (the newest
     campaigns, too few to call a change, that all lie beyond the threshold)."""
+    drifts = _drift(nights, metric, threshold, max_pvalue, min_size)
+    if drifts:  # the steps are found in what the slope leaves
+        nights = nights.assign(value=nights["value"] / np.exp(drifts[0].pop("_trend")))
     values = nights["value"].to_numpy(dtype=float)
     found = change_detection.detect(values, max_pvalue, min_size, min_magnitude=threshold)
     odd = set(found.outliers)
@@ -213,7 +221,31 @@ def _history_points(nights: pd.DataFrame, metric: str, threshold: float, max_pva
     if early:  # the uncertain shift into the newest campaigns is that one, said once
         uncertain = [i for i in uncertain if i < len(nights) - 2 * min_size + 1]
     return {"listed": listed, "small": len(found.small), "uncertain": len(uncertain),
-            "outliers": outliers, "early": early}
+            "outliers": outliers, "early": early, "drifts": drifts}
+
+
+def _drift(nights: pd.DataFrame, metric: str, threshold: float, max_pvalue: float,
+           min_size: int) -> list[dict[str, object]]:
+    """The history's drift (:mod:`benchlib.history.drift`) as one finding: ``time`` (its start),
+    ``per_week`` with ``low`` / ``high``, ``so_far`` with ``so_far_low`` / ``so_far_high``,
+    ``campaigns``, ``pvalue``, ``verdict`` (``regression`` where the change so far is known to
+    be worse than the threshold, else ``drift``) and ``_trend`` (the log values it adds)."""
+    times = pd.to_datetime(nights["time"], utc=True)
+    if times.isna().any() or len(nights) < 2:
+        return []
+    days = ((times - times.iloc[0]).dt.total_seconds() / 86400).to_numpy(dtype=float)
+    found = drift_model.find(days, nights["value"].to_numpy(dtype=float), max_pvalue, min_size,
+                             threshold)
+    if found is None:
+        return []
+    so_far = [found.so_far(s) for s in (found.slope, found.low, found.high)]
+    worse = [(-x if higher_is_better(metric) else x) for x in so_far[1:]]
+    judged = CompareVerdict.REGRESSION.value if min(worse) > threshold else DRIFT
+    return [{"time": times.iloc[found.start], "per_week": found.per_week(),
+             "low": found.per_week(found.low), "high": found.per_week(found.high),
+             "so_far": so_far[0], "so_far_low": min(so_far[1:]), "so_far_high": max(so_far[1:]),
+             "campaigns": len(nights) - found.start, "pvalue": found.pvalue, "verdict": judged,
+             "_trend": found.trend}]
 
 
 def segment_changes(nights: pd.DataFrame, metric: str = "throughput",
@@ -266,7 +298,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
     done = ok(df)
     keys = configuration_columns(done, by)
     rows, count, nights_seen, small, uncertain, judged = [], 0, 0, 0, 0, 0
-    odd, early = [], []
+    odd, early, drifts = [], [], []
     calm = runs[~runs["disturbed"] & ~runs["failed"] & ~runs["future"]]
     grouped = calm.groupby(["configuration", "node"], sort=False, dropna=False)
     for (name, node), group in tqdm(grouped, total=grouped.ngroups, desc="history",
@@ -281,6 +313,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         uncertain += found["uncertain"]
         where = {"configuration": name, "node": node}
         odd += [{**where, **row} for row in found["outliers"]]
+        drifts += [{**where, **row} for row in found["drifts"]]
         early += [{**where, **row} for row in found["early"]]
         for row in found["listed"]:
             rows.append({**where, **row, **{k: first[k] for k in keys}})
@@ -292,7 +325,7 @@ def change_points(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str
         points=nights_seen, disturbed=int(runs["disturbed"].sum()),
         failed=int((runs["failed"] & ~runs["disturbed"]).sum()) + unfinished, small=small,
         uncertain=uncertain, outliers=tuple(odd), early=tuple(early),
-        ordered_by=ordered_by(done), future=future_runs(runs), judged=judged)
+        ordered_by=ordered_by(done), future=future_runs(runs), judged=judged, drifts=tuple(drifts))
 
 
 def future_runs(runs: pd.DataFrame) -> tuple[dict, ...]:

@@ -44,37 +44,11 @@ from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import data_path, kind_of, run_target
 from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
+from benchlib.run.waiting import allowance
 from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
 
 POLL_S = 0.2
 GRACE_S = 15.0  #: after one agent fails, how long the others get to exit on their own
-STARTUP_GRACE_S = 60.0  #: extra time a rank gets to finish its first iteration
-COMPILE_GRACE_S = 3600.0  #: and with torch.compile (max-autotune's warm-up is not a hang)
-
-
-def compiled(config: CommonConfig) -> bool:
-    """Whether the run compiles its model (``compile`` other than ``none``)."""
-    return str(getattr(config, "compile", "none") or "none") != "none"
-
-
-def allowance(config: CommonConfig, iterations_seen: int) -> float:
-    """Seconds a rank may go without an iteration before the launch is stopped as hung:
-    ``hang_timeout_s``, before the first iteration plus the grace (and the compile's)."""
-    timeout = float(config.hang_timeout_s)
-    if iterations_seen >= 1:
-        return timeout
-    return timeout + STARTUP_GRACE_S + (COMPILE_GRACE_S if compiled(config) else 0.0)
-
-
-def collective_timeout_s(config: CommonConfig) -> float:
-    """Seconds a rank's collective waits for its peers before it gives up (the process group's
-    timeout): twice ``hang_timeout_s``, so the launcher's diagnosis of a hang comes first; with
-    torch.compile, the launcher's whole allowance before the first iteration (the compile's
-    :data:`COMPILE_GRACE_S` in it) plus ``hang_timeout_s``, so a rank waiting in DDP's first
-    all-reduce for a peer still compiling is not cut off before the launcher would stop it."""
-    if compiled(config):
-        return allowance(config, 0) + float(config.hang_timeout_s)
-    return 2.0 * float(config.hang_timeout_s)
 #: Run by Python in an agent's place before it execs the agent's command: the agent gets
 #: SIGTERM when the thread that started it ends (Linux's ``prctl(PR_SET_PDEATHSIG)``, kept
 #: across ``exec``), and is not started when that process is already gone.

@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchlib.workloads import distributed
 
     try:
-        from benchlib.run.launch import collective_timeout_s, load_config, resolve_target
+        from benchlib.run.launch import load_config, resolve_target
+        from benchlib.run.waiting import collective_timeout_s
 
         config = load_config(spec["config"])
         # collectives give up after the launcher would have stopped a hang (its diagnosis comes
