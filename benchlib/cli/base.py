@@ -134,6 +134,14 @@ def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
                          break_on_hyphens=False)
 
 
+def show_wrapped(text: str, indent: str = "  ") -> None:
+    """Print ``text`` each of its lines wrapped to the terminal (:func:`wrapped`, continued
+    ``indent`` further in than the line itself), through :func:`show`."""
+    for line in text.splitlines() or [""]:
+        lead = line[:len(line) - len(line.lstrip(" "))]
+        show(wrapped(line, indent=lead + indent) if line.strip() else "")
+
+
 def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
                formatters: dict | None = None, separator: str = ", ") -> None:
     """Print ``frame`` fitted to the terminal: the columns of ``fold`` holding one value said

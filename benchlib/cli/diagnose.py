@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from benchlib import registry
-from benchlib.cli.base import Command
+from benchlib.cli.base import Command, show_wrapped
 from benchlib.diagnosis.budget import INITIAL_REPEATS, TARGET_FACTOR
 from benchlib.diagnosis.defaults import per_target
 from benchlib.vocabulary import Precision
@@ -79,10 +79,10 @@ class Diagnose(Command):
 
         start = time.perf_counter()
         result = diagnose(args.model, args.data_dir, args.outputs, executor,
-                          report=not args.no_report,
+                          report=not args.no_report, say=show_wrapped,
                           **{k: v for k, v in options.items() if v is not None})
         print()
-        print(result)
+        show_wrapped(str(result))
         where = Path(args.outputs) / result.campaign_dir.name
         print(f"\nruns in {where}; took {time.perf_counter() - start:.0f} s")
         if result.page is not None:

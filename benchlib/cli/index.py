@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from benchlib.cli.base import Command, show, width, wrapped
+from benchlib.cli.base import Command, show_wrapped, width, wrapped
 
 
 def add_db_argument(parser: argparse.ArgumentParser, what: str) -> None:
@@ -108,9 +108,10 @@ class Index(Command):
                              "0 or more (default 3600)")
         catalog = database.resolve(args.db)
         new = catalog.path is not None and not catalog.named_by and not catalog.path.exists()
-        summary = ingest.index(args.roots, catalog, say=(lambda _: None) if args.quiet else print,
+        summary = ingest.index(args.roots, catalog,
+                               say=(lambda _: None) if args.quiet else show_wrapped,
                                wait_s=args.wait)
-        show(summary.line(catalog))
+        show_wrapped(summary.line(catalog))
         if new:  # the default location depends on the working folder: say where it went
             import textwrap
 
@@ -121,7 +122,7 @@ class Index(Command):
                 f"BENCHLIB_DB={catalog.path}", width(), subsequent_indent="  ",
                 break_on_hyphens=False, break_long_words=False))
         for reason in summary.skipped[:ingest.NAMED_AT_MOST]:
-            show(f"  skipped: {reason}")
+            show_wrapped(f"  skipped: {reason}")
         if len(summary.skipped) > ingest.NAMED_AT_MOST:
             print(f"  ... and {len(summary.skipped) - ingest.NAMED_AT_MOST} more skipped")
         return 0
