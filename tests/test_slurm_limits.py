@@ -6,9 +6,11 @@ The same cases on the real local Slurm are in tests/test_slurm.py.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -81,6 +83,8 @@ def _fake_run(jobs: dict[str, str], calls: list[list[str]] | None = None, partit
             out = "\n".join(command[3].replace("g[1-2]", "g1,g2").split(","))
         elif command[0] == "squeue":
             out = "".join(f"{job}|PENDING|{reason}|\n" for job, reason in SQUEUE.items() if job in jobs)
+        elif command == ["sinfo", "-a", "-h", "-o", "%P"]:
+            out = "debug*\nshort\nmulti\ngpu\n"
         elif command[0] == "sinfo":
             out = "debug*|(null)\n"
         return subprocess.CompletedProcess(command, code, out, "")
@@ -218,6 +222,42 @@ def test_a_sweep_that_no_node_can_run_is_refused_before_anything_is_written(tmp_
         submit_sweep(sweep, sweep.spec.executor, tmp_path / "out", base_dir=tmp_path)
     assert not (tmp_path / "out").exists()
     assert not any(command[0] == "sbatch" for command in calls)
+
+
+#: Slurm's commands on a cluster whose one partition is ``debug``: sinfo lists it (and nothing
+#: with ``-p`` another), scontrol knows nothing, sbatch refuses a GPU request as Slurm does there.
+FAKE_SLURM = {
+    "sinfo": 'case "$*" in *-p*) exit 0;; *%P*) printf "debug*\\n";; esac\n',
+    "scontrol": "exit 1\n",
+    "srun": "exit 1\n",  # submitit looks for it before it submits
+    "sbatch": ('echo "sbatch: error: Batch job submission failed: Invalid generic resource '
+               '(gres) specification" >&2; exit 1\n'),
+}
+
+
+def _fake_slurm(folder: Path) -> dict[str, str]:
+    """The environment of a command run where :data:`FAKE_SLURM`'s commands are on PATH."""
+    folder.mkdir()
+    for name, body in FAKE_SLURM.items():
+        (folder / name).write_text("#!/bin/sh\n" + body)
+        (folder / name).chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
+
+
+def test_a_partition_the_cluster_lacks_is_named_with_those_it_has(tmp_path):
+    """``sweep --executor slurm --partition gpu`` where only ``debug`` exists: before, sbatch's
+    'Invalid generic resource (gres) specification'; now exit 2 naming both, nothing submitted."""
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "p.yaml").write_text(yaml.safe_dump(
+        {"campaign": "x", "notebook": "train", "base": {**TRAIN, "device": "auto"}}))
+    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep",
+                           "params/p.yaml", "--executor", "slurm", "--partition", "gpu"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=_fake_slurm(tmp_path / "bin"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no partition gpu (partitions here: debug)" in done.stderr, done.stderr
+    assert "gres" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "outputs" / "x").exists()
 
 
 # --- pending reasons ------------------------------------------------------------------------------

@@ -172,6 +172,31 @@ def query_states(job_ids: Iterable[str], logs: dict[str, list[Path]] | None = No
     return states
 
 
+def partitions() -> list[str] | None:
+    """The partitions ``sinfo -a -h -o %P`` lists, hidden ones too, in its order (the default
+    one's trailing ``*`` stripped); None when sinfo cannot tell (not installed, no
+    controller)."""
+    out = _run(["sinfo", "-a", "-h", "-o", "%P"])
+    if out is None or out.returncode != 0:
+        return None
+    return list(dict.fromkeys(name for line in out.stdout.splitlines()
+                              if (name := line.strip().rstrip("*"))))
+
+
+def check_partition(partition: str | None) -> None:
+    """InputError (exit 2) naming ``partition`` and the partitions there when sinfo does not
+    list it: sbatch's own refusal names a consequence (``Invalid generic resource (gres)
+    specification``), not the partition. Nothing is checked without a partition (the default
+    one) or where sinfo cannot tell (sbatch says then)."""
+    if not partition:
+        return
+    known = partitions()
+    if known is None or partition in known:
+        return
+    raise InputError(f"no partition {partition} (partitions here: {', '.join(known) or 'none'}); "
+                     "give one with --partition or executor.partition")
+
+
 def partition_has_gpus(partition: str | None) -> bool:
     """Whether ``sinfo`` lists a ``gpu`` GRES on the partition's nodes (the default partition
     when None); True when sinfo cannot tell, so that GPU points ask for their GPUs."""

@@ -204,8 +204,10 @@ def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = Fa
     """Submit the points that are not done (nor queued) as job arrays; return the job ids.
 
     The campaign's lock is held while points are chosen and submitted (CampaignBusyError
-    when another sweep holds it). Points that ask for more than any node of the partition has
-    (or its time or node limit) raise RequestTooLarge before anything is submitted or written.
+    when another sweep holds it). A partition sinfo does not list raises InputError naming the
+    partitions there (:func:`benchlib.execute.slurm.check_partition`). Points that ask for more
+    than any node of the partition has (or its time or node limit) raise RequestTooLarge
+    before anything is submitted or written.
     An sbatch refusal raises SubmissionError with sbatch's message; nothing of that submission
     is left behind and no point changes state. With ``executor.nodes`` the points are first
     replaced by one per node (:func:`pin_to_nodes`), each job pinned to its node; the
@@ -213,6 +215,7 @@ def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = Fa
     """
     base_dir = base_dir or Path.cwd()
     campaign_dir = (outputs / sweep.campaign).resolve()
+    slurm.check_partition(executor.partition)  # before anything asks sinfo about it
     points, pinned = pin_to_nodes(sweep.points, executor)
     sweep = dataclasses.replace(sweep, points=points)
     chosen, skipped = (select_points(sweep, campaign_dir, force, retry_failed)
