@@ -114,6 +114,8 @@ class CompareVerdict(StrEnum):
     REGRESSION = "regression"
     IMPROVEMENT = "improvement"
     NO_CHANGE = "no change"
+    #: the interval holds both no change and a change of the threshold's size: more campaigns
+    UNDECIDED = "undecided"
     UNKNOWN = "unknown"
     UNRELIABLE = "unreliable"
     ONLY_IN_NEW = "only in new"

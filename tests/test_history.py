@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import gate, regression, run_order, selection
+from benchlib.analysis import campaign_history, gate, run_order, selection
 from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
 from benchlib.history import env_changes
@@ -168,7 +168,7 @@ def test_records_without_started_at_fall_back_to_file_times_and_say_so() -> None
     table = found.table
     assert list(table["node"]) == ["node017"]
     assert "have no started_at" in found.ordered_by
-    hist = regression.history(_nights())  # the campaign history orders by started_at too
+    hist = campaign_history.history(_nights())  # the campaign history orders by started_at too
     assert list(hist["campaign"][:2]) == ["night-024", "night-023"]
     assert run_order.ordered_by(_nights()) == "runs ordered by started_at"
 
@@ -230,11 +230,23 @@ def _history(cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "MPLBACKEND": "Agg"})
 
 
+def _unwrapped(out: str) -> list[str]:
+    """The lines as said, before they were wrapped to the terminal (a continuation, set in,
+    joined to the line it continues)."""
+    lines: list[str] = []
+    for line in out.strip().splitlines():
+        if line.startswith("  ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def test_the_command_prints_the_change_point_and_fails_on_a_regression(tmp_path: Path) -> None:
     _write_nights(tmp_path / "nightly", _nights(nights=16, step=8, driver_at=8))
     done = _history(tmp_path, "nightly", "--where", "batch_size=64")
     assert done.returncode == 1, done.stderr
-    first, last = done.stdout.strip().splitlines()
+    first, last = _unwrapped(done.stdout)
     assert "on node017 from 2026-09-09" in first and "driver 580.65 -> 580.82" in first
     assert "1 change point (1 regression)" in last and "runs ordered by started_at" in last
     calm = _history(tmp_path, "nightly", "--where", "host=node001")
@@ -242,6 +254,20 @@ def test_the_command_prints_the_change_point_and_fails_on_a_regression(tmp_path:
     assert calm.stdout.startswith("0 change points")
     later = _history(tmp_path, "nightly", "--since", "2026-09-10")
     assert later.returncode == 0 and "0 change points" in later.stdout  # the step is before
+
+
+def test_the_command_s_lines_fit_the_terminal(tmp_path: Path) -> None:
+    """At COLUMNS=100 each line said is wrapped (222-229 characters before), continued set in;
+    the page shows the same strings unwrapped."""
+    _write_nights(tmp_path / "nightly", _nights(nights=16, step=8, driver_at=8))
+    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "history", "nightly",
+                           "--where", "batch_size=64"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
+    assert done.returncode == 1, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 100, done.stdout
+    first, last = _unwrapped(done.stdout)
+    assert first.endswith("changed then: driver 580.65 -> 580.82"), first
+    assert last.startswith("1 change point (1 regression) in 2 configuration x node histories")
 
 
 @pytest.mark.parametrize(("args", "said"), [
@@ -277,7 +303,7 @@ def test_the_command_reads_a_catalog_with_db(tmp_path: Path) -> None:
                       "--where", "host=node017")
     assert either.returncode == 1, either.stderr
     assert ("histories of 16 campaigns (32 points, one per campaign in each history; 32 runs "
-            "in all") in either.stdout
+            "in all") in " ".join(either.stdout.split())
     none = _history(tmp_path, "--db", "catalog.sqlite", "--where", "host=node9")
     assert none.returncode == 2 and "match --where host=node9" in none.stderr, none.stderr
     timed = _history(tmp_path, "--db", "catalog.sqlite", "--where", "since=2026-09-10")

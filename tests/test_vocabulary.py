@@ -35,7 +35,7 @@ from .conftest import ROOT
 PACKAGE = ROOT / "benchlib"
 #: Values only the vocabulary may spell as a string constant (shared words such as "ok" and
 #: "failed" appear in prose and other vocabularies, so they are checked by use below).
-OWNED = {"fp32", "amp_fp16", "amp_bf16", "tf32", "fp16", "bf16", "no change", "only in new",
+OWNED = {"fp32", "amp_fp16", "amp_bf16", "tf32", "fp16", "bf16", "no change", "undecided", "only in new",
          "only in base", "no measurement", "no reference", "run failed"}
 
 

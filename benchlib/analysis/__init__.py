@@ -214,7 +214,7 @@ def history(
     threshold: float = DEFAULT_THRESHOLD,
 ) -> pd.DataFrame:
     """Campaigns of each configuration over time with regressions against the previous one
-    marked: see :func:`benchlib.analysis.regression.history`."""
+    marked: see :func:`benchlib.analysis.campaign_history.history`."""
     from benchlib.analysis.comparisons import history as real
 
     return real(df=df, metric=metric, by=by, threshold=threshold)

@@ -149,9 +149,43 @@ def _campaign_interval(a: list[np.ndarray], b: list[np.ndarray], noise: Noise | 
                 f"between-campaign noise {noise.sd:.1%} from {noise.source}")  # type: ignore[union-attr]
     half = intervals.t_quantile(level, min(dofs)) * math.sqrt(sum(variances))
     low, high = geomean * math.exp(-half), geomean * math.exp(half)
+    per_campaign = [v * len(side) for v, side in zip(variances, (a, b), strict=True)]
     return {intervals.HEADLINE: geomean, "low": low, "high": high, "pairs": 1,
             "significant": bool(low > 1.0 or high < 1.0), "known": True,
-            "runs_a": runs[0], "runs_b": runs[1], "method": ", ".join(said)}
+            "runs_a": runs[0], "runs_b": runs[1], "method": ", ".join(said),
+            "noise_sd": math.sqrt(sum(per_campaign) / 2), "noise_dof": min(dofs)}
+
+
+#: The most campaigns a side :func:`to_decide` names; beyond, it says the change is too small.
+MAX_TO_DECIDE = 50
+
+
+def to_decide(found: dict[str, object], threshold: float, level: float = 0.95) -> str:
+    """What would decide an undecided comparison (``found``: :func:`effect`'s), in words: how
+    many more campaigns of NEW (else of each side) make the 95 % interval's half width at most
+    half the threshold, from the noise between campaigns it was judged with; where that noise is
+    unknown (one campaign each, no history), how to know it."""
+    sd = found.get("noise_sd")
+    if not isinstance(sd, float) or not math.isfinite(sd):
+        return (f"{MIN_CAMPAIGNS} campaigns a side, or benchlib calibrate, measure the noise "
+                "between campaigns and say how many would tell")
+    base, new = int(found.get("campaigns_b", 1)), int(found.get("campaigns_a", 1))
+    target = math.log1p(threshold / 2)
+
+    def half(n_base: int, n_new: int) -> float:
+        dof = max(int(found.get("noise_dof", 1)), min(n_base, n_new) - 1, 1)
+        return intervals.t_quantile(level, dof) * sd * math.sqrt(1 / n_base + 1 / n_new)
+
+    said = f" (noise between campaigns {sd:.1%})"
+    for more in range(1, MAX_TO_DECIDE + 1):
+        if half(base, new + more) <= target:
+            return f"{more} more campaign{'' if more == 1 else 's'} of NEW would tell{said}"
+    for more in range(1, MAX_TO_DECIDE + 1):
+        if half(base + more, new + more) <= target:
+            return (f"{more} more campaign{'' if more == 1 else 's'} of each side would "
+                    f"tell{said}")
+    return (f"more than {MAX_TO_DECIDE} campaigns a side would be needed{said}: a change of "
+            f"{threshold:.0%} is within this configuration's noise")
 
 
 def from_history(history: object, metric: str, nodes: Sequence[str], node_column: str = "host"

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from benchlib.analysis import intervals
+from benchlib.analysis.campaign_history import history as campaign_history
 from benchlib.analysis.metrics import require_columns, require_metric
 from benchlib.analysis.regression import higher_is_better
-from benchlib.analysis.regression import history as campaign_history
 from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     BOOKKEEPING,
     CONFIG_COLUMNS,
@@ -364,5 +364,5 @@ def outliers(df: pd.DataFrame, metric: str = "throughput",
 def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
             threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """Campaigns of each configuration over time with regressions against the previous one
-    marked: see :func:`benchlib.analysis.regression.history`."""
+    marked: see :func:`benchlib.analysis.campaign_history.history`."""
     return campaign_history(df, metric, by, threshold)

@@ -1,4 +1,5 @@
-"""Campaign against campaign (``benchlib compare``) and campaigns over time (:func:`history`).
+"""Campaign against campaign (``benchlib compare``; campaigns over time, one against the one
+before: :mod:`benchlib.analysis.campaign_history`).
 
 Runs are paired by configuration: the configuration columns of
 :func:`benchlib.analysis.comparisons.config_columns`, less where the runs were made (``campaign``,
@@ -21,7 +22,11 @@ Verdicts, with ``threshold`` t (default 0.05), in this order:
 - ``unknown``: fewer than two runs on a side ("one run each: set repeats: 3 to know");
 - ``regression``: the whole interval is below 1 - t: the slowdown is known to be more than t;
 - ``improvement``: the whole interval is above 1 + t;
-- ``no change``: anything else (the change may be within the threshold).
+- ``no change``: the whole interval lies within 1 -+ t: no change of the threshold's size;
+- ``undecided``: the interval holds both no change and a change of the threshold's size (it
+  crosses 1 - t or 1 + t; or, where the noise between campaigns is unknown, it lies beyond
+  1 -+ t but not beyond the floor): ``decides`` says how many more campaigns would tell
+  (:func:`benchlib.analysis.campaign_noise.to_decide`), or how to know the noise.
 
 - ``only in base`` / ``only in new``: nothing to pair with. (The interval must clear the
   threshold, not only 1.0: the A/A tests of docs/measurements.md.)
@@ -35,7 +40,6 @@ The commands' exit status from the verdicts: :func:`benchlib.analysis.gate.exit_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,7 +48,6 @@ import pandas as pd
 from benchlib.analysis import campaign_noise, intervals, signed_effect
 from benchlib.analysis.comparable import (
     INCOMPARABLE,
-    WHERE,
     distinct,
     incomparable,
     not_comparable,
@@ -53,11 +56,9 @@ from benchlib.analysis.comparable import (
     same_runs,
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
-from benchlib.analysis.metrics import require_columns, require_fraction, require_metric, require_tables
-from benchlib.analysis.run_order import run_times
-from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.analysis.metrics import require_fraction, require_metric, require_tables
+from benchlib.analysis.tables import configuration_labels, ok
 from benchlib.errors import InputError
-from benchlib.formatting import literal
 from benchlib.records import flags, schema
 from benchlib.records.runs import copies_said, once
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
@@ -172,10 +173,13 @@ def verdict(found: dict[str, object], threshold: float = DEFAULT_THRESHOLD) -> s
         return CompareVerdict.REGRESSION.value
     if low > 1 + band:
         return CompareVerdict.IMPROVEMENT.value
-    return CompareVerdict.NO_CHANGE.value
+    if low >= 1 - threshold and high <= 1 + threshold:  # no change of the threshold's size
+        return CompareVerdict.NO_CHANGE.value
+    return CompareVerdict.UNDECIDED.value
 
 
-def _flags(runs: pd.DataFrame) -> str:
+def joined_flags(runs: pd.DataFrame) -> str:
+    """The flags of ``runs`` once each, comma-separated."""
     return flags.join(name for text in runs.get("flags", pd.Series(dtype=object))
                       for name in flags.of(text))
 
@@ -250,9 +254,11 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "base_campaigns": found.get("campaigns_b", 0),
                      "new_campaigns": found.get("campaigns_a", 0),
                      "verdict": judged, "reason": reason, "interval": found["method"],
+                     "decides": (campaign_noise.to_decide(found, threshold)
+                                 if judged == CompareVerdict.UNDECIDED else ""),
                      "effect": described,
-                     "base_flags": _flags(a), "new_flags": _flags(b),
-                     "flags": flags.join([*flags.of(_flags(a)), *flags.of(_flags(b))])})
+                     "base_flags": joined_flags(a), "new_flags": joined_flags(b),
+                     "flags": flags.join([*flags.of(joined_flags(a)), *flags.of(joined_flags(b))])})
     table = pd.DataFrame(rows)
     if len(table):
         table.insert(0, "configuration", configuration_labels(table, keys))
@@ -300,7 +306,16 @@ def summary(comparison: Comparison) -> list[str]:
                     f"95 %, {row.interval}), {'higher' if higher_is_better(metric) else 'lower'} "
                     f"is better: the new runs' {metric} is {_change(row.ratio, metric)}")
         lines.append(f"REGRESSION {row.configuration}: {size}")
-    unjudged = compared[compared["verdict"].isin(UNJUDGED)]
+    for row in compared[compared["verdict"] == CompareVerdict.UNDECIDED].itertuples():
+        unknown = campaign_noise.UNKNOWN_SAID in str(row.interval)
+        holds = (f"lies beyond {threshold:.0%} but within the {campaign_noise.UNKNOWN_FLOOR:.0%} "
+                 "one campaign can move while the noise between campaigns is unknown" if unknown
+                 else f"holds both no change and a {threshold:.0%} change")
+        lines.append(f"UNDECIDED {row.configuration}: {row.ratio:.2f}x ({row.low:.2f}-"
+                     f"{row.high:.2f}, 95 %) {holds}; {row.decides}")
+    undecided = int((compared["verdict"] == CompareVerdict.UNDECIDED).sum())
+    unjudged = compared[compared["verdict"].isin(UNJUDGED) &
+                        (compared["verdict"] != CompareVerdict.UNDECIDED)]
     for (judged, reason), rows in unjudged.groupby(["verdict", "reason"], sort=False):
         count = len(rows)
         lines.append(f"CANNOT CERTIFY {count} configuration{'' if count == 1 else 's'} "
@@ -309,14 +324,16 @@ def summary(comparison: Comparison) -> list[str]:
     judged = int(compared["verdict"].isin(JUDGED).sum())
     lines += campaign_noise.floor_lines(compared["interval"])
     if not judged:
-        why = (nothing_in_common(compared, comparison.pairing) if not len(unjudged) else
-               "every configuration in common could not be judged (above)")
+        why = (nothing_in_common(compared, comparison.pairing)
+               if not len(unjudged) and not undecided else
+               "every configuration in common is undecided or could not be judged (above)")
         lines.append(f"NOTHING CERTIFIED: {why}; no configuration was judged")
     elif not len(regressions(compared)):
         note = campaign_noise.floor_note(compared["interval"])
         lines.append(f"no significant regression beyond {threshold:.0%}{note} among the {judged} "
                      f"configuration{'' if judged == 1 else 's'} judged"
-                     + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else ""))
+                     + (f"; {len(unjudged)} could not be judged (above)" if len(unjudged) else "")
+                     + (f"; {undecided} undecided (above)" if undecided else ""))
     return lines
 
 
@@ -333,68 +350,3 @@ def junit_cases(compared: pd.DataFrame, metric: str = "throughput") -> list:
         cases.append(Case("benchlib.compare", str(row["configuration"]), outcome,
                           message, f"{message}\nflags: {row['flags'] or '-'}"))
     return cases
-
-
-# --- history ----------------------------------------------------------------------------------
-
-def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | None = None,
-            threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """Each configuration's campaigns in time order: one row per (configuration, campaign)
-    with ``time`` (its first run, :func:`run_times`), the median ``metric``, ``runs``, and
-    against the previous campaign of the configuration ``ratio`` (speed), ``low`` / ``high``,
-    ``verdict`` (as :func:`compare`'s) and ``regression`` (bool).
-
-    ``by`` names the configuration columns (default: the configuration columns less
-    campaign, cluster and host). Give each nightly run its own campaign name.
-    :func:`ordered_by` says whether ``started_at`` ordered every run.
-    Change points within each node's runs: :func:`benchlib.history.series.change_points`."""
-    df = ok(df).copy()
-    require_metric(df, metric, "history", judged=True)
-    require_columns(df, by, "history")
-    require_fraction(threshold, "history")
-    df["time"] = run_times(df)
-    by = list(by) if by is not None else config_columns(df, exclude=WHERE)
-    rows = []
-    grouped = df.groupby(by, dropna=False, sort=False) if by else [((), df)]
-    for key, group in grouped:
-        key = key if isinstance(key, tuple) else (key,)
-        campaigns = (group.groupby("campaign", sort=False)["time"].min().sort_values(kind="stable")
-                     if "campaign" in group else pd.Series({"": group["time"].min()}))
-        previous = None
-        for campaign, when in campaigns.items():
-            runs = group[group["campaign"] == campaign] if "campaign" in group else group
-            found, judged, _ = (judge(previous, runs, metric, threshold) if previous is not None
-                                else (None, "", ""))
-            rows.append({**dict(zip(by, key, strict=True)), "campaign": campaign, "time": when,
-                         metric: runs[metric].median(), "runs": len(runs),
-                         "ratio": found[intervals.HEADLINE] if found else np.nan,
-                         "low": found["low"] if found else np.nan,
-                         "high": found["high"] if found else np.nan,
-                         "verdict": judged, "regression": judged == CompareVerdict.REGRESSION,
-                         "flags": _flags(runs)})
-            previous = runs
-    table = pd.DataFrame(rows)
-    if len(table):
-        table.insert(0, "configuration", configuration_labels(table, by))
-    return table
-
-
-def history_plot(hist: pd.DataFrame, metric: str = "throughput"):
-    """One line per configuration over time, regressions marked with a red cross."""
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(9, 4.5))
-    for name, series in hist.groupby("configuration", sort=False):
-        axes.plot(series["time"], series[metric], marker="o", label=literal(name))
-        marked = series[series["regression"]]
-        axes.scatter(marked["time"], marked[metric], marker="x", s=120, color="red", zorder=3)
-    axes.set_xlabel("time of the campaign (UTC)")
-    axes.set_ylabel(literal(metric))
-    count = int(hist["regression"].sum()) if len(hist) else 0
-    axes.set_title(f"{literal(metric)} per configuration over campaigns ({count} regression"
-                   f"{'' if count == 1 else 's'} marked x)")
-    if hist["configuration"].nunique() <= 12:
-        axes.legend(fontsize="small")
-    figure.autofmt_xdate()
-    figure.tight_layout()
-    return figure

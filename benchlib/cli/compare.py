@@ -18,8 +18,10 @@ class Compare(Command):
                    "interval in which the campaign is the unit of noise: its noise between "
                    "campaigns from the catalog (--db, $BENCHLIB_DB; benchlib calibrate), else a "
                    "verdict needs the whole interval beyond 15 % (docs/acceptance.md).")
-    epilog = ("verdicts: regression, improvement, no change; unknown (fewer than 2 runs a\n"
-              "side: set repeats: 3); unreliable (a run was contended or throttled).\n\n"
+    epilog = ("verdicts: regression, improvement, no change (the interval within 1 -+\n"
+              "threshold); undecided (it holds both: the line says how many more campaigns\n"
+              "would tell); unknown (fewer than 2 runs a side: set repeats: 3); unreliable\n"
+              "(a run was contended or throttled).\n\n"
               "Beside the speed: energy efficiency (samples per joule: images/J, ...) NEW /\n"
               "BASE with the same interval, unknown where energy was not measured; it does\n"
               "not change the exit status.\n\n"
@@ -28,8 +30,9 @@ class Compare(Command):
               "  1  a configuration of reliable runs regressed\n"
               "  2  bad input (folders, selections and their keys, --metric, --threshold;\n"
               "     one campaign twice; campaigns of different benchmarks or units)\n"
-              "  3  nothing regressed, but some configurations cannot be certified (unknown\n"
-              "     or unreliable: the CANNOT CERTIFY lines say which, why and how to re-run),\n"
+              "  3  nothing regressed, but some configurations cannot be certified (undecided,\n"
+              "     unknown or unreliable: the UNDECIDED and CANNOT CERTIFY lines say which,\n"
+              "     why and what would tell),\n"
               "     or none was judged (no configuration in common: NOTHING CERTIFIED)")
 
     @classmethod

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from benchlib.analysis.regression import Comparison
 
 VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
-                   CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNKNOWN: "#bab0ac",
+                   CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNDECIDED: "#f28e2b",
+                   CompareVerdict.UNKNOWN: "#bab0ac",
                    CompareVerdict.UNRELIABLE: "#f28e2b"}
 
 
