@@ -4,6 +4,7 @@ environment, ranks, telemetry, timings and the result record."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 
 import pandas as pd
@@ -46,12 +47,23 @@ def headline(config: CommonConfig, result: RunResult) -> str:
 
 def launch(config: CommonConfig) -> RunResult:
     """Run ``config`` (in this kernel, or through torchrun on several devices) and print its
-    headline."""
+    headline; first, a run sized for a GPU that runs on the CPU here says so
+    (:func:`~benchlib.publish.benchmark_notebook.gpu_sized.cpu_warning`)."""
     from benchlib.run import launch as launcher
 
+    warn_if_gpu_sized(config)
     result = launcher.run(config)
     print(headline(config, result))
     return result
+
+
+def warn_if_gpu_sized(config: CommonConfig) -> None:
+    """The GPU-sized warning, if any, on the process's own standard error: in a notebook it is
+    the cell's output, and papermill's terminal shows it too (the kernel's stream is its)."""
+    from benchlib.publish.benchmark_notebook.gpu_sized import cpu_warning
+
+    if warning := cpu_warning(config):
+        print(warning, file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 def environment(result: RunResult) -> None:
