@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchlib.cli.base import Command, show
+from benchlib.cli.base import Command, show_wrapped
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
@@ -73,7 +73,8 @@ class History(Command):
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         found = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
-        for text in history_said.lines(found):
-            show(text)
+        for text in history_said.lines(found):  # the strings the page shows, wrapped here
+            show_wrapped(text)
         judged = [] if found.judged else [gate.NOTHING_JUDGED]
-        return gate.exit_code("history", [*found.table["verdict"], *judged])
+        drifted = [row["verdict"] for row in found.drifts]  # 'drift' alone stands aside
+        return gate.exit_code("history", [*found.table["verdict"], *drifted, *judged])
