@@ -31,11 +31,14 @@ import pandas as pd
 import benchlib.analysis.intervals as intervals
 from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
+from benchlib.diagnosis import agreement
 from benchlib.diagnosis import verdict as diagnose_verdict
 from benchlib.diagnosis.plan import Plan, Rung, read_plan
 from benchlib.diagnosis.rounds import rounds_text
 from benchlib.diagnosis.text import (
+    CHANGE,
     UNIT,
+    WHAT,
     against_best,
     loss_text,
     step_change,
@@ -50,7 +53,7 @@ from benchlib.records.results import load
 STEP_NAMES = {"device": "precision", "host": "host copy", "memory": "decode", "disk": "filesystem"}
 STEP_COLUMNS = ["step", "upper", "lower", "label", "upper_speed", "lower_speed", "loss",
                 "loss_low", "loss_high", "share", "share_low", "share_high", "ratio", "low",
-                "high", "known", "verdict", "unreliable", "runs_upper", "runs_lower"]
+                "high", "known", "verdict", "unreliable", "doubt", "runs_upper", "runs_lower"]
 
 
 def _equal(column: pd.Series, value: object) -> pd.Series:
@@ -107,7 +110,12 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
         if rung.kind == "probe":
             continue
         runs = rung_runs(df, plan, rung)
+        if "started_at" in runs:  # in the order they ran: the halves of the repeats
+            runs = runs.assign(_at=pd.to_datetime(runs["started_at"], utc=True, errors="coerce",
+                                                  format="ISO8601")).sort_values(
+                "_at", kind="stable")
         values = pd.to_numeric(runs.get("throughput"), errors="coerce").dropna()
+        runs = runs.loc[values.index]
         if len(values):
             texts = runs["flags"].fillna("").astype(str) if "flags" in runs else []
             found[rung.name] = RungSpeed(rung, values.to_numpy(dtype=float), tuple(texts))
@@ -149,12 +157,13 @@ def step(upper: RungSpeed, lower: RungSpeed, best: float) -> dict[str, object]:
     ratio, low, high = (float(found[k]) for k in (intervals.HEADLINE, "low", "high"))
     before, after = upper.speed, lower.speed
     bad = flags.disturbed([*upper.flags, *lower.flags])
+    doubt = ""
     if bad:
         verdict = "unreliable"
     elif not found["known"]:
         verdict = "unknown"
-    elif low > 1:
-        verdict = "loss"
+    elif low > 1:  # named only where it clears the threshold in both halves of the repeats
+        verdict, doubt = agreement.confirmed(upper.speeds, lower.speeds, low)
     elif high < 1:
         verdict = "gain"
     else:
@@ -170,6 +179,7 @@ def step(upper: RungSpeed, lower: RungSpeed, best: float) -> dict[str, object]:
             "share_high": share(high), "of_best": (before - after) / best, "ratio": ratio,
             "low": low, "high": high, "known": bool(found["known"]), "verdict": verdict,
             "unreliable": (f"{' and '.join(bad)} runs: {flags.RERUN_ADVICE}" if bad else ""),
+            "doubt": doubt,
             "runs_upper": len(upper.speeds), "runs_lower": len(lower.speeds)}
 
 
@@ -282,22 +292,6 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
                      walked[-1] if walked else None, verdict, reason, notes, runs)
 
 
-#: What each step's loss is, in words.
-WHAT = {"precision": "the precision", "host copy": "the host copy (batches made by the loader "
-        "workers, collated and copied to the device)", "decode": "JPEG decode (with crop and "
-        "flip) in the loader workers", "filesystem": "reading the files from the file system"}
-#: What to change for each loss when more workers did not help.
-CHANGE = {
-    "decode": ("decoding limits the speed at every worker count tried: decode on the GPU (NVIDIA "
-               "DALI), store smaller or pre-resized images, or use a node with more cores per "
-               "device"),
-    "host copy": ("making and copying batches on the host limits the speed: more cores per "
-                  "device, or batches made on the device"),
-    "filesystem": ("read from faster storage: node-local disk or memory (/dev/shm), or pack the "
-                   "files into larger ones (WebDataset, FFCV)"),
-}
-
-
 def faster_workers(found: Diagnosis) -> pd.Series | None:
     """The worker count that was significantly faster than the user's by the most (or None)."""
     table = found.workers
@@ -349,12 +343,15 @@ def recommendation(found: Diagnosis) -> str:
     if found.verdict:
         parts.append(f"Your runs are {found.verdict}: {found.reason}.")
     biggest = found.biggest
-    if biggest is not None:
+    unsure = agreement.cannot_tell_text(found.steps, biggest)
+    if unsure:  # never a cause a step that cannot tell may outweigh
+        parts.append(unsure)
+    elif biggest is not None:
         parts.append(f"The biggest loss is {WHAT[str(biggest['step'])]}: "
                      f"{float(biggest['loss']):,.1f} {unit}, a change of "
                      f"{step_change(biggest)} of the speed before it.")
         parts.append(_change(found, biggest))
-    elif (found.steps["verdict"].isin(["gain", "no significant change"])).any():
+    elif (found.steps["verdict"].isin(["gain", "no significant change", "small loss"])).any():
         parts.append("No step that could be judged is a significant loss: the setting gets "
                      "what this node can do for the model, within the intervals of the repeats.")
     elif len(found.steps):

@@ -77,8 +77,9 @@ def loss_text(row: Mapping[str, Any]) -> str:
     text = f"{-float(row['loss']):+,.1f} {UNIT}, {step_change(row)}"
     if row["verdict"] == "unreliable":
         return f"unreliable ({row['unreliable'].split(':')[0]}): {text}"
-    if row["verdict"] in ("unknown", "no significant change"):
-        return f"{text}, {row['verdict']}"
+    if row["verdict"] in ("unknown", "no significant change", "small loss", "cannot tell"):
+        doubt = row.get("doubt") or ""
+        return f"{text}, {row['verdict']}" + (f" ({doubt})" if doubt else "")
     return text
 
 
@@ -109,3 +110,19 @@ def against_best(ratio: float, best: str) -> str:
     if ratio <= 1.005:
         return f"{ratio:.2f}x its best here ({best})"
     return f"{ratio:.2f}x the speed with data made on the device ({best}), {ABOVE_BEST}"
+
+
+#: What each step's loss is, in words.
+WHAT = {"precision": "the precision", "host copy": "the host copy (batches made by the loader "
+        "workers, collated and copied to the device)", "decode": "JPEG decode (with crop and "
+        "flip) in the loader workers", "filesystem": "reading the files from the file system"}
+#: What to change for each loss when more workers did not help.
+CHANGE = {
+    "decode": ("decoding limits the speed at every worker count tried: decode on the GPU (NVIDIA "
+               "DALI), store smaller or pre-resized images, or use a node with more cores per "
+               "device"),
+    "host copy": ("making and copying batches on the host limits the speed: more cores per "
+                  "device, or batches made on the device"),
+    "filesystem": ("read from faster storage: node-local disk or memory (/dev/shm), or pack the "
+                   "files into larger ones (WebDataset, FFCV)"),
+}
