@@ -107,15 +107,20 @@ def test_other_gpu_processes_are_counted_but_not_the_runs_own(tmp_path):
         assert seen.contended
 
 
-def test_in_a_container_nvml_speaks_of_host_pids_so_other_processes_are_unknown(tmp_path):
+def test_in_a_container_nvml_speaks_of_host_pids_so_other_processes_are_counted(tmp_path):
     """Docker, enroot / pyxis, Apptainer --containall, Kubernetes: NVML lists host PIDs, so
-    the run's own process (which holds a context) is missing from its list: the other
-    processes are unknown, never "contended" for the run's own process under another PID."""
+    the run's own process (which holds a context) is missing from its list: the processes are
+    counted, the run's own context taken from them: never "contended" for the run's own
+    process under another PID, and another job on the GPU is still seen (it was unknown)."""
     processes = {100: (1, 10), 101: (100, 0)}
     with _sampled(FakeProc(tmp_path), {"cpu": (0, 0), "processes": processes},
                   {"cpu": (10, 90), "processes": processes},
                   nvml=FakeNVML([731_224]), holds_context=True) as seen:
-        assert seen.gpu_processes is None and not seen.contended
+        assert seen.gpu_processes == 0 and not seen.contended
+    with _sampled(FakeProc(tmp_path), {"cpu": (0, 0), "processes": processes},
+                  {"cpu": (10, 90), "processes": processes},
+                  nvml=FakeNVML([731_224, 731_990]), holds_context=True) as seen:
+        assert seen.gpu_processes == 1 and seen.contended  # another job's context
     with _sampled(FakeProc(tmp_path), {"cpu": (0, 0), "processes": processes},
                   {"cpu": (10, 90), "processes": processes},
                   nvml=FakeNVML([100, 4242]), holds_context=True) as seen:

@@ -33,6 +33,9 @@ CONTENDED_CPU_SHARE = 0.10
 #: Pages swapped in + out during the loop above which a run is contended (1 MiB of 4 KiB pages).
 CONTENDED_SWAP_PAGES = 256
 ROOT_PID_VARIABLE = "BENCHLIB_RUN_ROOT_PID"
+#: CUDA contexts a rank holds on its own device (one process a device): where NVML lists host
+#: PIDs (a container), the processes beyond these on the device are others'.
+OWN_CONTEXTS = 1
 PROC = Path("/proc")
 
 
@@ -184,8 +187,9 @@ def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int],
     """(other compute processes on ``device``, its utilization %) from NVML, or Nones. While
     the run ``holding`` a CUDA context finds none of its own processes in NVML's list, NVML
     speaks of another PID namespace (a container: Docker, enroot / pyxis, Apptainer with
-    ``--containall``, Kubernetes report host PIDs): the other processes are unknown, not all
-    of them others."""
+    ``--containall``, Kubernetes report host PIDs): the processes are then counted, the run's
+    own context on the device (:data:`OWN_CONTEXTS`) taken from them, so another job on the
+    GPU is still seen."""
     from benchlib.measure.telemetry import open_nvml
 
     opened = open_nvml(device, nvml)
@@ -196,7 +200,8 @@ def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int],
         try:
             processes = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
             ours = sum(1 for p in processes if p.pid in own)
-            others = None if holding and not ours else len(processes) - ours
+            others = (max(0, len(processes) - OWN_CONTEXTS) if holding and not ours
+                      else len(processes) - ours)
         except Exception:
             others = None
         try:
