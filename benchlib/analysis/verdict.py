@@ -12,7 +12,8 @@ The node probe (``benchmark: probe_node``) measures what the node can do at most
   (torch.utils.flop_counter) times samples per second per device, over two ceilings in the
   run's precision: the datasheet's peak (``mfu``, where the GPU is listed) and what this node
   reaches (``mfu_achievable``: the probe's best matmul over a sweep of shapes, else its
-  one-shape figure).
+  one-shape figure). A probe that was itself disturbed (``contended`` or ``throttled``) gives
+  no ceiling: what the node reaches is then unknown, and said so.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def probes(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ceilings(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per probe and figure: measured, datasheet (where the GPU is listed) and
-    measured / datasheet."""
+    """One row per probe and figure: measured, datasheet (where the GPU is listed),
+    measured / datasheet, and the probe's flags (``contended``: a ceiling taken beside other
+    work)."""
     rows = []
     for _, probe in probes(df).iterrows():
         sheet = datasheet_for(probe.get("device_name", "")) if probe.get("device") == "cuda" else None
@@ -58,9 +60,10 @@ def ceilings(df: pd.DataFrame) -> pd.DataFrame:
                          "gpu": probe.get("gpu"), "figure": label, "unit": unit,
                          "measured": measured, "datasheet": peak,
                          "of_datasheet": measured / peak if peak else None,
-                         "variant": sheet["variant"] if sheet else ""})
+                         "variant": sheet["variant"] if sheet else "",
+                         "flags": flags.join(flags.of(probe))})
     return pd.DataFrame(rows, columns=["cluster", "host", "gpu", "figure", "unit", "measured",
-                                       "datasheet", "of_datasheet", "variant"])
+                                       "datasheet", "of_datasheet", "variant", "flags"])
 
 
 #: What nodes are compared on: what each reaches (record column, label).
@@ -193,11 +196,35 @@ def _datasheet_peak(run: pd.Series, precision: str) -> tuple[float | None, str]:
     return (value, f"datasheet {precision} ({sheet['variant']})") if value else (None, "")
 
 
+#: The start of ``achievable_source`` where the probe was disturbed: no ceiling from it.
+UNKNOWN_REACH = "unknown: the node probe was "
+
+
+def disturbed_probe(probe: pd.Series | None) -> str:
+    """Why ``probe``'s ceilings are no denominator (``unknown: the node probe was contended``,
+    with what to do), '' where it was undisturbed (or there is none)."""
+    found = flags.disturbed([probe]) if probe is not None else []
+    if not found:
+        return ""
+    return f"{UNKNOWN_REACH}{' and '.join(found)}; probe again on a quiet node"
+
+
+def unknown_reach(judged: pd.DataFrame) -> str:
+    """Why what the node reaches is unknown for these verdicts (their probe was disturbed:
+    :func:`disturbed_probe`), '' when it is known or there is no probe."""
+    sources = judged.get("achievable_source", pd.Series(dtype=object)).dropna().astype(str)
+    unknown = sources[sources.str.startswith(UNKNOWN_REACH)]
+    return str(unknown.iloc[0]) if len(unknown) else ""
+
+
 def _achievable_peak(probe: pd.Series | None, precision: str) -> tuple[float | None, str]:
     """What this node reaches in ``precision``: the probe's achievable matmul (the best over a
-    sweep of shapes), else its one-shape matmul (a probe from before the sweep)."""
+    sweep of shapes), else its one-shape matmul (a probe from before the sweep); from a
+    disturbed probe none, and why (:func:`disturbed_probe`)."""
     if probe is None:
         return None, ""
+    if why := disturbed_probe(probe):
+        return None, why
     for column, words in ((f"mamf_tflops_{precision}", "best of a sweep of shapes"),
                           (f"matmul_tflops_{precision}", "one shape")):
         measured = flags.number(probe.get(column))
@@ -231,6 +258,8 @@ def utilization_said(found: dict[str, object]) -> str:
         parts.append(f"{formatting.percent(found['mfu_achievable'])} of what this node reaches "
                      f"({found['achievable_source']}: "
                      f"{formatting.tflops(found['achievable_tflops'])})")
+    elif str(found["achievable_source"]).startswith(UNKNOWN_REACH):
+        parts.append(f"of what this node reaches {found['achievable_source']}")
     return "MFU " + ", ".join(parts) if parts else ""
 
 

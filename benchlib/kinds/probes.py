@@ -110,8 +110,10 @@ class NodeProbe(Probe):
         "matmul peak", never below a figure the node page shows) as throughput, one column per figure
         (``matmul_tflops_<precision>``, the achievable ``mamf_tflops_<precision>``,
         ``memory_GBps``, ``triad_GBps``, ``h2d_pinned_GBps``, ..., ``decode_images_per_s_<n>w``,
-        ``decode_memory_images_per_s``, ``read_MBps``); ``allreduce`` (that probe's record)
-        adds its peak bus bandwidth."""
+        ``decode_memory_images_per_s``, ``read_MBps``), what else used the node and NVML saw
+        meanwhile (``contended``, ``contention_cpu_share``, ``throttled_share``: its flags come
+        from them as a timed loop's do); ``allreduce`` (that probe's record) adds its peak bus
+        bandwidth."""
         matmul = {f"matmul_tflops_{p}": result.value("matmul", p) for p in config.precisions}
         mamf = {f"mamf_tflops_{p}": result.value("matmul achievable", p) for p in config.precisions}
         measured = [v for v in (*matmul.values(), *mamf.values()) if v is not None]
@@ -138,6 +140,7 @@ class NodeProbe(Probe):
                               "decode from memory", f"{int(best['workers'])} workers"))
         record["read_MBps"] = result.value("read", "data_dir MB/s")
         record["read_files_per_s"] = result.value("read", "data_dir files/s")
+        record.update(result.watched_columns())
         if allreduce:
             record.update(allreduce_busbw_GBps=allreduce.get("throughput"),
                           allreduce_devices=allreduce.get("num_devices"))

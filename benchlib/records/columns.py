@@ -158,7 +158,7 @@ COLUMNS: tuple[Column, ...] = (
            "best decode rate"),
     Column("allreduce_devices", B, "int", "devices", "node probe: devices in its all-reduce"),
     Column("contended", M, "bool", "", "others took > 10 % of the CPU time, swapped, or shared "
-           "the GPU during the timed loop"),
+           "the GPU during the timed loop (a probe: while it measured)"),
     Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
     # measurements
     Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "

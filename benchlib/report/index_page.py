@@ -216,6 +216,9 @@ def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> li
                 for words, values in mfu.items() if len(values))
         elif name == "compute-bound":
             detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
+        if name == "compute-bound" and (unknown := verdict.unknown_reach(rows)):
+            detail = (f"{detail}; of" if detail.startswith(": median") else ": MFU of") + \
+                f" what the node reaches {unknown}"
         elif name == "contended":
             detail = (": others used the node while they ran, so no bottleneck is named for "
                       "them (run them again on a quiet node)")

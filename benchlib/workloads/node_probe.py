@@ -15,6 +15,10 @@ Every device figure is the mean over back-to-back repetitions after ``warmup``, 
 device's own clock (CUDA events, :func:`~benchlib.measure.timing.device_seconds`: no launch gap
 or host synchronisation inside the span): ``iterations`` of them, or fewer when
 ``probe_time_s`` runs out first (at least one).
+
+The probe is measured as a benchmark run is: what else used the node meanwhile
+(:mod:`benchlib.measure.contention`) and NVML telemetry (throttled clocks) over all of its
+figures, so that a ceiling taken beside other work is flagged like any other number.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import pandas as pd
 import torch
 
 from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.measure.contention import Contention, ContentionSampler
+from benchlib.measure.telemetry import Telemetry, TelemetrySampler
 from benchlib.measure.timing import device_seconds
 from benchlib.vocabulary import MatmulPrecision
 from benchlib.workloads import achievable
@@ -43,7 +49,8 @@ READ_CHUNK = 4 << 20
 @dataclass
 class NodeProbeResult:
     """The probes' figures as one long table (``probe``, ``setting``, ``value``, ``unit``,
-    ``note``), and the decode curve (images/s per loader workers)."""
+    ``note``), the decode curve (images/s per loader workers), and what else used the node
+    (``contention``) and NVML saw (``telemetry``) while they were measured."""
 
     device: torch.device
     table: pd.DataFrame
@@ -51,6 +58,17 @@ class NodeProbeResult:
     env: dict[str, object] = field(default_factory=dict)
     num_devices: int = 1
     num_nodes: int = 1
+    contention: Contention | None = None
+    telemetry: Telemetry | None = None
+
+    def watched_columns(self) -> dict[str, object]:
+        """The record's contention and telemetry columns (``contended``,
+        ``contention_cpu_share``, ``throttled_share``, ...), as a timed loop's record has them;
+        {} for what was not measured."""
+        columns = self.contention.columns() if self.contention is not None else {}
+        if self.telemetry is not None:
+            columns.update(self.telemetry.summary(None))
+        return columns
 
     def value(self, probe: str, setting: str) -> float | None:
         """One figure, or None when that probe did not run."""
@@ -214,8 +232,20 @@ def achievable_for(device: torch.device, precision: str, base: int,
 
 
 def run(config: NodeProbeConfig) -> NodeProbeResult:
-    """Run every probe the node supports; the rest are rows with a note saying why not."""
+    """Run every probe the node supports (the rest are rows with a note saying why not),
+    watched for other work on the node and for throttled clocks as a timed loop is."""
     device = resolve_device(config.device)
+    with ContentionSampler(device) as watch, TelemetrySampler(device) as sampler:
+        rows, decode = figures(config, device)
+    return NodeProbeResult(device=device, table=pd.DataFrame(rows),
+                           decode=pd.DataFrame(decode, columns=["workers", "images_per_s"]),
+                           contention=watch.contention, telemetry=sampler.telemetry)
+
+
+def figures(config: NodeProbeConfig,
+            device: torch.device) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The probe's figures (one row each: probe, setting, value, unit, note) and its decode
+    curve (workers, images_per_s)."""
     cuda = device.type == "cuda"
     rows: list[dict[str, object]] = []
 
@@ -275,6 +305,5 @@ def run(config: NodeProbeConfig) -> NodeProbeResult:
     else:
         for probe in ("decode", "decode from memory", "read"):
             add(probe, "", None, "", "no data_dir given")
-    return NodeProbeResult(device=device, table=pd.DataFrame(rows),
-                           decode=pd.DataFrame(decode, columns=["workers", "images_per_s"]))
+    return rows, decode
 

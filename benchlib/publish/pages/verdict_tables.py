@@ -37,7 +37,8 @@ def reasons(judged: pd.DataFrame) -> str:
 
 def ceilings_display(table: pd.DataFrame) -> object:
     """:func:`ceilings` for people: each figure measured and on the datasheet in its own unit
-    (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple."""
+    (``52 GFLOP/s``, ``12.4 GB/s``), measured / datasheet as a multiple, and the probe's flags
+    where it has any (a ``contended`` probe's ceilings are no denominator)."""
     def shown(value: object, unit: str) -> str:
         number = flags.number(value)
         if number is None:
@@ -54,7 +55,9 @@ def ceilings_display(table: pd.DataFrame) -> object:
     ).drop(columns=["unit"])
     return present.table(frame, "What the node probe measured, beside the datasheet figure of "
                                 "the GPU where it is listed",
-                         keep=("figure", "measured"), missing_reason="no datasheet figure")
+                         keep=("figure", "measured", *(["flags"] if any(
+                             table.get("flags", pd.Series(dtype=object)).fillna("")) else [])),
+                         missing_reason="no datasheet figure")
 
 
 def verdict_display(judged: pd.DataFrame) -> object:
