@@ -278,3 +278,25 @@ def test_a_span_of_many_counter_steps_uses_the_counter() -> None:
     long = sample(SteppedCounter(), seconds=1.2)
     assert long.energy_source == "counter"
     assert long.energy_j == pytest.approx(250 * 1.2, rel=0.15)
+
+
+class InstantPower(SteppedCounter):
+    """A Hopper: the averaged power lags (still 100 W, the reading of a second ago) while the
+    instantaneous field reads the 250 W drawn now; the counter too coarse for a short span."""
+
+    def nvmlDeviceGetPowerUsage(self, handle: str) -> int:
+        return 100_000
+
+    def nvmlDeviceGetFieldValues(self, handle: str, fields: list[int]) -> list:
+        assert fields == [telemetry.FI_DEV_POWER_INSTANT]
+        return [SimpleNamespace(nvmlReturn=0, value=SimpleNamespace(uiVal=250_000))]
+
+
+def test_the_instantaneous_power_integrates_a_short_span_where_the_average_lags() -> None:
+    """Before, the 1 s average was integrated (100 W here: 60 % low); the instantaneous field
+    gives the power drawn in the span."""
+    short = sample(InstantPower(), seconds=0.07)
+    assert short.energy_source == "integrated instantaneous power"
+    assert short.energy_j == pytest.approx(250 * short.samples["t_s"].iloc[-1], rel=0.01)
+    assert short.samples["power_instant_w"].eq(250).all()
+    assert short.summary(10)["power_mean_w"] == pytest.approx(100)  # the average, as named

@@ -44,8 +44,8 @@ THROTTLE_BITS = {
     "hw_slowdown": 0x8,       # HwSlowdown
 }
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
-COLUMNS = ("t_s", "gpu_util", "mem_util", "memory_used_bytes", "power_w", "sm_clock_mhz",
-           "mem_clock_mhz", "temperature_c", "throttle_reasons")
+COLUMNS = ("t_s", "gpu_util", "mem_util", "memory_used_bytes", "power_w", "power_instant_w",
+           "sm_clock_mhz", "mem_clock_mhz", "temperature_c", "throttle_reasons")
 
 
 @dataclass
@@ -277,6 +277,7 @@ class TelemetrySampler:
             "mem_util": lambda: nvml.nvmlDeviceGetUtilizationRates(handle).memory,
             "memory_used_bytes": lambda: nvml.nvmlDeviceGetMemoryInfo(handle).used,
             "power_w": lambda: nvml.nvmlDeviceGetPowerUsage(handle) / 1e3,
+            "power_instant_w": lambda: instant_power_w(nvml, handle),
             "sm_clock_mhz": lambda: nvml.nvmlDeviceGetClockInfo(handle, 1),  # NVML_CLOCK_SM
             "mem_clock_mhz": lambda: nvml.nvmlDeviceGetClockInfo(handle, 2),  # NVML_CLOCK_MEM
             "temperature_c": lambda: nvml.nvmlDeviceGetTemperature(handle, 0),  # _GPU
@@ -334,14 +335,37 @@ class TelemetrySampler:
         if self._energy0 is not None and counter_steps(readings) >= COUNTER_MIN_STEPS:
             energy, source = readings[-1] - self._energy0, "counter"
 
-        if energy is None and "power_w" in frame and len(frame) > 1:
-            power = frame[["t_s", "power_w"]].dropna()
+        # the instantaneous field where the GPU has it: the averaged power lags the span
+        column = "power_instant_w" if "power_instant_w" in frame else "power_w"
+        if energy is None and column in frame and len(frame) > 1:
+            power = frame[["t_s", column]].dropna()
             integrate = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 names it trapz
-            energy = float(integrate(power["power_w"], power["t_s"]))
-            source = "integrated power"
+            energy = float(integrate(power[column], power["t_s"]))
+            source = ("integrated instantaneous power" if column == "power_instant_w"
+                      else "integrated power")
         self.telemetry = Telemetry(True, samples=frame, energy_j=energy, energy_source=source)
         with contextlib.suppress(Exception):
             self._nvml.nvmlShutdown()  # type: ignore[union-attr]
+
+
+#: NVML's field of the instantaneous power (``NVML_FI_DEV_POWER_INSTANT``, milliwatts): on
+#: Hopper ``nvmlDeviceGetPowerUsage`` is a 1 s average, which lags a short span.
+FI_DEV_POWER_INSTANT = 186
+
+
+def instant_power_w(nvml: ModuleType, handle: object) -> float:
+    """The device's instantaneous power (W) from NVML's field values; raises where the GPU or
+    driver does not give it (the sampler then keeps the averaged power only)."""
+    [value] = nvml.nvmlDeviceGetFieldValues(handle, [FI_DEV_POWER_INSTANT])
+    if getattr(value, "nvmlReturn", 0) != 0:
+        raise RuntimeError(f"NVML field {FI_DEV_POWER_INSTANT}: not supported")
+    reading = getattr(value, "value", None)
+    milliwatts = getattr(reading, "uiVal", None)
+    if milliwatts is None:
+        milliwatts = getattr(reading, "ulVal", None)
+    if milliwatts is None:
+        raise RuntimeError(f"NVML field {FI_DEV_POWER_INSTANT}: no value")
+    return float(milliwatts) / 1e3
 
 
 def counter_steps(readings: list[float | None]) -> int:

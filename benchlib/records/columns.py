@@ -150,7 +150,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("telemetry", B, "text", "", "nvml, or unavailable: why"),
     Column("telemetry_samples", B, "int", "samples", "NVML readings over the timed loop"),
     Column("energy_source", B, "text", "", "where energy_j comes from: counter (NVML's energy "
-           "counter), integrated power (NVML power samples), rapl (a CPU run: the packages' RAPL "
+           "counter), integrated instantaneous power (NVML's instantaneous power field), "
+           "integrated power (NVML power samples), rapl (a CPU run: the packages' RAPL "
            "counters, whole packages, every process on them); none: why, where nothing was "
            "measured (energy unknown, never 0)"),
     Column("busbw_peak_size", B, "text", "", "all-reduce: message size of the peak"),
