@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.dates
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -158,3 +159,42 @@ def test_a_configured_catalog_with_earlier_runs_adds_the_page(nightly: Path, tmp
 
     assert catalog_history(campaign, said.append) == ""
     assert said and said[0].startswith("History page: the catalog of $BENCHLIB_DB not read")
+
+
+def test_a_catalog_s_runs_after_the_campaign_are_later_not_earlier(nightly: Path, tmp_path: Path,
+                                                                   monkeypatch,
+                                                                   shown: list) -> None:
+    shutil.copytree(nightly, tmp_path / "nightly")
+    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "index", "nightly",
+                           "--db", "catalog.sqlite", "--quiet"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("BENCHLIB_DB", str(tmp_path / "catalog.sqlite"))
+    middle = load_results(tmp_path / "nightly" / "n7")  # 7 nights before it, 8 after
+    runs = history.runs(middle, "", "$BENCHLIB_DB")
+    assert len(runs) == 32
+    said = _text(shown)
+    assert "2 runs of this campaign, 14 earlier runs and 16 later runs (begun after this " \
+           "campaign began)" in said, said
+    assert "30 earlier" not in said
+
+
+def test_one_run_gets_a_day_either_side_and_the_legend_covers_no_run() -> None:
+    from benchlib.history import series as node_history
+
+    for nights in (1, 16):
+        runs = node_history.series(_nights(nights=nights, step=None, driver_at=None,
+                                           nodes=("node017",)))
+        figure = history_plot.node_plot(runs, node_history.change_points(runs).table,
+                                        title="bs=64 on node017")
+        axes = figure.axes[0]
+        figure.canvas.draw()
+        low, high = (pd.Timestamp(matplotlib.dates.num2date(x)) for x in axes.get_xlim())
+        first, last = runs["time"].min(), runs["time"].max()
+        assert first - pd.Timedelta(days=2) <= low and high <= last + pd.Timedelta(days=2), \
+            (low, high)  # matplotlib gave a single date 2025 to 2029
+        # the legend lies outside the axes, so it covers none of the runs drawn in them
+        legend = axes.get_legend().get_window_extent()
+        assert not legend.overlaps(axes.get_window_extent())
+        assert not legend.overlaps(axes.xaxis.label.get_window_extent())
+        plt.close(figure)

@@ -23,22 +23,40 @@ MAX_PLOTS = 24
 
 
 def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFrame:
-    """The campaign's runs and the earlier runs of its configurations on its nodes under
+    """The campaign's runs and the other runs of its configurations on its nodes under
     ``history_dirs`` (folders separated by ``os.pathsep``) and in catalog ``history_db``
-    (``$BENCHLIB_DB``: the one that variable names), with what they hold in words."""
+    (``$BENCHLIB_DB``: the one that variable names), with what they hold in words: those
+    begun before the campaign's first run as earlier, the rest (a catalog holds the nights
+    after it too) as later."""
     folders = [folder for folder in history_dirs.split(os.pathsep) if folder]
     found = [selection.earlier(df, summary.load_results(folder)) for folder in folders]
     if history_db:
         found.append(selection.earlier_in_catalog(df, history_db))
-    earlier = pd.concat(found, ignore_index=True) if found else df.iloc[0:0]
-    earlier = earlier[~selection.identity(earlier).duplicated()]
-    both = pd.concat([df, earlier], ignore_index=True)
+    others = pd.concat(found, ignore_index=True) if found else df.iloc[0:0]
+    others = others[~selection.identity(others).duplicated()]
+    both = pd.concat([df, others], ignore_index=True)
     where = [f"{len(folders)} folder{'' if len(folders) == 1 else 's'}"] if folders else []
     where += ["the catalog"] if history_db else []
-    note(f"{len(df)} runs of this campaign and {len(earlier)} earlier runs of its "
+    note(f"{len(df)} run{'' if len(df) == 1 else 's'} of this campaign"
+         f"{before_and_after(df, others)} of its "
          f"configurations on its nodes, from {' and '.join(where) or 'nowhere'}; "
          f"{run_order.ordered_by(tables.ok(both))}.")
     return both
+
+
+def before_and_after(campaign: pd.DataFrame, others: pd.DataFrame) -> str:
+    """`` and 14 earlier runs``, or ``, 14 earlier runs and 16 later runs`` where some of
+    ``others`` began at or after the campaign's first run (when each began:
+    :func:`benchlib.analysis.run_order.run_times`; a run whose time is unknown, or a campaign
+    whose start is, counts as earlier)."""
+    start = run_order.run_times(campaign).min()
+    later = 0
+    if len(others) and not pd.isna(start):
+        later = int((run_order.run_times(others) >= start).sum())
+    earlier = f"{len(others) - later} earlier run{'' if len(others) - later == 1 else 's'}"
+    if not later:
+        return f" and {earlier}"
+    return f", {earlier} and {later} later run{'' if later == 1 else 's'} (begun after this campaign began)"
 
 
 def change_points(history: pd.DataFrame, threshold: float) -> node_history.ChangePoints:
@@ -102,7 +120,8 @@ PAGE = Page(
     "History",
     "Each of this campaign's configurations on each of its nodes over time, with the earlier "
     "runs given to `benchlib report DIR --history EARLIER...` or, with a catalog configured "
-    "(`$BENCHLIB_DB`), its earlier runs, ordered by when each run started. Change points "
+    "(`$BENCHLIB_DB`), its runs before and after this campaign (counted apart), ordered by "
+    "when each run started. Change points "
     "are found by Apache Otava's method (binary-segmentation "
     "candidates, then a Student t-test merge at p < 0.001) over one value per campaign (the "
     "geometric mean of its runs: runs of one campaign move together). Only changes that matter "

@@ -122,6 +122,17 @@ def node_plot(runs: pd.DataFrame, points: pd.DataFrame, metric: str = "throughpu
     axes.set_xlabel("run started (UTC)")
     axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(axes.xaxis.get_major_locator()))
     axes.set_title(literal(title), fontsize=10)
-    axes.legend(fontsize=7, loc="lower left")
+    _around_one_time(axes, runs["time"])
+    # below the axes, under the x label: a legend inside covered the runs it names
+    axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2,
+                frameon=False)
     axes.grid(alpha=0.3)
     return tidy(figure)
+
+
+def _around_one_time(axes: plt.Axes, times: pd.Series) -> None:
+    """Where every run began at one time, a day either side of it as the x axis (matplotlib
+    spans years around a single date)."""
+    known = pd.to_datetime(times, utc=True).dropna()
+    if len(known) and known.min() == known.max():
+        axes.set_xlim(known.min() - pd.Timedelta(days=1), known.max() + pd.Timedelta(days=1))
