@@ -132,8 +132,8 @@ def headline(pairs: pd.DataFrame) -> float:
 def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
     """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
 
-    Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
-    the iteration; the sum of phases when the iteration time is missing). Probes are left out."""
+    Adds ``bottleneck`` (the phase with the most time), ``data_share`` (data wait over the
+    iteration, else over the phases' sum) and ``flags`` (its runs' flags). Probes left out."""
     from benchlib.analysis.comparisons import breakdown as real
 
     return real(df=df, by=by)

@@ -256,8 +256,9 @@ def headline(pairs: pd.DataFrame) -> float:
 def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
     """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
 
-    Adds ``bottleneck`` (the phase with the most time) and ``data_share`` (the data wait over
-    the iteration; the sum of phases when the iteration time is missing). Probes are left out.
+    Adds ``bottleneck`` (the phase with the most time), ``data_share`` (the data wait over
+    the iteration; the sum of phases when the iteration time is missing) and, where the runs
+    have them, ``flags`` (every flag of the configuration's runs). Probes are left out.
     """
     df = hashable(benchmarks(ok(df)))
     default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
@@ -277,6 +278,9 @@ def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
                              .str.removeprefix("time_").str.removesuffix("_s"))
     table["bottleneck"] = bottleneck
     table["data_share"] = table.get("time_data_s", np.nan) / total
+    if "flags" in df:
+        table["flags"] = df.groupby(by, dropna=False, sort=False)["flags"].agg(
+            flags.union).to_numpy()
     return table
 
 

@@ -50,7 +50,8 @@ def lab_units(record: dict) -> dict[str, object]:
 def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Runs of ``df`` whose kind reports lab units (the 3D U-Net's) beside ``reference`` ones:
     training in iterations per minute and days to 100k iterations, prediction in megavoxels/s
-    and hours per teravoxel. ``source`` says which rows are this campaign's."""
+    and hours per teravoxel. ``source`` says which rows are this campaign's; ``flags`` each
+    run's flags, where the runs have them."""
     frames = []
     for source, frame in (("this campaign", df), ("reference", reference)):
         if frame is None or "benchmark" not in frame:
@@ -65,4 +66,5 @@ def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.
         table.loc[~_reports(table, unit), unit] = np.nan
     described = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
                              "batch_size", "patch_shape", "block_shape") if c in table]
-    return table[["source", "benchmark", *described, *LAB_UNITS]].reset_index(drop=True)
+    marks = ["flags"] if "flags" in table else []
+    return table[["source", "benchmark", *described, *LAB_UNITS, *marks]].reset_index(drop=True)

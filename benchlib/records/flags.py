@@ -182,6 +182,18 @@ def marked(label: object, flags: object) -> str:
     return f"{label} ⚠" if of(flags) else str(label)
 
 
+def warned(value: object) -> str:
+    """A row's flags as a table shows them: ``⚠ contended, short``; '' when none."""
+    names = of(value)
+    return f"⚠ {', '.join(names)}" if names else ""
+
+
+def union(values: Iterable[object]) -> str:
+    """Every flag among ``values`` (the flags of the runs a table row stands for), once each
+    in order, as the stored comma string."""
+    return join(list(dict.fromkeys(name for value in values for name in of(value))))
+
+
 def flag_counts(df: pd.DataFrame) -> dict[str, int]:
     """How many rows carry each flag, in :data:`FLAGS` order."""
     counts: dict[str, int] = {}

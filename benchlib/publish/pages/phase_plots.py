@@ -32,7 +32,7 @@ def breakdown_plot(table: pd.DataFrame, label_columns: list[str], title: str = "
               and table[c].notna().any()]
     table, shown = at_most(table, table[phases].astype(float).sum(axis=1),
                            "slowest of {total} configurations")
-    labels = text_labels(table, label_columns)
+    labels = text_labels(table, label_columns, mark=True)
     data = table[phases].astype(float).fillna(0.0).set_axis(labels)
     data.columns = [c.removeprefix("time_").removesuffix("_s") for c in phases]
     data = data * 1e3

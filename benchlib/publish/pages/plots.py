@@ -47,9 +47,14 @@ def at_most(frame: pd.DataFrame, score: pd.Series, what: str) -> tuple[pd.DataFr
     return frame.iloc[keep], f" (the {MAX_BARS} {what.format(total=len(frame))})"
 
 
-def text_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`)."""
-    return short_labels(df, columns).map(plain)
+def text_labels(df: pd.DataFrame, columns: list[str], mark: bool = False) -> pd.Series:
+    """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`); with ``mark``
+    a flagged row's label ends in ⚠ (:func:`benchlib.records.flags.marked`)."""
+    labels = short_labels(df, columns)
+    if mark and "flags" in df:
+        labels = pd.Series([flags.marked(label, f) for label, f in
+                            zip(labels, df["flags"], strict=True)], index=labels.index)
+    return labels.map(plain)
 
 
 def tidy(fig: plt.Figure) -> plt.Figure:
@@ -259,7 +264,7 @@ def hours_plot(table: pd.DataFrame, label_columns: list[str], value: str = "hour
                title: str = "", xlabel: str | None = None) -> plt.Figure:
     """Horizontal bars of a projected time per configuration (log scale beyond a decade)."""
     table, shown = at_most(table, table[value], "longest of {total}")
-    labels = text_labels(table, label_columns)
+    labels = text_labels(table, label_columns, mark=True)
     fig, ax = plt.subplots(figsize=(11, 0.4 * len(table) + 1.4))
     sns.barplot(x=table[value].to_numpy(), y=labels.to_numpy(), ax=ax, orient="h",
                 color=palette.BASE[2])
@@ -282,7 +287,7 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
                               table.loc[table["benchmark"] == benchmark, value], "longest of {total}")
         columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
                                "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
-        labels = text_labels(rows, columns or ["source"])
+        labels = text_labels(rows, columns or ["source"], mark=True)
         sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
                     ax=ax, orient="h", dodge=False,
                     palette=palette.mapping("source", rows["source"].unique()))

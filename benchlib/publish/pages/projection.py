@@ -10,26 +10,29 @@ from benchlib import reference, registry
 from benchlib.analysis import comparisons, lab_units
 from benchlib.kinds import fact_of_rows
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
+from benchlib.publish.pages.flag_notes import marked_rows
 
 
 def training(done: pd.DataFrame, target_iterations: int) -> None:
-    """Hours each training run takes to ``target_iterations`` at its median iteration time."""
+    """Hours each training run takes to ``target_iterations`` at its median iteration time:
+    what tells the runs apart first, a flagged run marked ⚠ in the table and the plot."""
     runs = summary.training_runs(done)
     if not len(runs):
         note("No training run: nothing to project in iterations.")
         return
     projected = lab_units.derived_units(comparisons.extrapolate(runs, iterations=target_iterations))
     described = summary.described(runs)
-    columns = [*described, "time_iteration_s", "iterations_per_minute", "hours"]
+    columns = [*described, "time_iteration_s", "iterations_per_minute", "hours", *_flags(runs)]
     caption = f"Hours to {target_iterations:,} iterations at each run's median iteration time"
-    show(present.table(projected[columns], caption, keep=("hours",)))
+    frame, apart = marked_rows(projected[columns], described)
+    show(present.table(frame, caption, keep=(*apart, "hours")))
     plots.show(plots.hours_plot(projected, described, title=f"Hours to {target_iterations:,} "
                                 "iterations", xlabel="hours"))
 
 
 def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     """Hours each image run takes through ``dataset_samples`` images: ``epochs`` passes when
-    training, one for inference."""
+    training, one for inference; what tells the runs apart first, a flagged run marked ⚠."""
     runs = comparisons.benchmarks(done[fact_of_rows(done["benchmark"], "samples") == "images"])
     if not len(runs):
         note("No image run.")
@@ -38,9 +41,12 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     passes = runs["benchmark"].map(lambda b: epochs if b in trains else 1)
     hours = dataset_samples * passes / runs["throughput"] / 3600
     table = runs.assign(passes=passes, hours=hours)
-    show(present.table(table[[*summary.described(runs), "throughput", "unit", "passes", "hours"]],
-                       f"Hours for the passes over {dataset_samples:,} images ({epochs} epochs "
-                       "when training, one pass for inference)", keep=("hours",)))
+    described = summary.described(runs)
+    frame, apart = marked_rows(table[[*described, "throughput", "unit", "passes", "hours",
+                                      *_flags(runs)]], described)
+    show(present.table(frame, f"Hours for the passes over {dataset_samples:,} images ({epochs} "
+                              "epochs when training, one pass for inference)",
+                       keep=(*apart, "passes", "hours")))
 
 
 def unet3d(done: pd.DataFrame, include_reference: bool = True) -> None:
@@ -50,11 +56,17 @@ def unet3d(done: pd.DataFrame, include_reference: bool = True) -> None:
     if not len(unet):
         note("No 3D U-Net runs.")
         return
+    frame, apart = marked_rows(unet, ["source"])
     show(Markdown(summary.unet_caveat(unet, done)),
-         present.table(unet, "3D U-Net runs in lab units, this campaign beside the reference",
-                       keep=("source",), missing_reason="does not apply (training rows have no "
-                       "prediction figures and the reverse)"))
+         present.table(frame, "3D U-Net runs in lab units, this campaign beside the reference",
+                       keep=("source", *apart), missing_reason="does not apply (training rows "
+                       "have no prediction figures and the reverse)"))
     plots.show(plots.lab_units_plot(unet))
+
+
+def _flags(runs: pd.DataFrame) -> list[str]:
+    """``["flags"]`` where the runs have flags (records of any version), else none."""
+    return ["flags"] if "flags" in runs else []
 
 
 PAGE = Page(
