@@ -1,11 +1,13 @@
 """Selections: records of the catalog (or of a folder) by column values and time, as the table
 :func:`benchlib.load` makes (:func:`load`); selections as people type them
 (``"cluster=jade2 gpu=V100 since=2026-09-01"``, :func:`parse`), each key checked against the
-record schema."""
+record schema. ``folder=PATH`` selects the records under a campaign folder: a campaign is its
+name and its folder, and two folders may hold campaigns of one name."""
 
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,30 +28,61 @@ from benchlib.records.runs import once
 
 #: Keys of a typed selection that bound ``started_at`` rather than name a column.
 TIME_KEYS = ("since", "until")
+#: The key that names a campaign folder: the records whose notebook (``source``) lies under it.
+FOLDER_KEY = "folder"
 #: Rows fetched from the catalog at a time.
 FETCH = 2000
 
 
 @dataclass(frozen=True)
 class Selection:
-    """Column values (``where``: each a value or a list of values, any of which matches) and
-    a time window on ``started_at`` (``since`` inclusive, ``until`` exclusive; ISO UTC text)."""
+    """Column values (``where``: each a value or a list of values, any of which matches), a
+    time window on ``started_at`` (``since`` inclusive, ``until`` exclusive; ISO UTC text) and
+    a campaign folder (``folder``: its real path; the records whose ``source`` lies under it)."""
 
     where: dict[str, object] = field(default_factory=dict)
     since: str | None = None
     until: str | None = None
+    folder: str | None = None
 
     def __str__(self) -> str:
         said = [f"{k}={v}" for k, v in self.where.items()]
-        said += [f"{k}={v}" for k, v in (("since", self.since), ("until", self.until)) if v]
+        said += [f"{k}={v}" for k, v in (("since", self.since), ("until", self.until),
+                                         (FOLDER_KEY, self.folder and shown(self.folder))) if v]
         return " ".join(said) or "every record"
+
+
+def shown(path: str) -> str:
+    """``path`` relative to the working folder where it lies below it, else as it is."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def real_folder(value: object) -> str | None:
+    """A ``folder=`` value as the catalog holds its records' paths: the real path (relative
+    paths start at the working folder, links followed, as ``benchlib index`` reads a folder);
+    None when not given; CatalogError for two folders in one selection."""
+    if value is None:
+        return None
+    if isinstance(value, list | tuple | set):
+        raise CatalogError(f"selection: {FOLDER_KEY}= given {len(value)} times; a selection "
+                           "names one campaign folder")
+    return os.path.realpath(os.path.expanduser(str(value)))
+
+
+def under(source: object, folder: str) -> bool:
+    """Whether the notebook ``source`` lies under ``folder`` (a real path)."""
+    prefix = folder.rstrip(os.sep) + os.sep
+    text = str(source) if isinstance(source, str) else ""
+    return bool(text) and (text.startswith(prefix) or os.path.realpath(text).startswith(prefix))
 
 
 def allowed_keys(times: bool = True) -> str:
     """The selection keys, in words (for a message naming a bad one); ``since`` and ``until``
     only where they are keys (a typed selection), not for a ``where`` mapping."""
     return (", ".join(sorted(tables.typed_columns())) + ", a column family of docs/record.md "
-            "(env_driver, time_forward_s, ...)" + (", since, until" if times else ""))
+            "(env_driver, time_forward_s, ...), folder (a campaign folder)"
+            + (", since, until" if times else ""))
 
 
 LARGEST_INTEGER = 2**63 - 1  #: what SQLite and PostgreSQL (bigint) store
@@ -116,14 +149,17 @@ def moment(value: object, key: str = "since") -> str | None:
 
 def selection(where: Mapping[str, object] | None = None, since: object = None,
               until: object = None) -> Selection:
-    """A checked :class:`Selection`: every key a record column, every value of its type, a
-    value given (``benchmark=`` selects nothing), ``since`` before ``until``."""
-    empty = [str(k) for k, v in (where or {}).items() if v == "" or v == []]
+    """A checked :class:`Selection`: every key a record column (or ``folder``: a campaign
+    folder, :func:`real_folder`), every value of its type, a value given (``benchmark=``
+    selects nothing), ``since`` before ``until``."""
+    where = {str(k): v for k, v in (where or {}).items()}
+    empty = [k for k, v in where.items() if v == "" or v == []]
     if empty:
         raise CatalogError(f"selection: {empty[0]}= has no value; give one ({empty[0]}=VALUE), "
                            "or leave the key out to select any")
-    chosen = Selection({str(k): _coerce(str(k), v) for k, v in (where or {}).items()},
-                       moment(since, "since"), moment(until, "until"))
+    folder = real_folder(where.pop(FOLDER_KEY, None))
+    chosen = Selection({k: _coerce(k, v) for k, v in where.items()},
+                       moment(since, "since"), moment(until, "until"), folder)
     if chosen.since and chosen.until and pd.Timestamp(chosen.since) >= pd.Timestamp(chosen.until):
         raise CatalogError(f"selection: since={chosen.since} is not before until={chosen.until}: "
                            "the window holds no time (until is exclusive)")
@@ -163,6 +199,9 @@ def _matches(frame: pd.DataFrame, chosen: Selection) -> pd.Series:
             keep &= frame[key].map(lambda text, names=names: bool(set(flags.of(text)) & names))
             continue
         keep &= frame[key].isin(wanted) if key in frame else False
+    if chosen.folder:
+        sources = frame.get("source", pd.Series("", index=frame.index))
+        keep &= sources.map(lambda source: under(source, chosen.folder))
     if chosen.since or chosen.until:
         started = (_instants(frame["started_at"]) if "started_at" in frame
                    else pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]"))
@@ -181,7 +220,7 @@ def _instants(values: pd.Series) -> pd.Series:
 
 def narrowed(frame: pd.DataFrame, chosen: Selection) -> pd.DataFrame:
     """The rows of ``frame`` (a loaded table) that ``chosen`` selects."""
-    if not chosen.where and not chosen.since and not chosen.until:
+    if not chosen.where and not chosen.since and not chosen.until and not chosen.folder:
         return frame
     return frame[_matches(frame, chosen)].reset_index(drop=True)
 
@@ -195,6 +234,9 @@ def _query(chosen: Selection) -> sa.Select:
         if key in r.c:
             query = query.where(r.c[key].in_(value) if isinstance(value, list)
                                 else r.c[key] == value)
+    if chosen.folder:  # a few more in SQLite (LIKE ignores case): :func:`narrowed` keeps exact
+        query = query.where(r.c[tables.SOURCE].startswith(
+            chosen.folder.rstrip(os.sep) + os.sep, autoescape=True))
     # started_at is text as each record has it (offsets other than UTC, a space for "T"):
     # the database narrows by text a day wider than asked, :func:`narrowed` by time.
     if chosen.since:
@@ -261,7 +303,7 @@ def load(path: str | Path | None = None, strict: bool = False, db: str | Path | 
                          "commands' text, \"benchmark=train gpu=H100\"")
     if isinstance(where, str):
         typed = parse(where)
-        where = typed.where
+        where = {**typed.where, **({FOLDER_KEY: typed.folder} if typed.folder else {})}
         since, until = (since if since is not None else typed.since,
                         until if until is not None else typed.until)
     chosen = selection(where, since, until)
@@ -293,8 +335,7 @@ def pair(db: str | Path | None, base: str | None, new: str | None
                              "KEY=VALUE pairs such as campaign=nightly-41 or gpu=H100")
     chosen = [parse(base), parse(new)]
     if chosen[0] == chosen[1]:
-        raise InputError(f"compare: --base and --new select the same records ({chosen[0]}): "
-                         "a campaign compared with itself certifies nothing")
+        raise InputError(same_twice(db, chosen[0]))
     found = []
     for option, selected in zip(("--base", "--new"), chosen, strict=True):
         frame = once(from_catalog(db, selected))  # a run indexed from two folders: once
@@ -303,3 +344,23 @@ def pair(db: str | Path | None, base: str | None, new: str | None
                              f"{database.resolve(db).shown} match")
         found.append((f"{option} {selected}", frame))
     return found
+
+
+def same_twice(db: str | Path | None, chosen: Selection) -> str:
+    """What compare says when ``--base`` and ``--new`` are one selection: a campaign compared
+    with itself certifies nothing; where its records lie in several folders (two campaigns of
+    one name), those folders and how to name each side's (``folder=``)."""
+    said = (f"compare: --base and --new select the same records ({chosen}): a campaign compared "
+            "with itself certifies nothing")
+    try:
+        sources = from_catalog(db, chosen).get("source", pd.Series(dtype=object)).dropna()
+    except CatalogError:
+        sources = pd.Series(dtype=object)
+    folders = sorted({shown(os.path.dirname(str(s))) for s in sources})
+    if len(folders) < 2:
+        return (f"{said}; two campaigns of one name in two folders are told apart by naming "
+                f"each side's folder ({FOLDER_KEY}=PATH)")
+    listed = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
+    return (f"{said}; its records lie in {len(folders)} folders ({listed}): name each side's, "
+            f"e.g. --base \"{chosen} {FOLDER_KEY}={folders[0]}\" "
+            f"--new \"{chosen} {FOLDER_KEY}={folders[1]}\"")

@@ -18,6 +18,9 @@ class Sweep(Command):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("params", help="params YAML (see params/demo.yaml)")
         parser.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
+        parser.add_argument("--campaign", metavar="NAME", help="the campaign's name (and its "
+                            "folder under --outputs) in place of the params file's, e.g. "
+                            "nightly-$(date -u +%%F) to name each night")
         parser.add_argument("--force", action="store_true", help="re-run points already done")
         parser.add_argument("--retry-failed", action="store_true",
                             help="re-run failed points only")
@@ -46,7 +49,8 @@ class Sweep(Command):
         from benchlib.inputs.executors import apply_overrides
         from benchlib.inputs.params import load_sweep
 
-        sweep = load_sweep(args.params, max_points=args.max_points)
+        sweep = load_sweep(args.params, max_points=args.max_points,
+                           campaign=campaign_name(args.campaign))
         outputs = Path(args.outputs)
         settings = apply_overrides(
             sweep.spec.executor, args.executor, partition=args.partition, account=args.account,
@@ -66,3 +70,17 @@ class Sweep(Command):
             progress=not args.quiet)
         index_quietly(outputs / sweep.campaign)  # with $BENCHLIB_DB: the catalog follows
         return 1 if args.strict and PointState.FAILED in (states or []) else 0
+
+
+def campaign_name(given: str | None) -> str | None:
+    """``--campaign``'s name, checked as a params file's campaign is (InputError naming the
+    option, exit 2); None when not given (the params file's then)."""
+    from benchlib.errors import InputError
+    from benchlib.inputs.config import check_campaign
+
+    if given is None:
+        return None
+    try:
+        return check_campaign(given)
+    except ValueError as error:
+        raise InputError(f"--campaign {error}") from None
