@@ -29,7 +29,7 @@ from benchlib.formatting import (
     si,
 )
 from benchlib.publish.templating import render
-from benchlib.records import schema
+from benchlib.records import flags, schema
 
 #: Settings a one-row table keeps as columns when it says its other settings in the caption.
 NAMED_IN_ROW = ("benchmark", "model")
@@ -251,3 +251,21 @@ def mapping_table(mapping: Mapping[str, object], caption: str) -> Table:
             for k, v in mapping.items()]
     return Table(pd.DataFrame({"figure": [k for k, _ in rows], "value": [v for _, v in rows]}),
                  caption.rstrip(".") + ".")
+
+
+def marked_rows(frame: pd.DataFrame, labels: Sequence[str]) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``frame`` ready for :func:`table`: the ``labels`` that
+    tell its rows apart (those that vary: devices, data, ...) first, then, where a row is
+    flagged, its flags as ``⚠ contended, short``, then the rest; and the columns the table must
+    keep where they are (its ``keep``). The settings come in the schema's order (benchmark,
+    model, ..., devices, data: :func:`benchlib.records.schema.describing`)."""
+    order = {name: place for place, name in enumerate(schema.describing())}
+    apart = sorted((c for c in labels if c in frame and frame[c].nunique(dropna=False) > 1),
+                   key=lambda c: order.get(c, len(order)))
+    marks = frame.get("flags", pd.Series("", index=frame.index))
+    out = frame.drop(columns=["flags"], errors="ignore")
+    out = out[[*apart, *(c for c in out.columns if c not in apart)]]
+    if not any(flags.of(value) for value in marks):
+        return out, tuple(apart)
+    out.insert(len(apart), "flags", [flags.warned(value) for value in marks])
+    return out, (*apart, "flags")

@@ -10,7 +10,6 @@ from benchlib import reference, registry
 from benchlib.analysis import comparisons, lab_units
 from benchlib.kinds import fact_of_rows
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
-from benchlib.publish.pages.flag_notes import marked_rows
 
 
 def training(done: pd.DataFrame, target_iterations: int) -> None:
@@ -24,7 +23,7 @@ def training(done: pd.DataFrame, target_iterations: int) -> None:
     described = summary.described(runs)
     columns = [*described, "time_iteration_s", "iterations_per_minute", "hours", *_flags(runs)]
     caption = f"Hours to {target_iterations:,} iterations at each run's median iteration time"
-    frame, apart = marked_rows(projected[columns], described)
+    frame, apart = present.marked_rows(projected[columns], described)
     show(present.table(frame, caption, keep=(*apart, "hours")))
     plots.show(plots.hours_plot(projected, described, title=f"Hours to {target_iterations:,} "
                                 "iterations", xlabel="hours"))
@@ -42,7 +41,7 @@ def images(done: pd.DataFrame, dataset_samples: int, epochs: int) -> None:
     hours = dataset_samples * passes / runs["throughput"] / 3600
     table = runs.assign(passes=passes, hours=hours)
     described = summary.described(runs)
-    frame, apart = marked_rows(table[[*described, "throughput", "unit", "passes", "hours",
+    frame, apart = present.marked_rows(table[[*described, "throughput", "unit", "passes", "hours",
                                       *_flags(runs)]], described)
     show(present.table(frame, f"Hours for the passes over {dataset_samples:,} images ({epochs} "
                               "epochs when training, one pass for inference)",
@@ -56,7 +55,7 @@ def unet3d(done: pd.DataFrame, include_reference: bool = True) -> None:
     if not len(unet):
         note("No 3D U-Net runs.")
         return
-    frame, apart = marked_rows(unet, ["source"])
+    frame, apart = present.marked_rows(unet, ["source"])
     show(Markdown(summary.unet_caveat(unet, done)),
          present.table(frame, "3D U-Net runs in lab units, this campaign beside the reference",
                        keep=("source", *apart), missing_reason="does not apply (training rows "

@@ -335,14 +335,13 @@ def pairs_table(comparison: Comparison) -> object:
 def breakdown_table(table: pd.DataFrame, caption: str) -> object:
     """:func:`benchlib.analysis.comparisons.breakdown` as a table for people (milliseconds per
     phase): what tells the rows apart first, a flagged row's ⚠ beside it
-    (:func:`~benchlib.publish.pages.flag_notes.marked_rows`), then the times."""
+    (:func:`~benchlib.publish.pages.present.marked_rows`), then the times."""
     from benchlib.publish.pages import present
-    from benchlib.publish.pages.flag_notes import marked_rows
 
     first = [c for c in ("time_iteration_s", "bottleneck", "data_share") if c in table]
     labels = [c for c in table.columns if not c.startswith("time_") and c not in first
               and c not in ("count", "flags")]
-    frame, apart = marked_rows(table[[*labels, *first, *table.columns.difference(
+    frame, apart = present.marked_rows(table[[*labels, *first, *table.columns.difference(
         [*labels, *first], sort=False)]], labels)
     return present.table(frame, caption, keep=(*apart, "time_iteration_s", "bottleneck"))
 
