@@ -54,7 +54,8 @@ def test_the_probe_s_record_holds_the_contention_check_and_its_flag() -> None:
     record = make_record(config, result)
     # measured as every timed loop is: the record says what else used the node meanwhile
     assert isinstance(record["contended"], bool)
-    assert isinstance(record["contention_cpu_share"], float)
+    share = record["contention_cpu_share"]  # None only where no clock tick passed
+    assert share is None or isinstance(share, float)
     assert record["telemetry"].startswith("unavailable")  # a CPU: no NVML, and it says so
     result.contention = BUSY  # the same probe beside a busy process
     busy = make_record(config, result)
