@@ -28,6 +28,7 @@ from benchlib.cli import (
     sweep,
 )
 from benchlib.cli.base import Command
+from benchlib.cli.documents import aside, write_error
 from benchlib.errors import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     anchor_configured()  # a relative $BENCHLIB_DB means where the command was typed
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(), aside(args):
             return args.handler.run(args)
     except BrokenPipeError as error:  # the reader went away (`| head`): end quietly, as Unix
         if not _stdout_closed():      # tools do; a pipe of its own is a failure like any other
@@ -143,4 +144,5 @@ def _fail(args: argparse.Namespace, message: str, code: int) -> int:
         traceback.print_exc()
     for line in message.splitlines() or [""]:
         print(f"error: {line}", file=sys.stderr)
+    write_error(args, message, code)  # with --json, as a document too (docs/json.md)
     return code

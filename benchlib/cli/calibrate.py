@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from benchlib.cli.base import Command, show, wrapped
+from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
 
 #: The most rounds one calibration runs.
@@ -42,6 +43,7 @@ class Calibrate(Command):
         parser.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
         add_db_argument(parser, "the catalog the campaigns are indexed into")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -77,7 +79,8 @@ class Calibrate(Command):
         folders = [outputs / name for name in names]
         summary = ingest.index(folders, catalog, say=lambda _: None)
         show(summary.line(catalog))
-        lines, measured = noise_lines(folders)
+        noise = noise_rows(folders)
+        lines, measured = noise_lines(noise)
         for line in lines:
             show(wrapped(line, indent="      "))
         if not measured:
@@ -87,13 +90,21 @@ class Calibrate(Command):
                          indent="      "))
         said = [gate.MEASURED if measured else gate.NOTHING_JUDGED,
                 *([gate.POINT_FAILED] if failed else [])]
-        return gate.exit_code("calibrate", said)
+        code = gate.exit_code("calibrate", said)
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.calibrate(
+                folders, catalog.shown, summary.line(catalog), failed, noise or [], code))
+        return code
 
 
-def noise_lines(folders: list[Path]) -> tuple[list[str], int]:
-    """Per configuration and node of the campaigns in ``folders``: the noise between them, and
-    the half-width of the 95 % interval of one campaign against another that it makes; and
-    how many configuration x node noises were measured (0: nothing calibrated)."""
+def noise_rows(folders: list[Path]) -> list[dict[str, object]] | None:
+    """Per configuration and node of the campaigns in ``folders``: the noise between them
+    (``sd``, over ``campaigns``; None: too few campaigns with an undisturbed speed) and the
+    half-width of the 95 % interval of one campaign against another that it makes
+    (``half_width``), its ``runs`` and the ``disturbed`` ones left out; None where no run
+    finished."""
     import pandas as pd
 
     import benchlib
@@ -103,22 +114,34 @@ def noise_lines(folders: list[Path]) -> tuple[list[str], int]:
     runs = comparisons.benchmarks(pd.concat([benchlib.load(f) for f in folders],
                                             ignore_index=True))
     if runs.empty or "throughput" not in runs:
+        return None
+    found = []
+    for (name, node), group in series(runs).groupby(["configuration", "node"], sort=False):
+        noise = campaign_noise.from_history(group, "throughput", [node], node_column="node")
+        found.append({"configuration": name, "node": node, "runs": len(group),
+                      "disturbed": int(group["disturbed"].sum()),
+                      "sd": None if noise is None else noise.sd,
+                      "campaigns": None if noise is None else noise.campaigns,
+                      "half_width": None if noise is None else
+                      intervals.t_quantile(0.95, noise.dof) * 2 ** 0.5 * noise.sd})
+    return found
+
+
+def noise_lines(found: list[dict[str, object]] | None) -> tuple[list[str], int]:
+    """:func:`noise_rows` in words, one line per configuration and node; and how many
+    configuration x node noises were measured (0: nothing calibrated)."""
+    if found is None:
         return ["no finished runs: nothing to calibrate"], 0
-    every = series(runs)
     lines = ["noise between campaigns per configuration and node (the standard deviation of a "
              "campaign's mean speed), and the 95 % interval of one campaign against another "
              "it makes:"]
-    measured = 0
-    for (name, node), group in every.groupby(["configuration", "node"], sort=False):
-        noise = campaign_noise.from_history(group, "throughput", [node], node_column="node")
-        disturbed = int(group["disturbed"].sum())
-        left = (f" ({disturbed} of {len(group)} runs contended or throttled, left out: "
+    for row in found:
+        where, disturbed = f"  {row['configuration']} on {row['node']}", row["disturbed"]
+        left = (f" ({disturbed} of {row['runs']} runs contended or throttled, left out: "
                 "calibrate on an idle node)" if disturbed else "")
-        if noise is None:
-            lines.append(f"  {name} on {node}: too few campaigns with an undisturbed speed{left}")
-            continue
-        measured += 1
-        half = intervals.t_quantile(0.95, noise.dof) * 2 ** 0.5 * noise.sd
-        lines.append(f"  {name} on {node}: {noise.sd:.1%} over {noise.campaigns} campaigns; "
-                     f"one campaign against another: +-{half:.1%}{left}")
-    return lines, measured
+        if row["sd"] is None:
+            lines.append(f"{where}: too few campaigns with an undisturbed speed{left}")
+        else:
+            lines.append(f"{where}: {row['sd']:.1%} over {row['campaigns']} campaigns; "
+                         f"one campaign against another: +-{row['half_width']:.1%}{left}")
+    return lines, sum(row["sd"] is not None for row in found)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from benchlib.cli.base import Command, show, show_table, wrapped
+from benchlib.cli.documents import add_option
 from benchlib.vocabulary import CheckVerdict
 
 
@@ -25,6 +26,7 @@ class Check(Command):
         parser.add_argument("--references", help="references YAML (default: the shipped "
                             "published figures and datasheet ceilings)")
         parser.add_argument("--junit", help="also write the checks as JUnit XML to this file")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -74,4 +76,10 @@ class Check(Command):
                          "FILE: docs/acceptance.md)"))
         if written:
             print(f"JUnit XML: {written}")
-        return gate.exit_code("check", checked["verdict"])
+        code = gate.exit_code("check", checked["verdict"])
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.check(
+                checked, args.results, args.references, args.junit, code))
+        return code

@@ -6,7 +6,8 @@ import argparse
 import os
 
 from benchlib.cli.base import Command, relative, show, wrapped
-from benchlib.cli.compare_output import show_compared, show_energy
+from benchlib.cli.compare_output import energy_compared, show_compared, show_energy
+from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
@@ -55,6 +56,7 @@ class Compare(Command):
                                  "where lower is better, times and memory, BASE / NEW)")
         parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file "
                             "(a device or FIFO such as /dev/stdout is written in place)")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -94,10 +96,17 @@ class Compare(Command):
             show(wrapped(f"warning: {warning}"))
         show_compared(comparison)
         show("\n".join(wrapped(line, indent="    ") for line in regression.summary(comparison)))
-        show_energy(base, new, args.threshold)
+        efficiency = energy_compared(base, new, args.threshold)
+        show_energy(base, new, args.threshold, efficiency)
         if written:
             print(f"JUnit XML: {written}")
-        return gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
+        code = gate.exit_code("compare", compared.get("verdict", pd.Series(dtype=object)))
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.compare(
+                comparison, efficiency, (str(base_name), str(new_name)), args.junit, code))
+        return code
 
 
 def selections(args: argparse.Namespace) -> list[tuple[str, object]]:

@@ -45,14 +45,25 @@ def show_compared(comparison: Comparison) -> None:
                fold=("verdict", "base_runs", "new_runs", "flags", "interval"))
 
 
-def show_energy(base: pd.DataFrame, new: pd.DataFrame, threshold: float) -> None:
-    """The second ratio: energy efficiency NEW / BASE per configuration in common (the same
-    pairing and interval as the speed's), or why there is none."""
+def energy_compared(base: pd.DataFrame, new: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The second ratio: energy efficiency NEW / BASE per configuration (the same pairing and
+    interval as the speed's; :func:`benchlib.analysis.energy.compare`'s table)."""
+    from benchlib.analysis import comparisons, energy
+
+    base, new = comparisons.benchmarks(base), comparisons.benchmarks(new)
+    return energy.compare(base, new, threshold=threshold).table
+
+
+def show_energy(base: pd.DataFrame, new: pd.DataFrame, threshold: float,
+                compared: pd.DataFrame | None = None) -> None:
+    """The second ratio (``compared``, else :func:`energy_compared`) per configuration in
+    common, or why there is none."""
     from benchlib.analysis import comparisons, energy
     from benchlib.vocabulary import CompareVerdict
 
+    if compared is None:
+        compared = energy_compared(base, new, threshold)
     base, new = comparisons.benchmarks(base), comparisons.benchmarks(new)
-    compared = energy.compare(base, new, threshold=threshold).table
     if compared.empty:
         return
     unit = energy.frame_unit(pd.concat([base, new], ignore_index=True)) or "samples/J"

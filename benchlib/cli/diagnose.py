@@ -9,6 +9,7 @@ from pathlib import Path
 
 from benchlib import registry
 from benchlib.cli.base import Command, show_wrapped
+from benchlib.cli.documents import add_option
 from benchlib.diagnosis.budget import INITIAL_REPEATS, TARGET_FACTOR
 from benchlib.diagnosis.defaults import per_target
 from benchlib.vocabulary import Precision
@@ -61,6 +62,7 @@ class Diagnose(Command):
         add("--account", help="SLURM account (slurm executor)")
         add("--time-min", type=int, help="SLURM time limit per point in minutes")
         add("--no-report", action="store_true", help="do not build the report page")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -88,4 +90,8 @@ class Diagnose(Command):
         if result.page is not None:
             print(f"page: {where / 'report' / result.page.name}")
         index_quietly(result.campaign_dir)  # with $BENCHLIB_DB: the catalog follows
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.diagnose(result.diagnosis, where, result.page, 0))
         return 0

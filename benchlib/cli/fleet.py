@@ -7,6 +7,7 @@ import argparse
 import math
 
 from benchlib.cli.base import Command, relative, show, show_table, wrapped
+from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
 from benchlib.vocabulary import MAX_WINDOW_DAYS
 
@@ -51,6 +52,7 @@ class Fleet(Command):
                             "for the failed and slow nodes (printed, never run)")
         parser.add_argument("--junit", metavar="FILE", help="also write one JUnit test case per node and "
                             "configuration to this file")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -79,7 +81,13 @@ class Fleet(Command):
                 show(line)
         if written:
             print(f"JUnit XML: {written}")
-        return gate.exit_code("fleet", summary["state"])
+        code = gate.exit_code("fleet", summary["state"])
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.fleet(
+                states, summary, fleet_actions.drain_lines(summary), args.junit, code))
+        return code
 
 
 def print_states(states, summary) -> None:  # (FleetStates, pd.DataFrame) -> None

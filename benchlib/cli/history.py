@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from benchlib.cli.base import Command, show_wrapped
+from benchlib.cli.documents import add_option
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
@@ -54,6 +55,7 @@ class History(Command):
                             help="smallest change listed, and the slowdown a regression must "
                                  f"clear (default {DEFAULT_THRESHOLD}, as benchlib compare)")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -77,4 +79,9 @@ class History(Command):
             show_wrapped(text)
         judged = [] if found.judged else [gate.NOTHING_JUDGED]
         drifted = [row["verdict"] for row in found.drifts]  # 'drift' alone stands aside
-        return gate.exit_code("history", [*found.table["verdict"], *drifted, *judged])
+        code = gate.exit_code("history", [*found.table["verdict"], *drifted, *judged])
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.history(found, code))
+        return code

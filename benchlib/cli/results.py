@@ -7,6 +7,7 @@ import argparse
 import os
 
 from benchlib.cli.base import Command, show, width, wrapped
+from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
 
 
@@ -31,6 +32,7 @@ class Results(Command):
         parser.add_argument("--csv", help="also write every column to this CSV file (text that "
                             "starts like a spreadsheet formula gets a leading '; a device or "
                             "FIFO such as /dev/stdout is written in place, never replaced)")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -50,6 +52,12 @@ class Results(Command):
         if args.csv:
             write_csv(args.csv, frame.every_column())
             print(f"wrote {len(frame)} records to {args.csv}")
+        if args.json:
+            from benchlib.catalog.database import resolve
+            from benchlib.cli.documents import render
+
+            source = args.path or f"catalog {resolve(args.db).shown}"
+            render.write(args, render.results(frame, source, args.csv, 0))
         return 0
 
 

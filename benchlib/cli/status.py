@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from benchlib.cli.base import Command
+from benchlib.cli.documents import add_option
 
 
 class Status(Command):
@@ -15,6 +16,7 @@ class Status(Command):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("campaign_dir", help="outputs/<campaign>")
+        add_option(parser)
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -25,6 +27,11 @@ class Status(Command):
         table = campaign_status(campaign_dir)
         if not table:
             print(f"{campaign_dir}: no points (run benchlib sweep first)")
-            return 1
-        print(format_status(campaign_dir, table))
-        return 0
+        else:
+            print(format_status(campaign_dir, table))
+        code = 0 if table else 1
+        if args.json:
+            from benchlib.cli.documents import render
+
+            render.write(args, render.status(campaign_dir, table, code))
+        return code
