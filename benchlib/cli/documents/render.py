@@ -156,7 +156,8 @@ def _rung(speed: RungSpeed | None) -> documents.RungRow | None:
         return None
     return documents.RungRow(name=speed.rung.name, label=speed.rung.label,
                              speed=float(speed.speed), runs=len(speed.speeds),
-                             flags=list(speed.flags))
+                             flags=sorted({name.strip() for flags in speed.flags
+                                           for name in str(flags).split(",") if name.strip()}))
 
 
 def diagnose(found: Diagnosis, campaign_dir: Path, page: Path | None,

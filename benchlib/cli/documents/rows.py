@@ -185,7 +185,7 @@ class RungRow(Strict):
     label: str = said("its setting, in words")
     speed: float = said("the geometric mean of its runs (images/s)")
     runs: int = said("its runs")
-    flags: list[str] = said("its runs' flags")
+    flags: list[str] = said("the flags its runs raised (contended, throttled, ...), each once")
 
 
 class StepRow(Strict):
