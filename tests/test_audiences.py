@@ -19,7 +19,7 @@ def _modules(package) -> set[str]:
 
 
 def test_benchmark_notebook_sections_are_apart_from_the_summary_pages():
-    assert _modules(benchmark_notebook) == {"run", "probes", "parameters", "layouts"}
+    assert _modules(benchmark_notebook) == {"run", "probes", "parameters", "layouts", "gpu_sized"}
     assert not _modules(pages) & _modules(benchmark_notebook)
 
 

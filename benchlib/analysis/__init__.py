@@ -130,10 +130,9 @@ def headline(pairs: pd.DataFrame) -> float:
 
 
 def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
-
-    Adds ``bottleneck`` (the phase with the most time), ``data_share`` (data wait over the
-    iteration, else over the phases' sum) and ``flags`` (its runs' flags). Probes left out."""
+    """Median seconds per iteration in each phase per configuration, with ``bottleneck`` (the
+    phase with the most time), ``data_share`` (data wait over the iteration, else over the
+    phases' sum) and ``flags`` (its runs' flags). Probes left out."""
     from benchlib.analysis.comparisons import breakdown as real
 
     return real(df=df, by=by)
@@ -260,7 +259,8 @@ def derived_units(df: pd.DataFrame) -> pd.DataFrame:
 def unet3d_units(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Runs of ``df`` whose kind reports lab units (the 3D U-Net's) beside ``reference`` ones:
     training in iterations per minute and days to 100k iterations, prediction in megavoxels/s
-    and hours per teravoxel. ``source`` says which rows are this campaign's."""
+    and hours per teravoxel. ``source`` says which rows are this campaign's; ``flags`` each
+    run's flags, where the runs have them."""
     from benchlib.analysis.lab_units import unet3d_units as real
 
     return real(df=df, reference=reference)

@@ -254,12 +254,9 @@ def headline(pairs: pd.DataFrame) -> float:
 
 
 def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Median seconds per iteration in each phase per configuration, with the bottleneck phase.
-
-    Adds ``bottleneck`` (the phase with the most time), ``data_share`` (the data wait over
-    the iteration; the sum of phases when the iteration time is missing) and, where the runs
-    have them, ``flags`` (every flag of the configuration's runs). Probes are left out.
-    """
+    """Median seconds per iteration in each phase per configuration, with ``bottleneck`` (the
+    phase with the most time), ``data_share`` (data wait over the iteration, else over the
+    phases' sum) and ``flags`` (its runs' flags). Probes left out."""
     df = hashable(benchmarks(ok(df)))
     default = ("cluster", "gpu", "num_devices", "num_workers", "benchmark", "model", "dataset",
                "batch_size", "precision")

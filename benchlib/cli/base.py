@@ -1,9 +1,6 @@
-"""The base of every ``benchlib`` command (asv's shape): a :class:`Command` adds its own parser
-to the command's subparsers (:meth:`Command.setup_arguments`) and runs what was asked
-(:meth:`Command.run`). Command modules import nothing heavy until they run, so that ``benchlib
---help`` stays fast. Also what every command prints through: :func:`show`, and tables that fit
-the terminal (:func:`show_table`: the figures first, the long text column last, wrapped under
-itself, what every row shares said once above)."""
+"""The base of every ``benchlib`` command (asv's shape): a :class:`Command` adds its parser and
+runs, importing nothing heavy until it runs (``--help`` stays fast); what every command prints
+through (:func:`show`, :func:`show_wrapped`) and tables that fit the terminal (:func:`show_table`)."""
 
 from __future__ import annotations
 
@@ -19,8 +16,7 @@ if TYPE_CHECKING:
 
 
 class Command:
-    """One subcommand: its name and one-line help (and, when it says more, a description and
-    an epilog); subclasses add their options and run."""
+    """One subcommand: name, help (description, epilog); subclasses add options and run."""
 
     name: ClassVar[str]
     help: ClassVar[str]
@@ -47,8 +43,7 @@ class Command:
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
-        """Do what ``args`` ask; the exit status (errors are raised, :func:`benchlib.cli.main`
-        turns them into one message and their exit code)."""
+        """Do what ``args`` ask; the exit status (errors raised: :func:`benchlib.cli.main`)."""
         raise NotImplementedError
 
 
@@ -65,13 +60,11 @@ MIN_TEXT = 30
 def width() -> int:
     """The terminal's columns: :func:`benchlib.formatting.terminal_width`."""
     from benchlib.formatting import terminal_width
-
     return terminal_width()
 
 
 def shared_parts(labels: Sequence[str], separator: str = ", ") -> tuple[list[str], list[str]]:
-    """``labels`` (``key=value, key=value`` text) without the parts every label has, and those
-    parts in order: ``num_devices=1, unit=images/s`` said once, not on every row."""
+    """``labels`` (``key=value, ...``) without the parts every label has, and those parts."""
     split = [str(label).split(separator) for label in labels]
     if len(split) < 2:
         return [str(label) for label in labels], []
@@ -135,8 +128,7 @@ def wrapped(line: str, columns: int | None = None, indent: str = "  ") -> str:
 
 
 def show_wrapped(text: str, indent: str = "  ") -> None:
-    """Print ``text`` each of its lines wrapped to the terminal (:func:`wrapped`, continued
-    ``indent`` further in than the line itself), through :func:`show`."""
+    """Print each line of ``text`` wrapped (:func:`wrapped`), continued ``indent`` further in."""
     for line in text.splitlines() or [""]:
         lead = line[:len(line) - len(line.lstrip(" "))]
         show(wrapped(line, indent=lead + indent) if line.strip() else "")
@@ -144,9 +136,8 @@ def show_wrapped(text: str, indent: str = "  ") -> None:
 
 def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
                formatters: dict | None = None, separator: str = ", ") -> None:
-    """Print ``frame`` fitted to the terminal: the columns of ``fold`` holding one value said
-    once above, the parts of column ``text`` every row shares said once, paths under the
-    current folder relative to it (as the report shows them), then :func:`fit`."""
+    """Print ``frame`` fitted to the terminal: the ``fold`` columns of one value and the parts
+    of column ``text`` every row shares said once above, paths relative, then :func:`fit`."""
     frame, said = fold_constant(frame, fold)
     if text in frame:  # paths under this folder as typed from it (data/demo-images)
         labels, common = shared_parts(relative(frame[text]), separator)

@@ -100,12 +100,12 @@ def print_states(states, summary) -> None:  # (FleetStates, pd.DataFrame) -> Non
     from benchlib.vocabulary import NodeState
 
     start = states.now - pd.Timedelta(days=states.window_days)
-    show(wrapped(f"fleet health at {states.now:%Y-%m-%d %H:%M} UTC; validity window "
-                 f"{states.window_days:g} days (runs since {start:%Y-%m-%d %H:%M}); slow: "
-                 "against the fleet (each of its campaigns against the fleet's median of the "
-                 f"same campaign: the whole 95 % interval more than {states.threshold * 100:g} "
-                 "% below) or against its own past (a change point of that series, as "
-                 "benchlib history finds them)", indent=""))
+    show(f"fleet health at {states.now:%Y-%m-%d %H:%M} UTC; validity window "
+         f"{states.window_days:g} days (runs since {start:%Y-%m-%d %H:%M})")
+    show(wrapped("slow: against the fleet (each of its campaigns against the fleet's median of "
+                 f"the same campaign: the whole 95 % interval more than "
+                 f"{states.threshold * 100:g} % below) or against its own past (a change point "
+                 "of that series, as benchlib history finds them)", indent=""))
     table = states.baselines
     for row in table.to_dict("records") if len(table) else []:
         if row.get("fleet_moved"):
