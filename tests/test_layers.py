@@ -36,7 +36,7 @@ FEATURES: dict[str, dict[str, str]] = {
               "paired": "analysis", "placing": "analysis",
               "tables": "publish", "": "benchlib"},
     "report": {**dict.fromkeys(("build", "export", "run_pages", "run_lead", "index_page",
-                                "navigation", "reuse", "scratch"), "publish"), "": "benchlib"},
+                                "navigation", "reuse", "scratch", "travel"), "publish"), "": "benchlib"},
 }
 #: Upward imports kept on purpose, each with its reason (importer -> imported module). None is
 #: left: the rank lives in ``data.shard`` (below the loaders and workloads that read it), the

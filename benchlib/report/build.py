@@ -34,7 +34,7 @@ from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
 from benchlib.records.run_table import RunTable
 from benchlib.records.store import current_umask
-from benchlib.report import navigation, reuse
+from benchlib.report import navigation, reuse, travel
 from benchlib.report.export import export_html
 from benchlib.report.index_page import Link, render
 from benchlib.report.run_pages import export_runs
@@ -60,7 +60,8 @@ def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookS
 
     try:
         session.execute(NOTEBOOK_DIR / f"{name}.ipynb", target,
-                        {"results_dir": str(campaign_dir.resolve()), **(parameters or {})})
+                        {"results_dir": travel.results_dir(campaign_dir), **(parameters or {})})
+        travel.metadata(target, name)
     except papermill.PapermillExecutionError as error:
         kept = campaign_dir / FAILED_DIR / target.name
         kept.parent.mkdir(exist_ok=True)
