@@ -47,6 +47,15 @@ def from_record(path: Path) -> tuple[dict, dict[int, float]]:
     return template, {int(record["batch_size"]): float(record["throughput"])}
 
 
+def from_records(paths: list[Path]) -> tuple[dict, dict[int, float]]:
+    """:func:`from_record` of the first of ``paths`` (the repeats of one point, a glob's
+    matches), its speed the median of theirs."""
+    found = [from_record(path) for path in paths]
+    template, speeds = found[0]
+    batch = next(iter(speeds))
+    return template, {batch: float(np.median([next(iter(s.values())) for _, s in found]))}
+
+
 def nights(nodes: int = 4, nights: int = 40, noise: float = 0.02,
            step: Mapping[str, tuple[int, float]] | None = None,
            driver: Mapping[str, int] | None = None, batches: tuple[int, ...] = (64,),
@@ -130,9 +139,10 @@ if __name__ == "__main__":
     parser.add_argument("root", type=Path)
     parser.add_argument("--nights", type=int, default=40)
     parser.add_argument("--nodes", type=int, default=4)
-    parser.add_argument("--from-record", type=Path, metavar="SIDECAR",
+    parser.add_argument("--from-record", type=Path, metavar="SIDECAR", nargs="+",
                         help="a real run's sidecar (<point>.json) as every run's template, at "
-                             "its own batch size and speed")
+                             "its own batch size and speed (several, the repeats of a point: "
+                             "the first, at the median of their speeds)")
     parser.add_argument("--runs", type=int, default=1,
                         help="runs a night; with more than one, every run of a night on a node "
                              "moves by one shared factor (2 %%) and the runs by 1 %%")
@@ -140,7 +150,8 @@ if __name__ == "__main__":
                         help="also node001's 13th night 20 %% slow (an outlier) and its newest "
                              "two nights 20 %% slow (too early to tell)")
     options = parser.parse_args()
-    template, speeds = from_record(options.from_record) if options.from_record else (None, None)
+    template, speeds = (from_records(options.from_record) if options.from_record
+                        else (None, None))
     frame = nights(nodes=options.nodes, nights=options.nights, step={"node002": (25, 0.88)},
                    driver={"node002": 25}, batches=tuple(speeds) if speeds else (64, 128),
                    template=template, speeds=speeds, repeats=options.runs,

@@ -198,3 +198,28 @@ def test_one_run_gets_a_day_either_side_and_the_legend_covers_no_run() -> None:
         assert not legend.overlaps(axes.get_window_extent())
         assert not legend.overlaps(axes.xaxis.label.get_window_extent())
         plt.close(figure)
+
+
+def test_the_catalog_s_runs_pair_with_a_campaign_read_as_a_report_reads_it(tmp_path, monkeypatch):
+    """In a report's kernel a campaign's path columns are read relative to the builder's root
+    (data/demo-images), the catalog's as stored (absolute): before, no catalog run paired with
+    the campaign's configurations and the page said '0 earlier runs' (docs/acceptance.md's
+    nightly example)."""
+    import pandas as pd
+
+    from benchlib.analysis import selection
+    from benchlib.publish import local_paths
+    from benchlib.publish.pages import summary
+
+    data = tmp_path / "data" / "imgs"
+    run = {"benchmark": "train", "model": "resnet18", "host": "n1", "status": "ok",
+           "unit": "images/s", "data_path": str(data), "throughput": 100.0}
+    stored = pd.DataFrame([{**run, "run_id": f"old{i}", "campaign": f"c{i}"} for i in range(3)])
+    campaign = pd.DataFrame([{**run, "run_id": "new", "campaign": "new"}])
+    monkeypatch.setenv(local_paths.ROOT_ENV, str(tmp_path))
+    monkeypatch.setattr(selection, "catalog_runs", lambda c, db, as_read=None:
+                        as_read(stored) if as_read else stored)
+    read = summary.as_read(campaign)
+    assert read["data_path"].iloc[0] == "data/imgs"  # relative, as the pages read it
+    assert len(selection.earlier_in_catalog(read, "db")) == 0  # the pairing that failed
+    assert len(selection.earlier_in_catalog(read, "db", summary.as_read)) == 3

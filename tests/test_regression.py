@@ -297,3 +297,12 @@ def test_a_junit_file_that_cannot_be_written_is_bad_input_not_a_regression(
     code, out, err = cli(tmp_path, "compare", "quiet", "slow", "--junit", "/dev/full")
     assert code == 2 and "--junit /dev/full: cannot write JUnit XML" in err
     assert out == ""  # nothing judged was printed before the failure
+
+
+def test_an_undecided_interval_that_holds_1_is_not_said_to_lie_beyond_the_threshold() -> None:
+    """One campaign a side, no history: an interval across 1 - 5 % and 1 holds both no change
+    and a 5 % change (it said 'lies beyond 5 %' of every undecided row with an unknown noise)."""
+    base = _campaign("a", {32: [1000, 1001, 999]})
+    lines = regression.summary(regression.compare(base, _campaign("b", {32: [930, 1000, 965]})))
+    [said] = [line for line in lines if line.startswith("UNDECIDED")]
+    assert "holds both no change and a 5% change" in said and "lies beyond" not in said

@@ -307,9 +307,9 @@ def summary(comparison: Comparison) -> list[str]:
                     f"is better: the new runs' {metric} is {_change(row.ratio, metric)}")
         lines.append(f"REGRESSION {row.configuration}: {size}")
     for row in compared[compared["verdict"] == CompareVerdict.UNDECIDED].itertuples():
-        unknown = campaign_noise.UNKNOWN_SAID in str(row.interval)
+        beyond = row.high < 1 - threshold or row.low > 1 + threshold  # only within the floor
         holds = (f"lies beyond {threshold:.0%} but within the {campaign_noise.UNKNOWN_FLOOR:.0%} "
-                 "one campaign can move while the noise between campaigns is unknown" if unknown
+                 "one campaign can move while the noise between campaigns is unknown" if beyond
                  else f"holds both no change and a {threshold:.0%} change")
         lines.append(f"UNDECIDED {row.configuration}: {row.ratio:.2f}x ({row.low:.2f}-"
                      f"{row.high:.2f}, 95 %) {holds}; {row.decides}")

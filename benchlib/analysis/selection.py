@@ -4,7 +4,7 @@ allows (:class:`~benchlib.errors.InputError`, exit 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -107,6 +107,10 @@ def select(df: pd.DataFrame, where: Mapping[str, str | list[str]] | None = None,
     return df
 
 
+#: What was done to a frame's columns as it was read (a report page's relative paths).
+AsRead = Callable[[pd.DataFrame], pd.DataFrame]
+
+
 def earlier(campaign: pd.DataFrame, others: pd.DataFrame, own: bool = True) -> pd.DataFrame:
     """The runs of ``others`` (earlier campaigns, a catalog's selection) of ``campaign``'s
     configurations on its nodes, less ``campaign``'s own runs (kept with ``own`` False): what a
@@ -125,14 +129,17 @@ def earlier(campaign: pd.DataFrame, others: pd.DataFrame, own: bool = True) -> p
     return once(others[chosen])
 
 
-def earlier_in_catalog(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
+def earlier_in_catalog(campaign: pd.DataFrame, db: str, as_read: AsRead | None = None
+                       ) -> pd.DataFrame:
     """:func:`earlier` runs from catalog ``db`` (:data:`CONFIGURED_CATALOG`: the one
-    ``$BENCHLIB_DB`` names), read narrowed to the campaign's benchmarks, models and hosts."""
-    return earlier(campaign, catalog_runs(campaign, db))
+    ``$BENCHLIB_DB`` names), read narrowed to the campaign's benchmarks, models and hosts;
+    ``as_read``: what was done to ``campaign``'s columns when it was read (a report's pages
+    show path columns relative), done to the catalog's runs too so that they pair."""
+    return earlier(campaign, catalog_runs(campaign, db, as_read))
 
 
-def comparison_history(base: pd.DataFrame, new: pd.DataFrame, db: str | None
-                       ) -> pd.DataFrame | None:
+def comparison_history(base: pd.DataFrame, new: pd.DataFrame, db: str | None,
+                       as_read: AsRead | None = None) -> pd.DataFrame | None:
     """The runs of catalog ``db`` (``""``: the default one; ``None``: the one ``$BENCHLIB_DB``
     names, if any) of ``base``'s and ``new``'s configurations on their nodes, less their own runs: where
     a comparison reads each configuration's noise between campaigns
@@ -149,18 +156,21 @@ def comparison_history(base: pd.DataFrame, new: pd.DataFrame, db: str | None
         return None
     both = pd.concat([base, new], ignore_index=True)
     try:  # the base's own campaign is history too; the new one is what is judged
-        return earlier(new, earlier(base, catalog_runs(both, db), own=False))
+        return earlier(new, earlier(base, catalog_runs(both, db, as_read), own=False))
     except (CatalogError, OSError, ValueError) as error:
         print(f"note: the catalog could not be read ({one_line(str(error))}): the noise between "
               "campaigns comes from the campaigns compared only", file=sys.stderr)
         return None
 
 
-def catalog_runs(campaign: pd.DataFrame, db: str) -> pd.DataFrame:
-    """Catalog ``db``'s runs of ``campaign``'s benchmarks, models and hosts."""
+def catalog_runs(campaign: pd.DataFrame, db: str, as_read: AsRead | None = None
+                 ) -> pd.DataFrame:
+    """Catalog ``db``'s runs of ``campaign``'s benchmarks, models and hosts (``as_read`` done
+    to them: :func:`earlier_in_catalog`)."""
     from benchlib.catalog.select import load as select
 
     done = ok(campaign)
     narrowed = {key: sorted(done[key].dropna().astype(str).unique().tolist())
                 for key in ("benchmark", "model", NODE) if key in done}
-    return select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed)
+    found = select(db="" if db == CONFIGURED_CATALOG else db, where=narrowed)
+    return as_read(found) if as_read is not None else found

@@ -39,7 +39,7 @@ def show_compared(comparison: Comparison) -> None:
         table = table.assign(interval=made)
         if made[made != ""].nunique() > 1:
             table = table.drop(columns="interval").assign(configuration=[
-                f"{label}; interval: {how}" if how else label
+                f"{label}; interval: {how.replace(', ', '; ')}" if how else label
                 for label, how in zip(table["configuration"], made, strict=True)])
     show_table(table, "configuration", formatters=readable,
                fold=("verdict", "base_runs", "new_runs", "flags", "interval"))

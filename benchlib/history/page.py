@@ -31,7 +31,7 @@ def runs(df: pd.DataFrame, history_dirs: str, history_db: str = "") -> pd.DataFr
     folders = [folder for folder in history_dirs.split(os.pathsep) if folder]
     found = [selection.earlier(df, summary.load_results(folder)) for folder in folders]
     if history_db:
-        found.append(selection.earlier_in_catalog(df, history_db))
+        found.append(selection.earlier_in_catalog(df, history_db, summary.as_read))
     others = pd.concat(found, ignore_index=True) if found else df.iloc[0:0]
     others = others[~selection.identity(others).duplicated()]
     both = pd.concat([df, others], ignore_index=True)

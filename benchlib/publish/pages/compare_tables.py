@@ -10,7 +10,7 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis import comparisons, regression
 from benchlib.publish.pages import present
-from benchlib.publish.pages.summary import md_text
+from benchlib.publish.pages.summary import as_read, md_text
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ def compare_runs(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAU
 
     base, new = comparisons.benchmarks(base), comparisons.benchmarks(new)
     return regression.compare(base, new, threshold=threshold,
-                              history=selection.comparison_history(base, new, history_db))
+                              history=selection.comparison_history(base, new, history_db,
+                                                                   as_read))
 
 
 def compare_energy(base: pd.DataFrame, new: pd.DataFrame,

@@ -81,7 +81,14 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     if frame.empty:
         raise FileNotFoundError(f"no result records under {str(results_dir)!r}: run a sweep first "
                                 "(benchlib sweep params/X.yaml)")
-    return local_paths.relative_columns(with_core_columns(frame), local_paths.configured_root())
+    return as_read(with_core_columns(frame))
+
+
+def as_read(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s path columns as a report's pages read and show them (relative to the root
+    the report was built from, where it runs in a report): a catalog's runs read beside a
+    campaign pair with its configurations only when read the same way."""
+    return local_paths.relative_columns(frame, local_paths.configured_root())
 
 
 def with_core_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -239,11 +246,12 @@ def bullet_list(lines: list[str], empty: str) -> str:
 
 def describe(df: pd.DataFrame, results_dir: str | Path) -> str:
     """One Markdown line: how many runs were loaded, finished and failed, and from which
-    campaign folder: as given when relative, by its name when absolute (a report names no
-    folder of the machine that built it)."""
+    campaign folder: as given when relative, by its name when absolute or a report's own
+    ``../<campaign>`` (a report names no folder of the machine that built it)."""
     done = len(ok(df))
-    where = f"campaign folder {Path(results_dir).name}" if Path(results_dir).is_absolute() \
-        else str(results_dir)
+    given = Path(results_dir)
+    where = (f"campaign folder {given.name}" if given.is_absolute() or given.parts[:1] == ("..",)
+             else str(results_dir))  # a report's own ../<campaign>: by its name
     return (f"**{len(df)} runs** in {md_text(where)}: {done} finished, "
             f"{len(df) - done} failed.")
 
