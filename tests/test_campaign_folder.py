@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from .conftest import ROOT
 from .fakes import campaign, slower_copy
@@ -26,6 +27,7 @@ def _two_folders(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_one_name_in_two_folders_is_compared_by_folder(tmp_path: Path) -> None:
     root = _two_folders(tmp_path)
     same = benchlib(root, "compare", "--db", "cat.sqlite", "--base", "campaign=fake",
@@ -48,6 +50,7 @@ def test_one_name_in_two_folders_is_compared_by_folder(tmp_path: Path) -> None:
     assert len(sources) == 13 and sources.str.contains("/elsewhere/demo/").all()
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_folder_that_holds_none_of_the_records_matches_nothing(tmp_path: Path) -> None:
     root = _two_folders(tmp_path)
     (root / "empty").mkdir()
@@ -60,6 +63,7 @@ def test_a_folder_that_holds_none_of_the_records_matches_nothing(tmp_path: Path)
     assert twice.returncode == 2 and "folder= given 2 times" in twice.stderr
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_sweep_names_the_campaign_as_the_nightly_recipe_does(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "params", tmp_path / "params")
     dry = checked(tmp_path, "sweep", "params/fleet-nightly.yaml", "--dry-run", "--outputs",

@@ -49,6 +49,7 @@ def test_fleet_and_history_agree_on_the_issues_fleet(issue_fleet: pd.DataFrame) 
     assert PLANTED.contradictions(fleet, listed) == []
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_persistent_spread_is_not_slow() -> None:
     """Nodes of their own speed within +-2 % and the fleet moving +-1.5 % a night, nothing
     planted: no node is slow, for 5 fleets."""
@@ -57,6 +58,7 @@ def test_persistent_spread_is_not_slow() -> None:
         assert set(fleet.table["state"]) == {"ok"}, fleet.table[fleet.table["state"] != "ok"]
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_slowed_node_is_found_within_three_campaigns(issue_fleet: pd.DataFrame) -> None:
     for node in ("node005", "node042"):
         found = PLANTED.first_found(issue_fleet, node, PLANTED.ISSUE_PLANT[node][1])

@@ -44,6 +44,7 @@ def _checkout(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 @pytest.mark.xdist_group("gpu-check-data")
 def test_the_plan_validates_and_prints_without_writing_the_data(tmp_path):
     """`--plan` prints the plan and writes nothing (it wrote the 487 MB of data first, minutes
@@ -305,6 +306,7 @@ def test_each_compiled_training_point_has_an_eager_twin():
         assert same(point) in eager, f"{name}: {point.name} has no eager twin"
 
 
+@pytest.mark.slow  # validates every params file: in make test, not the edit loop
 def test_eager_stays_the_default_and_the_record_says_which():
     from benchlib.inputs.config import ClassificationConfig
     from benchlib.inputs.lm_config import LanguageModelConfig

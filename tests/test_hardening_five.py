@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.fakes import write_record_notebook
 from tests.walk import benchlib
@@ -38,6 +39,7 @@ def _said(done: subprocess.CompletedProcess) -> str:
     return done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_copies_of_the_base_campaign_count_once(tmp_path: Path) -> None:
     """Two copies of the base folder beside it (cp -r, a restored backup) are the same runs:
     before, they counted as three campaigns with no noise between them and a 10 % slower new
@@ -54,6 +56,7 @@ def test_copies_of_the_base_campaign_count_once(tmp_path: Path) -> None:
     assert "each run counted once" in out and "REGRESSION" not in out and "UNDECIDED" in out
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_signed_metric_is_compared_on_its_values(tmp_path: Path) -> None:
     """launch_overhead_s may be negative: base mean 0.54 s, new 0.34 s (two runs below 0).
     Before, the negative values were dropped and new read 0.81 s: a regression (exit 1)."""
@@ -99,6 +102,7 @@ def test_the_bootstraps_memory_does_not_grow_with_the_runs() -> None:
     assert 0 < variance < 1e-4
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_run_from_the_future_is_named_and_hides_nothing(tmp_path: Path) -> None:
     """One record dated 2099 on node007 after a -25 % drop in its last three nights: before,
     the drop disappeared (exit 0, 'possible shift not listed') and the 2099 run was not named."""
@@ -117,6 +121,7 @@ def test_a_run_from_the_future_is_named_and_hides_nothing(tmp_path: Path) -> Non
     assert "1 run dated 2099-01-01 on node007, after now" in out and "left out" in out
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_min_size_is_bounded_by_the_series_or_refused() -> None:
     """From a fresh interpreter: min_size=10**9 ran past 60 s; now refused at once naming the
     allowed range, and min_size=10**6 answers (no loop as long as min_size)."""
@@ -140,6 +145,7 @@ print("answered:", len(analysis.change_points(df, min_size=10**5).table))
     assert "from 1 to 100,000" in done.stdout and "answered: 0" in done.stdout
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_nodes_whose_runs_measure_zero_are_failed_and_drained(tmp_path: Path) -> None:
     """node004 measured 0 in every run, node005 in its latest night: before, both were ok
     (exit 0); a run that did no work is a failed run, as history counts it."""

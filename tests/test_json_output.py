@@ -77,6 +77,7 @@ def test_every_command_that_prints_results_takes_json_and_has_its_document():
     assert taking == set(json_schema.DOCUMENTS) == {*TYPED, "calibrate", "diagnose"}
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 @pytest.mark.parametrize("command", TYPED)
 def test_each_command_prints_its_document_on_stdout(folders: Path, command: str) -> None:
     """``--json -`` as typed: the document alone on stdout, the text on stderr, the status the

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchlib.analysis import gate, regression
 from tests.fakes import write_record_notebook
@@ -30,6 +31,7 @@ def _nights(root: Path, count: int, flags: str = "") -> None:
                 "flags": flags})
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_history_too_short_to_judge_exits_3(tmp_path: Path) -> None:
     _nights(tmp_path, 2)
     done = benchlib(tmp_path, "history", ".", "--quiet")
@@ -44,6 +46,7 @@ def test_a_history_of_disturbed_runs_exits_3_naming_them(tmp_path: Path) -> None
     assert "NOTHING JUDGED" in done.stdout and "16 disturbed runs left out" in done.stdout
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_steady_history_long_enough_is_a_pass(tmp_path: Path) -> None:
     _nights(tmp_path, 8)
     done = benchlib(tmp_path, "history", ".", "--quiet")

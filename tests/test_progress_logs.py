@@ -34,6 +34,7 @@ def test_a_sweep_into_a_log_says_each_finished_point_in_a_plain_line(tmp_path: P
         done.stderr
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_a_report_into_a_log_says_its_pages_in_a_few_plain_lines(tmp_path: Path) -> None:
     campaign(tmp_path / "fake")
     build = ("from benchlib.report.build import build_report; "

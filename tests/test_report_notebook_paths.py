@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchlib.publish.pages.summary import load_results, resolve_results_dir
 from benchlib.report.build import build_report
 
 from .fakes import campaign
 
 
+@pytest.mark.slow  # a command as a subprocess: in make test, not the edit loop
 def test_report_notebooks_name_no_absolute_folder(tmp_path: Path) -> None:
     root = campaign(tmp_path / "outputs" / "fake")
     index = build_report(root.resolve(), summaries=("summary_acceptance",), progress=False)
