@@ -130,6 +130,7 @@ def print_states(states, summary) -> None:  # (FleetStates, pd.DataFrame) -> Non
     if states.future:
         print(f"{states.future} runs dated in the future (a wrong clock): left out")
     counts = summary["state"].value_counts()
-    print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts) + " nodes")
+    print(", ".join(f"{counts[s]} {s}" for s in NodeState if s in counts)
+          + (" node" if int(counts.sum()) == 1 else " nodes"))
     for line in fleet_actions.problem_lines(summary):
         show(wrapped(line, indent="    "))
