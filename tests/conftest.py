@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 # One intra-op thread per process (the runs in this process, the notebook kernels, Slurm jobs;
 # the launcher sets its ranks' own): tests check behaviour, not speed, and several of them run
@@ -23,6 +25,20 @@ TINY = {"model": "resnet18", "image_size": 32, "num_classes": 10, "batch_size": 
 #: ``make test-fast`` (the edit loop) sets BENCHLIB_TEST_FAST: property tests try a third of
 #: their examples there (at least 3); ``make test`` (CI) tries every one.
 FAST = bool(os.environ.get("BENCHLIB_TEST_FAST"))
+
+
+def benchmark_module(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as a module (its own folder on the path, for the
+    planted data it shares with the other benchmarks)."""
+    import importlib.util
+
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def examples(count: int) -> int:

@@ -5,26 +5,13 @@ history with only the step get no drift; the History page's plot draws the slope
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pandas as pd
 
 from benchlib.history import said, series
 
-from .conftest import ROOT
+from .conftest import benchmark_module
 
-
-def _planted():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("drift_planted",
-                                                  ROOT / "benchmarks" / "drift_planted.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLANTED = _planted()
+PLANTED = benchmark_module("drift_planted")
 
 
 def test_a_drift_with_a_step_is_one_drift_and_one_step() -> None:

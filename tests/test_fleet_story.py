@@ -6,26 +6,15 @@ campaigns of its change, and a step of the whole fleet drains no node but is nam
 
 from __future__ import annotations
 
-import importlib.util
-
 import pandas as pd
 import pytest
 
 from benchlib.fleet import health
 from benchlib.history import series
 
-from .conftest import ROOT
+from .conftest import benchmark_module
 
-
-def _planted():
-    spec = importlib.util.spec_from_file_location("fleet_planted",
-                                                  ROOT / "benchmarks" / "fleet_planted.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLANTED = _planted()
+PLANTED = benchmark_module("fleet_planted")
 
 
 @pytest.fixture(scope="module")
