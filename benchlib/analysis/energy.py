@@ -46,8 +46,9 @@ def with_per_joule(df: pd.DataFrame) -> pd.DataFrame:
     energy = numbers("energy_j")
     recorded = recorded.fillna(numbers("samples") / energy.where(energy > 0))
     recorded = recorded.where((recorded > 0) & np.isfinite(recorded))  # 0 J/s is not measured
+    read = df[[c for c in flags.ENERGY_READS if c in df]]  # only what the check reads
     implausible = pd.Series([flags.energy_implausible({**row, COLUMN: value}) for row, value in
-                             zip(df.to_dict("records"), recorded, strict=True)],
+                             zip(read.to_dict("records"), recorded, strict=True)],
                             index=df.index, dtype=bool) if len(df) else recorded.isna()
     recorded = recorded.where(~implausible)  # flagged energy_implausible: never a figure
     if "benchmark" in df and "unit" in df:

@@ -111,6 +111,11 @@ def record_flags(record: Mapping[str, object]) -> list[str]:
     return found
 
 
+#: The record columns :func:`energy_implausible` reads.
+ENERGY_READS = ("samples_per_joule", "samples", "energy_j", "throughput", "time_iteration_s",
+                "num_devices")
+
+
 def energy_implausible(record: Mapping[str, object]) -> bool:
     """Whether a run's energy efficiency (``samples_per_joule``, else samples / ``energy_j``)
     is beyond what its devices could give: above :data:`MAX_SAMPLES_PER_JOULE`, or, for a
