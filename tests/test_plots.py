@@ -63,3 +63,21 @@ def test_values_over_a_decade_get_a_log_axis_or_panels():
     hours = pd.DataFrame({"model": ["a", "b"], "hours": [0.5, 30.0]})
     assert plots.hours_plot(hours, ["model"]).axes[0].get_xscale() == "log"
     assert axes.spans_decades([1.0, 9.0]) is False and axes.spans_decades([1.0, 11.0, None])
+
+
+def test_a_log_axis_over_one_or_two_decades_reads_more_than_one_label():
+    """Projections of 15 to 90 h labelled 20 and 50 as well as 10 (before: one label, '10');
+    over more than three decades, one label a decade (not 21 crowded ones)."""
+    def labels(values: list[float]) -> list[str]:
+        figure, ax = plt.subplots()
+        ax.barh(["a", "b"], values)
+        axes.log_axis(ax)
+        figure.canvas.draw()
+        low, high = ax.get_xlim()
+        shown = [t.get_text() for t, at in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)
+                 if t.get_text() and low <= at <= high]
+        plt.close(figure)
+        return shown
+
+    assert labels([15.0, 90.0]) == ["20", "50"]
+    assert labels([0.01, 3000.0]) == ["0.01", "0.1", "1", "10", "100", "1,000"]

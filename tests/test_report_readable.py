@@ -212,6 +212,27 @@ def test_the_index_scaling_line_flags_a_disturbed_run_behind_it(tmp_path):
     assert line.endswith(f'<span class="flag">⚠ contended</span> ({name})</li>')
 
 
+def test_the_index_scaling_line_cites_only_runs_of_configurations_that_scaled(tmp_path):
+    """The demo's index: 'train resnet18: 2 devices give 0.74x ... ⚠ contended,superlinear
+    (train-real-r0-...)': a run of real data, measured on one device only, behind a ratio of
+    synthetic runs. A configuration with one device count is not behind the line; two flags
+    read 'contended, superlinear'."""
+    from benchlib.analysis import comparisons
+    from benchlib.publish.pages import summary
+    from benchlib.report import index_page
+
+    from .fakes import campaign
+
+    df = comparisons.ok(summary.load_results(campaign(tmp_path / "c"))).copy()
+    lone = df[(df["num_devices"] == 1) & (df["dataset"] == "real") & (df["batch_size"] == 64)]
+    lone = lone.head(1).assign(batch_size=48, flags="contended")  # one device count only
+    scaled = df.index[(df["num_devices"] == 2) & (df["dataset"] == "real") & (df["batch_size"] == 32)]
+    df.loc[scaled, "flags"] = "contended,noisy"
+    (line,) = index_page.scaling(pd.concat([df, lone], ignore_index=True), {})
+    name = df.loc[scaled[0], "source"].rsplit("/", 1)[-1].removesuffix(".ipynb")
+    assert line.endswith(f'<span class="flag">⚠ contended, noisy</span> ({name})</li>'), line
+
+
 def test_a_run_page_shows_the_configuration_table_not_its_thirty_lines_of_code(tmp_path):
     """The benchmark notebooks tag their configuration cell `hide-input`: the run page keeps
     the table it prints and leaves out the `name=name,` lines (the lead shows the parameters)."""

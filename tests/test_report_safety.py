@@ -357,3 +357,27 @@ def test_a_report_path_that_is_no_folder_is_refused_untouched(tmp_path, kind):
     assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
     if kind == "link":
         assert (private / "repdir" / "keep.txt").read_text() == "mine"
+
+
+def test_the_summary_s_note_to_whoever_runs_it_is_left_out_of_its_page(tmp_path):
+    """'Run by `benchlib report ...` or open it in JupyterLab' is for the notebook's user, in a
+    cell tagged remove-cell: every summary notebook has it, no page shows it."""
+    import nbformat
+
+    from benchlib.publish.pages import common
+    from benchlib.report.export import REMOVE_CELL, export_html
+
+    from .conftest import ROOT
+
+    for path in sorted((ROOT / "notebooks").glob("summary_*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        removed = [c for c in nb.cells if REMOVE_CELL in c.metadata.get("tags", [])]
+        assert [c.source for c in removed] == [common.RUN_BY], path.name
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Title"),
+        nbformat.v4.new_markdown_cell(common.RUN_BY, metadata={"tags": [REMOVE_CELL]})])
+    nb.metadata["language_info"] = {"name": "python"}
+    source = tmp_path / "page.ipynb"
+    nbformat.write(nb, str(source))
+    page = export_html(source, tmp_path / "page.html", include_code=False).read_text()
+    assert "Title" in page and "open it in JupyterLab" not in page

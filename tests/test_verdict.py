@@ -135,6 +135,9 @@ def test_ceilings_against_the_datasheet() -> None:
     assert cpu["datasheet"].isna().all()
     curves = decode_curves(pd.DataFrame([PROBE]))
     assert list(curves["workers"]) == [4, 8, 16]
+    assert set(curves["configuration"]) == {"c, n1"}
+    alone = decode_curves(pd.DataFrame([{**PROBE, "cluster": "vm", "host": "vm"}]))
+    assert set(alone["configuration"]) == {"vm"}  # before: "vm, vm"
 
 
 def test_compute_bound_run_gets_mfu_against_the_datasheet_and_what_the_node_reaches() -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from dataclasses import dataclass
 import shutil
 import subprocess
 import sys
@@ -57,3 +59,57 @@ PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 def python_blocks(path: Path) -> list[str]:
     """The Python code blocks of a Markdown file."""
     return PYTHON_BLOCK.findall(path.read_text(encoding="utf-8"))
+
+
+#: What a documented command may start with (after ``$ `` and ``NAME=value`` settings).
+COMMAND = re.compile(r"^(\$ )?(\w+=\S+ )*(benchlib|python3?|make|mkdir|ln|papermill|git|pip) ")
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    """One shell command of a guide's code blocks: as typed, its comment, where it stands."""
+
+    guide: str
+    heading: str
+    typed: str
+    comment: str
+
+    def marked(self, *words: str) -> bool:
+        """Whether its comment or its section's heading says any of ``words`` (any case)."""
+        said = f"{self.comment} {self.heading}".lower()
+        return any(word.lower() in said for word in words)
+
+
+def doc_commands(path: Path) -> list[DocCommand]:
+    """The shell commands of a Markdown file's code blocks (indented or fenced), continuation
+    lines joined, each with its comment and the heading it sits under."""
+    found: list[DocCommand] = []
+    fenced, previous_blank, block, joined, heading = False, True, False, "", ""
+    transcript = False  # a fenced block of `$ command` lines and their output
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for at, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+            transcript = fenced and any(
+                following.startswith("$ ") for following in
+                itertools.takewhile(lambda x: not x.startswith("```"), lines[at + 1:]))
+            continue
+        if transcript and not joined and not line.startswith("$ "):
+            continue  # what the command printed
+        if line.startswith("#") and not fenced:
+            heading = line.lstrip("#").strip()
+        # an indented block: indented lines after a blank one, until a line that is neither
+        block = line.startswith("    ") and (previous_blank or block) or (block and not line.strip())
+        code = fenced or (block and line.startswith("    "))
+        previous_blank = not line.strip()
+        text = line.strip()
+        if joined:
+            joined += " " + text
+        elif code and COMMAND.match(text):
+            joined = text
+        if joined and not joined.endswith("\\"):
+            typed, _, comment = joined.partition(" # ")
+            typed = typed.removeprefix("$ ").replace("\\ ", "").strip()
+            found.append(DocCommand(path.name, heading, " ".join(typed.split()), comment.strip()))
+            joined = ""
+    return found

@@ -32,7 +32,7 @@ from benchlib.publish.benchmark_notebook import layouts, parameters, run
 from benchlib.publish.cells import Call, Cell, imports
 from benchlib.publish.pages import common
 from benchlib.publish.pages.catalog import SUMMARY_PAGES
-from benchlib.report.export import HIDE_INPUT
+from benchlib.report.export import HIDE_INPUT, REMOVE_CELL
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every summary notebook's cells: the PAGE of the module each entry of the catalog names.
@@ -116,7 +116,8 @@ def build_summary(name: str) -> nbformat.NotebookNode:
     page = SUMMARIES[name]
     body = [*page.cells, *common.TAIL]
     cells = [
-        new_markdown_cell(f"# {page.title}\n\n{page.about}\n\n{common.RUN_BY}"),
+        new_markdown_cell(f"# {page.title}\n\n{page.about}"),
+        new_markdown_cell(common.RUN_BY, metadata={"tags": [REMOVE_CELL]}),
         _values_cell({"results_dir": "outputs/demo", **page.parameters}, {}),
         new_code_cell(_imports([common.HEAD, *body]) + "\n\n" + common.HEAD.source()),
         *_cells(body),

@@ -110,7 +110,11 @@ def decode_curves(df: pd.DataFrame) -> pd.DataFrame:
     columns = [c for c in found.columns if re.fullmatch(r"decode_images_per_s_\d+w", c)]
     if found.empty or not columns:
         return pd.DataFrame(columns=["configuration", "workers", "images_per_s"])
-    frame = found.assign(configuration=analysis.labels(found, ["cluster", "host"]))
+    named = analysis.labels(found, ["cluster", "host"])
+    if {"cluster", "host"} <= set(found.columns):  # a node named like its cluster: once ("vm")
+        named = named.where(found["cluster"].astype(str) != found["host"].astype(str),
+                            found["host"].astype(str))
+    frame = found.assign(configuration=named)
     long = frame.melt(id_vars=["configuration"], value_vars=columns, var_name="workers",
                       value_name="images_per_s").dropna(subset=["images_per_s"])
     long["workers"] = long["workers"].str.extract(r"_(\d+)w$")[0].astype(int)

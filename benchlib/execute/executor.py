@@ -74,6 +74,7 @@ class Local(Executor):
         """Run the points here (always waited for); a progress bar unless ``on_point`` reports
         each point as it finishes."""
         say = say or _quiet
+        refuse_cuda_without_a_gpu(sweep, outputs, force, retry_failed)
         outcomes = run_sweep(sweep, outputs, force=force, retry_failed=retry_failed,
                              progress=progress and on_point is None, on_point=on_point)
         say(summarize_outcomes(outcomes))
@@ -82,6 +83,41 @@ class Local(Executor):
                 say(f"  failed {outcome.point.name}: {outcome.error}")
         say(f"executed notebooks and records in {outputs / sweep.campaign}")
         return [outcome.status for outcome in outcomes]
+
+
+def refuse_cuda_without_a_gpu(sweep: Sweep, outputs: Path, force: bool,
+                              retry_failed: bool) -> None:
+    """InputError (exit 2, nothing run or written) when points this machine would run ask for
+    device ``cuda`` and torch sees no CUDA device: each would fail the same way, one after
+    another. A Slurm sweep is not asked (the login node needs no GPU)."""
+    from benchlib.errors import InputError
+    from benchlib.execute.sweep import point_status, skip_reason
+
+    asking = [p for p in sweep.points if p.parameters.get("device") == "cuda"
+              and not skip_reason(point_status(outputs / sweep.campaign / f"{p.name}.ipynb"),
+                                  force, retry_failed)]
+    if not asking:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise InputError(
+            f"{len(asking)} of the {len(sweep.points)} points ask for device cuda, and torch "
+            "sees no CUDA device on this machine: nothing was run. Run it on a GPU node, "
+            "submit it with --executor slurm, or try it here with device cpu (a params file of "
+            "its own; params/demo.yaml is the CPU one)")
+
+
+def refuse_without_slurm() -> None:
+    """InputError (exit 2, nothing written) when this machine has no Slurm to submit to."""
+    import shutil
+
+    from benchlib.errors import InputError
+
+    if shutil.which("sbatch") is None:
+        raise InputError("executor slurm: no sbatch on this machine's PATH, so no Slurm "
+                         "cluster to submit to: nothing was submitted or written. Run "
+                         "it on the cluster's login node, or here with --executor local")
 
 
 @register
@@ -99,6 +135,7 @@ class Slurm(Executor):
         then with ``wait`` poll until every one has finished and say the status table;
         ``on_point`` is not called (the jobs run elsewhere)."""
         say = say or _quiet
+        refuse_without_slurm()
         campaign_dir = (outputs / sweep.campaign).resolve()
         submission = submit_sweep(sweep, self.settings, outputs, force=force,
                                   retry_failed=retry_failed)

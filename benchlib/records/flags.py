@@ -36,8 +36,9 @@ MAX_SAMPLES_PER_JOULE = 1e9
 #: Every flag, what it means and what to do, in the order pages list them.
 FLAGS: dict[str, str] = {
     "contended": (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU "
-                  "time, swapped memory, or shared its GPU: the number is the node's minus "
-                  "theirs; re-run on an idle node (or an exclusive allocation)"),
+                  "time, swapped memory, or shared its GPU: the number is what was left to the run, "
+                  "below what the idle node gives; re-run on an idle node (or an exclusive "
+                  "allocation)"),
     "superlinear": (f"more than {SUPERLINEAR_EFFICIENCY - 1:.0%} faster than linear scaling "
                     "from the fewest devices: usually the baseline run was slowed (contention, "
                     "noise, a cold cache); re-run the baseline before trusting the speedup"),

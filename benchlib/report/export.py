@@ -292,6 +292,9 @@ def _outputs(outputs: list) -> tuple[Output, ...]:
 #: The cell tag (Jupyter Book's) whose code a page leaves out, its outputs kept: a benchmark
 #: notebook's configuration cell (its table shows what its 30 lines of ``name=name,`` say).
 HIDE_INPUT = "hide-input"
+#: The cell tag (Jupyter Book's) of a cell for whoever runs the notebook, left out of its page
+#: (a summary's "Run by `benchlib report ...` or open it in JupyterLab": not for the reader).
+REMOVE_CELL = "remove-cell"
 
 
 def _cells(nb: NotebookNode, include_code: bool) -> list[Cell]:
@@ -300,6 +303,8 @@ def _cells(nb: NotebookNode, include_code: bool) -> list[Cell]:
     for cell in nb["cells"]:
         source = str(cell.get("source", ""))
         kind = cell.get("cell_type")
+        if REMOVE_CELL in (cell.get("metadata", {}).get("tags") or []):
+            continue
         if kind == "markdown":
             cells.append(Cell("MarkdownCell", _markdown(source), ()))
         elif kind == "raw":

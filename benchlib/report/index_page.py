@@ -164,8 +164,10 @@ def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list
         ends = [(formatting.percent(end["efficiency"]), named_runs(end.to_frame().T, linked or {}))
                 for end in (low, high)]
         spread = len(top) > 1 and ends[0][0] != ends[1][0]  # the range and its runs, said
-        # a flagged run behind the figure (superlinear included) is said where it is read
-        marked = rows[[bool(flags.of(f)) for f in rows.get("flags", [""] * len(rows))]]
+        # a flagged run behind the figure (superlinear included) is said where it is read: a
+        # run of the configurations measured at the most devices, never one that scaled not
+        behind = rows[rows["baseline_key"].isin(top["baseline_key"])]
+        marked = behind[[bool(flags.of(f)) for f in behind.get("flags", [""] * len(behind))]]
         names = flags.join(n for f in marked.get("flags", []) for n in flags.of(f))
         name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
         lines.append(_line("scaling", name, most, formatting.ratio(speedup), base,

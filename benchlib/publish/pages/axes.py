@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from benchlib import formatting
 
@@ -20,8 +20,12 @@ def spans_decades(values: object, ratio: float = 10.0) -> bool:
 
 def log_axis(ax: plt.Axes, axis: str = "x") -> None:
     """A log ``axis`` labelled in plain numbers (``0.1``, ``1``, ``10``; no crowded minor
-    labels such as ``2x10^1 3x10^1``)."""
+    labels such as ``2x10^1 3x10^1``); where the plotted values span at most three decades,
+    at 1, 2 and 5 of each (``10``, ``20``, ``50``: never a single label)."""
     getattr(ax, f"set_{axis}scale")("log")
+    low, high = getattr(ax, f"get_{axis}lim")()  # the view the log scale chose
     scale = ax.xaxis if axis == "x" else ax.yaxis
+    if 0 < low < high <= low * 1e3:
+        scale.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     scale.set_major_formatter(FuncFormatter(lambda v, _: formatting.number(v)))
     scale.set_minor_formatter(NullFormatter())
