@@ -81,3 +81,34 @@ def test_a_log_axis_over_one_or_two_decades_reads_more_than_one_label():
 
     assert labels([15.0, 90.0]) == ["20", "50"]
     assert labels([0.01, 3000.0]) == ["0.01", "0.1", "1", "10", "100", "1,000"]
+
+
+def test_every_summary_plot_has_a_phone_rendering_whose_labels_stay_10_px_at_390():
+    """Item 12: at 390 px a plot 8-13 inches wide shrank to 3-6 px labels. Each figure's phone
+    rendering is one column at most ``narrow.MAX_PIXELS`` wide, no text under 10 pt: on the
+    364 px of a 390 px page a 10 pt label (13.9 px in the PNG) stays at 10 px or more."""
+    import io
+
+    from PIL import Image
+
+    from benchlib import reference
+    from benchlib.publish.pages import narrow
+
+    df = seven_batch_sizes()
+    table = comparisons.breakdown(reference.breakdown_records())
+    projected = lab_units.derived_units(comparisons.extrapolate(df, iterations=1000))
+    figures = {"scaling": plots.scaling_plot(comparisons.scaling(df)),
+               "breakdown": phase_plots.breakdown_plot(table, summary.varying(table)),
+               "projection": plots.hours_plot(projected, summary.varying(projected)),
+               **{f"ratio {c.title}": plots.ratio_plot(c.pairs, c.title)
+                  for c in summary.comparisons(df)}}
+    for name, figure in figures.items():
+        png = narrow.render(figure)
+        assert png is not None, name
+        width, _ = Image.open(io.BytesIO(png)).size
+        assert width <= narrow.MAX_PIXELS, (name, width)
+        sizes = [t.get_fontsize() for t in figure.findobj(plt.Text) if t.get_text().strip()]
+        assert min(sizes) >= narrow.MIN_POINTS, name
+        assert {ax.get_subplotspec().colspan.start for ax in figure.axes
+                if ax.get_subplotspec() is not None} == {0}, name  # one column
+    assert 364 * narrow.MIN_POINTS * narrow.DPI / 72 / narrow.MAX_PIXELS >= 10

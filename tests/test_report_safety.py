@@ -381,3 +381,29 @@ def test_the_summary_s_note_to_whoever_runs_it_is_left_out_of_its_page(tmp_path)
     nbformat.write(nb, str(source))
     page = export_html(source, tmp_path / "page.html", include_code=False).read_text()
     assert "Title" in page and "open it in JupyterLab" not in page
+
+
+def test_a_plot_s_phone_rendering_is_offered_only_as_base64_image_data(tmp_path):
+    """A figure's ``narrow`` metadata (its phone rendering) becomes a ``<picture>`` source for
+    screens up to 640 px; anything but base64 (a foreign notebook's attribute injection) is
+    dropped and the plain image stays."""
+    import base64
+
+    import nbformat
+
+    from benchlib.report.export import export_html
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode("ascii")
+    pages = {}
+    for name, narrow in (("good", png), ("bad", 'x" onerror="alert(1)')):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", outputs=[
+            nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "Plot"},
+                                   metadata={"image/png": {"alt": "Plot", "narrow": narrow}})])])
+        nb.metadata["language_info"] = {"name": "python"}
+        nbformat.write(nb, str(tmp_path / f"{name}.ipynb"))
+        pages[name] = export_html(tmp_path / f"{name}.ipynb", tmp_path / f"{name}.html",
+                                  include_code=False).read_text()
+    assert (f'<picture><source media="(max-width: 640px)" srcset="data:image/png;base64,{png}">'
+            in pages["good"])
+    assert "<picture>" not in pages["bad"] and "onerror" not in pages["bad"]
+    assert f'src="data:image/png;base64,{png}"' in pages["bad"]

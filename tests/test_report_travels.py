@@ -28,6 +28,10 @@ return {scroll: document.scrollingElement.scrollWidth, inner: window.innerWidth,
         smallest: Math.min(...sizes),
         nav: nav ? Array.from(nav.querySelectorAll('a')).map(a => a.getAttribute('href')) : null,
         ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
+        images: Array.from(document.querySelectorAll('.jp-RenderedImage img'))
+          .filter(i => i.naturalWidth > 0)
+          .map(i => ({scale: i.clientWidth / i.naturalWidth, natural: i.naturalWidth,
+                      phone: !!i.closest('picture') && i.currentSrc !== i.src})),
         late: Array.from(document.querySelectorAll('table th')).filter(th =>
           /^(ratio|geometric mean ratio|verdict|measured \\/ expected)/.test(
             th.innerText.trim().replace(/\\s+/g, ' ')))
@@ -90,7 +94,8 @@ def test_every_page_has_the_bar_and_names_no_folder_of_the_builder(tmp_path):
 @pytest.mark.xdist_group("report")
 def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
     """The full report (every summary page, the compare page, every run page) on a phone and
-    on a desktop: the bar on every page with links that resolve, text of 12 px or more, no
+    on a desktop: the bar on every page with links that resolve, text of 12 px or more (a
+    plot's labels 10 px or more: its phone rendering at 390 px), no
     sideways scrolling of the page, every ratio and verdict column in the first view, no path
     of the machine that built it; screenshots."""
     index = report
@@ -113,6 +118,9 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
                 assert seen["scroll"] <= seen["inner"] + 1, (where, seen["scroll"], seen["inner"])
                 assert seen["body"] >= 12 and seen["smallest"] >= 12, (where, seen)
                 assert seen["nav"], where
+                if width == 390:  # a plot's 10 pt labels (13.9 px in its PNG) at 10 px or more
+                    small = [i for i in seen["images"] if i["scale"] * 13.9 < 10]
+                    assert not small, (where, small)
                 # a ratio or verdict column is in the first view, without scrolling the table
                 assert seen["late"] == [], (where, seen["late"])
                 links = {_target(page, href)[0] for href in seen["nav"]}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT
-from .walk import benchlib, checked, make_project, python_blocks
+from .walk import benchlib, checked, doc_commands, make_project, python_blocks
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("user-path")]
 
@@ -158,28 +158,6 @@ PLACEHOLDERS = ("gpu=V100", "gpu=A40", "cluster=jade2", "outputs/nightly", "/dat
 #: Guides whose every command needs what their title names (docs/slurm.md: a Slurm cluster) or
 #: that record commands run elsewhere (docs/measurements.md): not checked line by line.
 UNMARKED = {"slurm.md", "measurements.md"}
-COMMAND = re.compile(r"^(\$ )?(\w+=\S+ )*(benchlib|python|make|mkdir|ln) ")
-
-
-def _commands(path: Path) -> list[str]:
-    """The shell commands of a Markdown file's code blocks (indented or fenced), each with its
-    continuation lines joined."""
-    found, fenced, previous_blank, joined = [], False, True, ""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-            continue
-        code = fenced or (line.startswith("    ") and (previous_blank or joined or found))
-        previous_blank = not line.strip()
-        text = line.strip()
-        if joined:
-            joined += " " + text
-        elif code and COMMAND.match(text):
-            joined = text
-        if joined and not joined.endswith("\\"):
-            found.append(joined)
-            joined = ""
-    return found
 
 
 def test_the_docs_commands_mark_the_values_that_stand_for_the_users_own():
@@ -191,21 +169,19 @@ def test_the_docs_commands_mark_the_values_that_stand_for_the_users_own():
     for path in DOCS:
         if path.name in UNMARKED:
             continue
-        for command in _commands(path):
-            comment = command.split(" # ", 1)[1] if " # " in command else ""
-            if any(p in command for p in PLACEHOLDERS) and "placeholder" not in comment:
-                unmarked.append(f"{path.relative_to(ROOT)}: {command}")
+        for command in doc_commands(path):
+            if any(p in command.typed for p in PLACEHOLDERS) and not command.marked("placeholder"):
+                unmarked.append(f"{path.relative_to(ROOT)}: {command.typed}")
     assert not unmarked, "\n".join(unmarked)
     demo_data = re.search(r"^DEMO_DATA := (\S+)$", (ROOT / "Makefile").read_text(), re.M)[1]
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
         for folder in re.findall(r'benchlib\.diagnose\("\w+", "([^"]+)"', text):
             assert folder == demo_data, f"{path.relative_to(ROOT)}: diagnose reads {folder}"
-        for command in _commands(path):
-            comment = command.split(" # ", 1)[1] if " # " in command else ""
-            for folder in re.findall(r"--data-dir (\S+)", command):
-                assert folder == demo_data or "placeholder" in comment, \
-                    f"{path.relative_to(ROOT)}: {command}"
+        for command in doc_commands(path):
+            for folder in re.findall(r"--data-dir (\S+)", command.typed):
+                assert folder == demo_data or command.marked("placeholder"), \
+                    f"{path.relative_to(ROOT)}: {command.typed}"
 
 
 def test_the_nightly_example_of_acceptance_md_runs_as_written(project: Path):
@@ -215,7 +191,7 @@ def test_the_nightly_example_of_acceptance_md_runs_as_written(project: Path):
     are not built here, but the folders they read are there."""
     shutil.copytree(ROOT / "benchmarks", project / "benchmarks",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    commands = _commands(ROOT / "docs" / "acceptance.md")
+    commands = [c.typed for c in doc_commands(ROOT / "docs" / "acceptance.md")]
     first = next(i for i, c in enumerate(commands) if "history_data.py nightly-real" in c)
     odd = next(i for i, c in enumerate(commands) if "history_data.py nightly3" in c)
     example = commands[first:first + 4] + commands[odd:odd + 2]
@@ -223,8 +199,7 @@ def test_the_nightly_example_of_acceptance_md_runs_as_written(project: Path):
     env = {**os.environ, "PYTHONWARNINGS": "ignore",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     env.pop("BENCHLIB_DB", None)
-    for command in example:
-        typed = command.split(" # ", 1)[0]
+    for typed in example:
         if " report " in f" {typed} ":
             words = typed.split()
             read = [w for w in words[words.index("report") + 1:] if not w.startswith("--")]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from dataclasses import dataclass
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .conftest import ROOT
@@ -99,7 +99,7 @@ def doc_commands(path: Path) -> list[DocCommand]:
         if line.startswith("#") and not fenced:
             heading = line.lstrip("#").strip()
         # an indented block: indented lines after a blank one, until a line that is neither
-        block = line.startswith("    ") and (previous_blank or block) or (block and not line.strip())
+        block = (line.startswith("    ") and (previous_blank or block)) or (block and not line.strip())
         code = fenced or (block and line.startswith("    "))
         previous_blank = not line.strip()
         text = line.strip()

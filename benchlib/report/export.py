@@ -41,6 +41,8 @@ SAFE_MIMETYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "ima
                   "image/jpeg", "image/svg+xml")
 
 
+#: Base64 text and nothing else (an image's data, placed in an attribute as it is).
+BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|svg\+xml);base64,[A-Za-z0-9+/=\s]*", re.IGNORECASE)
 
 
@@ -110,7 +112,8 @@ def _safe_output(output: dict) -> None:
                        and not isinstance(v, bool))
                    or (k == "needs_background" and v in ("light", "dark"))
                    or (k == "unconfined" and isinstance(v, bool))
-                   or (k == "alt" and isinstance(v, str))}
+                   or (k == "alt" and isinstance(v, str))
+                   or (k == "narrow" and isinstance(v, str) and BASE64.fullmatch(v) is not None)}
             for mime, meta in output["metadata"].items()
             if mime in SAFE_MIMETYPES and isinstance(meta, dict)}
 
@@ -234,9 +237,15 @@ def _code(source: str, language: str) -> Markup:
 
 
 def _image(mime: str, data: str, meta: Mapping[str, object]) -> Markup:
+    """An ``<img>``; with a phone rendering (``narrow`` metadata, a PNG), a ``<picture>`` that
+    offers it to screens up to 640 px (:mod:`benchlib.publish.pages.narrow`)."""
     size = "".join(Markup(' {}="{}"').format(k, meta[k]) for k in ("width", "height") if k in meta)
-    return Markup('<img src="data:{};base64,{}" alt="{}"{}>').format(
+    image = Markup('<img src="data:{};base64,{}" alt="{}"{}>').format(
         mime, "".join(str(data).split()), meta.get("alt", "figure"), Markup(size))
+    if not isinstance(meta.get("narrow"), str) or size:
+        return image
+    return Markup('<picture><source media="(max-width: 640px)" srcset="data:image/png;base64,{}">'
+                  '{}</picture>').format(meta["narrow"], image)
 
 
 def _data(output: Mapping) -> Output | None:

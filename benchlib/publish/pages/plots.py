@@ -18,7 +18,7 @@ from benchlib.analysis.comparisons import headline
 from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.kinds import kind_named
 from benchlib.measure.telemetry import THROTTLE_MASK, Telemetry
-from benchlib.publish.pages import palette
+from benchlib.publish.pages import narrow, palette
 from benchlib.publish.pages.axes import log_axis, spans_decades
 from benchlib.records import flags
 from benchlib.records.run_table import FIRST
@@ -83,20 +83,22 @@ def describe(fig: plt.Figure) -> str:
 
 
 def show(fig: plt.Figure, alt: str | None = None) -> None:
-    """Display a figure now as a PNG with alt text (``alt`` or :func:`describe`), and close it
-    so that it is not shown twice."""
+    """Display a figure now as a PNG with alt text (``alt`` or :func:`describe`) and its phone
+    rendering (:mod:`~benchlib.publish.pages.narrow`, in the output's metadata, for the report
+    page), and close it so that it is not shown twice."""
     from IPython.display import display
 
     text = alt or describe(fig)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        fig.savefig(buffer, format="png", dpi=narrow.DPI, bbox_inches="tight")
+    phone = narrow.render(fig)  # the same figure in one column, for a report read on a phone
     plt.close(fig)
     fig.clear()  # matplotlib_inline keeps a kernel's figures until the cell ends: drop what it drew
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    display({"image/png": data, "text/plain": text}, raw=True,
-            metadata={"image/png": {"alt": text}})
+    meta = {"alt": text, **({"narrow": base64.b64encode(phone).decode("ascii")} if phone else {})}
+    display({"image/png": data, "text/plain": text}, raw=True, metadata={"image/png": meta})
 
 
 def iteration_timeline(result: RunResult, title: str = "") -> plt.Figure:
