@@ -189,6 +189,17 @@ def test_no_comparison_shows_only_the_sentence(tmp_path, shown):
     assert found == [] and len(shown) == 1 and not shown.tables()
 
 
+def test_a_comparison_of_one_run_a_side_is_unknown_in_the_table_never_not_significant(tmp_path):
+    """The demo's unet3d_train: '1.31x, unknown (one run each ...)' in the headline, and
+    'significant: no' in the table beside it: a verdict nothing judged."""
+    from benchlib.publish.pages import summary
+
+    df = _done(_records(tmp_path, {"throughput": 10.0, "dataset": "synthetic"},
+                        {"throughput": 13.0, "dataset": "real"}))
+    table = summary.headlines(summary.comparisons(df))
+    assert list(table["significant"]) == ["unknown"]
+
+
 # -- breakdown --------------------------------------------------------------------------------
 
 

@@ -112,3 +112,16 @@ def test_every_summary_plot_has_a_phone_rendering_whose_labels_stay_10_px_at_390
         assert {ax.get_subplotspec().colspan.start for ax in figure.axes
                 if ax.get_subplotspec() is not None} == {0}, name  # one column
     assert 364 * narrow.MIN_POINTS * narrow.DPI / 72 / narrow.MAX_PIXELS >= 10
+
+
+def test_a_figure_with_a_colour_bar_gets_its_phone_rendering_too():
+    """nightly3's acceptance page stopped the report: 'Colorbar layout of new layout engine not
+    compatible with old engine' from the phone rendering of a heat map."""
+    import seaborn as sns
+
+    from benchlib.publish.pages import narrow
+
+    figure, ax = plt.subplots(figsize=(9, 3))
+    sns.heatmap(pd.DataFrame([[1.0, 0.9], [0.95, 1.02]], columns=["a", "b"]), ax=ax)
+    figure.tight_layout()
+    assert narrow.render(figure)

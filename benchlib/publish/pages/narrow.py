@@ -106,6 +106,9 @@ def render(fig: plt.Figure) -> bytes | None:
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fig.set_layout_engine("constrained")  # room for a wrapped title and legends below
+        try:  # room for a wrapped title and legends below
+            fig.set_layout_engine("constrained")
+        except RuntimeError:  # a colour bar holds the figure to its engine: lay it out tightly
+            fig.tight_layout()
         fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
     return buffer.getvalue()

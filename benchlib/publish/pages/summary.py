@@ -174,14 +174,16 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
 
 def headlines(found: list[Comparison]) -> pd.DataFrame:
     """One row per comparison: what, the geometric mean ratio, its 95 % interval and what it is made from,
-    whether it is significant (``unreliable`` when contended or throttled runs are behind it),
+    whether it is significant (``unreliable`` when contended or throttled runs are behind it,
+    ``unknown`` with one run a side: nothing to judge it by, never "no"),
     pairs, and the flags of the runs behind it."""
     rows = []
     for c in found:
         effect = c.effect
         interval = f"{effect['low']:.2f}-{effect['high']:.2f}" if effect["known"] else "unknown"
         names = {n for text in c.pairs.get("flags", []) for n in flags.of(text)}
-        significant = ("unreliable" if effect.get("unreliable")
+        significant = ("unreliable" if effect.get("unreliable")  # one run each: not judged
+                       else "unknown" if not effect["known"]
                        else "yes" if effect["significant"] else "no")
         rows.append({"comparison": c.title, HEADLINE_NAME: effect[HEADLINE],
                      "95 % interval": interval, "interval from": effect.get("method", ""),
