@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from benchlib.cli import compare_until
 from benchlib.cli.base import Command, relative, show, wrapped
 from benchlib.cli.compare_output import energy_compared, show_compared, show_energy
 from benchlib.cli.documents import add_option
@@ -26,6 +27,10 @@ class Compare(Command):
               "Beside the speed: energy efficiency (samples per joule: images/J, ...) NEW /\n"
               "BASE with the same interval, unknown where energy was not measured; it does\n"
               "not change the exit status.\n\n"
+              "--until-decided PARAMS: while a configuration is undecided, PARAMS is swept\n"
+              "once more into NEW's folder (NEW's params file; a campaign of its own name),\n"
+              "with --base-params also BASE's where each side needs more, and judged again,\n"
+              "at most --max-campaigns times.\n\n"
               "exit status:\n"
               "  0  every configuration in common was judged and none regressed\n"
               "  1  a configuration of reliable runs regressed\n"
@@ -56,6 +61,7 @@ class Compare(Command):
                                  "where lower is better, times and memory, BASE / NEW)")
         parser.add_argument("--junit", help="also write the verdicts as JUnit XML to this file "
                             "(a device or FIFO such as /dev/stdout is written in place)")
+        compare_until.add_arguments(parser)
         add_option(parser)
 
     @classmethod
@@ -66,11 +72,13 @@ class Compare(Command):
         from benchlib.analysis import gate, junit, regression
         from benchlib.analysis.metrics import check_metric
         from benchlib.analysis.selection import comparison_history
+        from benchlib.analysis.until_decided import undecided, until_decided
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
         check_output_file("--junit", args.junit)
+        more, more_base = compare_until.campaigns_of(args)
         if args.base_selection is not None or args.new_selection is not None:
             (base_name, base), (new_name, new) = selections(args)
         else:
@@ -87,8 +95,15 @@ class Compare(Command):
             (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
                                                   (args.new, load_records(args.new)))
         check_metric(args.metric, {base_name: base, new_name: new})
-        comparison = regression.compare(base, new, metric=args.metric, threshold=args.threshold,
-                                        history=comparison_history(base, new, args.db))
+        history = comparison_history(base, new, args.db)
+        if more is None:
+            comparison = regression.compare(base, new, metric=args.metric,
+                                            threshold=args.threshold, history=history)
+        else:
+            comparison, added = until_decided(base, new, more, args.max_campaigns,
+                                              metric=args.metric, threshold=args.threshold,
+                                              history=history, more_base=more_base, say=show)
+            show(compare_until.said(added, len(undecided(comparison))))
         compared = comparison.table  # one row per configuration
         written = args.junit and junit.write(args.junit, "benchlib compare", regression.junit_cases(
             compared.assign(configuration=relative(compared["configuration"])), args.metric))
