@@ -9,7 +9,7 @@ nodes lose 8 % for their last 8 nights, one 15 % for its last 4; ``--slowed-shar
 (the 1,000-node case) lose 5-15 % from a random night of the second half.
 
 Usage: python benchmarks/fleet_planted.py [--nodes 48] [--nights 30] [--slowed-share 0]
-       [--seed 0] [--history]
+       [--seed 0] [--history] [--when-found] [--per-campaign N]
 """
 
 from __future__ import annotations
@@ -86,6 +86,25 @@ def first_found(frame: pd.DataFrame, node: str, last: int) -> int | None:
     return None
 
 
+def drained_per_campaign(frame: pd.DataFrame, slowed: dict[str, tuple[float, int]],
+                         nights: int, last: int) -> list[tuple[int, int]]:
+    """For each of the ``last`` nights, judged the morning after it: the healthy nodes drained
+    (slow or failed while not slowed by that night) and the healthy nodes then."""
+    from benchlib.fleet import health
+
+    started = pd.to_datetime(frame["started_at"], utc=True)
+    counts = []
+    for back in range(last - 1, -1, -1):
+        cut = NOW - pd.Timedelta(days=back) + pd.Timedelta(hours=2)
+        states = health.node_states(frame[started < cut], now=cut).table.set_index("node")
+        night = nights - 1 - back  # the night just judged
+        healthy = [n for n in states.index if n not in slowed
+                   or night < nights - slowed[n][1]]
+        counts.append((sum(states.loc[n, "state"] in ("slow", "failed") for n in healthy),
+                       len(healthy)))
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=48)
@@ -95,6 +114,9 @@ def main() -> None:
     parser.add_argument("--fleet-step", type=float, default=1.0,
                         help="every node at this factor for the last 6 nights (default none)")
     parser.add_argument("--history", action="store_true", help="also run history (slow)")
+    parser.add_argument("--per-campaign", type=int, default=0, metavar="N",
+                        help="also judge the morning after each of the last N nights and "
+                        "count the healthy nodes drained each time (slow)")
     parser.add_argument("--when-found", action="store_true",
                         help="also judge each night after each change (slow)")
     args = parser.parse_args()
@@ -128,6 +150,12 @@ def main() -> None:
         late = {n: first_found(frame, n, slowed[n][1]) for n in beyond}
         print("campaigns after the change until the fleet calls it slow: "
               + ", ".join(f"{n} {v}" for n, v in sorted(late.items())))
+    if args.per_campaign:
+        counts = drained_per_campaign(frame, slowed, args.nights, args.per_campaign)
+        shares = [d / h for d, h in counts]
+        print(f"healthy nodes drained per campaign, the last {len(counts)} nights: "
+              + ", ".join(f"{d} of {h}" for d, h in counts)
+              + f" (mean {np.mean(shares):.2%}, most {max(shares):.2%})")
     if args.history:
         start = time.perf_counter()
         found_history = series.change_points(frame)
