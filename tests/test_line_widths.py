@@ -64,3 +64,38 @@ def test_diagnose_says_its_plan_and_answer_within_the_terminal(
     assert said.startswith("diagnose resnet18 train on cpu (campaign "), said
     assert "rungs x 3 initial repeats" in said and "min in all" in said
     assert "Waterfall (images/s;" in said
+
+
+def test_an_error_fits_the_terminal_and_stays_whole_in_a_pipe(tmp_path: Path) -> None:
+    """A sweep of GPU points on this CPU: on a terminal 100 columns wide the error is wrapped
+    (it was one line of 217 characters); into a pipe or a log it stays one line."""
+    import pty
+
+    if subprocess.run([sys.executable, "-c", "import torch; assert torch.cuda.is_available()"],
+                      capture_output=True).returncode == 0:
+        pytest.skip("CUDA here: the sweep would run")
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "gpu.yaml").write_text(
+        "campaign: gpu\nnotebook: train\nbase: {device: cuda, dataset: synthetic}\n")
+    command = [BENCHLIB, "sweep", "params/gpu.yaml"]
+    env = {**os.environ, "COLUMNS": str(COLUMNS)}
+    piped = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                           env=env)
+    assert piped.returncode == 2 and len(piped.stderr.splitlines()) == 1, piped.stderr
+    primary, secondary = pty.openpty()
+    done = subprocess.run(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=secondary,
+                          timeout=300, env=env)
+    os.close(secondary)
+    said = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.close(primary)
+    text = said.decode().replace("\r\n", "\n")
+    assert done.returncode == 2 and len(text.splitlines()) > 1, text
+    assert " ".join(_fits(text).split()) == " ".join(piped.stderr.split())

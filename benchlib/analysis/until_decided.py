@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from benchlib.analysis.regression import Comparison, compare
-from benchlib.vocabulary import CompareVerdict
+from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 #: Most campaigns ``--until-decided`` may add to NEW.
 MAX_CAMPAIGNS = 20
@@ -39,7 +39,8 @@ def needs_base(comparison: Comparison) -> bool:
 
 
 def until_decided(base: pd.DataFrame, new: pd.DataFrame, more: Callable[[int], pd.DataFrame],
-                  campaigns: int, *, metric: str = "throughput", threshold: float = 0.05,
+                  campaigns: int, *, metric: str = "throughput",
+                  threshold: float = DEFAULT_THRESHOLD,
                   history: pd.DataFrame | None = None,
                   more_base: Callable[[int], pd.DataFrame] | None = None,
                   say: Callable[[str], None] | None = None) -> tuple[Comparison, int]:

@@ -141,13 +141,12 @@ def _stdout_closed() -> bool:
 
 def _error_line(line: str) -> str:
     """``line`` wrapped to the terminal, continued indented, where a person reads it (stderr a
-    terminal, or ``$COLUMNS`` set); whole in a log or a pipe, for whoever searches it."""
-    import os
+    terminal); whole in a log or a pipe, for whoever searches it."""
     import textwrap
 
     from benchlib.formatting import terminal_width
 
-    if not (sys.stderr.isatty() or "COLUMNS" in os.environ):
+    if not sys.stderr.isatty():
         return line
     return textwrap.fill(line, terminal_width(), subsequent_indent="  ",
                          break_long_words=False, break_on_hyphens=False)
