@@ -248,3 +248,15 @@ DEFAULT_WIDTH = 100
 def terminal_width() -> int:
     """The terminal's columns (``$COLUMNS`` first), else :data:`DEFAULT_WIDTH`."""
     return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def error_line(line: str) -> str:
+    """``line`` wrapped to the terminal, continued indented, where a person reads it (stderr a
+    terminal); whole in a log or a pipe, for whoever searches it."""
+    import sys
+    import textwrap
+
+    if not sys.stderr.isatty():
+        return line
+    return textwrap.fill(line, terminal_width(), subsequent_indent="  ",
+                         break_long_words=False, break_on_hyphens=False)

@@ -13,6 +13,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 
+from benchlib import formatting
 from benchlib.cli import (
     calibrate,
     check,
@@ -139,23 +140,10 @@ def _stdout_closed() -> bool:
     return closed
 
 
-def _error_line(line: str) -> str:
-    """``line`` wrapped to the terminal, continued indented, where a person reads it (stderr a
-    terminal); whole in a log or a pipe, for whoever searches it."""
-    import textwrap
-
-    from benchlib.formatting import terminal_width
-
-    if not sys.stderr.isatty():
-        return line
-    return textwrap.fill(line, terminal_width(), subsequent_indent="  ",
-                         break_long_words=False, break_on_hyphens=False)
-
-
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
     if getattr(args, "debug", False):
         traceback.print_exc()
     for line in message.splitlines() or [""]:
-        print(_error_line(f"error: {line}"), file=sys.stderr)
+        print(formatting.error_line(f"error: {line}"), file=sys.stderr)
     write_error(args, message, code)  # with --json, as a document too (docs/json.md)
     return code

@@ -146,3 +146,4 @@ def show_table(frame: pd.DataFrame, text: str, fold: Sequence[str] = (),
     for line in said:
         show(wrapped(line))
     show(fit(frame, text, formatters))
+
