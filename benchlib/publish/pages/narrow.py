@@ -69,9 +69,11 @@ def _height(ax: plt.Axes, before: float) -> float:
 
 
 def _log_ticks_per_decade(ax: plt.Axes) -> None:
-    """A log axis labelled once a decade: 1-2-5 labels run together on a narrow panel."""
-    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
-        if scale == "log":
+    """A log axis over more than one and a half decades labelled once a decade: its 1-2-5
+    labels run together on a narrow panel (a shorter one keeps them: else one label)."""
+    for axis, scale, (low, high) in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()),
+                                     (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
+        if scale == "log" and 0 < low < high and high / low > 10 ** 1.5:
             axis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
 
 
