@@ -105,6 +105,7 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
     _no_build_path(index.parent, index.parent.parent.parent)  # the tmp folder of both campaigns
     shots = tmp_path / "screenshots"
     shots.mkdir()
+    phones = 0  # plots shown in their phone rendering at 390 px
     for width in (390, 1400):
         with chromium(phone=390 if width == 390 else None) as driver:
             if width != 390:
@@ -121,6 +122,7 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
                 if width == 390:  # a plot's 10 pt labels (13.9 px in its PNG) at 10 px or more
                     small = [i for i in seen["images"] if i["scale"] * 13.9 < 10]
                     assert not small, (where, small)
+                    phones += sum(i["phone"] for i in seen["images"])
                 # a ratio or verdict column is in the first view, without scrolling the table
                 assert seen["late"] == [], (where, seen["late"])
                 links = {_target(page, href)[0] for href in seen["nav"]}
@@ -130,6 +132,7 @@ def test_every_page_reads_at_390_and_1400_px_in_chromium(report, tmp_path):
                 name = re.sub(r"\W", "_", page.relative_to(index.parent).with_suffix("").as_posix())
                 driver.save_screenshot(str(shots / f"{name}-{width}.png"))
     assert len(list(shots.glob("*.png"))) == 2 * len(pages)
+    assert phones >= 5, phones  # the summaries' plots, each in one column at 390 px
 
 
 @pytest.mark.slow  # executes a summary page
