@@ -193,6 +193,13 @@ def test_jupyterlab_runs_completes_and_saves_a_summary_notebook_that_stays_clean
         text = driver.find_element(By.CSS_SELECTOR, ".jp-Notebook").text
         # the test's campaign, found from notebooks/ at the default results_dir
         assert "13 runs" in text and "12 finished" in text and "synthetic vs real" in text, text[:2000]
+        # every table caption reads whole where the table is: none runs past its output area
+        clipped = driver.execute_script("""
+            return Array.from(document.querySelectorAll('.jp-OutputArea-output caption'))
+              .filter(c => c.getBoundingClientRect().right >
+                           c.closest('.jp-OutputArea-output').getBoundingClientRect().right + 1)
+              .map(c => c.innerText.slice(0, 80));""")
+        assert css(".jp-OutputArea-output caption") and not clipped, clipped
         images = css(".jp-Notebook .jp-OutputArea-output img")
         assert len(images) >= 2  # the ratio plots
         driver.execute_script("arguments[0].scrollIntoView({block: 'end'})", images[0])
