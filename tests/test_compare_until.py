@@ -55,7 +55,7 @@ def sides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     params = tmp_path / "new.yaml"
     params.write_text(PARAMS)
     monkeypatch.chdir(tmp_path)
-    return base, _campaign(tmp_path / "new" / "b0", 905).parent, params
+    return base, _campaign(tmp_path / "new" / "new", 905).parent, params
 
 
 def test_an_undecided_slowdown_is_decided_by_the_campaigns_it_asks_for(
@@ -69,8 +69,8 @@ def test_an_undecided_slowdown_is_decided_by_the_campaigns_it_asks_for(
     code = main(["compare", str(base), str(new), "--until-decided", str(params)])
     out = capsys.readouterr().out
     assert code == 1 and "REGRESSION" in out, out
-    assert "campaign 1 of at most 5 more of NEW" in out and "campaign 2 of at most 5" in out
-    assert "--until-decided: decided after 2 more campaigns of NEW" in out
+    assert "round 1 of at most 5: a campaign of NEW" in out and "round 2 of at most 5" in out
+    assert "--until-decided: no configuration undecided after 2 rounds of campaigns" in out
     assert len(planted.campaigns) == 2 and all(c.startswith("new-more") for c in planted.campaigns)
     assert sorted(p.name for p in new.iterdir())[1:] == sorted(planted.campaigns)
 
@@ -84,11 +84,11 @@ def test_the_budget_ends_the_campaigns_and_says_what_is_still_undecided(
                  "--max-campaigns", "1"])
     out = capsys.readouterr().out
     assert code == 3, out
-    assert "1 more campaign of NEW (the most asked for) and 1 configuration still undecided" in out
+    assert "1 round of campaigns (--max-campaigns) and 1 configuration still undecided" in out
 
 
 def test_bad_input_is_refused_before_any_campaign(
-        sides: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch,
+        sides: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture) -> None:
     base, new, params = sides
     planted = Planted([900])
@@ -100,7 +100,19 @@ def test_bad_input_is_refused_before_any_campaign(
     assert main(["compare", "--db", "x.sqlite", "--base", "gpu=a", "--new", "gpu=b",
                  "--until-decided", str(params)]) == 2
     assert "give two folders (BASE NEW)" in capsys.readouterr().err
-    assert planted.campaigns == []
+    assert main(["compare", "--until-decided", str(params)]) == 2  # was a TypeError, exit 1
+    assert "give two results folders" in capsys.readouterr().err
+    other = tmp_path / "other.yaml"  # another campaign's params: its runs would never pair
+    other.write_text(PARAMS.replace("campaign: new", "campaign: other"))
+    assert main(["compare", str(base), str(new), "--until-decided", str(other)]) == 2
+    assert "its campaign 'other' is none of" in capsys.readouterr().err
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(PARAMS.replace("device: cpu", "device: cuda"))
+    if not __import__("torch").cuda.is_available():  # refused before the first comparison
+        assert main(["compare", str(base), str(new), "--until-decided", str(gpu)]) == 2
+        captured = capsys.readouterr()
+        assert "ask for device cuda" in captured.err and "UNDECIDED" not in captured.out
+    assert planted.campaigns == [] and sorted(p.name for p in new.iterdir()) == ["new"]
 
 
 class PlantedSides(Planted):
@@ -116,18 +128,21 @@ def test_where_each_side_needs_campaigns_base_params_runs_base_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """One campaign a side and no catalog: '3 campaigns a side' would tell; NEW alone cannot
     (BASE's own campaign noise stays unknown), BASE's params file sweeps BASE again."""
-    base = _campaign(tmp_path / "base" / "a0", 1000).parent
-    new = _campaign(tmp_path / "new" / "b0", 900).parent
-    params = tmp_path / "new.yaml"
+    base = _campaign(tmp_path / "base" / "base", 1000).parent
+    new = _campaign(tmp_path / "new" / "new", 900).parent
+    params, base_params = tmp_path / "new.yaml", tmp_path / "base.yaml"
     params.write_text(PARAMS)
+    base_params.write_text(PARAMS.replace("campaign: new", "campaign: base"))
     monkeypatch.chdir(tmp_path)
     planted = PlantedSides([895, 903, 899, 901, 900])
     monkeypatch.setattr(executors, "executor_for", planted)
     code = main(["compare", str(base), str(new), "--until-decided", str(params),
-                 "--base-params", str(params)])
+                 "--base-params", str(base_params)])
     out = capsys.readouterr().out
     assert code == 1 and "REGRESSION" in out, out
-    assert any(c.startswith("base/new-more") for c in planted.campaigns), planted.campaigns
+    assert "a campaign of NEW and one of BASE" in out
+    assert any(c.startswith("base/base-more") for c in planted.campaigns), planted.campaigns
     assert len(list(base.iterdir())) > 1
-    assert main(["compare", str(base), str(new), "--base-params", str(params)]) == 2
-    assert "--base-params: give it with --until-decided" in capsys.readouterr().err
+    for option in (["--base-params", str(base_params)], ["--max-campaigns", "3"]):
+        assert main(["compare", str(base), str(new), *option]) == 2
+        assert f"{option[0]}: give it with --until-decided" in capsys.readouterr().err

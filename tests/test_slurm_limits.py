@@ -395,3 +395,19 @@ def test_a_warning_during_the_jobs_start_up_is_held_until_the_point_can_act(tmp_
     plain = subprocess.run([sys.executable, str(script), "x"], capture_output=True, text=True,
                            timeout=60)
     assert plain.returncode == -signal.SIGUSR2
+
+
+def test_a_refused_first_submission_leaves_no_campaign_folder(tmp_path):
+    """sbatch refuses the job array (here the fake's gres error on partition debug): exit 2
+    with sbatch's words, and the campaign folder the sweep made for it is gone (it was left
+    holding only .benchlib/: a campaign of no runs that later commands would read)."""
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "p.yaml").write_text(yaml.safe_dump(
+        {"campaign": "x", "notebook": "train", "base": {**TRAIN, "device": "auto"}}))
+    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep",
+                           "params/p.yaml", "--executor", "slurm", "--partition", "debug"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=_fake_slurm(tmp_path / "bin"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Invalid generic resource" in done.stderr, done.stderr
+    assert not (tmp_path / "outputs" / "x").exists(), list((tmp_path / "outputs").rglob("*"))

@@ -127,8 +127,11 @@ def effect(new: Sequence[object], base: Sequence[object], noise: Noise | None = 
         return {**_campaign_interval(a, b, noise, level, runs), **counts}
     found = intervals.repeats_effect(np.exp(np.concatenate(a)), np.exp(np.concatenate(b)), level)
     if found["known"]:
+        unknown = UNKNOWN_SAID if len(a) == len(b) == 1 else (
+            f"{len(b)} + {len(a)} campaigns (base + new), too few to know the noise between "
+            "campaigns (3 on a side, or the catalog's history, measure it)")
         found["method"] = (f"Welch t interval over {runs[1]} + {runs[0]} runs (base + new); "
-                           f"{UNKNOWN_SAID}")
+                           f"{unknown}")
     return {**found, **counts, "floor": UNKNOWN_FLOOR}
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from benchlib.analysis.regression import Comparison, compare
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
-#: Most campaigns ``--until-decided`` may add to NEW.
+#: Most rounds ``--until-decided`` may run (each a campaign of NEW, and of BASE where asked).
 MAX_CAMPAIGNS = 20
 
 
@@ -45,7 +45,8 @@ def until_decided(base: pd.DataFrame, new: pd.DataFrame, more: Callable[[int], p
                   more_base: Callable[[int], pd.DataFrame] | None = None,
                   say: Callable[[str], None] | None = None) -> tuple[Comparison, int]:
     """:func:`~benchlib.analysis.regression.compare` of ``base`` and ``new``; while it leaves a
-    configuration undecided and fewer than ``campaigns`` rounds ran, ``more(k)`` gives the
+    configuration undecided and fewer than ``campaigns`` rounds ran (unknown and unreliable ones
+    need repeats or a quiet node, not campaigns), ``more(k)`` gives the
     records of the k-th campaign added to NEW, and ``more_base(k)`` (where given, and the
     comparison asks for campaigns of each side) one added to BASE. Returns the last comparison
     and how many rounds ran."""
@@ -55,11 +56,13 @@ def until_decided(base: pd.DataFrame, new: pd.DataFrame, more: Callable[[int], p
     added = 0
     while added < campaigns and (open_ones := undecided(judged)):
         added += 1
+        both = more_base is not None and needs_base(judged)
         if say:
             named = open_ones[0] + (f" and {len(open_ones) - 1} more" if len(open_ones) > 1 else "")
-            say(f"undecided: {named}; campaign {added} of at most {campaigns} more of NEW")
-        if more_base is not None and needs_base(judged):
-            base = pd.concat([base, more_base(added)], ignore_index=True)
+            say(f"undecided: {named}; round {added} of at most {campaigns}: a campaign of NEW"
+                + (" and one of BASE" if both else ""))
+        if both:
+            base = pd.concat([base, more_base(added)], ignore_index=True)  # type: ignore[misc]
         new = pd.concat([new, more(added)], ignore_index=True)
         judged = compare(base, new, metric=metric, threshold=threshold, history=history)
     return judged, added

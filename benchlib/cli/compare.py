@@ -27,10 +27,10 @@ class Compare(Command):
               "Beside the speed: energy efficiency (samples per joule: images/J, ...) NEW /\n"
               "BASE with the same interval, unknown where energy was not measured; it does\n"
               "not change the exit status.\n\n"
-              "--until-decided PARAMS: while a configuration is undecided, PARAMS is swept\n"
-              "once more into NEW's folder (NEW's params file; a campaign of its own name),\n"
-              "with --base-params also BASE's where each side needs more, and judged again,\n"
-              "at most --max-campaigns times.\n\n"
+              "--until-decided PARAMS: while a configuration is undecided, PARAMS (the params\n"
+              "file NEW was swept from) is swept once more into NEW's folder as a campaign of\n"
+              "its own name, with --base-params also BASE's where each side needs more, and\n"
+              "judged again, at most --max-campaigns rounds.\n\n"
               "exit status:\n"
               "  0  every configuration in common was judged and none regressed\n"
               "  1  a configuration of reliable runs regressed\n"
@@ -78,7 +78,7 @@ class Compare(Command):
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 (0.05 = 5 %)")
         check_output_file("--junit", args.junit)
-        more, more_base = compare_until.campaigns_of(args)
+        compare_until.check_options(args)
         if args.base_selection is not None or args.new_selection is not None:
             (base_name, base), (new_name, new) = selections(args)
         else:
@@ -95,6 +95,7 @@ class Compare(Command):
             (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
                                                   (args.new, load_records(args.new)))
         check_metric(args.metric, {base_name: base, new_name: new})
+        more, more_base = compare_until.campaigns_of(args, base, new)
         history = comparison_history(base, new, args.db)
         if more is None:
             comparison = regression.compare(base, new, metric=args.metric,

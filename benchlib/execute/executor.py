@@ -103,9 +103,9 @@ def refuse_cuda_without_a_gpu(sweep: Sweep, outputs: Path, force: bool,
     if not torch.cuda.is_available():
         raise InputError(
             f"{len(asking)} of the {len(sweep.points)} points ask for device cuda, and torch "
-            "sees no CUDA device on this machine: nothing was run. Run it on a GPU node, "
-            "submit it with --executor slurm, or try it here with device cpu (a params file of "
-            "its own; params/demo.yaml is the CPU one)")
+            "sees no CUDA device on this machine: nothing was run. Run it on a GPU node (a "
+            "Slurm job: benchlib sweep --executor slurm), or try it here with device cpu (a "
+            "params file of its own; params/demo.yaml is the CPU one)")
 
 
 def refuse_without_slurm() -> None:
@@ -117,7 +117,7 @@ def refuse_without_slurm() -> None:
     if shutil.which("sbatch") is None:
         raise InputError("executor slurm: no sbatch on this machine's PATH, so no Slurm "
                          "cluster to submit to: nothing was submitted or written. Run "
-                         "it on the cluster's login node, or here with --executor local")
+                         "it on the cluster's login node, or here (executor local)")
 
 
 @register

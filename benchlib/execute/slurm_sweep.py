@@ -226,6 +226,7 @@ def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = Fa
     if problems:
         raise RequestTooLarge("\n".join(problems))
 
+    made = not campaign_dir.exists()  # a refused first submission leaves no folder behind
     prepare_campaign_dir(campaign_dir)
     try:
         with campaign_lock(campaign_dir):  # one submitter at a time; choose again under it
@@ -235,6 +236,8 @@ def submit_sweep(sweep, executor: SlurmExecutor, outputs: Path, force: bool = Fa
             return _submit_groups(sweep, executor, campaign_dir, chosen, requests, base_dir,
                                   Submission(points=points, skipped=skipped))
     except SubmissionError as error:
+        if made and not any(campaign_dir.glob("*.ipynb")):
+            shutil.rmtree(campaign_dir, ignore_errors=True)
         notes = slurm_limits.refusals(chosen, executor, requests, partition, memory=True)
         if notes:
             raise SubmissionError("\n".join([str(error), *notes])) from None
