@@ -71,8 +71,7 @@ def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path,
     the params file is not the one the side's campaigns came from, or this machine cannot run
     it (no CUDA for device cuda, no sbatch for a Slurm executor)."""
     from benchlib.catalog import index_quietly
-    from benchlib.execute.executor import (executor_for, refuse_cuda_without_a_gpu,
-                                           refuse_without_slurm)
+    from benchlib.execute.executor import executor_for, refuse_cuda_without_a_gpu, refuse_without_slurm
     from benchlib.inputs.params import load_sweep
     from benchlib.records.results import load
 
