@@ -6,6 +6,8 @@ A/A rounds are ``benchmarks/compare_until_planted.py``."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,16 @@ def test_an_undecided_slowdown_is_decided_by_the_campaigns_it_asks_for(
     assert "--until-decided: no configuration undecided after 2 rounds of campaigns" in out
     assert len(planted.campaigns) == 2 and all(c.startswith("new-more") for c in planted.campaigns)
     assert sorted(p.name for p in new.iterdir())[1:] == sorted(planted.campaigns)
+    for path in new.iterdir():  # again, as a JSON document: the campaigns it swept, named
+        if path.name != "new":
+            shutil.rmtree(path)
+    planted = Planted([890, 912, 899])
+    monkeypatch.setattr(executors, "executor_for", planted)
+    assert main(["compare", str(base), str(new), "--until-decided", str(params),
+                 "--json", "compare.json"]) == 1
+    document = json.loads(Path("compare.json").read_text())
+    assert document["added_campaigns"] == [f"new/{c}" for c in planted.campaigns]
+    assert document["configurations"][0]["verdict"] == "regression"
 
 
 def test_the_budget_ends_the_campaigns_and_says_what_is_still_undecided(

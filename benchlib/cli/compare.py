@@ -95,7 +95,8 @@ class Compare(Command):
             (base_name, base), (new_name, new) = ((args.base, load_records(args.base)),
                                                   (args.new, load_records(args.new)))
         check_metric(args.metric, {base_name: base, new_name: new})
-        more, more_base = compare_until.campaigns_of(args, base, new)
+        swept: list[str] = []  # the campaigns --until-decided sweeps
+        more, more_base = compare_until.campaigns_of(args, base, new, swept)
         history = comparison_history(base, new, args.db)
         if more is None:
             comparison = regression.compare(base, new, metric=args.metric,
@@ -121,7 +122,8 @@ class Compare(Command):
             from benchlib.cli.documents import render
 
             render.write(args, render.compare(
-                comparison, efficiency, (str(base_name), str(new_name)), args.junit, code))
+                comparison, efficiency, (str(base_name), str(new_name)), args.junit, code,
+                swept))
         return code
 
 

@@ -51,21 +51,22 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"--max-campaigns {args.max_campaigns}: give 1 to {MAX_CAMPAIGNS}")
 
 
-def campaigns_of(args: argparse.Namespace, base: pd.DataFrame, new: pd.DataFrame
-                 ) -> tuple[Campaigns | None, Campaigns | None]:
+def campaigns_of(args: argparse.Namespace, base: pd.DataFrame, new: pd.DataFrame,
+                 added: list[str]) -> tuple[Campaigns | None, Campaigns | None]:
     """The k-th further campaign of NEW, and of BASE (``--base-params``), each swept into its
-    side's folder and loaded ((None, None) without --until-decided); the params files (the
-    campaigns NEW and BASE hold) and the machine checked before anything runs."""
+    side's folder, named in ``added`` (``new/<campaign>``) and loaded ((None, None) without
+    --until-decided); the params files (the campaigns NEW and BASE hold) and the machine
+    checked before anything runs."""
     if args.until_decided is None:
         return None, None
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    return (_sweeps("--until-decided", args.until_decided, new, Path(args.new), stamp),
-            _sweeps("--base-params", args.base_params, base, Path(args.base), stamp)
+    return (_sweeps("--until-decided", args.until_decided, new, Path(args.new), stamp, added),
+            _sweeps("--base-params", args.base_params, base, Path(args.base), stamp, added)
             if args.base_params else None)
 
 
-def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path,
-            stamp: str) -> Campaigns:
+def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path, stamp: str,
+            added: list[str]) -> Campaigns:
     """The k-th campaign of ``params`` swept into ``folder`` (``<campaign>-more<stamp>-<k>``),
     indexed where $BENCHLIB_DB says, and its records. Refused now (exit 2, nothing run) when
     the params file is not the one the side's campaigns came from, or this machine cannot run
@@ -89,6 +90,7 @@ def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path,
 
     def more(k: int) -> pd.DataFrame:
         sweep = load_sweep(params, campaign=f"{first.campaign}-more{stamp}-{k}")
+        added.append(f"{'base' if option == '--base-params' else 'new'}/{sweep.campaign}")
         executor_for(sweep.spec.executor).submit_and_wait(sweep, folder, progress=False)
         index_quietly(folder / sweep.campaign)
         return load(folder / sweep.campaign)

@@ -101,7 +101,8 @@ def check(checked: pd.DataFrame, results_path: str, references: str | None, juni
 
 
 def compare(comparison: Comparison, energy: pd.DataFrame, names: tuple[str, str],
-            junit: str | None, code: int) -> documents.CompareDocument:
+            junit: str | None, code: int, added: Sequence[str] = ()
+            ) -> documents.CompareDocument:
     """``benchlib compare``: the speed per configuration and the energy efficiency beside it."""
     pairing = list(comparison.pairing)
     return documents.CompareDocument(
@@ -109,7 +110,7 @@ def compare(comparison: Comparison, energy: pd.DataFrame, names: tuple[str, str]
         threshold=comparison.threshold, pairing=pairing, warnings=list(comparison.warnings),
         configurations=rows(comparison.table, documents.CompareRow, pairing),
         energy=rows(energy, documents.CompareRow, [c for c in pairing if c in energy]),
-        junit=junit)
+        junit=junit, added_campaigns=list(added))
 
 
 def history(found: ChangePoints, code: int) -> documents.HistoryDocument:

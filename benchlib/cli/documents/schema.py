@@ -95,6 +95,8 @@ class CompareDocument(Document):
     energy: list[CompareRow] = said("energy efficiency (samples per joule) NEW / BASE per "
                                     "configuration in common; never the exit status")
     junit: Text = said("the JUnit file --junit wrote, else null")
+    added_campaigns: list[str] = said("the campaigns --until-decided swept, in order, as "
+                                      "side/campaign (new/..., base/...); empty without it")
 
 
 class HistoryDocument(Document):
