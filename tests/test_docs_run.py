@@ -12,7 +12,8 @@ running the command without it:
 - ``make demo``, ``make test`` and the clone: what CI runs on a fresh clone (``.ci/run``).
 
 Every other command runs as typed and exits 0, or with the status its comment states
-(``exit 3``); ``benchlib diagnose``'s budget is cut to 90 s (its other words as written)."""
+(``exit 3``, or ``exit 0 or 3`` where the machine's load decides); ``benchlib diagnose``'s
+budget is cut to 90 s (its other words as written)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ base: {model: resnet18, image_size: 32, num_classes: 4, batch_size: 4, iteration
 grid:
   dataset: [synthetic, real]
 """
-STATED_EXIT = re.compile(r"\bexit (\d)\b")
+STATED_EXIT = re.compile(r"\bexit (\d)(?: or (\d))?\b")
 CI_RUNS = ("make demo", "make test", "git clone")
 
 
@@ -140,9 +141,9 @@ def _check(project: Path, command: DocCommand) -> str:
     if typed.startswith("benchlib diagnose"):
         typed += " --budget 90"
     done = _shell(project, typed)
-    stated = STATED_EXIT.search(command.comment)
-    expected = int(stated[1]) if stated else 0
-    return "" if done.returncode == expected else f"expected exit {expected}; " + _said(done)
+    stated = STATED_EXIT.search(command.comment)  # "exit 3", or "exit 0 or 3" (a machine's load)
+    expected = {int(code) for code in stated.groups() if code} if stated else {0}
+    return "" if done.returncode in expected else f"expected exit {expected}; " + _said(done)
 
 
 def _flags_exist(project: Path, typed: str) -> str:
