@@ -42,6 +42,9 @@ class Planted:
     def __call__(self, settings: object) -> Planted:
         return self
 
+    def check_runnable(self, sweep, outputs: Path, **_: object) -> None:
+        """Every planted campaign can run here."""
+
     def submit_and_wait(self, sweep, outputs: Path, **_: object) -> list:
         self.campaigns.append(sweep.campaign)
         _campaign(outputs / sweep.campaign, self.speeds.pop(0))
@@ -120,6 +123,8 @@ def test_bad_input_is_refused_before_any_campaign(
     assert "its campaign 'other' is none of" in capsys.readouterr().err
     gpu = tmp_path / "gpu.yaml"
     gpu.write_text(PARAMS.replace("device: cpu", "device: cuda"))
+    monkeypatch.undo()  # the executors as they are: this machine's checks
+    monkeypatch.chdir(tmp_path)
     if not __import__("torch").cuda.is_available():  # refused before the first comparison
         assert main(["compare", str(base), str(new), "--until-decided", str(gpu)]) == 2
         captured = capsys.readouterr()

@@ -72,7 +72,7 @@ def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path, stamp: s
     the params file is not the one the side's campaigns came from, or this machine cannot run
     it (no CUDA for device cuda, no sbatch for a Slurm executor)."""
     from benchlib.catalog import index_quietly
-    from benchlib.execute.executor import executor_for, refuse_cuda_without_a_gpu, refuse_without_slurm
+    from benchlib.execute.executor import executor_for
     from benchlib.inputs.params import load_sweep
     from benchlib.records.results import load
 
@@ -83,10 +83,7 @@ def _sweeps(option: str, params: str, side: pd.DataFrame, folder: Path, stamp: s
                          f"{folder}'s ({', '.join(held[:5]) or 'none'}): give the params file "
                          "that folder's runs were swept from, so that its campaigns pair with "
                          "them")
-    if first.spec.executor.kind == "slurm":
-        refuse_without_slurm()
-    else:
-        refuse_cuda_without_a_gpu(first, folder, force=False, retry_failed=False)
+    executor_for(first.spec.executor).check_runnable(first, folder)
 
     def more(k: int) -> pd.DataFrame:
         sweep = load_sweep(params, campaign=f"{first.campaign}-more{stamp}-{k}")

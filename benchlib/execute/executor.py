@@ -50,6 +50,12 @@ class Executor(ABC):
         self.settings = settings
 
     @abstractmethod
+    def check_runnable(self, sweep: Sweep, outputs: Path, force: bool = False,
+                       retry_failed: bool = False) -> None:
+        """InputError (exit 2, nothing run or written) when this machine cannot run the points
+        of ``sweep`` that :meth:`submit_and_wait` would run."""
+
+    @abstractmethod
     def submit_and_wait(self, sweep: Sweep, outputs: Path, *, force: bool = False,
                         retry_failed: bool = False, wait: bool = True, progress: bool = True,
                         say: Say | None = print,
@@ -66,6 +72,11 @@ class Local(Executor):
 
     settings_class = LocalExecutor
 
+    def check_runnable(self, sweep: Sweep, outputs: Path, force: bool = False,
+                       retry_failed: bool = False) -> None:
+        """Points asking for device cuda where torch sees no CUDA device are refused."""
+        refuse_cuda_without_a_gpu(sweep, outputs, force, retry_failed)
+
     def submit_and_wait(self, sweep: Sweep, outputs: Path, *, force: bool = False,
                         retry_failed: bool = False, wait: bool = True, progress: bool = True,
                         say: Say | None = print,
@@ -74,7 +85,7 @@ class Local(Executor):
         """Run the points here (always waited for); a progress bar unless ``on_point`` reports
         each point as it finishes."""
         say = say or _quiet
-        refuse_cuda_without_a_gpu(sweep, outputs, force, retry_failed)
+        self.check_runnable(sweep, outputs, force, retry_failed)
         outcomes = run_sweep(sweep, outputs, force=force, retry_failed=retry_failed,
                              progress=progress and on_point is None, on_point=on_point)
         say(summarize_outcomes(outcomes))
@@ -126,6 +137,11 @@ class Slurm(Executor):
 
     settings_class = SlurmExecutor
 
+    def check_runnable(self, sweep: Sweep, outputs: Path, force: bool = False,
+                       retry_failed: bool = False) -> None:
+        """No sbatch here: no Slurm cluster to submit to (the login node needs no GPU)."""
+        refuse_without_slurm()
+
     def submit_and_wait(self, sweep: Sweep, outputs: Path, *, force: bool = False,
                         retry_failed: bool = False, wait: bool = True, progress: bool = True,
                         say: Say | None = print,
@@ -135,7 +151,7 @@ class Slurm(Executor):
         then with ``wait`` poll until every one has finished and say the status table;
         ``on_point`` is not called (the jobs run elsewhere)."""
         say = say or _quiet
-        refuse_without_slurm()
+        self.check_runnable(sweep, outputs, force, retry_failed)
         campaign_dir = (outputs / sweep.campaign).resolve()
         submission = submit_sweep(sweep, self.settings, outputs, force=force,
                                   retry_failed=retry_failed)
