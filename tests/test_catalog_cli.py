@@ -64,6 +64,7 @@ def test_index_then_list_and_compare_with_relative_paths(outputs):
     assert "0.8" in compared.stdout
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_bad_keys_and_selections_exit_2_naming_them(outputs):
     benchlib(outputs, "index", "outputs", "--db", "cat.sqlite")
     bad = benchlib(outputs, "results", "--db", "cat.sqlite", "--where", "gpu_model=V100")
@@ -106,6 +107,7 @@ def test_commands_keep_the_configured_catalog_up_to_date_and_never_fail_for_it(o
     assert "13 read (13 records written)" in said[1]
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_index_names_what_is_not_a_folder(outputs):
     missing = benchlib(outputs, "index", "nowhere", "--db", "cat.sqlite")
     assert missing.returncode == 2 and "'nowhere' does not exist" in missing.stderr
@@ -157,6 +159,7 @@ def test_a_sweep_without_a_catalog_does_not_import_sqlalchemy(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_the_calendar_s_ends_select_everything_not_an_overflow(outputs):
     assert benchlib(outputs, "index", "outputs", "--db", "ends.sqlite").returncode == 0
     dated = benchlib(outputs, "results", "--db", "ends.sqlite", "--since", "1970-01-01")

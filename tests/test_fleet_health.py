@@ -110,6 +110,7 @@ def test_too_few_healthy_nodes_make_no_baseline_and_one_run_is_unknown() -> None
     assert "interval unknown: 1 run(s) against 3" in _state(one_night, "node03")["reason"]
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_no_false_slow_node_in_an_a_a_fleet_of_equal_nodes() -> None:
     """40 equal nodes, 2 % noise, 20 fleets: no node is called slow (an A/A test), and one
     node at 0.85x is found in each."""
@@ -232,6 +233,7 @@ def test_a_copy_of_the_nights_changes_no_verdict(tmp_path) -> None:
     assert "records repeat a run already read" in two.stderr
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     _write_fleet(tmp_path / "outputs" / "nightly")
     done = _benchlib("fleet", "outputs/nightly", "--drain-list", "--junit", "fleet.xml",

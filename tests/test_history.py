@@ -242,6 +242,7 @@ def _unwrapped(out: str) -> list[str]:
     return lines
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_the_command_prints_the_change_point_and_fails_on_a_regression(tmp_path: Path) -> None:
     _write_nights(tmp_path / "nightly", _nights(nights=16, step=8, driver_at=8))
     done = _history(tmp_path, "nightly", "--where", "batch_size=64")

@@ -77,6 +77,7 @@ def _write(folder: Path, index: int, place: str, changes: dict) -> None:
         write_sidecar(folder / f"{place}.ipynb", record)  # fingerprinted: it is read first
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile=st.lists(st.tuples(PLACES, RECORD), min_size=1, max_size=3))
 def test_every_command_survives_hostile_sidecars(normal, hostile):

@@ -66,6 +66,7 @@ def test_diagnose_says_its_plan_and_answer_within_the_terminal(
     assert "Waterfall (images/s;" in said
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_an_error_fits_the_terminal_and_stays_whole_in_a_pipe(tmp_path: Path) -> None:
     """A sweep of GPU points on this CPU: on a terminal 100 columns wide the error is wrapped
     (it was one line of 217 characters); into a pipe or a log it stays one line."""

@@ -158,6 +158,7 @@ def test_train_fixed_count_over_epochs_with_a_last_batch_of_one(tiny, nine_image
     assert classification.run(config).samples == 20
 
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_synthetic_loader_train_epoch_with_a_last_batch_of_one(tiny):
     from benchlib.inputs.config import ClassificationConfig
     from benchlib.workloads import classification

@@ -175,6 +175,7 @@ def test_a_listing_past_its_bound_stops_naming_data_dir(tmp_path):
 
 # --- 3. every cell has a time limit ----------------------------------------------------------------
 
+@pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_a_hung_cell_fails_its_point_by_default(tmp_path, monkeypatch):
     folder = tmp_path / "notebooks"
     _notebook(folder / "sleepy.ipynb", "seconds = 0\ncampaign = 'x'",
