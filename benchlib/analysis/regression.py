@@ -112,16 +112,21 @@ def judge(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
     for side, runs in (("base", base_runs), ("new", new_runs)):  # a time of 0: no ratio to it
         if len(runs) and not len(_speeds(runs, metric)):
             return found, CompareVerdict.UNKNOWN.value, f"no {side} run has a {metric} above 0"
-    bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
-           for side, runs in (("base", base_runs), ("new", new_runs))}
-    if bad["base"] or bad["new"]:
-        said = "; ".join(f"{side}: {' and '.join(names)} "
-                         f"({flags.count_disturbed(runs['flags'])} of {len(runs)} runs)"
-                         for (side, names), runs in zip(bad.items(), (base_runs, new_runs),
-                                                        strict=True) if names)
-        return found, CompareVerdict.UNRELIABLE.value, f"{said}; {flags.RERUN_ADVICE}"
+    disturbed = _disturbed(base_runs, new_runs)
+    if disturbed:
+        return found, CompareVerdict.UNRELIABLE.value, disturbed
     judged = verdict(found, threshold)
     return found, judged, str(found["method"]) if judged == CompareVerdict.UNKNOWN else ""
+
+
+def _disturbed(base_runs: pd.DataFrame, new_runs: pd.DataFrame) -> str:
+    """Why a comparison is unreliable: each side's disturbing flags and how many of its runs
+    carry one, and what to do ('' when neither side was disturbed)."""
+    said = [f"{side}: {' and '.join(names)} "
+            f"({flags.count_disturbed(runs['flags'])} of {len(runs)} runs)"
+            for side, runs in (("base", base_runs), ("new", new_runs))
+            if (names := flags.disturbed(runs.get("flags", pd.Series(dtype=object))))]
+    return f"{'; '.join(said)}; {flags.RERUN_ADVICE}" if said else ""
 
 
 def _values(runs: pd.DataFrame, metric: str) -> np.ndarray:
@@ -141,11 +146,9 @@ def _judge_signed(base_runs: pd.DataFrame, new_runs: pd.DataFrame, metric: str,
                 if len(runs) and (~np.isfinite(_values(runs, metric))).any()]
     left_out = (f" ({' and '.join(unusable)} run(s) without a finite {metric}: left out)"
                 if unusable else "")
-    bad = {side: flags.disturbed(runs.get("flags", pd.Series(dtype=object)))
-           for side, runs in (("base", base_runs), ("new", new_runs))}
-    if bad["base"] or bad["new"]:
-        said = "; ".join(f"{side}: {' and '.join(names)}" for side, names in bad.items() if names)
-        return found, CompareVerdict.UNRELIABLE.value, f"{said}; {flags.RERUN_ADVICE}"
+    disturbed = _disturbed(base_runs, new_runs)
+    if disturbed:
+        return found, CompareVerdict.UNRELIABLE.value, disturbed
     if left_out:
         found = {**found, "method": f"{found['method']}{left_out}"}
     judged = verdict(found, threshold)
