@@ -244,16 +244,22 @@ def _fake_slurm(folder: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
 
 
+def _sweep_on_the_fake(folder: Path, partition: str) -> subprocess.CompletedProcess:
+    """``benchlib sweep params/p.yaml --executor slurm --partition PARTITION`` from ``folder``
+    where :data:`FAKE_SLURM`'s commands are on PATH (campaign ``x``)."""
+    (folder / "params").mkdir()
+    (folder / "params" / "p.yaml").write_text(yaml.safe_dump(
+        {"campaign": "x", "notebook": "train", "base": {**TRAIN, "device": "auto"}}))
+    return subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep",
+                           "params/p.yaml", "--executor", "slurm", "--partition", partition],
+                          cwd=folder, capture_output=True, text=True, timeout=300,
+                          env=_fake_slurm(folder / "bin"))
+
+
 def test_a_partition_the_cluster_lacks_is_named_with_those_it_has(tmp_path):
     """``sweep --executor slurm --partition gpu`` where only ``debug`` exists: before, sbatch's
     'Invalid generic resource (gres) specification'; now exit 2 naming both, nothing submitted."""
-    (tmp_path / "params").mkdir()
-    (tmp_path / "params" / "p.yaml").write_text(yaml.safe_dump(
-        {"campaign": "x", "notebook": "train", "base": {**TRAIN, "device": "auto"}}))
-    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep",
-                           "params/p.yaml", "--executor", "slurm", "--partition", "gpu"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=_fake_slurm(tmp_path / "bin"))
+    done = _sweep_on_the_fake(tmp_path, "gpu")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "no partition gpu (partitions here: debug)" in done.stderr, done.stderr
     assert "gres" not in done.stderr and "Traceback" not in done.stderr, done.stderr
@@ -401,13 +407,7 @@ def test_a_refused_first_submission_leaves_no_campaign_folder(tmp_path):
     """sbatch refuses the job array (here the fake's gres error on partition debug): exit 2
     with sbatch's words, and the campaign folder the sweep made for it is gone (it was left
     holding only .benchlib/: a campaign of no runs that later commands would read)."""
-    (tmp_path / "params").mkdir()
-    (tmp_path / "params" / "p.yaml").write_text(yaml.safe_dump(
-        {"campaign": "x", "notebook": "train", "base": {**TRAIN, "device": "auto"}}))
-    done = subprocess.run([str(Path(sys.executable).with_name("benchlib")), "sweep",
-                           "params/p.yaml", "--executor", "slurm", "--partition", "debug"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=_fake_slurm(tmp_path / "bin"))
+    done = _sweep_on_the_fake(tmp_path, "debug")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Invalid generic resource" in done.stderr, done.stderr
     assert not (tmp_path / "outputs" / "x").exists(), list((tmp_path / "outputs").rglob("*"))
