@@ -30,7 +30,7 @@ def _papermill_line() -> list[str]:
     """docs/sweeps.md's papermill line, as typed."""
     text = (ROOT / "docs" / "sweeps.md").read_text(encoding="utf-8")
     (line,) = re.findall(r"^ {4}(papermill notebooks/train\.ipynb .*)$", text, flags=re.M)
-    return shlex.split(line)
+    return shlex.split(line.split(" # ", 1)[0])  # its comment ("needs a GPU") is not typed
 
 
 def _stderr_until(command: list[str], cwd: Path, words: str, limit_s: float) -> str:

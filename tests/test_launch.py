@@ -334,11 +334,16 @@ def test_several_nodes_outside_slurm_is_a_clear_error(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_sweep_over_devices_gives_scaling_and_a_failed_launch_record(tmp_path, tiny):
+def test_sweep_over_devices_gives_scaling_and_a_failed_launch_record(tmp_path, tiny, monkeypatch):
     import yaml
 
     from benchlib.cli import main
+    from benchlib.execute import executor
     from benchlib.records.results import load
+
+    # the sweep refuses CUDA points here before running any (test_docs_run); this launch is to
+    # run and fail, so the refusal is left out
+    monkeypatch.setattr(executor, "refuse_cuda_without_a_gpu", lambda *_: None)
 
     spec = {"campaign": "scale", "notebook": "train", "base": {**tiny, "device": "cpu"},
             "grid": {"num_devices": [1, 2]}}

@@ -366,15 +366,9 @@ def test_sbatch_refusals_are_shown_and_nothing_is_recorded(local_slurm, tmp_path
     err = " ".join(capsys.readouterr().err.split())
     assert message in err
     assert options or "sbatch refused the job array; nothing was submitted" in err
-    assert not list((out / "refused").glob("*.json"))
-    if options:  # the partition is checked before the campaign's folder is made
-        assert not (out / "refused").exists()
-        return
-    assert campaign.read_jobs(out / "refused") == {}
-    assert not (out / "refused" / ".benchlib" / "slurm").exists() or not any(
-        (out / "refused" / ".benchlib" / "slurm").iterdir())
-    assert main(["status", str(out / "refused")]) == 0
-    assert "1 point: 0 done, 0 failed, 0 running, 1 pending" in capsys.readouterr().out
+    # the partition is checked before the campaign's folder is made; the folder made for a
+    # first submission that sbatch refused is removed with it (no campaign of no runs)
+    assert not (out / "refused").exists()
 
 
 def _partition_up(name: str, wait_s: float = 30) -> bool:
