@@ -178,7 +178,7 @@ def _notebook_takes(typed: str) -> str:
 
 
 def test_every_command_of_the_docs_runs_as_written_or_as_marked(project: Path):
-    if kind_of_cuda_here():
+    if cuda_here():
         pytest.skip("CUDA here: the 'needs a GPU' commands would run, not say so")
     found = commands()
     kinds = [kind_of(c) for c in found]
@@ -193,7 +193,7 @@ def test_every_command_of_the_docs_runs_as_written_or_as_marked(project: Path):
     assert not failed, "\n".join(failed)
 
 
-def kind_of_cuda_here() -> bool:
+def cuda_here() -> bool:
     """Whether torch sees a CUDA device on this machine."""
     done = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
                           capture_output=True, text=True, timeout=120)
@@ -206,7 +206,7 @@ def test_a_gpu_sweep_on_a_machine_without_one_is_refused_before_anything_is_writ
     way in turn, a failed record each; now exit 2 at once, nothing written. A Slurm sweep
     where no sbatch is: before, 'unexpected RuntimeError: Could not detect "srun"' (exit 1)
     after the campaign folder was made; now exit 2, nothing written."""
-    if kind_of_cuda_here():
+    if cuda_here():
         pytest.skip("CUDA here")
     project = make_project(tmp_path / "benchlib")
     (project / "data" / "imagenet").mkdir()

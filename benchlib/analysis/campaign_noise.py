@@ -163,15 +163,15 @@ def _campaign_interval(a: list[np.ndarray], b: list[np.ndarray], noise: Noise | 
 MAX_TO_DECIDE = 50
 
 
-def to_decide(found: dict[str, object], threshold: float, level: float = 0.95) -> str:
-    """What would decide an undecided comparison (``found``: :func:`effect`'s), in words: how
-    many more campaigns of NEW (else of each side) make the 95 % interval's half width at most
-    half the threshold, from the noise between campaigns it was judged with; where that noise is
-    unknown (one campaign each, no history), how to know it."""
+def more_campaigns(found: dict[str, object], threshold: float, level: float = 0.95
+                   ) -> tuple[int | None, bool]:
+    """How many more campaigns make an undecided comparison's 95 % interval at most half the
+    threshold wide each way (``found``: :func:`effect`'s), and whether BASE needs them too
+    (``(n, False)``: of NEW; ``(n, True)``: of each side); ``(None, True)`` where the noise
+    between campaigns is unknown or more than :data:`MAX_TO_DECIDE` a side would be needed."""
     sd = found.get("noise_sd")
     if not isinstance(sd, float) or not math.isfinite(sd):
-        return (f"{MIN_CAMPAIGNS} campaigns a side, or benchlib calibrate, measure the noise "
-                "between campaigns and say how many would tell")
+        return None, True
     base, new = int(found.get("campaigns_b", 1)), int(found.get("campaigns_a", 1))
     target = math.log1p(threshold / 2)
 
@@ -179,16 +179,27 @@ def to_decide(found: dict[str, object], threshold: float, level: float = 0.95) -
         dof = max(int(found.get("noise_dof", 1)), min(n_base, n_new) - 1, 1)
         return intervals.t_quantile(level, dof) * sd * math.sqrt(1 / n_base + 1 / n_new)
 
+    for each_side in (False, True):
+        for more in range(1, MAX_TO_DECIDE + 1):
+            if half(base + more * each_side, new + more) <= target:
+                return more, each_side
+    return None, True
+
+
+def to_decide(found: dict[str, object], threshold: float, level: float = 0.95) -> str:
+    """What would decide an undecided comparison, in words (:func:`more_campaigns`); where the
+    noise between campaigns is unknown (one campaign each, no history), how to know it."""
+    sd = found.get("noise_sd")
+    if not isinstance(sd, float) or not math.isfinite(sd):
+        return (f"{MIN_CAMPAIGNS} campaigns a side, or benchlib calibrate, measure the noise "
+                "between campaigns and say how many would tell")
+    more, each_side = more_campaigns(found, threshold, level)
     said = f" (noise between campaigns {sd:.1%})"
-    for more in range(1, MAX_TO_DECIDE + 1):
-        if half(base, new + more) <= target:
-            return f"{more} more campaign{'' if more == 1 else 's'} of NEW would tell{said}"
-    for more in range(1, MAX_TO_DECIDE + 1):
-        if half(base + more, new + more) <= target:
-            return (f"{more} more campaign{'' if more == 1 else 's'} of each side would "
-                    f"tell{said}")
-    return (f"more than {MAX_TO_DECIDE} campaigns a side would be needed{said}: a change of "
-            f"{threshold:.0%} is within this configuration's noise")
+    if more is None:
+        return (f"more than {MAX_TO_DECIDE} campaigns a side would be needed{said}: a change of "
+                f"{threshold:.0%} is within this configuration's noise")
+    return (f"{more} more campaign{'' if more == 1 else 's'} of "
+            f"{'each side' if each_side else 'NEW'} would tell{said}")
 
 
 def from_history(history: object, metric: str, nodes: Sequence[str], node_column: str = "host"

@@ -26,7 +26,8 @@ Verdicts, with ``threshold`` t (default 0.05), in this order:
 - ``undecided``: the interval holds both no change and a change of the threshold's size (it
   crosses 1 - t or 1 + t; or, where the noise between campaigns is unknown, it lies beyond
   1 -+ t but not beyond the floor): ``decides`` says how many more campaigns would tell
-  (:func:`benchlib.analysis.campaign_noise.to_decide`), or how to know the noise.
+  (:func:`benchlib.analysis.campaign_noise.to_decide`), or how to know the noise, and
+  ``decides_base_too`` whether BASE needs more campaigns as well.
 
 - ``only in base`` / ``only in new``: nothing to pair with. (The interval must clear the
   threshold, not only 1.0: the A/A tests of docs/measurements.md.)
@@ -259,6 +260,8 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "verdict": judged, "reason": reason, "interval": found["method"],
                      "decides": (campaign_noise.to_decide(found, threshold)
                                  if judged == CompareVerdict.UNDECIDED else ""),
+                     "decides_base_too": (judged == CompareVerdict.UNDECIDED and
+                                          campaign_noise.more_campaigns(found, threshold)[1]),
                      "effect": described,
                      "base_flags": joined_flags(a), "new_flags": joined_flags(b),
                      "flags": flags.join([*flags.of(joined_flags(a)), *flags.of(joined_flags(b))])})

@@ -32,10 +32,7 @@ def undecided(comparison: Comparison) -> list[str]:
 def needs_base(comparison: Comparison) -> bool:
     """Whether an undecided configuration asks for more campaigns of BASE as well."""
     table = comparison.table
-    if "decides" not in table:
-        return False
-    asked = table.loc[table["verdict"] == CompareVerdict.UNDECIDED, "decides"].astype(str)
-    return bool(asked.str.contains("of each side|a side", regex=True).any())
+    return bool("decides_base_too" in table and table["decides_base_too"].any())
 
 
 def until_decided(base: pd.DataFrame, new: pd.DataFrame, more: Callable[[int], pd.DataFrame],
