@@ -12,13 +12,12 @@ docs/architecture.md). This module names no kind's code: it imports only the con
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib.metadata import entry_points
-from pathlib import Path
 
+from benchlib import discovery
 from benchlib.errors import ConfigError
+from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import ClassificationConfig, CommonConfig
-from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 
@@ -26,41 +25,11 @@ from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 ENTRY_POINT_GROUP = "benchlib.benchmarks"
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    """One shipped benchmark notebook."""
-
-    notebook: str
-    benchmark: str
-    config: type[CommonConfig]
-    kind: str
-    title: str
-    description: str
-    #: What a run does, in words ("training", "inference", ...).
-    activity: str = ""
-    #: Whether an iteration is an optimizer step (projections count training iterations).
-    trains: bool = False
-    #: Fields of its config class this benchmark does not take (a shared config's others').
-    ignores: tuple[str, ...] = ()
-    #: The folder holding its notebook (a site's benchmark: its own package's folder, where
-    #: ``tools/make_notebooks.py`` writes it); None: benchlib's ``notebooks/``.
-    folder: Path | None = None
-
-    @property
-    def fixed(self) -> dict[str, object]:
-        """Parameters the notebook fixes (not the user): its ``benchmark``."""
-        return {"benchmark": self.benchmark}
-
-    @property
-    def parameters(self) -> list[str]:
-        """The config fields its notebook takes."""
-        return [n for n in self.config.model_fields if n != "benchmark" and n not in self.ignores]
-
-
 _SMOOTH = ("noise_samples", "sigma")
 _NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
 
-#: The benchmarks benchlib ships.
+#: The benchmarks benchlib ships here; the kind folders' (``benchlib/kinds/<kind>/config.py``,
+#: their ``VARIANTS``) join them in :func:`shipped`.
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("train", "train", ClassificationConfig, "classification", "Training benchmark",
               "Forward, loss, backward and an SGD-with-momentum step per iteration.",
@@ -87,19 +56,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "written once into `output`. Reading runs in `num_workers` threads ahead of the "
               "compute and writing in a thread behind it. Reported as megavoxels/s and hours "
               "per teravoxel.", activity="prediction"),
-    Benchmark("lm_train", "lm_train", LanguageModelConfig, "language_model",
-              "Language model training benchmark",
-              "AdamW steps of a GPT-2-style decoder-only transformer (pre-norm blocks, causal "
-              "`scaled_dot_product_attention`, tied head) on sequences of `sequence_length` "
-              "tokens: random ids made once on the device (`dataset: synthetic`) or random "
-              "windows of a uint16 token file (`dataset: tokens`, nanoGPT's `.bin` layout). "
-              "Reported as tokens/s; MFU from the model FLOPs per token (6N plus attention).",
-              activity="training", trains=True),
-    Benchmark("lm_inference", "lm_inference", LanguageModelConfig, "language_model",
-              "Language model inference benchmark",
-              "Eval mode, no gradients: one forward pass of a GPT-2-style transformer over a "
-              "batch of `sequence_length`-token sequences (the prefill of a whole prompt, no "
-              "key-value cache). Reported as tokens/s.", activity="inference"),
     Benchmark("allreduce", "probe_allreduce", AllReduceConfig, "allreduce",
               "All-reduce probe: bus bandwidth over message sizes",
               "The collective that data-parallel training waits for, timed as nccl-tests times "
@@ -110,6 +66,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "decode against loader workers, data directory read throughput.", activity="probe",
               ignores=_NODE_FIXED),
 )
+_FOLDERS: list[Benchmark] = []
 _REGISTERED: list[Benchmark] = []
 _BY_BENCHMARK: dict[str, Benchmark] = {}
 _PLUGINS_LOADED = False
@@ -118,13 +75,27 @@ _PLUGINS_LOADED = False
 def register(entry: Benchmark) -> Benchmark:
     """Add a site's benchmark (from its package's ``benchlib.benchmarks`` entry point); a
     notebook or ``benchmark`` value already registered is refused."""
-    taken = {b.notebook for b in (*BENCHMARKS, *_REGISTERED)} | \
-        {b.benchmark for b in (*BENCHMARKS, *_REGISTERED)}
+    return _add(entry, _REGISTERED)
+
+
+def _add(entry: Benchmark, into: list[Benchmark]) -> Benchmark:
+    known = (*shipped(), *_REGISTERED) if into is _REGISTERED else (*BENCHMARKS, *_FOLDERS)
+    taken = {b.notebook for b in known} | {b.benchmark for b in known}
     if entry.notebook in taken or entry.benchmark in taken:
         raise ValueError(f"benchmark {entry.benchmark!r} (notebook {entry.notebook!r}) is "
                          "already registered")
-    _REGISTERED.append(entry)
+    into.append(entry)
     return entry
+
+
+def shipped() -> tuple[Benchmark, ...]:
+    """The benchmarks benchlib ships: :data:`BENCHMARKS`, then the variants each kind folder's
+    config declares (``VARIANTS``; :mod:`benchlib.discovery`), read on the first call."""
+    if not _FOLDERS:
+        for module in discovery.role_modules("config"):
+            for entry in getattr(module, "VARIANTS", ()):
+                _add(entry, _FOLDERS)
+    return (*BENCHMARKS, *_FOLDERS)
 
 
 def benchmarks() -> tuple[Benchmark, ...]:
@@ -143,7 +114,7 @@ def benchmarks() -> tuple[Benchmark, ...]:
                                   f"{point.value!r} (package {package}) failed to load: "
                                   f"{type(error).__name__}: {error}") from error
         _PLUGINS_LOADED = True
-    return (*BENCHMARKS, *_REGISTERED)
+    return (*shipped(), *_REGISTERED)
 
 
 def training() -> set[str]:

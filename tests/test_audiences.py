@@ -37,7 +37,7 @@ def _code(name: str) -> str:
 
 
 def test_notebooks_import_their_cells_from_their_audience():
-    for entry in registry.BENCHMARKS:
+    for entry in registry.shipped():
         code = _code(entry.notebook)
         assert "from benchlib.publish.benchmark_notebook import" in code, entry.notebook
         assert "benchlib.publish.pages" not in code, entry.notebook

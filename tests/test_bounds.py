@@ -126,7 +126,7 @@ def test_an_image_side_beyond_the_cap_is_refused_also_by_diagnose(tmp_path):
 
 
 def test_the_memory_estimate_counts_training_state():
-    from benchlib.inputs.lm_config import LanguageModelConfig
+    from benchlib.kinds.language_model.config import LanguageModelConfig
 
     train = LanguageModelConfig(size="gpt2", device="cpu")
     infer = LanguageModelConfig(size="gpt2", device="cpu", benchmark="lm_inference")
@@ -478,8 +478,9 @@ def test_a_volume_plane_larger_than_the_memory_is_bad_input(tmp_path, capsys, mo
 def test_the_size_names_of_the_config_are_the_shapes_it_estimates():
     import typing
 
-    from benchlib.inputs.lm_config import LanguageModelSize
-    from benchlib.models import lm_shapes, transformer
+    from benchlib.kinds.language_model import model as transformer
+    from benchlib.kinds.language_model import model_shapes as lm_shapes
+    from benchlib.kinds.language_model.config import LanguageModelSize
 
     assert set(typing.get_args(LanguageModelSize)) == {*lm_shapes.SIZES, "custom"}
     assert transformer.SIZES is lm_shapes.SIZES  # one table, built and estimated alike

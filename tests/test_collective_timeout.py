@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from benchlib.inputs.lm_config import LanguageModelConfig
+from benchlib.kinds.language_model.config import LanguageModelConfig
 from benchlib.run import launch_worker, waiting
 from benchlib.run.launch import dump_config
 from benchlib.run.waiting import COMPILE_GRACE_S, allowance, collective_timeout_s

@@ -11,9 +11,9 @@ from torch.nn import functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from benchlib.models import cross_entropy
-from benchlib.models.cross_entropy import chunked_cross_entropy, rows_per_block
-from benchlib.models.transformer import SIZES, TransformerLM, language_model_loss
+from benchlib.kinds.language_model import model_loss as cross_entropy
+from benchlib.kinds.language_model.model import SIZES, TransformerLM, language_model_loss
+from benchlib.kinds.language_model.model_loss import chunked_cross_entropy, rows_per_block
 
 ROWS, VOCAB = 96, 1000
 

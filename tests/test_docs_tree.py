@@ -8,7 +8,7 @@ import re
 import subprocess
 
 from .conftest import ROOT
-from .test_layers import LAYERS, MODULES, TOP_LEVEL, _layer
+from .test_layers import LAYERS, MODULES, TOP_LEVEL, _kind_folder, _layer
 
 TICKED = re.compile(r"`([^`]+)`")
 GROUP = re.compile(r"`(\w+)/` \(([^)]*)\)")
@@ -40,7 +40,8 @@ def _actual(layer: str) -> tuple[set[str], set[str]]:
                 top.add(parts[1])
             elif _layer(name) == layer:
                 inside.add(parts[1])
-        elif len(parts) > 2 and parts[1] == layer and path.name != "__init__.py":
+        elif len(parts) > 2 and parts[1] == layer and path.name != "__init__.py" \
+                and not _kind_folder(name):
             inside.add("/".join(parts[2:]))
     return inside, top
 
@@ -59,6 +60,23 @@ def test_the_readme_layout_names_every_top_level_folder():
     layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"^ {4}(\S+)/ ", layout, flags=re.M))
     assert named == folders
+
+
+def test_the_kind_folders_table_names_every_module_of_a_kind_and_its_role():
+    from benchlib.discovery import kind_folders, role_of
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows = text.split("| kind | modules (role) | job |", 1)[1].split("\n\n", 1)[0]
+    documented = {}
+    for row in rows.splitlines()[2:]:
+        first, modules = (cell.strip() for cell in row.strip("|").split(" | ")[:2])
+        documented[TICKED.findall(first)[0]] = {
+            name: role for group, role in re.findall(r"([^;]*?)\((\w+)\)", modules)
+            for name in TICKED.findall(group)}
+    actual = {kind: {path.stem: role_of(path.stem)
+                     for path in (ROOT / "benchlib" / "kinds" / kind).glob("*.py")
+                     if path.stem != "__init__"} for kind in kind_folders()}
+    assert documented == actual
 
 
 def test_the_features_table_names_every_module_of_a_feature_and_its_layer():

@@ -11,14 +11,15 @@ import pytest
 import torch
 
 from benchlib.data.em_volume import write_em_volume
-from benchlib.data.tokens import file_batch
 from benchlib.inputs.config import ClassificationConfig
-from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.language_model import workload as language_model
+from benchlib.kinds.language_model.config import LanguageModelConfig
+from benchlib.kinds.language_model.data import file_batch
 from benchlib.measure import sync_watch
 from benchlib.measure.sync_watch import SYNC_WARNING, SyncWatch
 from benchlib.measure.timing import device_seconds
-from benchlib.workloads import classification, language_model, step, unet3d
+from benchlib.workloads import classification, step, unet3d
 
 CUDA = torch.device("cuda")
 CPU = torch.device("cpu")
@@ -110,7 +111,7 @@ def test_classification_loops_do_not_synchronise(kind, precision, image_dir):
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["lm_train", "lm_inference"])
 def test_language_model_loops_do_not_synchronise(kind, tmp_path):
-    from benchlib.data.tokens import write_tokens
+    from benchlib.kinds.language_model.data import write_tokens
 
     tokens = write_tokens(tmp_path / "t.bin", 20_000, 500)
     config = LanguageModelConfig(benchmark=kind, size="tiny", sequence_length=64,

@@ -122,7 +122,7 @@ def test_the_scan_finds_a_kind_asked_by_name(tmp_path):
 
 
 def test_every_entry_names_a_registered_kind_whose_run_function_exists():
-    for entry in registry.BENCHMARKS:
+    for entry in registry.shipped():
         kind = kinds.KINDS[entry.kind]
         assert isinstance(kind, Kind), entry.notebook
         module, function = kind.run.split(":")
@@ -137,7 +137,7 @@ def test_a_kind_name_is_registered_once():
     with pytest.raises(ValueError, match="'classification' is already registered"):
         kinds.register_kind("classification")(type("Again", (Kind,), {}))
     with pytest.raises(ValueError, match="already registered"):
-        registry.register(registry.BENCHMARKS[0])
+        registry.register(registry.shipped()[0])
 
 
 def test_each_row_gets_its_kinds_fact_and_the_default_where_no_kind_has_it():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchlib.discovery import ROLES, role_of
+
 from .conftest import ROOT
 
 PACKAGE = ROOT / "benchlib"
@@ -17,7 +19,7 @@ MAX_LINES = 400
 LAYERS = ["benchlib", "models", "data", "inputs", "measure", "workloads", "records", "kinds",
           "catalog", "run", "execute", "reference", "analysis", "publish", "cli"]
 #: Modules at the package's top level and the layer each belongs to.
-TOP_LEVEL = {"errors": "benchlib", "formatting": "records", "vocabulary": "benchlib",
+TOP_LEVEL = {"errors": "benchlib", "discovery": "benchlib", "formatting": "records", "vocabulary": "benchlib",
              "registry": "inputs", "results": "records", "progress": "benchlib"}
 #: Feature folders (vertical slices over the layers: one feature's input, run, analysis, page
 #: and Python API together) and the layer each of their modules sits at; a module of a feature
@@ -93,10 +95,19 @@ def _imports(name: str) -> set[str]:
     return found
 
 
+def _kind_folder(name: str) -> str | None:
+    """The kind folder (``benchlib/kinds/<kind>/``) a module is in, else None."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "kinds" and \
+        (PACKAGE / "kinds" / parts[2]).is_dir() else None
+
+
 def _layer(name: str) -> str:
     parts = name.split(".")
     if len(parts) == 1:
         return "benchlib"
+    if _kind_folder(name):  # a kind folder's module sits at its role's layer
+        return ROLES[role_of(parts[3])] if len(parts) > 3 else "benchlib"
     if parts[1] in FEATURES:
         return FEATURES[parts[1]][".".join(parts[2:])]
     return TOP_LEVEL.get(parts[1], parts[1])
@@ -114,6 +125,25 @@ def test_every_module_sits_in_a_known_layer():
     top = {name.split(".")[1] for name, path in MODULES.items() if path.parent == PACKAGE
            and path.name != "__init__.py"}
     assert top <= set(TOP_LEVEL)  # a new top-level module must be given a layer
+
+
+def test_a_kind_folder_is_imported_only_by_itself_and_discovery():
+    """Kind folders never import each other, and nothing outside a kind folder imports it
+    (its modules are found by :mod:`benchlib.discovery`, as a site's kind by its entry point):
+    a new kind touches its own folder only."""
+    found = {(name, target) for name in MODULES for target in _imports(name)
+             if _kind_folder(target) and _kind_folder(target) != _kind_folder(name)}
+    assert found == set()
+
+
+def test_every_module_of_a_kind_folder_has_a_role():
+    from benchlib.discovery import kind_folders
+
+    assert kind_folders()
+    unknown = {f"{kind}/{path.name}" for kind in kind_folders()
+               for path in (PACKAGE / "kinds" / kind).glob("*.py")
+               if path.stem != "__init__" and path.stem.split("_")[0] not in ROLES}
+    assert unknown == set()
 
 
 def test_no_module_is_over_the_line_limit():

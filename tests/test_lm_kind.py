@@ -9,9 +9,9 @@ import pytest
 
 from benchlib import kinds, registry
 from benchlib.execute.sweep import run_sweep
-from benchlib.inputs.lm_config import LanguageModelConfig
 from benchlib.inputs.params import load_sweep
-from benchlib.models.transformer import SIZES
+from benchlib.kinds.language_model.config import LanguageModelConfig
+from benchlib.kinds.language_model.model import SIZES
 from benchlib.records.results import load
 from benchlib.records.schema import column
 
@@ -20,7 +20,7 @@ def test_lm_notebooks_are_registered_with_the_language_model_kind():
     for name in ("lm_train", "lm_inference"):
         entry = registry.by_notebook(name)
         assert entry.config is LanguageModelConfig and entry.benchmark == name
-        assert kinds.KINDS[entry.kind].run == "benchlib.workloads.language_model:run"
+        assert kinds.KINDS[entry.kind].run == "benchlib.kinds.language_model.workload:run"
     config = LanguageModelConfig(benchmark="lm_inference", size="gpt2", sequence_length=1024)
     per_token = kinds.kind_of(config).flops_per_sample(config)
     assert per_token == SIZES["gpt2"].flops_per_token(1024, train=False)

@@ -16,8 +16,8 @@ from PIL import Image
 from benchlib.data import memory_folder
 from benchlib.data.generate import write_imagefolder
 from benchlib.data.imagefolder import image_folder, image_folder_loader
-from benchlib.data.tokens import TOKEN_DTYPE, file_batch, open_tokens, write_tokens
 from benchlib.errors import InputError, OutputError
+from benchlib.kinds.language_model.data import TOKEN_DTYPE, file_batch, open_tokens, write_tokens
 
 # -- token ids beyond the vocabulary ---------------------------------------------------------
 
@@ -41,8 +41,8 @@ def test_token_ids_beyond_the_vocabulary_after_the_first_million_are_named(tmp_p
 
 
 def test_lm_run_on_a_token_file_with_bad_ids_fails_naming_the_file(tmp_path, tiny):
-    from benchlib.inputs.lm_config import LanguageModelConfig
-    from benchlib.workloads import language_model
+    from benchlib.kinds.language_model import workload as language_model
+    from benchlib.kinds.language_model.config import LanguageModelConfig
 
     path = _token_file(tmp_path / "train.bin", 1_000_000, 3_000_000, vocab=100)
     config = LanguageModelConfig(benchmark="lm_inference", size="tiny", vocab_size=100,
@@ -250,7 +250,7 @@ def test_token_writer_failing_midway_keeps_the_previous_file(tmp_path, monkeypat
     def full(self, *args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("benchlib.data.tokens._write_ids", full)
+    monkeypatch.setattr("benchlib.kinds.language_model.data._write_ids", full)
     with pytest.raises(OSError):
         write_tokens(path, 200, 50)
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["t.bin"]
@@ -335,7 +335,7 @@ def test_data_path_is_redacted(tmp_path):
 
 
 def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
-    from benchlib.inputs.lm_config import LanguageModelConfig
+    from benchlib.kinds.language_model.config import LanguageModelConfig
     from benchlib.kinds.record import recorded_data_path
 
     tokens = write_tokens(tmp_path / "train.bin", 100, 50)

@@ -18,11 +18,11 @@ from benchlib.errors import ConfigError, InputError
 from benchlib.execute.sweep import DEFAULT_CELL_TIMEOUT_S, cell_timeout_for, run_sweep
 from benchlib.inputs.params import MAX_STEM_BYTES, NOTEBOOK_DIR, Point, load_sweep
 from benchlib.records.results import load
-from benchlib.registry import BENCHMARKS
+from benchlib.registry import shipped
 
 from .walk import benchlib
 
-REGISTERED = ", ".join(sorted(b.notebook for b in BENCHMARKS))
+REGISTERED = ", ".join(sorted(b.notebook for b in shipped()))
 
 PUBLISH = """\
 from IPython.display import display

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchlib.data.tokens import file_batch, open_tokens, synthetic_batch, write_tokens
-from benchlib.models.transformer import (
+from benchlib.kinds.language_model.data import file_batch, open_tokens, synthetic_batch, write_tokens
+from benchlib.kinds.language_model.model import (
     GPT2_VOCAB,
     SIZES,
     TransformerLM,
@@ -115,8 +115,8 @@ def test_synthetic_batch_is_reproducible_and_in_vocabulary():
 
 # --- the workload (not yet a registered benchmark) -----------------------------------------
 
-from benchlib.inputs.lm_config import LanguageModelConfig  # noqa: E402
-from benchlib.workloads import language_model  # noqa: E402
+from benchlib.kinds.language_model import workload as language_model  # noqa: E402
+from benchlib.kinds.language_model.config import LanguageModelConfig  # noqa: E402
 
 TINY = dict(size="tiny", sequence_length=32, batch_size=2, iterations=3, warmup=1, device="cpu",
             telemetry_interval_s=0.0)

@@ -138,7 +138,7 @@ def prepare_data(images: int, quiet: bool = False) -> None:
     there is kept, but a JPEG folder of another size, which is written again."""
     from benchlib.data.em_volume import write_em_volume
     from benchlib.data.generate import write_imagefolder
-    from benchlib.data.tokens import write_tokens
+    from benchlib.kinds.language_model.data import write_tokens
 
     DATA.mkdir(parents=True, exist_ok=True)
     folder = DATA / "images"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchlib import registry
+from benchlib import discovery, registry
 from benchlib.kinds.base import KINDS, Kind, register_kind
 
 if TYPE_CHECKING:
@@ -68,5 +68,8 @@ def run_target(config: CommonConfig) -> str:
     return kind_of(config).run
 
 
-# The shipped kinds register themselves on import.
-from benchlib.kinds import classification, language_model, probes, unet3d  # noqa: E402, F401
+# The shipped kinds register themselves on import: the modules here, then each kind folder's
+# ``kind`` module (:mod:`benchlib.discovery`).
+from benchlib.kinds import classification, probes, unet3d  # noqa: E402, F401
+
+discovery.role_modules("kind")

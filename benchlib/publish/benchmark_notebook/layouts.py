@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchlib import kinds, registry
+from benchlib import discovery, kinds, registry
 from benchlib.publish.benchmark_notebook import probes, run
 
 #: The cells of a benchmark notebook: its first Markdown cell, the heading over the
@@ -53,7 +53,6 @@ def register_layout(kind: str, layout: Layout) -> Layout:
 
 
 register_layout("classification", Layout(run.TIMED_LOOP, example="model resnet50"))
-register_layout("language_model", Layout(run.TIMED_LOOP, "params/lm.yaml", "size tiny"))
 register_layout("unet3d_train", Layout(run.unet_cells(""), "params/unet3d.yaml",
                                        "volume data/em.h5", "## Configuration and network"))
 register_layout("unet3d_predict", Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
@@ -62,8 +61,14 @@ register_layout("allreduce", Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABO
 register_layout("node_probe", Layout(probes.NODE, about=probes.NODE_ABOUT))
 
 
+def _discovered() -> None:
+    """The kind folders' layouts (their ``layout`` modules register themselves), once."""
+    discovery.role_modules("layout")
+
+
 def cells(entry: registry.Benchmark) -> Cells:
     """The cells of ``entry``'s notebook: its kind's layout, else a timed loop's or one run's
     (as the kind says)."""
+    _discovered()
     default = TIMED_LOOP if kinds.KINDS[entry.kind].timed_loop else ONE_RUN
     return LAYOUTS.get(entry.kind, default).cells(entry)

@@ -9,11 +9,12 @@ from typing import Literal
 from pydantic import PositiveInt, model_validator
 
 from benchlib.inputs import node_limits
+from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import CompileMode, RunConfig
-from benchlib.models.lm_shapes import shape_for
+from benchlib.kinds.language_model.model_shapes import shape_for
 
 LanguageModelBenchmark = Literal["lm_train", "lm_inference"]
-#: The named model sizes of :mod:`benchlib.models.lm_shapes` (kept here as a literal for the
+#: The named model sizes of :mod:`benchlib.kinds.language_model.model_shapes` (kept here as a literal for the
 #: parameters cell and the schema).
 LanguageModelSize = Literal["tiny", "mini", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
                             "custom"]
@@ -62,7 +63,7 @@ class LanguageModelConfig(RunConfig):
 
     def _check_token_file(self) -> None:
         """What a stat can tell of ``token_file``: a file, not empty, whole uint16 tokens, and
-        enough of them for one window (:func:`benchlib.data.tokens.file_batch` picks a start
+        enough of them for one window (:func:`benchlib.kinds.language_model.data.file_batch` picks a start
         among ``tokens - sequence_length - 1``)."""
         if not self.token_file:
             raise ValueError("token_file is empty: dataset 'tokens' needs a uint16 token "
@@ -141,3 +142,21 @@ class LanguageModelConfig(RunConfig):
             f"{self.sequence_length} x vocabulary, float32) take about "
             f"{node_limits.size_text(needed)} per device, more than {why} on device "
             f"{self.device!r}; choose a smaller batch_size or sequence_length")
+
+
+#: The kind's variants: one notebook each (the registry reads them, :func:`benchlib.registry.shipped`).
+VARIANTS = (
+    Benchmark("lm_train", "lm_train", LanguageModelConfig, "language_model",
+              "Language model training benchmark",
+              "AdamW steps of a GPT-2-style decoder-only transformer (pre-norm blocks, causal "
+              "`scaled_dot_product_attention`, tied head) on sequences of `sequence_length` "
+              "tokens: random ids made once on the device (`dataset: synthetic`) or random "
+              "windows of a uint16 token file (`dataset: tokens`, nanoGPT's `.bin` layout). "
+              "Reported as tokens/s; MFU from the model FLOPs per token (6N plus attention).",
+              activity="training", trains=True),
+    Benchmark("lm_inference", "lm_inference", LanguageModelConfig, "language_model",
+              "Language model inference benchmark",
+              "Eval mode, no gradients: one forward pass of a GPT-2-style transformer over a "
+              "batch of `sequence_length`-token sequences (the prefill of a whole prompt, no "
+              "key-value cache). Reported as tokens/s.", activity="inference"),
+)

@@ -1,5 +1,5 @@
 """The shapes of the GPT-2-style language model as plain data (no torch), so that a config can
-be checked against the node's memory before anything is built: :mod:`benchlib.models.transformer`
+be checked against the node's memory before anything is built: :mod:`benchlib.kinds.language_model.model`
 builds the network from them."""
 
 from __future__ import annotations

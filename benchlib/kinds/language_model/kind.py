@@ -9,7 +9,7 @@ from benchlib import registry
 from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
-    from benchlib.inputs.lm_config import LanguageModelConfig
+    from benchlib.kinds.language_model.config import LanguageModelConfig
     from benchlib.workloads.result import RunResult
 
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class LanguageModel(Kind):
     """Tokens per second of a GPT-2-style transformer; a sample is a token."""
 
-    run = "benchlib.workloads.language_model:run"
+    run = "benchlib.kinds.language_model.workload:run"
     samples = "tokens"
     data_field = "token_file"
     comments: ClassVar[dict[str, str]] = {
@@ -34,7 +34,7 @@ class LanguageModel(Kind):
     }
 
     def columns(self, config: LanguageModelConfig, result: RunResult) -> dict[str, object]:
-        from benchlib.workloads.language_model import model_shape
+        from benchlib.kinds.language_model.workload import model_shape
 
         shape = model_shape(config)
         return {
@@ -49,7 +49,7 @@ class LanguageModel(Kind):
     def flops_per_sample(self, config: LanguageModelConfig) -> float:
         """Model FLOPs per token (:meth:`TransformerShape.flops_per_token`): forward for
         inference, forward and backward (3x) for training."""
-        from benchlib.workloads.language_model import model_shape
+        from benchlib.kinds.language_model.workload import model_shape
 
         return model_shape(config).flops_per_token(config.sequence_length,
                                                    train=registry.entry_of(config).trains)

@@ -8,10 +8,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from benchlib.data.tokens import file_batch, open_tokens, synthetic_batch
-from benchlib.inputs.lm_config import LanguageModelBenchmark, LanguageModelConfig
-from benchlib.models.lm_shapes import shape_for
-from benchlib.models.transformer import TransformerLM, TransformerShape, language_model_loss
+from benchlib.kinds.language_model.config import LanguageModelBenchmark, LanguageModelConfig
+from benchlib.kinds.language_model.data import file_batch, open_tokens, synthetic_batch
+from benchlib.kinds.language_model.model import TransformerLM, TransformerShape, language_model_loss
+from benchlib.kinds.language_model.model_shapes import shape_for
 from benchlib.workloads import distributed, step
 from benchlib.workloads.result import RunResult
 

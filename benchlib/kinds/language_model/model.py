@@ -15,8 +15,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from benchlib.models.cross_entropy import chunked_cross_entropy
-from benchlib.models.lm_shapes import (  # noqa: F401  (the shapes, as before, from here too)
+from benchlib.kinds.language_model.model_loss import chunked_cross_entropy
+from benchlib.kinds.language_model.model_shapes import (  # noqa: F401  (the shapes, as before, from here too)
     GPT2_VOCAB,
     PADDED_VOCAB,
     SIZES,
@@ -96,6 +96,6 @@ class TransformerLM(nn.Module):
 
 def language_model_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of next-token logits against the target ids, in fp32 a block of rows
-    at a time (:func:`~benchlib.models.cross_entropy.chunked_cross_entropy`: no fp32 copy of
+    at a time (:func:`~benchlib.kinds.language_model.model_loss.chunked_cross_entropy`: no fp32 copy of
     all the logits, the value and gradient of ``F.cross_entropy`` on them in fp32)."""
     return chunked_cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -1,0 +1,44 @@
+"""The shipped kinds' folders: ``benchlib/kinds/<kind>/`` holds one kind, each of its modules
+named by its role (``config``, ``model``, ``data``, ``workload``, ``kind``, ``layout``; a
+role's helper is ``<role>_<part>``, as ``model_shapes``) and sitting in that role's layer
+(:data:`ROLES`). Each layer's registry imports its role's modules through :func:`role_modules`
+(the benchmark registry the configs with their variants, :mod:`benchlib.kinds` the kinds,
+the notebook layouts the layouts); nothing else imports a kind folder. A site's kind comes
+through the ``benchlib.benchmarks`` entry points instead (:mod:`benchlib.registry`)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+from types import ModuleType
+
+#: Where the shipped kinds' folders are.
+KINDS_FOLDER = Path(__file__).resolve().parent / "kinds"
+#: Each role a kind folder's module plays, and the layer of docs/architecture.md it sits at.
+ROLES: dict[str, str] = {"config": "inputs", "model": "models", "data": "data",
+                         "workload": "workloads", "columns": "records", "kind": "kinds",
+                         "launch": "run", "layout": "publish"}
+
+
+def kind_folders() -> list[str]:
+    """The names of the shipped kinds' folders (packages under ``benchlib/kinds/``)."""
+    return sorted(path.name for path in KINDS_FOLDER.iterdir()
+                  if (path / "__init__.py").is_file())
+
+
+def role_of(module: str) -> str:
+    """The role of a kind folder's module by its name (``model_shapes`` -> ``model``); a name
+    of no role is a KeyError naming the roles."""
+    role = module.split("_")[0]
+    if role not in ROLES:
+        raise KeyError(f"{module!r} names no role of a kind folder (roles: {', '.join(ROLES)})")
+    return role
+
+
+def role_modules(role: str) -> list[ModuleType]:
+    """Each shipped kind's ``benchlib.kinds.<kind>.<role>`` module, imported, in the folders'
+    order (a kind without that role has none)."""
+    if role not in ROLES:
+        raise KeyError(f"{role!r} is no role of a kind folder (roles: {', '.join(ROLES)})")
+    return [import_module(f"benchlib.kinds.{kind}.{role}") for kind in kind_folders()
+            if (KINDS_FOLDER / kind / f"{role}.py").is_file()]
