@@ -1,10 +1,11 @@
 """The shipped kinds' folders: ``benchlib/kinds/<kind>/`` holds one kind, each of its modules
-named by its role (``config``, ``model``, ``data``, ``workload``, ``kind``, ``layout``; a
-role's helper is ``<role>_<part>``, as ``model_shapes``) and sitting in that role's layer
+named by its role (``config``, ``model``, ``data``, ``workload``, ``kind``, ``layout``,
+``command``; a role's helper is ``<role>_<part>``, as ``model_shapes``) and sitting in that role's layer
 (:data:`ROLES`). Each layer's registry imports its role's modules through :func:`role_modules`
 (the benchmark registry the configs with their variants, :mod:`benchlib.kinds` the kinds,
-the notebook layouts the layouts); nothing else imports a kind folder. A site's kind comes
-through the ``benchlib.benchmarks`` entry points instead (:mod:`benchlib.registry`)."""
+the notebook layouts the layouts, ``benchlib data`` the kinds' data sets); nothing else
+imports a kind folder. A site's kind comes through the ``benchlib.benchmarks`` entry points
+instead (:mod:`benchlib.registry`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ KINDS_FOLDER = Path(__file__).resolve().parent / "kinds"
 #: Each role a kind folder's module plays, and the layer of docs/architecture.md it sits at.
 ROLES: dict[str, str] = {"config": "inputs", "model": "models", "data": "data",
                          "workload": "workloads", "columns": "records", "kind": "kinds",
-                         "launch": "run", "layout": "publish"}
+                         "launch": "run", "layout": "publish", "command": "cli"}
 
 
 def kind_folders() -> list[str]:

@@ -19,7 +19,6 @@ from benchlib.errors import ConfigError
 from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import ClassificationConfig, CommonConfig
 from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 
 #: The entry-point group a site's package names its benchmark modules in.
 ENTRY_POINT_GROUP = "benchlib.benchmarks"
@@ -42,20 +41,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "For each input image, `noise_samples` Gaussian copies (`sigma`) are classified in "
               "chunks of `batch_size` and the class votes counted; one iteration is one input "
               "image.", activity="smooth inference"),
-    Benchmark("unet3d_train", "unet3d_train", UNet3DTrainConfig,
-              "unet3d_train", "3D U-Net training benchmark",
-              "Adam steps of a 3D U-Net on random patches of an EM volume (CREMI layout: "
-              "`volumes/raw`, `volumes/labels/neuron_ids`) with flips and transposes, against "
-              "affinity or boundary targets made from the labels (`dataset: real`), or on tensors "
-              "made once on the device (`dataset: synthetic`). Reported as iterations/minute, "
-              "days to 100k iterations and output voxels/s.", activity="training", trains=True),
-    Benchmark("unet3d_predict", "unet3d_predict", UNet3DPredictConfig,
-              "unet3d_predict", "3D U-Net blockwise prediction benchmark",
-              "The whole volume is predicted block by block: each output block is read with a "
-              "halo of context (zero outside the volume), passed through the network and "
-              "written once into `output`. Reading runs in `num_workers` threads ahead of the "
-              "compute and writing in a thread behind it. Reported as megavoxels/s and hours "
-              "per teravoxel.", activity="prediction"),
     Benchmark("allreduce", "probe_allreduce", AllReduceConfig, "allreduce",
               "All-reduce probe: bus bandwidth over message sizes",
               "The collective that data-parallel training waits for, timed as nccl-tests times "

@@ -284,9 +284,9 @@ UNET_VOLUME = (60, 120, 120)
 
 
 def unet3d_blockwise_ratio(repeats: int, work: Path) -> dict:
-    from benchlib.data.em_volume import write_em_volume
-    from benchlib.inputs.unet3d_config import UNet3DPredictConfig
-    from benchlib.workloads import unet3d
+    from benchlib.kinds.unet3d import workload as unet3d
+    from benchlib.kinds.unet3d.config import UNet3DPredictConfig
+    from benchlib.kinds.unet3d.data_writer import write_em_volume
 
     volume = work / "em.h5"
     write_em_volume(volume, UNET_VOLUME, progress=False)

@@ -9,7 +9,7 @@ from PIL import Image
 from benchlib.cli import main
 from benchlib.data.imagefolder import image_folder, image_folder_loader
 from benchlib.data.synthetic import RandomImages, device_batches, loader_batches
-from benchlib.data.volumes import RAW_KEY, open_volume
+from benchlib.kinds.unet3d.data import RAW_KEY, open_volume
 
 
 def test_imagefolder_writer_makes_decodable_varied_jpegs(image_dir):

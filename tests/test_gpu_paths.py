@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.data.em_volume import write_em_volume
 from benchlib.inputs.config import ClassificationConfig
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.kinds.language_model import workload as language_model
 from benchlib.kinds.language_model.config import LanguageModelConfig
 from benchlib.kinds.language_model.data import file_batch
+from benchlib.kinds.unet3d import workload as unet3d
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.unet3d.data_writer import write_em_volume
 from benchlib.measure import sync_watch
 from benchlib.measure.sync_watch import SYNC_WARNING, SyncWatch
 from benchlib.measure.timing import device_seconds
-from benchlib.workloads import classification, step, unet3d
+from benchlib.workloads import classification, step
 
 CUDA = torch.device("cuda")
 CPU = torch.device("cpu")

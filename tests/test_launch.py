@@ -13,18 +13,19 @@ import pytest
 import torch
 
 from benchlib.analysis.comparisons import allreduce_curves, distributed_runs, scaling_table
-from benchlib.data.em_volume import write_em_volume
 from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.shard import Rank
-from benchlib.data.volumes import open_volume
 from benchlib.errors import LaunchError
 from benchlib.inputs.config import ClassificationConfig, describe_validation_error
 from benchlib.inputs.probe_config import AllReduceConfig
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
 from benchlib.kinds.record import make_record
+from benchlib.kinds.unet3d import workload as unet3d
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.unet3d.data import open_volume
+from benchlib.kinds.unet3d.data_writer import write_em_volume
 from benchlib.run import launch, waiting
 from benchlib.run.merge import merge
-from benchlib.workloads import collectives, unet3d
+from benchlib.workloads import collectives
 from benchlib.workloads.result import RunResult
 
 TINY_NET = {"depth": 2, "pooling": [1, 2, 2], "base_features": 4, "growth": 2, "device": "cpu",

@@ -238,9 +238,9 @@ def test_predictions_without_output_go_to_the_scratch_never_beside_the_volume(tm
     import errno
     import tempfile
 
-    from benchlib.data.em_volume import write_em_volume
-    from benchlib.inputs.unet3d_config import UNet3DPredictConfig
-    from benchlib.workloads import unet3d
+    from benchlib.kinds.unet3d import workload as unet3d
+    from benchlib.kinds.unet3d.config import UNet3DPredictConfig
+    from benchlib.kinds.unet3d.data_writer import write_em_volume
     from benchlib.workloads.scratch import SCRATCH_VARIABLE
 
     data = tmp_path / "shared" / "data"

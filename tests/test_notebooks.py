@@ -6,7 +6,7 @@ import pytest
 
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.params import NOTEBOOK_DIR, notebook_parameters
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
 
 from .conftest import ROOT
 

@@ -18,7 +18,7 @@ from IPython.display import Markdown
 
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import AllReduceConfig
-from benchlib.inputs.unet3d_config import UNet3DTrainConfig
+from benchlib.kinds.unet3d.config import UNet3DTrainConfig
 from benchlib.publish.benchmark_notebook import probes, run
 from benchlib.publish.pages import (
     Call,
@@ -430,8 +430,10 @@ def test_every_call_uses_names_defined_before_it(page):
 
 
 def test_benchmark_cells_use_names_the_notebook_defines():
-    for cells in (run.TIMED_LOOP, run.ONE_RUN, run.unet_cells(run.PREDICT_PHASES), probes.ALLREDUCE,
-                  probes.NODE):
+    from benchlib.kinds.unet3d import layout as unet3d_layout
+
+    for cells in (run.TIMED_LOOP, run.ONE_RUN, unet3d_layout.unet_cells(unet3d_layout.PREDICT_PHASES),
+                  probes.ALLREDUCE, probes.NODE):
         defined = {"config"}
         for call in (c for c in cells if isinstance(c, Call)):
             used = {a.strip() for a in call.arguments.split(",") if a.strip()}

@@ -193,7 +193,7 @@ def _no_space(monkeypatch, free: int = 1000) -> None:
 
 
 def test_interrupted_volume_write_leaves_nothing_at_path(tmp_path, monkeypatch):
-    from benchlib.data import em_volume
+    from benchlib.kinds.unet3d import data_writer as em_volume
 
     calls = []
     real = em_volume.em_plane
@@ -214,8 +214,8 @@ def test_interrupted_volume_write_leaves_nothing_at_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("suffix", [".h5", ".zarr"])
 def test_volume_write_replaces_a_previous_one_whole(tmp_path, suffix):
-    from benchlib.data.em_volume import write_em_volume
-    from benchlib.data.volumes import RAW_KEY, check_volume
+    from benchlib.kinds.unet3d.data import RAW_KEY, check_volume
+    from benchlib.kinds.unet3d.data_writer import write_em_volume
 
     path = tmp_path / f"em{suffix}"
     write_em_volume(path, (4, 16, 16), progress=False, workers=1)
@@ -225,7 +225,7 @@ def test_volume_write_replaces_a_previous_one_whole(tmp_path, suffix):
 
 
 def test_volume_write_on_a_full_disk_stops_before_writing(tmp_path, monkeypatch):
-    from benchlib.data.em_volume import write_em_volume
+    from benchlib.kinds.unet3d.data_writer import write_em_volume
 
     _no_space(monkeypatch)
     with pytest.raises(OutputError, match=r"em\.h5.*free"):
@@ -343,7 +343,7 @@ def test_data_path_of_each_kind_of_data(tmp_path, image_dir):
                                  sequence_length=16)
     assert recorded_data_path(config) == str(tokens.resolve())
 
-    from benchlib.inputs.unet3d_config import UNet3DPredictConfig
+    from benchlib.kinds.unet3d.config import UNet3DPredictConfig
 
     volume = UNet3DPredictConfig.model_construct(volume=str(tmp_path / "." / "em.h5"))
     assert recorded_data_path(volume) == str(tmp_path.resolve() / "em.h5")

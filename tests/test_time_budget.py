@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from benchlib.inputs.config import ClassificationConfig
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig
 from benchlib.workloads.loop import TimeBudget, timed_loop
 
 

@@ -9,9 +9,13 @@ import torch
 
 from benchlib.analysis import lab_units
 from benchlib.cli import main
-from benchlib.data.em_volume import write_em_volume
-from benchlib.data.patches import affinities, augment, boundaries
-from benchlib.data.volumes import (
+from benchlib.errors import ShapeError, VolumeError
+from benchlib.inputs.config import describe_validation_error
+from benchlib.kinds.record import make_record
+from benchlib.kinds.unet3d import workload as unet3d
+from benchlib.kinds.unet3d import workload_blockwise as blockwise
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.unet3d.data import (
     LABEL_KEY,
     RAW_KEY,
     array_keys,
@@ -20,13 +24,10 @@ from benchlib.data.volumes import (
     open_volume,
     read_padded,
 )
-from benchlib.errors import ShapeError, VolumeError
-from benchlib.inputs.config import describe_validation_error
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.kinds.record import make_record
-from benchlib.models.geometry import UNetGeometry
-from benchlib.models.unet3d import UNet3D
-from benchlib.workloads import blockwise, unet3d
+from benchlib.kinds.unet3d.data_patches import affinities, augment, boundaries
+from benchlib.kinds.unet3d.data_writer import write_em_volume
+from benchlib.kinds.unet3d.model import UNet3D
+from benchlib.kinds.unet3d.model_geometry import UNetGeometry
 
 #: A network small enough for CPU tests: 2 levels, pooling (1, 2, 2), 4 -> 8 -> 16 features.
 TINY_NET = {"depth": 2, "pooling": [1, 2, 2], "base_features": 4, "growth": 2, "device": "cpu",

@@ -18,10 +18,10 @@ from benchlib.analysis.verdict import (
 )
 from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.probe_config import NodeProbeConfig
-from benchlib.inputs.unet3d_config import UNet3DTrainConfig
 from benchlib.kinds import KINDS
 from benchlib.kinds.classification import flops_per_sample as classification_flops_per_sample
 from benchlib.kinds.record import make_record
+from benchlib.kinds.unet3d.config import UNet3DTrainConfig
 from benchlib.records import flags
 from benchlib.records.flops import count_flops
 from benchlib.reference import datasheet_for, datasheets
@@ -47,7 +47,7 @@ def test_unet_flops_are_per_output_voxel() -> None:
     config = UNet3DTrainConfig(dataset="synthetic", depth=1, base_features=2, growth=2,
                                pooling=[1, 2, 2], patch_shape=[13, 28, 28])
     per_voxel = KINDS["unet3d_train"].flops_per_sample(config)
-    from benchlib.workloads.unet3d import build_model
+    from benchlib.kinds.unet3d.workload import build_model
 
     forward = count_flops(lambda: build_model(config), (1, 1, 13, 28, 28), False)
     voxels = math.prod(config.output_shape)

@@ -136,9 +136,9 @@ def prepare_data(images: int, quiet: bool = False) -> None:
     """The JPEG folder of ``images`` pictures (:func:`jpeg_images`), the EM volume and the
     token file, each written whole to a temporary name and renamed into place; what is already
     there is kept, but a JPEG folder of another size, which is written again."""
-    from benchlib.data.em_volume import write_em_volume
     from benchlib.data.generate import write_imagefolder
     from benchlib.kinds.language_model.data import write_tokens
+    from benchlib.kinds.unet3d.data_writer import write_em_volume
 
     DATA.mkdir(parents=True, exist_ok=True)
     folder = DATA / "images"
@@ -170,7 +170,7 @@ def stand_in_data(root: Path) -> Path:
     a sparse token file. ``root``: the folder the params' relative paths then start from."""
     import h5py
 
-    from benchlib.data.volumes import LABEL_KEY, RAW_KEY
+    from benchlib.kinds.unet3d.data import LABEL_KEY, RAW_KEY
 
     folder = root / DATA
     (folder / "images").mkdir(parents=True)

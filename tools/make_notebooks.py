@@ -52,8 +52,8 @@ def _imports(cells: Iterable[Cell], *config: str) -> str:
     """The notebook's imports, in isort's order (ruff lints the committed notebooks): its
     config classes from their modules (through the registry), then the cells' modules."""
     classes = [registry.config_class(name) for name in config]
-    lines = sorted(f"from {cls.__module__} import {cls.__name__}" for cls in classes)
-    return "\n".join([*lines, *imports(cells)])
+    lines = [f"from {cls.__module__} import {cls.__name__}" for cls in classes]
+    return "\n".join(sorted([*lines, *imports(cells)], key=lambda line: line.split()[1]))
 
 
 def _values_cell(values: dict[str, object], comments: dict[str, str]) -> nbformat.NotebookNode:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.errors import OutputError, RecordError, describe_os_error
+from benchlib.errors import ConfigError, OutputError, RecordError, describe_os_error
 from benchlib.records import values
 
 log = logging.getLogger(__name__)
@@ -68,6 +68,17 @@ def what_is(mode: int) -> str:
             else "a block device" if stat.S_ISBLK(mode)
             else "a character device" if stat.S_ISCHR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def existing_mode(command: str, path: str) -> int | None:
+    """The ``os.stat`` mode of what is at ``path`` (through links); None when nothing is; an
+    error reading it is a ConfigError naming ``command`` and ``path``."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"{command} {path}: {describe_os_error(error)}") from None
 
 
 def _write_in_place(path: Path, data: bytes) -> None:

@@ -53,10 +53,6 @@ def register_layout(kind: str, layout: Layout) -> Layout:
 
 
 register_layout("classification", Layout(run.TIMED_LOOP, example="model resnet50"))
-register_layout("unet3d_train", Layout(run.unet_cells(""), "params/unet3d.yaml",
-                                       "volume data/em.h5", "## Configuration and network"))
-register_layout("unet3d_predict", Layout(run.unet_cells(run.PREDICT_PHASES), "params/unet3d.yaml",
-                                         "volume data/em.h5", "## Configuration and network"))
 register_layout("allreduce", Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABOUT))
 register_layout("node_probe", Layout(probes.NODE, about=probes.NODE_ABOUT))
 

@@ -1,5 +1,5 @@
-"""The sections the benchmark notebooks share (the classification, language-model and 3D U-Net
-kinds, and a site's kind without a layout of its own): run the configuration, then its
+"""The sections the benchmark notebooks share (the shipped kinds' layouts, and a site's kind
+without a layout of its own): run the configuration, then its
 environment, ranks, telemetry, timings and the result record."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import pandas as pd
 from benchlib import kinds
 from benchlib.errors import BenchlibError, describe_os_error
 from benchlib.inputs.config import CommonConfig
-from benchlib.inputs.unet3d_config import UNet3DConfig
 from benchlib.kinds.record import make_record
 from benchlib.publish.cells import Call, show
 from benchlib.publish.pages import plots, present
@@ -25,9 +24,6 @@ RUN = ("## Run\n\nWith `num_devices` 1 the benchmark runs in this kernel. With m
        "samples of all ranks over the run's span (first start to last end).")
 PHASES = ("## Phase breakdown\n\nMedian, p95 and spread (IQR / median) of seconds per iteration "
           "in each phase; `share` is the phase's median over the iteration median.")
-PREDICT_PHASES = (" `read` and `write` are the time the loop waited for the reader threads and "
-                  "the writer thread; their own busy time is in the record (`result_read_busy_s`, "
-                  "`result_write_busy_s`).")
 PAPERMILL = ("Run it with papermill (`benchlib sweep {params}`, or `papermill notebooks/{name}.ipynb "
              "out.ipynb -p {example}`) or cell by cell in JupyterLab. The parameters cell below "
              "holds every parameter and its default.")
@@ -115,22 +111,6 @@ def record(config: CommonConfig, result: RunResult) -> dict[str, object]:
     return made
 
 
-def network(config: UNet3DConfig) -> None:
-    """The 3D U-Net's shapes, parameters and receptive field."""
-    from benchlib.workloads import unet3d
-
-    show(plots.as_table(unet3d.network_summary(config)))
-
-
-def lab_units(config: UNet3DConfig, result: RunResult) -> dict[str, object]:
-    """The run's result record (not yet published), its figures in lab units shown."""
-    from benchlib.analysis.lab_units import lab_units as lab_units_of
-
-    made = make_record(config, result)
-    show(plots.as_table(lab_units_of(made)))
-    return made
-
-
 def publish(made: Mapping[str, object]) -> None:
     """The run's result line (speed, within-run interval, flags in words), then the record
     published in the notebook (what summaries load). Run by hand (JupyterLab, plain papermill:
@@ -181,20 +161,6 @@ TIMED_LOOP = (
 )
 
 
-def unet_cells(phases_note: str = "") -> tuple:
-    """A 3D U-Net notebook's cells after its configuration cell (``phases_note`` appended to
-    the phase breakdown's explanation)."""
-    return (
-        Call(network, "config"),
-        RUN,
-        Call(launch, "config", "result"),
-        *SHARED,
-        PHASES + phases_note,
-        Call(phases, "result"),
-        f"## Lab units and result record\n\n{RECORD}",
-        Call(lab_units, "config, result", "record"),
-        Call(publish, "record"),
-    )
 #: The cells of a run that is not a timed loop (a site's kind without a layout of its own):
 #: run it, its environment, its record.
 ONE_RUN = (

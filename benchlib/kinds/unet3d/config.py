@@ -13,6 +13,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import CompileMode, RunConfig
 
 Triple = list[PositiveInt]
@@ -62,7 +63,7 @@ class UNet3DConfig(RunConfig):
 
     @property
     def geometry(self):  # -> UNetGeometry (imported lazily: pure Python, but keeps config light)
-        from benchlib.models.geometry import UNetGeometry
+        from benchlib.kinds.unet3d.model_geometry import UNetGeometry
 
         return UNetGeometry(self.pooling_levels, self.padding)
 
@@ -80,8 +81,8 @@ class UNet3DConfig(RunConfig):
 
     def _volume_shape(self, key_field: str = "raw_key") -> tuple[int, ...]:
         """Shape of the dataset named by ``key_field``; errors name that field or ``volume``."""
-        from benchlib.data.volumes import check_volume
         from benchlib.errors import VolumeError
+        from benchlib.kinds.unet3d.data import check_volume
 
         if not self.volume:
             raise ValueError(f"volume is empty: {self.benchmark} needs an HDF5 or zarr volume "
@@ -99,7 +100,7 @@ class UNet3DConfig(RunConfig):
         """The raw dataset holds numbers (its header's dtype), or the network cannot read it."""
         import numpy as np
 
-        from benchlib.data.volumes import open_volume
+        from benchlib.kinds.unet3d.data import open_volume
 
         with open_volume(self.volume, self.raw_key) as array:
             dtype = np.dtype(array.dtype)
@@ -190,8 +191,8 @@ class UNet3DPredictConfig(UNet3DConfig):
         geometry.block_input(block, halo)
         self._volume_shape()
         if self.output:
-            from benchlib.data.volumes import volume_format
             from benchlib.errors import VolumeError
+            from benchlib.kinds.unet3d.data import volume_format
 
             try:
                 volume_format(self.output)
@@ -214,3 +215,22 @@ class UNet3DPredictConfig(UNet3DConfig):
         if self.halo is None:
             return self.geometry.default_halo()
         return _triple("halo", self.halo)
+
+
+#: The kind's variants: one notebook each (the registry reads them, :func:`benchlib.registry.shipped`).
+VARIANTS = (
+    Benchmark("unet3d_train", "unet3d_train", UNet3DTrainConfig,
+              "unet3d_train", "3D U-Net training benchmark",
+              "Adam steps of a 3D U-Net on random patches of an EM volume (CREMI layout: "
+              "`volumes/raw`, `volumes/labels/neuron_ids`) with flips and transposes, against "
+              "affinity or boundary targets made from the labels (`dataset: real`), or on tensors "
+              "made once on the device (`dataset: synthetic`). Reported as iterations/minute, "
+              "days to 100k iterations and output voxels/s.", activity="training", trains=True),
+    Benchmark("unet3d_predict", "unet3d_predict", UNet3DPredictConfig,
+              "unet3d_predict", "3D U-Net blockwise prediction benchmark",
+              "The whole volume is predicted block by block: each output block is read with a "
+              "halo of context (zero outside the volume), passed through the network and "
+              "written once into `output`. Reading runs in `num_workers` threads ahead of the "
+              "compute and writing in a thread behind it. Reported as megavoxels/s and hours "
+              "per teravoxel.", activity="prediction"),
+)

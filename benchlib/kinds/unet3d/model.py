@@ -13,7 +13,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from benchlib.models.geometry import Padding, Shape, UNetGeometry
+from benchlib.kinds.unet3d.model_geometry import Padding, Shape, UNetGeometry
 
 Norm = Literal["none", "batch", "group"]
 

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchlib.data.volumes import LazyVolume, create_dataset, open_dataset, volume_format
-from benchlib.inputs.unet3d_config import UNet3DPredictConfig
-from benchlib.models.geometry import Shape
+from benchlib.kinds.unet3d.config import UNet3DPredictConfig
+from benchlib.kinds.unet3d.data import LazyVolume, create_dataset, open_dataset, volume_format
+from benchlib.kinds.unet3d.model_geometry import Shape
 from benchlib.workloads import distributed
 from benchlib.workloads.scratch import scratch_root
 

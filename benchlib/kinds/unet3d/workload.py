@@ -17,13 +17,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from benchlib.data.patches import PatchSampler, patch_loader
-from benchlib.data.volumes import LazyVolume
-from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
-from benchlib.models.geometry import shape_text
-from benchlib.models.unet3d import UNet3D
-from benchlib.workloads import distributed, step
-from benchlib.workloads.blockwise import (
+from benchlib.kinds.unet3d.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
+from benchlib.kinds.unet3d.data import LazyVolume
+from benchlib.kinds.unet3d.data_patches import PatchSampler, patch_loader
+from benchlib.kinds.unet3d.model import UNet3D
+from benchlib.kinds.unet3d.model_geometry import shape_text
+from benchlib.kinds.unet3d.workload_blockwise import (
     OUTPUT_DTYPES,
     BlockReader,
     BlockWriter,
@@ -33,6 +32,7 @@ from benchlib.workloads.blockwise import (
     prediction_layout,
     shared_dataset,
 )
+from benchlib.workloads import distributed, step
 from benchlib.workloads.loop import Timer, next_batch, timed_loop
 from benchlib.workloads.result import RunResult
 from benchlib.workloads.runtime import autocast, peak_memory_bytes, reset_peak_memory, setup_run

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchlib.data.space import check_free_space
-from benchlib.data.volumes import LABEL_KEY, RAW_KEY, create_dataset, volume_format
+from benchlib.kinds.unet3d.data import LABEL_KEY, RAW_KEY, create_dataset, volume_format
 
 DEFAULT_CELL = (6, 40, 40)  #: mean cell extent in voxels (z, y, x)
 MEMBRANE_WIDTH = 2.0  #: voxels (in y / x units) either side of a boundary that are membrane

@@ -10,7 +10,7 @@ from benchlib import formatting
 from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
-    from benchlib.inputs.unet3d_config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
+    from benchlib.kinds.unet3d.config import UNet3DConfig, UNet3DPredictConfig, UNet3DTrainConfig
     from benchlib.workloads.result import RunResult
 
 
@@ -18,8 +18,8 @@ def flops_per_voxel(config: UNet3DConfig, input_shape: tuple[int, ...], voxels: 
                     train: bool) -> float:
     """FLOPs per output voxel of one pass over an input of ``input_shape`` giving ``voxels``
     output voxels (a training step when ``train``)."""
+    from benchlib.kinds.unet3d.workload import build_model
     from benchlib.records.flops import COUNT_BATCH, count_flops
-    from benchlib.workloads.unet3d import build_model
 
     flops = count_flops(lambda: build_model(config), (COUNT_BATCH, 1, *input_shape), train)
     return flops / COUNT_BATCH / voxels
@@ -32,7 +32,7 @@ class UNet3D(Kind):
     data_field = "volume"
 
     def columns(self, config: UNet3DConfig, result: RunResult) -> dict[str, object]:
-        from benchlib.models.geometry import shape_text
+        from benchlib.kinds.unet3d.model_geometry import shape_text
 
         return {
             "benchmark": config.benchmark, "model": "unet3d", "compile": config.compile,
@@ -72,7 +72,7 @@ class UNet3D(Kind):
 class UNet3DTrain(UNet3D):
     """Adam steps on random patches; a sample is an output voxel of a patch."""
 
-    run = "benchlib.workloads.unet3d:train"
+    run = "benchlib.kinds.unet3d.workload:train"
     lab_units = ("iterations_per_minute", "days_to_100k", "megavoxels_per_s")
     lab_panel = ("days_to_100k", "training: days to 100k iterations")
     comments: ClassVar[dict[str, str]] = {
@@ -81,7 +81,7 @@ class UNet3DTrain(UNet3D):
         "iterations": "Adam steps timed after warm-up (the reference ran 1001)"}
 
     def shape_columns(self, config: UNet3DTrainConfig) -> dict[str, object]:
-        from benchlib.models.geometry import shape_text
+        from benchlib.kinds.unet3d.model_geometry import shape_text
 
         columns: dict[str, object] = {
             "dataset": config.dataset, "patch_shape": shape_text(config.patch_shape),
@@ -101,7 +101,7 @@ class UNet3DTrain(UNet3D):
 class UNet3DPredict(UNet3D):
     """Blockwise prediction of a whole volume; a sample is a voxel written."""
 
-    run = "benchlib.workloads.unet3d:predict"
+    run = "benchlib.kinds.unet3d.workload:predict"
     summed_extras = ("voxels_written", "blocks", "read_busy_s", "write_busy_s")
     lab_units = ("megavoxels_per_s", "hours_per_teravoxel")
     lab_panel = ("hours_per_teravoxel", "prediction: hours per teravoxel")
@@ -111,8 +111,8 @@ class UNet3DPredict(UNet3D):
         "warmup": "batches run before the timed pass, not written"}
 
     def shape_columns(self, config: UNet3DPredictConfig) -> dict[str, object]:
-        from benchlib.models.geometry import shape_text
-        from benchlib.workloads.blockwise import prediction_layout
+        from benchlib.kinds.unet3d.model_geometry import shape_text
+        from benchlib.kinds.unet3d.workload_blockwise import prediction_layout
 
         layout = prediction_layout(config)
         return {"dataset": "real", "block_shape": shape_text(config.block_shape),
@@ -122,7 +122,7 @@ class UNet3DPredict(UNet3D):
 
     def flops_per_sample(self, config: UNet3DPredictConfig) -> float:
         """FLOPs of one forward pass of a block's input, per voxel of the block."""
-        from benchlib.workloads.blockwise import prediction_layout
+        from benchlib.kinds.unet3d.workload_blockwise import prediction_layout
 
         layout = prediction_layout(config)
         return flops_per_voxel(config, tuple(layout["input_shape"]),

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from benchlib.data.volumes import LazyVolume
+from benchlib.kinds.unet3d.data import LazyVolume
 
 Target = Literal["affinities", "boundaries"]
 TARGET_CHANNELS = {"affinities": 3, "boundaries": 1}

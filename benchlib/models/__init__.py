@@ -1,1 +1,0 @@
-"""Network definitions the workloads benchmark (torchvision provides the 2D classifiers)."""
