@@ -18,14 +18,12 @@ from benchlib import discovery
 from benchlib.errors import ConfigError
 from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import ClassificationConfig, CommonConfig
-from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 
 #: The entry-point group a site's package names its benchmark modules in.
 ENTRY_POINT_GROUP = "benchlib.benchmarks"
 
 
 _SMOOTH = ("noise_samples", "sigma")
-_NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
 
 #: The benchmarks benchlib ships here; the kind folders' (``benchlib/kinds/<kind>/config.py``,
 #: their ``VARIANTS``) join them in :func:`shipped`.
@@ -41,15 +39,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "For each input image, `noise_samples` Gaussian copies (`sigma`) are classified in "
               "chunks of `batch_size` and the class votes counted; one iteration is one input "
               "image.", activity="smooth inference"),
-    Benchmark("allreduce", "probe_allreduce", AllReduceConfig, "allreduce",
-              "All-reduce probe: bus bandwidth over message sizes",
-              "The collective that data-parallel training waits for, timed as nccl-tests times "
-              "it.", activity="probe"),
-    Benchmark("node_probe", "probe_node", NodeProbeConfig, "node_probe",
-              "Node probe: what this node can do at most",
-              "Matrix-multiply TFLOP/s per precision, memory and host-link bandwidth, JPEG "
-              "decode against loader workers, data directory read throughput.", activity="probe",
-              ignores=_NODE_FIXED),
 )
 _FOLDERS: list[Benchmark] = []
 _REGISTERED: list[Benchmark] = []
@@ -124,8 +113,9 @@ def by_benchmark(benchmark: object) -> Benchmark | None:
         return None
 
 
-#: The node probe: diagnose runs it first, datasheet figures are set against it.
-NODE_PROBE = next(b for b in BENCHMARKS if b.kind == "node_probe")
+def node_probe() -> Benchmark:
+    """The node probe's entry: diagnose runs it first, datasheet figures are set against it."""
+    return next(b for b in shipped() if b.kind == "node_probe")
 
 
 def by_notebook(name: str) -> Benchmark | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from benchlib.inputs.probe_config import NodeProbeConfig
-from benchlib.workloads import node_probe
+from benchlib.kinds.probes import workload as node_probe
+from benchlib.kinds.probes.config import NodeProbeConfig
 
 
 def main() -> None:

@@ -6,8 +6,9 @@ import json
 import pkgutil
 
 from benchlib import registry
+from benchlib.kinds.probes import layout as probes
 from benchlib.publish import benchmark_notebook, pages
-from benchlib.publish.benchmark_notebook import probes, run
+from benchlib.publish.benchmark_notebook import run
 from benchlib.publish.cells import Call, imports
 from benchlib.publish.pages import scaling
 
@@ -19,14 +20,15 @@ def _modules(package) -> set[str]:
 
 
 def test_benchmark_notebook_sections_are_apart_from_the_summary_pages():
-    assert _modules(benchmark_notebook) == {"run", "probes", "parameters", "layouts", "gpu_sized"}
+    assert _modules(benchmark_notebook) == {"run", "parameters", "layouts", "gpu_sized"}
     assert not _modules(pages) & _modules(benchmark_notebook)
 
 
 def test_imports_name_each_package_once_in_isort_order():
     cells = (Call(run.configuration, "config"), (Call(probes.loader, "result"),),
              Call(scaling.plot, "done"))
-    assert imports(cells) == ["from benchlib.publish.benchmark_notebook import probes, run",
+    assert imports(cells) == ["from benchlib.kinds.probes import layout",
+                              "from benchlib.publish.benchmark_notebook import run",
                               "from benchlib.publish.pages import scaling"]
 
 

@@ -13,14 +13,14 @@ import torch
 
 from benchlib import registry
 from benchlib.cli import main
-from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.probes.workload import NodeProbeResult
+from benchlib.kinds.probes.workload_collectives import AllReduceResult
 from benchlib.kinds.record import make_record
 from benchlib.records import values
 from benchlib.records.build import failed_record
 from benchlib.records.results import scan
 from benchlib.records.store import ITERATIONS_KEY, write_sidecar
-from benchlib.workloads.collectives import AllReduceResult
-from benchlib.workloads.node_probe import NodeProbeResult
 
 from .fakes import campaign, write_record_notebook
 

@@ -18,12 +18,12 @@ import pytest
 import torch
 
 from benchlib import kinds, registry
-from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds import Kind
+from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.probes.workload import NodeProbeResult
+from benchlib.kinds.probes.workload_collectives import AllReduceResult
 from benchlib.kinds.record import make_record
 from benchlib.records.results import load
-from benchlib.workloads.collectives import AllReduceResult
-from benchlib.workloads.node_probe import NodeProbeResult
 
 from .conftest import ROOT
 

@@ -17,7 +17,8 @@ from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.shard import Rank
 from benchlib.errors import LaunchError
 from benchlib.inputs.config import ClassificationConfig, describe_validation_error
-from benchlib.inputs.probe_config import AllReduceConfig
+from benchlib.kinds.probes import workload_collectives as collectives
+from benchlib.kinds.probes.config import AllReduceConfig
 from benchlib.kinds.record import make_record
 from benchlib.kinds.unet3d import workload as unet3d
 from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
@@ -25,7 +26,6 @@ from benchlib.kinds.unet3d.data import open_volume
 from benchlib.kinds.unet3d.data_writer import write_em_volume
 from benchlib.run import launch, waiting
 from benchlib.run.merge import merge
-from benchlib.workloads import collectives
 from benchlib.workloads.result import RunResult
 
 TINY_NET = {"depth": 2, "pooling": [1, 2, 2], "base_features": 4, "growth": 2, "device": "cpu",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchlib.workloads import achievable
+from benchlib.kinds.probes import workload_achievable as achievable
 
 
 def _scripted(monkeypatch, times_per_shape: list[list[float]]) -> None:
@@ -38,8 +38,8 @@ def test_a_shape_throughput_is_over_the_mean_time_as_the_finder_computes_it():
 
 
 def test_the_probe_note_names_the_mean_and_the_fastest_call():
-    from benchlib.inputs.probe_config import NodeProbeConfig
-    from benchlib.workloads import node_probe
+    from benchlib.kinds.probes import workload as node_probe
+    from benchlib.kinds.probes.config import NodeProbeConfig
 
     config = NodeProbeConfig(device="cpu", precisions=["fp32"], matmul_size=128, mamf_repeats=2,
                              iterations=1, warmup=0, memory_bytes=1 << 20, probe_time_s=1.0)

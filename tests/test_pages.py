@@ -17,9 +17,10 @@ import torch
 from IPython.display import Markdown
 
 from benchlib.inputs.config import ClassificationConfig
-from benchlib.inputs.probe_config import AllReduceConfig
+from benchlib.kinds.probes import layout as probes
+from benchlib.kinds.probes.config import AllReduceConfig
 from benchlib.kinds.unet3d.config import UNet3DTrainConfig
-from benchlib.publish.benchmark_notebook import probes, run
+from benchlib.publish.benchmark_notebook import run
 from benchlib.publish.pages import (
     Call,
     Page,

@@ -12,13 +12,13 @@ from IPython.display import Markdown
 
 from benchlib.analysis.verdict import judge, verdicts
 from benchlib.history import series as node_history
-from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.kinds.probes.config import NodeProbeConfig
+from benchlib.kinds.probes.workload import NodeProbeResult
 from benchlib.kinds.record import make_record
 from benchlib.measure.contention import Contention
 from benchlib.publish.pages import node
 from benchlib.records import flags
 from benchlib.report import index_page
-from benchlib.workloads.node_probe import NodeProbeResult
 
 from .fakes import write_record_notebook
 from .walk import checked

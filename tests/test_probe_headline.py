@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib.analysis.verdict import judge, verdicts
-from benchlib.inputs.probe_config import NodeProbeConfig
-from benchlib.kinds.probes import NodeProbe
+from benchlib.kinds.probes.config import NodeProbeConfig
+from benchlib.kinds.probes.kind import NodeProbe
+from benchlib.kinds.probes.workload import NodeProbeResult
 from benchlib.publish.pages import verdict_tables
 from benchlib.records import flags
-from benchlib.workloads.node_probe import NodeProbeResult
 
 PROBE = {"status": "ok", "benchmark": "probe_node", "cluster": "c", "host": "n1", "gpu": "cpu",
          "device": "cpu", "matmul_tflops_fp32": 0.02, "mamf_tflops_fp32": 0.1}
@@ -52,7 +52,7 @@ def test_mfu_above_what_the_probe_reached_is_flagged() -> None:
 def test_mamf_note_says_how_many_calls_the_budget_left() -> None:
     import torch
 
-    from benchlib.workloads import achievable
+    from benchlib.kinds.probes import workload_achievable as achievable
 
     cut = achievable.achievable_matmul(torch.device("cpu"), torch.float32, 128, 128, 50, 0, 0.0)
     assert cut.tried == 1 and cut.calls == 1

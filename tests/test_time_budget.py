@@ -78,8 +78,8 @@ def test_auto_is_validated():
 def test_the_node_probe_keeps_to_its_time_budget():
     import time
 
-    from benchlib.inputs.probe_config import NodeProbeConfig
-    from benchlib.workloads import node_probe
+    from benchlib.kinds.probes import workload as node_probe
+    from benchlib.kinds.probes.config import NodeProbeConfig
 
     config = NodeProbeConfig(device="cpu", precisions=["fp32"], matmul_size=16384,
                              memory_bytes=64 << 20, iterations=10_000, probe_time_s=0.5)
@@ -92,7 +92,7 @@ def test_the_node_probe_keeps_to_its_time_budget():
 
 
 def test_seconds_per_call_stops_at_the_budget_but_times_at_least_one_call():
-    from benchlib.workloads.node_probe import seconds_per_call
+    from benchlib.kinds.probes.workload import seconds_per_call
 
     calls = []
     seconds = seconds_per_call(lambda: calls.append(time_sleep(0.05)), torch.device("cpu"),

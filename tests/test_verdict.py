@@ -17,15 +17,15 @@ from benchlib.analysis.verdict import (
     verdicts,
 )
 from benchlib.inputs.config import ClassificationConfig
-from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.kinds import KINDS
 from benchlib.kinds.classification import flops_per_sample as classification_flops_per_sample
+from benchlib.kinds.probes import launch as probe_runs
+from benchlib.kinds.probes.config import NodeProbeConfig
 from benchlib.kinds.record import make_record
 from benchlib.kinds.unet3d.config import UNet3DTrainConfig
 from benchlib.records import flags
 from benchlib.records.flops import count_flops
 from benchlib.reference import datasheet_for, datasheets
-from benchlib.run import probe_runs
 
 
 def test_flop_counts_match_the_architecture() -> None:
@@ -202,7 +202,7 @@ def test_nodes_are_compared_on_what_each_reaches_among_their_own_gpu_model() -> 
 def test_mamf_sweeps_aligned_shapes_largest_first_within_the_budget() -> None:
     import torch
 
-    from benchlib.workloads import achievable
+    from benchlib.kinds.probes import workload_achievable as achievable
 
     found = achievable.shapes(1024, 1024)
     assert found[0] == (1024, 1024, 1024) and len(found) == 27

@@ -17,7 +17,7 @@ from benchlib.analysis import junit, references, regression
 from benchlib.execute.campaign import LEDGER_STATES, PointStatus
 from benchlib.execute.sweep import skip_reason
 from benchlib.inputs.config import ClassificationConfig, Precision
-from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.kinds.probes.config import NodeProbeConfig
 from benchlib.records import flags, schema
 from benchlib.vocabulary import (
     CheckVerdict,

@@ -59,7 +59,7 @@ def datasheet_references() -> list[Reference]:
             if missing_value(peak):
                 continue
             found.append(Reference(
-                match={"benchmark": registry.NODE_PROBE.benchmark,
+                match={"benchmark": registry.node_probe().benchmark,
                        "device_name": RegexMatch(regex=row["pattern"])},
                 metric=metric, value=float(peak), lower=DATASHEET_LOWER, upper=None,
                 unit="TFLOP/s", name=f"{row['variant']} {column.removesuffix('_tflops')} matmul",

@@ -33,15 +33,15 @@ DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
 #: Probe figures compared with datasheet columns: (record column, datasheet column, label,
 #: unit), as the node probe's kind declares them.
-CEILINGS = KINDS[registry.NODE_PROBE.kind].ceilings  # type: ignore[attr-defined]
+CEILINGS = KINDS[registry.node_probe().kind].ceilings  # type: ignore[attr-defined]
 
 
 def probes(df: pd.DataFrame) -> pd.DataFrame:
-    """The finished node probes (records of :data:`benchlib.registry.NODE_PROBE`)."""
+    """The finished node probes (records of :func:`benchlib.registry.node_probe`)."""
     done = analysis.ok(df)
     if "benchmark" not in done:
         return done.iloc[0:0]
-    return done[done["benchmark"] == registry.NODE_PROBE.benchmark]
+    return done[done["benchmark"] == registry.node_probe().benchmark]
 
 
 def ceilings(df: pd.DataFrame) -> pd.DataFrame:

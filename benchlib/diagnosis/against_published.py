@@ -51,7 +51,7 @@ def _expected(node_device: str, ref: Reference, precision: str) -> float | None:
 def _applies(ref: Reference, run: dict[str, object]) -> bool:
     other_gpu = ref.model_copy(update={"match": {k: v for k, v in ref.match.items()
                                                  if k not in GPU_KEYS}})
-    return ref.metric == "throughput" and ref.match.get("benchmark") != registry.NODE_PROBE.benchmark \
+    return ref.metric == "throughput" and ref.match.get("benchmark") != registry.node_probe().benchmark \
         and other_gpu.applies_to(run)
 
 

@@ -47,7 +47,6 @@ from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.layout import LEDGER
 from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, cores
 from benchlib.inputs.params import Point, Sweep, SweepFile
-from benchlib.inputs.probe_config import NodeProbeConfig
 from benchlib.vocabulary import MatmulPrecision
 from benchlib.vocabulary import Precision as Precisions
 
@@ -145,7 +144,7 @@ class Plan(BaseModel):
     def points(self) -> list[tuple[str, Point]]:
         """Every point of the initial round with its rung's name: the probe first, then every
         rung, its repeats interleaved (ABCABC)."""
-        probe = registry.NODE_PROBE.notebook
+        probe = registry.node_probe().notebook
         found = [("probe", Point(probe, self.parameters["probe"], 0, probe, 0))]
         for repeat in range(self.repeats):
             for rung in self.rungs[1:]:
@@ -278,7 +277,7 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
         f"diagnose-{request.model}-{settings_tag(parameters, repeats, rounds)}"
     parameters = {name: {**values, "campaign": campaign} for name, values in parameters.items()}
     probe = Rung(name="probe", kind="probe", label="the node probe",
-                 match={"benchmark": registry.NODE_PROBE.benchmark})
+                 match={"benchmark": registry.node_probe().benchmark})
     return Plan(campaign=campaign, target=target, model=request.model,
                 benchmark=request.benchmark, data_dir=request.data_dir,
                 num_devices=request.num_devices, batch_size=config.batch_size,
@@ -298,7 +297,7 @@ def _probe_parameters(request: DiagnoseRequest, target: str, counts: list[int],
         values.update(precisions=[MatmulPrecision.FP32.value], matmul_size=1024, memory_bytes=64 << 20,
                       transfer_bytes=16 << 20, read_max_bytes=256 << 20, decode_batch_size=16,
                       decode_batches=8)
-    _validated(NodeProbeConfig, values, "diagnose (node probe)")
+    _validated(registry.node_probe().config, values, "diagnose (node probe)")
     return values
 
 
@@ -320,7 +319,7 @@ def sweep(plan_: Plan, plan_path: Path, executor: Settings | None = None,
           points: list[Point] | None = None) -> Sweep:
     """The plan as a sweep of the normal machinery: ``points`` (a round of extra repeats), or
     the initial round: the probe first, then every rung, its repeats interleaved (ABCABC)."""
-    spec = SweepFile(campaign=plan_.campaign, notebook=[registry.NODE_PROBE.notebook, plan_.benchmark],
+    spec = SweepFile(campaign=plan_.campaign, notebook=[registry.node_probe().notebook, plan_.benchmark],
                      repeats=plan_.repeats, executor=executor or LocalExecutor())
     chosen = points if points is not None else [point for _, point in plan_.points()]
     return Sweep(plan_path, spec, chosen)

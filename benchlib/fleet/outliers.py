@@ -30,7 +30,7 @@ MAD_SCALE = 1.4826
 MEAN_AD_SCALE = 1.2533
 #: Columns of the node probe (and the all-reduce part) the heat map shows, when present: as
 #: the node probe's kind declares them.
-PROBE_COLUMNS = KINDS[registry.NODE_PROBE.kind].fleet_columns  # type: ignore[attr-defined]
+PROBE_COLUMNS = KINDS[registry.node_probe().kind].fleet_columns  # type: ignore[attr-defined]
 
 
 def node_column(df: pd.DataFrame) -> str:

@@ -70,6 +70,6 @@ def run_target(config: CommonConfig) -> str:
 
 # The shipped kinds register themselves on import: the modules here, then each kind folder's
 # ``kind`` module (:mod:`benchlib.discovery`).
-from benchlib.kinds import classification, probes  # noqa: E402, F401
+from benchlib.kinds import classification  # noqa: E402, F401
 
 discovery.role_modules("kind")

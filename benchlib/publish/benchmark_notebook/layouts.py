@@ -1,16 +1,16 @@
 """The cells of each kind's benchmark notebook: its introduction (title, description, how to
 run it), the heading over the configuration, and the sections after it (functions of
-:mod:`~benchlib.publish.benchmark_notebook.run` or
-:mod:`~benchlib.publish.benchmark_notebook.probes`). ``tools/make_notebooks.py`` writes them
-into ``notebooks/<notebook>.ipynb``; a kind without a layout of its own (a site's, say) gets
-the timed loop's sections."""
+:mod:`~benchlib.publish.benchmark_notebook.run` or of the kind's own ``layout`` module, found
+through :mod:`benchlib.discovery`). ``tools/make_notebooks.py`` writes them into
+``notebooks/<notebook>.ipynb``; a kind without a layout of its own (a site's, say) gets the
+timed loop's sections."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from benchlib import discovery, kinds, registry
-from benchlib.publish.benchmark_notebook import probes, run
+from benchlib.publish.benchmark_notebook import run
 
 #: The cells of a benchmark notebook: its first Markdown cell, the heading over the
 #: configuration, and the cells after the configuration cell.
@@ -53,8 +53,6 @@ def register_layout(kind: str, layout: Layout) -> Layout:
 
 
 register_layout("classification", Layout(run.TIMED_LOOP, example="model resnet50"))
-register_layout("allreduce", Layout(probes.ALLREDUCE, about=probes.ALLREDUCE_ABOUT))
-register_layout("node_probe", Layout(probes.NODE, about=probes.NODE_ABOUT))
 
 
 def _discovered() -> None:

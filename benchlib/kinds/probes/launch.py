@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
 
 
 def allreduce_for_node(config: NodeProbeConfig, visible_gpus: int | None = None):

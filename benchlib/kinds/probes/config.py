@@ -14,6 +14,7 @@ from pydantic import (
 
 from benchlib import vocabulary
 from benchlib.inputs import node_limits
+from benchlib.inputs.benchmark import Benchmark
 from benchlib.inputs.config import CommonConfig
 from benchlib.inputs.node_limits import MAX_WORKERS
 from benchlib.inputs.param_paths import missing_data_dir
@@ -135,3 +136,18 @@ class NodeProbeConfig(CommonConfig):
         """Devices the all-reduce part runs on (0: it does not run)."""
         count = visible_gpus if self.allreduce_devices == 0 else self.allreduce_devices
         return count if count >= 2 else 0
+
+
+_NODE_FIXED = ("num_devices", "num_nodes", "node_launcher")
+#: The kind's variants: one notebook each (the registry reads them, :func:`benchlib.registry.shipped`).
+VARIANTS = (
+    Benchmark("allreduce", "probe_allreduce", AllReduceConfig, "allreduce",
+              "All-reduce probe: bus bandwidth over message sizes",
+              "The collective that data-parallel training waits for, timed as nccl-tests times "
+              "it.", activity="probe"),
+    Benchmark("node_probe", "probe_node", NodeProbeConfig, "node_probe",
+              "Node probe: what this node can do at most",
+              "Matrix-multiply TFLOP/s per precision, memory and host-link bandwidth, JPEG "
+              "decode against loader workers, data directory read throughput.", activity="probe",
+              ignores=_NODE_FIXED),
+)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from benchlib.inputs.probe_config import AllReduceConfig
+from benchlib.kinds.probes.config import AllReduceConfig
 from benchlib.measure.timing import device_seconds
 from benchlib.workloads import distributed
 from benchlib.workloads.loop import progress

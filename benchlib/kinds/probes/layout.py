@@ -3,8 +3,9 @@ table and curves, publish its record."""
 
 from __future__ import annotations
 
-from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
+from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds.record import make_record
+from benchlib.publish.benchmark_notebook.layouts import Layout, register_layout
 from benchlib.publish.benchmark_notebook.run import ENVIRONMENT, environment, publish
 from benchlib.publish.cells import Call, show
 from benchlib.publish.pages import catalog as pages_catalog
@@ -57,7 +58,7 @@ def loader(result: object) -> None:
 def node_allreduce(config: NodeProbeConfig) -> dict[str, object] | None:
     """The all-reduce probe over the node's GPUs when there are two or more: its bus
     bandwidth curve shown, its record returned (None when not probed)."""
-    from benchlib.run import probe_runs
+    from benchlib.kinds.probes import launch as probe_runs
 
     allreduce, made = probe_runs.allreduce_for_node(config)
     if allreduce is None:
@@ -100,3 +101,7 @@ NODE = (
     "## Result record",
     Call(node_record, "config, result, allreduce_record", "record"),
 )
+
+
+ALLREDUCE_LAYOUT = register_layout("allreduce", Layout(ALLREDUCE, about=ALLREDUCE_ABOUT))
+NODE_LAYOUT = register_layout("node_probe", Layout(NODE, about=NODE_ABOUT))

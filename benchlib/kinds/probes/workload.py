@@ -1,7 +1,7 @@
 """The node's ceilings: what its devices, links, CPUs and file system can do at most.
 
 - matrix multiply TFLOP/s per precision (``2 n^3`` flops per ``n x n`` product), and the
-  maximum achievable over a sweep of shapes (MAMF, :mod:`benchlib.workloads.achievable`);
+  maximum achievable over a sweep of shapes (MAMF, :mod:`benchlib.kinds.probes.workload_achievable`);
 - device memory bandwidth: a device-to-device copy, counted as bytes read + bytes written
   (STREAM's copy convention), and STREAM's triad (best call);
 - host-to-device and device-to-host bandwidth from pinned and from pageable host memory;
@@ -32,12 +32,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benchlib.inputs.probe_config import NodeProbeConfig
+from benchlib.kinds.probes import workload_achievable as achievable
+from benchlib.kinds.probes.config import NodeProbeConfig
 from benchlib.measure.contention import Contention, ContentionSampler
 from benchlib.measure.telemetry import Telemetry, TelemetrySampler
 from benchlib.measure.timing import device_seconds
 from benchlib.vocabulary import MatmulPrecision
-from benchlib.workloads import achievable
 from benchlib.workloads.loop import progress
 from benchlib.workloads.runtime import resolve_device, tf32_for_matmul
 

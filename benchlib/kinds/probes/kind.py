@@ -10,9 +10,9 @@ from benchlib.kinds.base import Kind, register_kind
 from benchlib.vocabulary import MatmulPrecision
 
 if TYPE_CHECKING:
-    from benchlib.inputs.probe_config import AllReduceConfig, NodeProbeConfig
-    from benchlib.workloads.collectives import AllReduceResult
-    from benchlib.workloads.node_probe import NodeProbeResult
+    from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
+    from benchlib.kinds.probes.workload import NodeProbeResult
+    from benchlib.kinds.probes.workload_collectives import AllReduceResult
 
 class Probe(Kind):
     """What both probes share: no timed loop, no within-run interval."""
@@ -36,7 +36,7 @@ PLATEAU_SIZES = 4  #: the all-reduce's headline: the median bus bandwidth of its
 class AllReduce(Probe):
     """Bus bandwidth of an all-reduce over message sizes (nccl-tests' formulas)."""
 
-    run = "benchlib.workloads.collectives:run"
+    run = "benchlib.kinds.probes.workload_collectives:run"
 
     def record_fields(self, config: AllReduceConfig, result: AllReduceResult,
                       **context: object) -> dict[str, object]:
@@ -64,7 +64,7 @@ class AllReduce(Probe):
 class NodeProbe(Probe):
     """The node's ceilings: matmul, memory, links, decode, reads."""
 
-    run = "benchlib.workloads.node_probe:run"
+    run = "benchlib.kinds.probes.workload:run"
     data_field = "data_dir"
     comments: ClassVar[dict[str, str]] = {
         "precisions": "matmul precisions: fp32 | tf32 | fp16 | bf16",
