@@ -4,10 +4,11 @@ Each entry names the notebook (``notebooks/<notebook>.ipynb``), the ``benchmark`
 records carry, the config class that validates its parameters, the name of its kind (a
 :class:`benchlib.kinds.Kind` registered under that name in :mod:`benchlib.kinds`, a higher
 layer), what it does (``activity``, ``trains``, the config fields it ``ignores``) and its title
-and description (the notebook's heading). The shipped benchmarks are :data:`BENCHMARKS`; a
-site adds its own from its own package through the ``benchlib.benchmarks`` entry-point group
+and description (the notebook's heading). The shipped benchmarks are the variants the kind
+folders' configs declare (:func:`shipped`, found by :mod:`benchlib.discovery`); a site adds its
+own from its own package through the ``benchlib.benchmarks`` entry-point group
 (:func:`benchmarks` imports each entry point's module once, which calls :func:`register`;
-docs/architecture.md). This module names no kind's code: it imports only the config classes.
+docs/architecture.md). Both pass :func:`register`'s check. This module names no kind.
 """
 
 from __future__ import annotations
@@ -17,29 +18,13 @@ from importlib.metadata import entry_points
 from benchlib import discovery
 from benchlib.errors import ConfigError
 from benchlib.inputs.benchmark import Benchmark
-from benchlib.inputs.config import ClassificationConfig, CommonConfig
+from benchlib.inputs.config import CommonConfig
 
 #: The entry-point group a site's package names its benchmark modules in.
 ENTRY_POINT_GROUP = "benchlib.benchmarks"
 
 
-_SMOOTH = ("noise_samples", "sigma")
-
-#: The benchmarks benchlib ships here; the kind folders' (``benchlib/kinds/<kind>/config.py``,
-#: their ``VARIANTS``) join them in :func:`shipped`.
-BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark("train", "train", ClassificationConfig, "classification", "Training benchmark",
-              "Forward, loss, backward and an SGD-with-momentum step per iteration.",
-              activity="training", trains=True, ignores=_SMOOTH),
-    Benchmark("inference", "inference", ClassificationConfig, "classification",
-              "Inference benchmark", "Eval mode, no gradients: one forward pass per batch.",
-              activity="inference", ignores=_SMOOTH),
-    Benchmark("smooth_inference", "smooth_inference", ClassificationConfig, "classification",
-              "Smooth inference benchmark (randomized smoothing)",
-              "For each input image, `noise_samples` Gaussian copies (`sigma`) are classified in "
-              "chunks of `batch_size` and the class votes counted; one iteration is one input "
-              "image.", activity="smooth inference"),
-)
+#: The shipped benchmarks, read from the kind folders on the first call of :func:`shipped`.
 _FOLDERS: list[Benchmark] = []
 _REGISTERED: list[Benchmark] = []
 _BY_BENCHMARK: dict[str, Benchmark] = {}
@@ -53,7 +38,7 @@ def register(entry: Benchmark) -> Benchmark:
 
 
 def _add(entry: Benchmark, into: list[Benchmark]) -> Benchmark:
-    known = (*shipped(), *_REGISTERED) if into is _REGISTERED else (*BENCHMARKS, *_FOLDERS)
+    known = (*shipped(), *_REGISTERED) if into is _REGISTERED else _FOLDERS
     taken = {b.notebook for b in known} | {b.benchmark for b in known}
     if entry.notebook in taken or entry.benchmark in taken:
         raise ValueError(f"benchmark {entry.benchmark!r} (notebook {entry.notebook!r}) is "
@@ -63,13 +48,14 @@ def _add(entry: Benchmark, into: list[Benchmark]) -> Benchmark:
 
 
 def shipped() -> tuple[Benchmark, ...]:
-    """The benchmarks benchlib ships: :data:`BENCHMARKS`, then the variants each kind folder's
-    config declares (``VARIANTS``; :mod:`benchlib.discovery`), read on the first call."""
+    """The benchmarks benchlib ships: the variants each kind folder's config declares
+    (``VARIANTS``, one notebook each; :mod:`benchlib.discovery`), in the folders' order, read
+    on the first call."""
     if not _FOLDERS:
         for module in discovery.role_modules("config"):
             for entry in getattr(module, "VARIANTS", ()):
                 _add(entry, _FOLDERS)
-    return (*BENCHMARKS, *_FOLDERS)
+    return tuple(_FOLDERS)
 
 
 def benchmarks() -> tuple[Benchmark, ...]:

@@ -94,7 +94,7 @@ def bare_train_throughput(iterations: int, warmup: int) -> float:
 
 
 def train_loop_ratio(repeats: int) -> dict:
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.workloads import classification
 
     config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
@@ -197,7 +197,7 @@ def load_seconds(repeats: int, work: Path, campaign: Path, count: int = 10_000) 
 
 def plain_process_seconds() -> float:
     code = textwrap.dedent(f"""
-        from benchlib.inputs.config import ClassificationConfig
+        from benchlib.kinds.classification.config import ClassificationConfig
         from benchlib.measure.environment import capture
         from benchlib.kinds.record import make_record
         from benchlib.workloads import classification
@@ -226,7 +226,7 @@ def sweep_point_seconds(work: Path, index: int) -> float:
 
 
 def breakdown_ratio(repeats: int) -> dict:
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.workloads import classification
 
     config = {**CONFIG, "iterations": 40}
@@ -247,7 +247,7 @@ def contention_ratio(repeats: int) -> dict:
 
     import torch
 
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.measure.contention import ContentionSampler
     from benchlib.workloads import classification, loop
 

@@ -13,7 +13,7 @@ import argparse
 import statistics
 import time
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.run import launch
 
 

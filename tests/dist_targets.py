@@ -54,7 +54,7 @@ def one_train_step(config):
     batch; returns the parameters after the step."""
     from types import SimpleNamespace
 
-    from benchlib.workloads.classification import TrainStep
+    from benchlib.kinds.classification.workload import TrainStep
     from benchlib.workloads.loop import NoTimer
     from benchlib.workloads.runtime import prepare_model, resolve_device
 

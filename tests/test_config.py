@@ -1,7 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from benchlib.inputs.config import ClassificationConfig, classification_models, describe_validation_error
+from benchlib.inputs.config import describe_validation_error
+from benchlib.kinds.classification.config import ClassificationConfig, classification_models
 
 
 def test_defaults_and_resolved_image_size():
@@ -60,11 +61,11 @@ def test_the_model_names_come_from_torchvision_source_without_importing_it():
 
     import torchvision
 
-    from benchlib.inputs.config import classification_models
+    from benchlib.kinds.classification.config import classification_models
 
     assert classification_models() == tuple(sorted(
         torchvision.models.list_models(module=torchvision.models)))
-    code = ("import sys; from benchlib.inputs.config import classification_models; "
+    code = ("import sys; from benchlib.kinds.classification.config import classification_models; "
             "names = classification_models(); assert 'resnet50' in names, names; "
             "print('torchvision' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,7 +14,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification import workload as classification
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.record import make_record
 from benchlib.measure.contention import (
     CONTENDED_CPU_SHARE,
@@ -25,7 +26,6 @@ from benchlib.measure.contention import (
     snapshot,
     worst_contention,
 )
-from benchlib.workloads import classification
 
 
 class FakeProc:

@@ -8,7 +8,7 @@ from PIL import Image
 
 from benchlib.cli import main
 from benchlib.data.imagefolder import image_folder, image_folder_loader
-from benchlib.data.synthetic import RandomImages, device_batches, loader_batches
+from benchlib.kinds.classification.data import RandomImages, device_batches, loader_batches
 from benchlib.kinds.unet3d.data import RAW_KEY, open_volume
 
 

@@ -163,7 +163,7 @@ def test_memory_folder_reads_once_and_caps_the_bytes(tmp_path):
 
     from benchlib.data.generate import write_imagefolder
     from benchlib.data.memory_folder import memory_folder_loader, read_samples
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
 
     root = write_imagefolder(tmp_path / "jpegs", classes=2, images_per_class=4, size=48, seed=0)
     paths = sorted(str(p) for p in Path(root).rglob("*") if p.is_file())

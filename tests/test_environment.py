@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig
 from benchlib.kinds import data_path
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.measure.environment import (
     allowed_environment,
     capture,

@@ -8,9 +8,9 @@ import pytest
 
 from benchlib.data.generate import write_imagefolder
 from benchlib.data.imagefolder import PREFETCH_FACTOR, image_folder_loader, images_for_span
-from benchlib.inputs.config import ClassificationConfig
-from benchlib.workloads import classification
-from benchlib.workloads.classification import Epochs
+from benchlib.kinds.classification import workload as classification
+from benchlib.kinds.classification.config import ClassificationConfig
+from benchlib.kinds.classification.workload import Epochs
 
 #: the image_dir fixture's 18 images leave a partial batch of 4 out (a warning each loader)
 pytestmark = pytest.mark.filterwarnings("ignore:the last batch of each epoch:UserWarning")

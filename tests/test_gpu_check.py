@@ -308,7 +308,7 @@ def test_each_compiled_training_point_has_an_eager_twin():
 
 @pytest.mark.slow  # validates every params file: in make test, not the edit loop
 def test_eager_stays_the_default_and_the_record_says_which():
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.kinds.language_model.config import LanguageModelConfig
     from tests.test_published_params import _record
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification import workload as classification
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.language_model import workload as language_model
 from benchlib.kinds.language_model.config import LanguageModelConfig
 from benchlib.kinds.language_model.data import file_batch
@@ -20,7 +21,7 @@ from benchlib.kinds.unet3d.data_writer import write_em_volume
 from benchlib.measure import sync_watch
 from benchlib.measure.sync_watch import SYNC_WARNING, SyncWatch
 from benchlib.measure.timing import device_seconds
-from benchlib.workloads import classification, step
+from benchlib.workloads import step
 
 CUDA = torch.device("cuda")
 CPU = torch.device("cpu")

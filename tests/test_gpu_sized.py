@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.publish.benchmark_notebook import gpu_sized
 
 from .conftest import ROOT, TINY

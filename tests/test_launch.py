@@ -16,7 +16,8 @@ from benchlib.analysis.comparisons import allreduce_curves, distributed_runs, sc
 from benchlib.data.imagefolder import image_folder_loader
 from benchlib.data.shard import Rank
 from benchlib.errors import LaunchError
-from benchlib.inputs.config import ClassificationConfig, describe_validation_error
+from benchlib.inputs.config import describe_validation_error
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.probes import workload_collectives as collectives
 from benchlib.kinds.probes.config import AllReduceConfig
 from benchlib.kinds.record import make_record

@@ -29,7 +29,7 @@ from .test_sweep_hardening import PUBLISH, _notebook, _write
 MARK = "BENCHLIB_TEST_ORPHAN_MARK"
 #: A notebook whose cell starts a 2-rank gloo launch whose rank 1 hangs (tests/dist_targets.py).
 TORCHRUN_CELL = """\
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.run import launch
 launch.run(ClassificationConfig(device="cpu", num_devices=2, hang_timeout_s=3600),
            target="tests.dist_targets:hang")

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from benchlib.inputs.config import ClassificationConfig
 from benchlib.inputs.params import NOTEBOOK_DIR, notebook_parameters
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.unet3d.config import UNet3DPredictConfig, UNet3DTrainConfig
 
 from .conftest import ROOT

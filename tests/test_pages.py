@@ -16,7 +16,7 @@ import pytest
 import torch
 from IPython.display import Markdown
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.probes import layout as probes
 from benchlib.kinds.probes.config import AllReduceConfig
 from benchlib.kinds.unet3d.config import UNet3DTrainConfig

@@ -92,7 +92,7 @@ def test_the_root_comes_from_the_environment(tree: Path, monkeypatch: pytest.Mon
 
 def test_a_cpu_run_records_package_energy_or_unknown(tiny: dict, tree: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.kinds.record import make_record
     from benchlib.run.launch import run
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.record import make_record
 from benchlib.measure.environment import allowed_environment, container_image
 from benchlib.measure.redact import redact

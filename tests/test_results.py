@@ -6,12 +6,12 @@ import pytest
 
 from benchlib import SCHEMA_VERSION
 from benchlib.errors import RecordError
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification import workload as classification
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.record import make_record
 from benchlib.measure.environment import capture, short_gpu_name
 from benchlib.records.results import CORE_COLUMNS, load, record_from_notebook
 from benchlib.records.store import write_json_atomic
-from benchlib.workloads import classification
 
 from .fakes import write_record_notebook
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from benchlib import SCHEMA_HISTORY, SCHEMA_VERSION
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.record import make_record
 from benchlib.records import schema
 from benchlib.records.build import failed_record

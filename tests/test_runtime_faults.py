@@ -137,8 +137,8 @@ def nine_images(tmp_path_factory) -> Path:
 
 
 def test_train_epoch_with_a_last_batch_of_one_drops_it_and_says_so(tiny, nine_images):
-    from benchlib.inputs.config import ClassificationConfig
-    from benchlib.workloads import classification
+    from benchlib.kinds.classification import workload as classification
+    from benchlib.kinds.classification.config import ClassificationConfig
 
     tiny.update(iterations="epoch", batch_size=4, warmup=0)
     config = ClassificationConfig(benchmark="train", dataset="real", data_dir=str(nine_images),
@@ -149,8 +149,8 @@ def test_train_epoch_with_a_last_batch_of_one_drops_it_and_says_so(tiny, nine_im
 
 
 def test_train_fixed_count_over_epochs_with_a_last_batch_of_one(tiny, nine_images):
-    from benchlib.inputs.config import ClassificationConfig
-    from benchlib.workloads import classification
+    from benchlib.kinds.classification import workload as classification
+    from benchlib.kinds.classification.config import ClassificationConfig
 
     tiny.update(iterations=5, batch_size=4, warmup=0)
     config = ClassificationConfig(benchmark="train", dataset="real", data_dir=str(nine_images),
@@ -160,8 +160,8 @@ def test_train_fixed_count_over_epochs_with_a_last_batch_of_one(tiny, nine_image
 
 @pytest.mark.slow  # a subprocess or a model: make test, not the edit loop
 def test_synthetic_loader_train_epoch_with_a_last_batch_of_one(tiny):
-    from benchlib.inputs.config import ClassificationConfig
-    from benchlib.workloads import classification
+    from benchlib.kinds.classification import workload as classification
+    from benchlib.kinds.classification.config import ClassificationConfig
 
     tiny.update(iterations="epoch", batch_size=4, warmup=0, synthetic_kind="loader",
                 synthetic_samples=9)
@@ -297,10 +297,10 @@ def test_a_broken_image_with_a_non_utf8_name_is_named(tmp_path):
 def test_records_name_the_resolved_data_path_and_group_two_folders_apart(tiny, image_dir,
                                                                           tmp_path):
     from benchlib.analysis import aggregate
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification import workload as classification
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.kinds.record import make_record
     from benchlib.records.schema import column
-    from benchlib.workloads import classification
 
     link = tmp_path / "other"
     link.symlink_to(image_dir)
@@ -324,7 +324,7 @@ def test_records_name_the_resolved_data_path_and_group_two_folders_apart(tiny, i
 
 
 def test_data_path_is_redacted(tmp_path):
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.kinds.record import recorded_data_path
 
     folder = tmp_path / "token=abcdef123456"

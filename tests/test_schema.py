@@ -45,9 +45,9 @@ def test_loader_and_analysis_follow_the_schema(tmp_path: Path):
 
 
 def test_every_column_of_a_real_record_is_documented(tmp_path: Path):
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification import workload as classification
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.measure.environment import capture
-    from benchlib.workloads import classification
 
     config = ClassificationConfig(benchmark="smooth_inference", model="resnet18", image_size=32,
                                   batch_size=2, iterations=2, warmup=0, num_classes=10,

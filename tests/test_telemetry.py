@@ -146,7 +146,7 @@ def test_merge_sums_energy_and_keeps_the_worst_device() -> None:
 
 
 def test_a_cpu_run_records_why_telemetry_is_unavailable(tiny: dict) -> None:
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.kinds.record import make_record
     from benchlib.run.launch import run
 

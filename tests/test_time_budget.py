@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.unet3d.config import UNet3DPredictConfig
 from benchlib.workloads.loop import TimeBudget, timed_loop
 

@@ -16,9 +16,9 @@ from benchlib.analysis.verdict import (
     nodes_compared,
     verdicts,
 )
-from benchlib.inputs.config import ClassificationConfig
 from benchlib.kinds import KINDS
-from benchlib.kinds.classification import flops_per_sample as classification_flops_per_sample
+from benchlib.kinds.classification.config import ClassificationConfig
+from benchlib.kinds.classification.kind import flops_per_sample as classification_flops_per_sample
 from benchlib.kinds.probes import launch as probe_runs
 from benchlib.kinds.probes.config import NodeProbeConfig
 from benchlib.kinds.record import make_record

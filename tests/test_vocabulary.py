@@ -16,7 +16,8 @@ from benchlib import vocabulary
 from benchlib.analysis import junit, references, regression
 from benchlib.execute.campaign import LEDGER_STATES, PointStatus
 from benchlib.execute.sweep import skip_reason
-from benchlib.inputs.config import ClassificationConfig, Precision
+from benchlib.inputs.config import Precision
+from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.probes.config import NodeProbeConfig
 from benchlib.records import flags, schema
 from benchlib.vocabulary import (

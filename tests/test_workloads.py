@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from benchlib.inputs.config import ClassificationConfig
-from benchlib.workloads import classification
-from benchlib.workloads.classification import build_model, classification_loss
+from benchlib.kinds.classification import workload as classification
+from benchlib.kinds.classification.config import ClassificationConfig
+from benchlib.kinds.classification.workload import build_model, classification_loss
 
 
 def _run(**kwargs):

@@ -106,8 +106,8 @@ def jpeg_images(loaded: list) -> int:
     ``iterations: auto`` or ``epoch`` cannot be sized: an InputError naming it."""
     from benchlib.data.imagefolder import images_for_span
     from benchlib.errors import InputError
+    from benchlib.kinds.classification.workload import STEPS
     from benchlib.registry import notebook_configs
-    from benchlib.workloads.classification import STEPS
 
     folder = (DATA / "images").as_posix()
     needed = IMAGES["classes"]

@@ -37,12 +37,7 @@ from benchlib import registry
 from benchlib.diagnosis import budget as budget_of
 from benchlib.diagnosis.defaults import DEFAULTS
 from benchlib.errors import InputError
-from benchlib.inputs.config import (
-    ClassificationConfig,
-    DeviceChoice,
-    Precision,
-    describe_validation_error,
-)
+from benchlib.inputs.config import DeviceChoice, Precision, describe_validation_error
 from benchlib.inputs.executors import LocalExecutor, Settings
 from benchlib.inputs.layout import LEDGER
 from benchlib.inputs.node_limits import MAX_IMAGE_SIDE, MAX_WORKERS, cores
@@ -267,7 +262,7 @@ def plan(request: DiagnoseRequest, runs_here: bool = True) -> Plan:
               "warmup": defaults["warmup"], "telemetry_interval_s": 0.1 if target == "cuda" else 0.0}
     shared.update({"iterations": "auto", "min_time_s": round(run_time / 2, 2), "max_time_s": run_time}
                   if request.num_devices == 1 else {"iterations": 30})
-    config = _validated(ClassificationConfig,
+    config = _validated(registry.by_benchmark(request.benchmark).config,
                         {**shared, **rungs[-1][1], "benchmark": request.benchmark}, "diagnose")
     parameters = {rung.name: {**shared, **values} for rung, values in rungs}
     parameters["probe"] = _probe_parameters(request, target, counts, config.resolved_image_size,

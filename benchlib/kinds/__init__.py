@@ -68,8 +68,6 @@ def run_target(config: CommonConfig) -> str:
     return kind_of(config).run
 
 
-# The shipped kinds register themselves on import: the modules here, then each kind folder's
-# ``kind`` module (:mod:`benchlib.discovery`).
-from benchlib.kinds import classification  # noqa: E402, F401
-
+# The shipped kinds register themselves on import: each kind folder's ``kind`` module
+# (:mod:`benchlib.discovery`).
 discovery.role_modules("kind")

@@ -52,7 +52,6 @@ def register_layout(kind: str, layout: Layout) -> Layout:
     return layout
 
 
-register_layout("classification", Layout(run.TIMED_LOOP, example="model resnet50"))
 
 
 def _discovered() -> None:

@@ -12,8 +12,8 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from benchlib.data.imagefolder import image_folder_loader, normalize, partial_batch
 from benchlib.data.memory_folder import memory_folder_loader
-from benchlib.data.synthetic import device_batches, loader_batches
-from benchlib.inputs.config import ClassificationBenchmark, ClassificationConfig
+from benchlib.kinds.classification.config import ClassificationBenchmark, ClassificationConfig
+from benchlib.kinds.classification.data import device_batches, loader_batches
 from benchlib.workloads import distributed, step
 from benchlib.workloads.loop import Timer, next_batch
 from benchlib.workloads.result import RunResult

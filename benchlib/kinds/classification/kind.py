@@ -9,14 +9,14 @@ from benchlib import registry
 from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
-    from benchlib.inputs.config import ClassificationConfig
+    from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.workloads.result import RunResult
 
 def flops_per_sample(config: ClassificationConfig) -> float:
     """FLOPs per counted sample (one image): forward for inference, forward + backward for
     training, ``noise_samples`` forward passes for smooth inference."""
+    from benchlib.kinds.classification.workload import build_model
     from benchlib.records.flops import COUNT_BATCH, count_flops
-    from benchlib.workloads.classification import build_model
 
     size = config.resolved_image_size
     train = registry.entry_of(config).trains
@@ -30,7 +30,7 @@ def flops_per_sample(config: ClassificationConfig) -> float:
 class Classification(Kind):
     """Images per second of a torchvision classifier."""
 
-    run = "benchlib.workloads.classification:run"
+    run = "benchlib.kinds.classification.workload:run"
     samples = "images"
     data_field = "data_dir"
 
