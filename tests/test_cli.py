@@ -24,20 +24,25 @@ def test_help_lists_every_command_and_the_exit_codes(capsys):
 
 
 def test_each_command_module_holds_one_command_and_every_command_is_listed():
-    """One module per command (under 150 lines); a command whose printing or one of whose
+    """One module per command (under 150 lines): in ``cli/``, or a feature folder's
+    ``command.py`` (the feature owns its command); a command whose printing or one of whose
     options would not fit has it in ``<command>_<part>.py`` beside it (``compare_output``,
     ``compare_until``), which holds no command."""
     folder = ROOT / "benchlib" / "cli"
     stems = {p.stem for p in folder.glob("*.py")}
     outputs = {s for s in stems if "_" in s.strip("_") and s.split("_", 1)[0] in stems}
     assert outputs >= {"compare_output", "compare_until"}
-    modules = {p.stem for p in folder.glob("*.py")} - {"__init__", "base"} - outputs
-    assert {command.__module__.rsplit(".", 1)[1] for command in cli.COMMANDS} == modules
-    for path in folder.glob("*.py"):
+    features = sorted((ROOT / "benchlib").glob("*/command.py"))
+    assert {p.parent.name for p in features} >= {"diagnosis", "fleet", "history", "report"}
+    modules = {f"benchlib.cli.{stem}" for stem in stems - {"__init__", "base"} - outputs} | \
+        {f"benchlib.{p.parent.name}.command" for p in features}
+    assert {command.__module__ for command in cli.COMMANDS} == modules
+    for path in [*folder.glob("*.py"), *features]:
         tree = ast.parse(path.read_text())
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                    and any(ast.unparse(b) == "Command" for b in n.bases)]
-        assert len(classes) == (path.stem in modules), path.name
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        assert len(classes) == (name in modules), path.name
         assert len(path.read_text().splitlines()) < 150, path.name
     assert set(Command.__subclasses__()) == set(cli.COMMANDS)
 

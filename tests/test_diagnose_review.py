@@ -151,7 +151,7 @@ def _load(root: Path) -> pd.DataFrame:
 
 
 def test_help_docs_and_plan_say_the_same_cpu_image_size(tmp_path):
-    from benchlib.cli.diagnose import Diagnose
+    from benchlib.diagnosis.command import Diagnose
 
     parser = argparse.ArgumentParser()
     Diagnose.setup_arguments(parser.add_subparsers())

@@ -30,15 +30,17 @@ FEATURES: dict[str, dict[str, str]] = {
                   "rounds": "analysis", "verdict": "analysis", "text": "analysis",
                   "against_published": "analysis", "agreement": "analysis",
                   "waterfall": "publish", "page": "publish",
-                  "api": "cli", "": "benchlib"},
+                  "api": "cli", "command": "cli", "": "benchlib"},
     "history": {"change_points": "analysis", "series": "analysis", "env_changes": "analysis",
                 "said": "analysis", "drift": "analysis",
-                "report_input": "publish", "plot": "publish", "page": "publish", "": "benchlib"},
+                "report_input": "publish", "plot": "publish", "page": "publish", "command": "cli",
+                "": "benchlib"},
     "fleet": {"outliers": "analysis", "health": "analysis", "actions": "analysis",
               "paired": "analysis", "placing": "analysis",
-              "tables": "publish", "": "benchlib"},
+              "tables": "publish", "command": "cli", "": "benchlib"},
     "report": {**dict.fromkeys(("build", "export", "run_pages", "run_lead", "index_page",
-                                "navigation", "reuse", "scratch", "travel"), "publish"), "": "benchlib"},
+                                "navigation", "reuse", "scratch", "travel"), "publish"),
+               "command": "cli", "": "benchlib"},
 }
 #: Upward imports kept on purpose, each with its reason (importer -> imported module). None is
 #: left: the rank lives in ``data.shard`` (below the loaders and workloads that read it), the

@@ -1,5 +1,6 @@
 """The ``benchlib`` command: one module per subcommand, each a :class:`~benchlib.cli.base.Command`
-listed once in :data:`COMMANDS` (which ``benchlib --help`` lists); :func:`main` turns
+listed once in :data:`COMMANDS` (which ``benchlib --help`` lists), here or in the feature folder
+that owns it (``diagnosis``, ``fleet``, ``history``, ``report``: its ``command`` module); :func:`main` turns
 benchlib's exceptions (:mod:`benchlib.errors`) into one message and their exit code."""
 
 from __future__ import annotations
@@ -14,22 +15,10 @@ import traceback
 from collections.abc import Iterator
 
 from benchlib import formatting
-from benchlib.cli import (
-    calibrate,
-    check,
-    compare,
-    data,
-    diagnose,
-    fleet,
-    history,
-    index,
-    report,
-    results,
-    status,
-    sweep,
-)
+from benchlib.cli import calibrate, check, compare, data, index, results, status, sweep
 from benchlib.cli.base import Command
 from benchlib.cli.documents import aside, write_error
+from benchlib.diagnosis import command as diagnose
 from benchlib.errors import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -41,6 +30,9 @@ from benchlib.errors import (
     Terminated,
     describe_os_error,
 )
+from benchlib.fleet import command as fleet
+from benchlib.history import command as history
+from benchlib.report import command as report
 
 #: Every subcommand, in the order ``benchlib --help`` lists them.
 COMMANDS: tuple[type[Command], ...] = (

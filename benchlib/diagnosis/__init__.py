@@ -11,5 +11,5 @@ tests/test_layers.py's ``FEATURES``):
   the waterfall, the words for a change and its interval, the node beside published figures;
 - ``waterfall``, ``page`` (publish): the plot and the report page;
 - ``api`` (cli): :func:`benchlib.diagnose`, the whole of it from Python (``benchlib diagnose``
-  is :mod:`benchlib.cli.diagnose`).
+  is :mod:`~benchlib.diagnosis.command`).
 """

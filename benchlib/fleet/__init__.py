@@ -7,5 +7,5 @@ sits at the layer of what it does (docs/architecture.md, tests/test_layers.py's 
   lines safe for a shell and JUnit cases;
 - ``tables`` (publish): the node tables and plots of the acceptance page.
 
-``benchlib fleet`` is :mod:`benchlib.cli.fleet`.
+``benchlib fleet`` is :mod:`~benchlib.fleet.command`.
 """

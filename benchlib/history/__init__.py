@@ -8,5 +8,5 @@ the layer of what it does (docs/architecture.md, tests/test_layers.py's ``FEATUR
 - ``report_input``, ``plot``, ``page`` (publish): what the History page is drawn from (earlier
   folders or the catalog), the plot of a configuration over time, the page.
 
-``benchlib history`` is :mod:`benchlib.cli.history`.
+``benchlib history`` is :mod:`~benchlib.history.command`.
 """
