@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchlib.cli import options
 from benchlib.cli.base import Command, show, wrapped
 from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
@@ -35,13 +36,12 @@ class Calibrate(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        from benchlib.cli.index import add_db_argument
 
         parser.add_argument("params", help="params YAML (see params/demo.yaml)")
         parser.add_argument("--rounds", type=int, default=5,
                             help=f"campaigns to run, 3 to {MAX_ROUNDS} (default 5)")
         parser.add_argument("--outputs", default="outputs", help="results root (default: outputs)")
-        add_db_argument(parser, "the catalog the campaigns are indexed into")
+        options.add_db(parser, "the catalog the campaigns are indexed into")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
         add_option(parser)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchlib.cli import compare_until
+from benchlib.cli import compare_until, options
 from benchlib.cli.base import Command, relative, show, wrapped
 from benchlib.cli.compare_output import energy_compared, show_compared, show_energy
 from benchlib.cli.documents import add_option
@@ -43,7 +43,6 @@ class Compare(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        from benchlib.cli.index import add_db_argument
 
         parser.add_argument("base", nargs="?", help="the baseline results folder")
         parser.add_argument("new", nargs="?", help="the results folder to judge")
@@ -53,7 +52,7 @@ class Compare(Command):
                             "01 until=2026-09-08\"); KEY a record column (docs/record.md)")
         parser.add_argument("--new", dest="new_selection", metavar="SELECTION",
                             help="the records to judge, as --base")
-        add_db_argument(parser, "the catalog --base and --new select from")
+        options.add_db(parser, "the catalog --base and --new select from")
         parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                             help=f"smallest slowdown counted as a regression (default {DEFAULT_THRESHOLD})")
         parser.add_argument("--metric", default="throughput",

@@ -3,69 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 
-from benchlib.cli.base import Command, show_wrapped, width, wrapped
-
-
-def add_db_argument(parser: argparse.ArgumentParser, what: str) -> None:
-    """The ``--db`` option the catalog commands share."""
-    parser.add_argument("--db", nargs="?", const="", default=None, metavar="DB", help=(
-        f"{what}: a file (SQLite) or a postgresql://user@host/database URL; --db alone: "
-        "$BENCHLIB_DB, else catalog.sqlite in the outputs folder (docs/catalog.md)"))
-
-
-def selected_runs(command: str, roots: Sequence[str], db: str | None,
-                  where: Sequence[str] = (), since: str | None = None):  # -> pd.DataFrame
-    """The runs ``benchlib history`` and ``benchlib fleet`` read: the records under each ROOT
-    or, with ``--db``, the catalog's (neither given: the catalog ``$BENCHLIB_DB`` names), cut
-    to ``--where KEY=VALUE`` and ``--since``, each run once (a note on stderr counts the
-    repeats). InputError naming the option when both or neither are given, or nothing matches."""
-    import pandas as pd
-
-    from benchlib.analysis import selection
-    from benchlib.errors import InputError
-    from benchlib.records.paths import load_records
-
-    wanted, start = selection.parse_where(list(where)), selection.parse_date(since)
-    chosen = [*(f"--where {w}" for w in where), *([f"--since {since}"] if since else [])]
-    if db is not None and roots:
-        raise InputError(f"{command}: give results folders or --db, not both")
-    if not roots and db is None:
-        from benchlib.catalog.database import configured
-
-        if not configured():
-            raise InputError(f"{command}: give results folders (ROOT ...) or a catalog (--db DB, "
-                             "or $BENCHLIB_DB)")
-        db = ""  # the catalog $BENCHLIB_DB names
-    if db is not None:
-        import benchlib
-        from benchlib.catalog.select import selection as checked
-        from benchlib.errors import CatalogError
-
-        try:
-            checked(wanted)
-        except CatalogError as error:  # an unknown key or a value not of its column's type
-            raise InputError(f"--where {' '.join(where)}: "
-                             f"{str(error).removeprefix('selection: ')}") from None
-        frame = benchlib.load(db=db, where=wanted or None, since=start)
-        if frame.empty:
-            raise InputError(f"--db: no runs in the catalog match {' '.join(chosen)}" if chosen
-                             else "--db: no records in the catalog (run `benchlib index ROOT... "
-                             "--db DB` first)")
-    else:
-        frame = pd.concat([load_records(root) for root in roots], ignore_index=True)
-        frame = frame.drop_duplicates("source") if "source" in frame else frame
-        frame = selection.select(frame, wanted, start)
-        if frame.empty:
-            raise InputError(f"{command}: no runs under {' '.join(roots)} match "
-                             f"{' '.join(chosen)}")
-    found = selection.once(frame)
-    if len(found) < len(frame):
-        print(wrapped(f"note: {len(frame) - len(found)} records repeat a run already read (the "
-                      "same run_id in another folder): each run counted once"), file=sys.stderr)
-    return found
+from benchlib.cli import options
+from benchlib.cli.base import Command, show_wrapped, width
 
 
 class Index(Command):
@@ -86,11 +26,8 @@ class Index(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("roots", nargs="+", metavar="ROOT",
-                            help="results folders: outputs/ or outputs/<campaign>")
-        parser.add_argument("--db", metavar="DB", help="the catalog: a file (SQLite) or a "
-                            "postgresql://user@host/database URL (default: $BENCHLIB_DB, else "
-                            "catalog.sqlite in the outputs folder)")
+        options.add_roots(parser, "results folders: outputs/ or outputs/<campaign>", required=True)
+        options.add_db(parser, "the catalog to index into")
         parser.add_argument("--wait", type=float, default=3600, metavar="SECONDS",
                             help="how long to wait for another index to finish (default 3600)")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")

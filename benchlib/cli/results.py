@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from benchlib.cli import options
 from benchlib.cli.base import Command, show, width, wrapped
 from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
@@ -17,18 +18,11 @@ class Results(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        from benchlib.cli.index import add_db_argument
-
         parser.add_argument("path", nargs="?", help="a results folder (or one notebook); "
                             "none with --db")
-        add_db_argument(parser, "list the records of this catalog instead of a folder's")
-        parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                            help="only records whose column KEY is VALUE (repeat: all of "
-                            "them; the same KEY twice: either value); KEY a record column "
-                            "(docs/record.md)")
-        parser.add_argument("--since", help="only runs started at or after this date or time "
-                            "(ISO 8601, UTC: 2026-09-26, 2026-09-26T08:00)")
-        parser.add_argument("--until", help="only runs started before this date or time")
+        options.add_db(parser, "list the records of this catalog instead of a folder's")
+        options.add_where(parser)
+        options.add_since(parser, until=True)
         parser.add_argument("--csv", help="also write every column to this CSV file (text that "
                             "starts like a spreadsheet formula gets a leading '; a device or "
                             "FIFO such as /dev/stdout is written in place, never replaced)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import benchlib.cli.options as options
 from benchlib.cli.base import Command, relative, show, show_table, wrapped
 from benchlib.cli.documents import add_option
 from benchlib.errors import InputError
@@ -35,11 +36,8 @@ class Fleet(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("roots", nargs="*", metavar="ROOT",
-                            help="results folders (every record under each, e.g. outputs/nightly)")
-        from benchlib.cli.index import add_db_argument
-
-        add_db_argument(parser, "read this catalog (`benchlib index`) instead of folders")
+        options.add_roots(parser, "results folders (every record under each, e.g. outputs/nightly)")
+        options.add_db(parser, "read this catalog (`benchlib index`) instead of folders")
         parser.add_argument("--window", type=float, default=None, metavar="DAYS",
                             help="validity window: a node without a run in the last DAYS days "
                             "is stale (default 7)")
@@ -58,7 +56,6 @@ class Fleet(Command):
     def run(cls, args: argparse.Namespace) -> int:
         """Print the baselines, the node table and what is wrong; the epilog's exit status."""
         from benchlib.analysis import gate, junit
-        from benchlib.cli.index import selected_runs
         from benchlib.fleet import actions as fleet_actions
         from benchlib.fleet import health as fleet_health
         from benchlib.records.paths import check_output_file
@@ -69,7 +66,7 @@ class Fleet(Command):
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
         expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
-        found = selected_runs("fleet", args.roots, args.db)
+        found = options.selected_runs("fleet", args.roots, args.db)
         states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_actions.node_summary(states)
         written = args.junit and junit.write(args.junit, "benchlib fleet", fleet_actions.junit_cases(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import benchlib.cli.options as options
 from benchlib.cli.base import Command, show_wrapped
 from benchlib.cli.documents import add_option
 from benchlib.vocabulary import DEFAULT_THRESHOLD
@@ -38,19 +39,13 @@ class History(Command):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("roots", nargs="*", metavar="ROOT",
-                            help="results folders (campaigns, or folders of campaigns)")
-        from benchlib.cli.index import add_db_argument
-
-        add_db_argument(parser, "read this catalog (`benchlib index`) instead of folders")
+        options.add_roots(parser, "results folders (campaigns, or folders of campaigns)")
+        options.add_db(parser, "read this catalog (`benchlib index`) instead of folders")
         parser.add_argument("--metric", default="throughput",
                             help="numeric measurement column (default throughput; time_* "
                                  "columns count lower as better)")
-        parser.add_argument("--where", action="append", metavar="KEY=VALUE",
-                            help="only runs whose column KEY holds VALUE (repeatable), e.g. "
-                                 "--where gpu=H100 --where batch_size=64")
-        parser.add_argument("--since", metavar="DATE",
-                            help="only runs started from DATE (ISO 8601, UTC)")
+        options.add_where(parser)
+        options.add_since(parser)
         parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                             help="smallest change listed, and the slowdown a regression must "
                                  f"clear (default {DEFAULT_THRESHOLD}, as benchlib compare)")
@@ -63,7 +58,6 @@ class History(Command):
         lists."""
         from benchlib.analysis import gate
         from benchlib.analysis.metrics import check_metric
-        from benchlib.cli.index import selected_runs
         from benchlib.errors import InputError
         from benchlib.history import said as history_said
         from benchlib.history import series as node_history
@@ -71,7 +65,7 @@ class History(Command):
         if not 0 <= args.threshold < 1:
             raise InputError(f"--threshold {args.threshold}: give a fraction from 0 to 1 "
                              "(0.05 = 5 %)")
-        frame = selected_runs("history", args.roots, args.db, args.where or (), args.since)
+        frame = options.selected_runs("history", args.roots, args.db, args.where or (), args.since)
         check_metric(args.metric, {" ".join(args.roots) or "the catalog": frame})
         found = node_history.change_points(frame, metric=args.metric, threshold=args.threshold,
                                            progress=not args.quiet and sys.stderr.isatty())
