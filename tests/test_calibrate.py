@@ -60,6 +60,7 @@ def test_calibrate_then_compare_reads_the_noise_between_campaigns(tmp_path: Path
         alone.stdout.split())
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_an_unusable_catalog_or_outputs_stop_it_before_any_round(tmp_path: Path) -> None:
     (tmp_path / "aa.yaml").write_text(PARAMS)
     (tmp_path / "garbage.sqlite").write_text("not a database")

@@ -46,6 +46,7 @@ def outputs(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_index_then_list_and_compare_with_relative_paths(outputs):
     first = benchlib(outputs, "index", "outputs", "--db", "cat.sqlite")
     assert first.returncode == 0, first.stderr
@@ -119,6 +120,7 @@ def test_index_names_what_is_not_a_folder(outputs):
     assert a_file.returncode == 2 and "not a folder" in a_file.stderr
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_catalog_in_a_missing_folder_is_refused_and_a_new_default_one_is_said(outputs,
                                                                                 tmp_path):
     """`--db` naming a file in a folder that does not exist is bad input naming the folder (it

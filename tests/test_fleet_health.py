@@ -223,6 +223,7 @@ def _benchlib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_copy_of_the_nights_changes_no_verdict(tmp_path) -> None:
     _write_fleet(tmp_path / "nightly", nights=3, run_ids=True)
     shutil.copytree(tmp_path / "nightly", tmp_path / "copy")

@@ -206,6 +206,7 @@ def test_the_same_where_key_twice_selects_either_value_as_results_and_compare_do
     assert set(selection.select(runs, where)["host"]) == {"node001", "node017"}
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_campaign_copied_to_a_second_folder_counts_each_run_once(tmp_path: Path) -> None:
     runs = _nights(nights=16, step=8, driver_at=8)
     both = selection.once(pd.concat([runs, runs.assign(source="/copy" + runs["source"])]))

@@ -381,6 +381,7 @@ def test_every_registered_config_survives_the_launch_spec():
         load_config({"class": "Popen", "params": {}})
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_an_agent_gets_sigterm_when_its_launcher_dies(tmp_path):
     """torchrun runs in a session of its own (the kernel's time limit kills only the kernel's
     process group): on Linux it is started so that the kernel's death stops it."""

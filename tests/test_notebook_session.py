@@ -103,6 +103,7 @@ def test_a_session_that_runs_nothing_starts_no_kernel(tmp_path):
     assert session.kernels_started == 0
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_report_runs_its_summaries_in_one_kernel_per_core(tmp_path, monkeypatch):
     from benchlib.report import build
 

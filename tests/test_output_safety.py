@@ -193,6 +193,7 @@ def test_junit_is_well_formed_whatever_text_it_carries(tmp_path: Path) -> None:
     assert [bad for bad in ("\x1b", "[31m", "[0m", "\x01", "\x0b", "\x00") if bad in texts] == []
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_cli_junit_is_well_formed_with_bad_text_in_references_and_errors(tmp_path: Path) -> None:
     campaign = tmp_path / "c"
     _notebook(campaign / "good.ipynb", RUN)

@@ -160,6 +160,7 @@ def test_a_report_from_a_relative_path_never_moves_the_working_directory(tmp_pat
     assert len(list((tmp_path / "outputs" / "fake" / "report" / "runs").glob("*.html"))) == 13
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_build_loads_the_campaign_and_its_baseline_once_each(tmp_path, monkeypatch):
     """The checks, the diagnosis and the index share one load of each folder (three loads of
     the campaign and two of the baseline before)."""

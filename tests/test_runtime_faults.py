@@ -212,6 +212,7 @@ def test_interrupted_volume_write_leaves_nothing_at_path(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 @pytest.mark.parametrize("suffix", [".h5", ".zarr"])
 def test_volume_write_replaces_a_previous_one_whole(tmp_path, suffix):
     from benchlib.kinds.unet3d.data import RAW_KEY, check_volume

@@ -128,6 +128,7 @@ def _looping_folder(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_symbolic_link_loops_inside_data_dir_end(tmp_path):
     root = _looping_folder(tmp_path / "images")
     code = ("import sys\nfrom benchlib.data.imagefolder import image_folder\n"
@@ -206,6 +207,7 @@ def test_the_cell_time_limit_comes_from_the_params_or_the_time_budget(tmp_path):
 
 # --- 4. point names fit the file system ------------------------------------------------------------
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_grid_values_too_long_for_file_names_are_shortened(tmp_path):
     axes = [f"p{i}" for i in range(10)]
     folder = tmp_path / "notebooks"
@@ -256,6 +258,7 @@ kernel.log.error("a real kernel error")
 """
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_a_normal_kernel_shutdown_prints_no_keyboard_interrupt(tmp_path):
     source = _notebook(tmp_path / "quiet.ipynb", "campaign = 'x'", SLOW_KERNEL_INFO)
     code = ("import sys\nfrom pathlib import Path\n"
@@ -276,6 +279,7 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow  # heavy: `make test` runs it, the edit loop does not
 def test_what_a_kernel_left_running_is_stopped_with_it(tmp_path):
     from benchlib.execute.notebook_run import execute_notebook
 
