@@ -47,6 +47,7 @@ from benchlib.diagnosis.text import (
 )
 from benchlib.errors import InputError
 from benchlib.records import flags
+from benchlib.records.campaign_reader import CampaignReader
 from benchlib.records.results import load
 
 #: What each kind of step is, for people.
@@ -386,9 +387,11 @@ def answer_text(found: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def load_diagnosis(campaign_dir: str | Path) -> Diagnosis:
-    """The diagnosis of a finished diagnose campaign folder (InputError when it is not one)."""
+def load_diagnosis(campaign_dir: str | Path, reader: CampaignReader | None = None) -> Diagnosis:
+    """The diagnosis of a finished diagnose campaign folder (InputError when it is not one);
+    with ``reader`` (a :class:`~benchlib.records.campaign_reader.CampaignReader` of that
+    folder, kept between rounds) only the records new since its last read are parsed."""
     plan = read_plan(campaign_dir)
     if plan is None:
         raise InputError(f"{campaign_dir}: not a diagnose campaign (no plan in it)")
-    return diagnose(load(campaign_dir), plan)
+    return diagnose(reader.read() if reader is not None else load(campaign_dir), plan)

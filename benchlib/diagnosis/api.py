@@ -14,6 +14,7 @@ from benchlib.diagnosis.data_check import check_data_dir
 from benchlib.diagnosis.ladder import run
 from benchlib.diagnosis.rounds import next_round
 from benchlib.publish.pages.catalog import NODE
+from benchlib.records.campaign_reader import CampaignReader
 from benchlib.report.build import DIAGNOSE, build_report
 
 if TYPE_CHECKING:
@@ -45,12 +46,17 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
     (``num_workers``, ``precision``, ``budget_s``, ...). With ``report``, builds the campaign's
     report page. Relative paths are taken from the current folder."""
     check_data_dir(data_dir)
+    readers: dict[Path, CampaignReader] = {}  # each round parses only the runs new since the last
+
+    def reader(campaign: Path) -> CampaignReader:
+        return readers.setdefault(Path(campaign).resolve(), CampaignReader(campaign))
+
     def choose(campaign: Path, runs_left: int) -> list[str]:
-        found = load_diagnosis(campaign)
+        found = load_diagnosis(campaign, reader(campaign))
         return next_round(found.steps, found.workers, found.plan, runs_left)
 
     campaign_dir = run(model, data_dir, outputs, executor, say=say, choose=choose, **options)
-    found = load_diagnosis(campaign_dir)
+    found = load_diagnosis(campaign_dir, reader(campaign_dir))
     page = None
     if report:
         index = build_report(campaign_dir, summaries=(DIAGNOSE, NODE.name), progress=False,
