@@ -27,7 +27,7 @@ def test_benchmark_notebook_sections_are_apart_from_the_summary_pages():
 def test_imports_name_each_package_once_in_isort_order():
     cells = (Call(run.configuration, "config"), (Call(probes.loader, "result"),),
              Call(scaling.plot, "done"))
-    assert imports(cells) == ["from benchlib.kinds.probes import layout",
+    assert imports(cells) == ["from benchlib.kinds.probes import layout as probes",
                               "from benchlib.publish.benchmark_notebook import run",
                               "from benchlib.publish.pages import scaling"]
 

@@ -8,7 +8,6 @@ import os
 import pandas as pd
 
 from benchlib.diagnosis import analysis
-from benchlib.diagnosis import plan as diagnose_plan
 from benchlib.records.campaign_reader import CampaignReader
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook

@@ -35,8 +35,16 @@ class Call:
 
     @property
     def module(self) -> str:
-        """The name the notebook imports the function's module by."""
-        return self.function.__module__.rsplit(".", 1)[-1]
+        """The name the notebook imports the function's module by: its own name, or for a
+        kind folder's module (``benchlib.kinds.unet3d.layout``) the kind's (``unet3d``)."""
+        parts = self.function.__module__.split(".")
+        return parts[2] if parts[:2] == ["benchlib", "kinds"] and len(parts) == 4 else parts[-1]
+
+    @property
+    def imported(self) -> str:
+        """What the import line names: the module, as its alias where it has one."""
+        name = self.function.__module__.rsplit(".", 1)[-1]
+        return name if name == self.module else f"{name} as {self.module}"
 
     @property
     def package(self) -> str:
@@ -72,6 +80,6 @@ def imports(cells: Iterable[Cell]) -> list[str]:
     """The import lines of the modules ``cells`` call, one per package, in isort's order."""
     found: dict[str, set[str]] = {}
     for call in calls(cells):
-        found.setdefault(call.package, set()).add(call.module)
+        found.setdefault(call.package, set()).add(call.imported)
     return [f"from {package} import {', '.join(sorted(names))}"
             for package, names in sorted(found.items())]
