@@ -54,14 +54,12 @@ def register_layout(kind: str, layout: Layout) -> Layout:
 
 
 
-def _discovered() -> None:
-    """The kind folders' layouts (their ``layout`` modules register themselves), once."""
-    discovery.role_modules("layout")
-
-
 def cells(entry: registry.Benchmark) -> Cells:
     """The cells of ``entry``'s notebook: its kind's layout, else a timed loop's or one run's
     (as the kind says)."""
-    _discovered()
     default = TIMED_LOOP if kinds.KINDS[entry.kind].timed_loop else ONE_RUN
     return LAYOUTS.get(entry.kind, default).cells(entry)
+
+
+# The kind folders' layouts register themselves on import (:mod:`benchlib.discovery`).
+discovery.role_modules("layout")
