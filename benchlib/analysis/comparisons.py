@@ -31,7 +31,7 @@ from benchlib.errors import InputError
 from benchlib.fleet.outliers import outliers as fleet_outliers
 from benchlib.kinds import is_probe
 from benchlib.measure.timing import PHASES
-from benchlib.records import flags
+from benchlib.records import configuration, flags
 from benchlib.records.run_table import ScalingTable
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
@@ -133,7 +133,7 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
     if counts is not None and (counts > 1).any():
         scaled = scaled[counts > 1]
     value = value or metric
-    varying = [c for c in by if scaled[c].nunique(dropna=False) > 1] or by[:1]
+    varying = configuration.varying(scaled, by, missing_too=True) or by[:1]
     names = labels(scaled, varying)
     flagged = set(names[[bool(flags.of(f)) for f in scaled["flags"]]]) if mark else set()
     names = names.map(lambda name: flags.marked(name, "flagged" if name in flagged else ""))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.records import schema
+from benchlib.records import configuration, schema
 from benchlib.vocabulary import RecordStatus
 
 #: Columns that describe a configuration (:mod:`benchlib.records.schema`), in table order.
@@ -56,7 +56,7 @@ def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     configuration that ``compare``, ``history`` and their pages give."""
     described = schema.describing()
     order = [c for c in described if c in keys] + [c for c in keys if c not in described]
-    varying = [c for c in order if _varies(table[c])]
+    varying = configuration.varying(table, order)
     shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
     if not shown:
         return pd.Series("all runs", index=table.index)
@@ -64,13 +64,9 @@ def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
         return _joined(table, shown)
     labels = pd.Series("", index=table.index, dtype=object)
     for _, rows in table.groupby(table["benchmark"].astype(str), sort=False):
-        within = ["benchmark", *(c for c in varying if c != "benchmark" and _varies(rows[c]))]
+        within = ["benchmark", *(c for c in varying if c != "benchmark" and configuration.varies(rows[c]))]
         labels.loc[rows.index] = _joined(rows, within)
     return labels
-
-
-def _varies(values: pd.Series) -> bool:
-    return values.astype(str).nunique() > 1
 
 
 def _joined(table: pd.DataFrame, columns: Sequence[str]) -> pd.Series:

@@ -77,14 +77,14 @@ def fold_constant(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataF
     """``frame`` without those of ``columns`` that hold one value in every row, and a line for
     each said once instead (``interval (every row): ...``; of one row, ``interval: ...``)."""
     from benchlib.formatting import missing
+    from benchlib.records.configuration import varies
 
     said, dropped = [], []
     for column in columns:
         if column not in frame or frame.empty:
             continue
-        values = frame[column].map(lambda v: "" if missing(v) else str(v))
-        if values.nunique() == 1:
-            if value := values.iloc[0]:
+        if not varies(frame[column], missing_too=True):
+            if value := ("" if missing(first := frame[column].iloc[0]) else str(first)):
                 said.append(f"{column.replace('_', ' ')}"
                             f"{' (every row)' * (len(frame) > 1)}: {value}")
             dropped.append(column)

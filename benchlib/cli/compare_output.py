@@ -8,7 +8,7 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis.regression import Comparison, higher_is_better, ratio_name
 from benchlib.cli.base import show, show_table, wrapped
-from benchlib.records import schema
+from benchlib.records import configuration, schema
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.
 GEOMEAN = ("geometric mean of each side's runs (the report's index and throughput tables show "
@@ -37,7 +37,7 @@ def show_compared(comparison: Comparison) -> None:
     if "interval" in table:
         made = table["interval"].where(table["low"].notna(), "")  # else: said below
         table = table.assign(interval=made)
-        if made[made != ""].nunique() > 1:
+        if configuration.varies(made[made != ""]):
             table = table.drop(columns="interval").assign(configuration=[
                 f"{label}; interval: {how.replace(', ', '; ')}" if how else label
                 for label, how in zip(table["configuration"], made, strict=True)])

@@ -15,7 +15,7 @@ from benchlib.fleet import outliers as fleet
 from benchlib.fleet import placing
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
-from benchlib.records import flags
+from benchlib.records import configuration, flags
 from benchlib.vocabulary import NodeState
 
 #: Configuration columns a fleet's node table is grouped by (nodes are compared within).
@@ -68,7 +68,7 @@ def node_display(table: pd.DataFrame) -> present.Table:
         shown = table[table.index.isin(slowest) | table["outlier"]]
     cells = pd.DataFrame({"node": shown[node].astype(str)})
     for column in groups:
-        if table[column].astype(str).nunique() > 1:
+        if configuration.varies(table[column]):
             cells[formatting.column_label(column)] = shown[column].astype(str)
     cells["throughput"] = [f"{formatting.number(v)} {u}" for v, u in
                            zip(shown["throughput"], shown.get("unit", [""] * len(shown)),
@@ -81,7 +81,7 @@ def node_display(table: pd.DataFrame) -> present.Table:
     if shown["flags"].astype(str).str.strip().any():
         cells["flags"] = shown["flags"].astype(str)
     said = present.describe_constant(table, [c for c in groups
-                                             if table[c].astype(str).nunique() <= 1])
+                                             if not configuration.varies(table[c])])
     caption = (f"{len(table)} nodes, slowest first relative to the median of their group"
                + (f" (every row: {said})" if said else ""))
     if len(shown) < len(table):
@@ -138,7 +138,7 @@ def heatmaps(df: pd.DataFrame) -> list[tuple[object, str]]:
     out = []
     groups = wide.groupby("gpu", dropna=False, sort=True) if "gpu" in wide else [("", wide)]
     for gpu, rows in groups:
-        if rows[fleet.node_column(rows)].nunique() < 2:
+        if not configuration.varies(rows[fleet.node_column(rows)]):
             continue
         shown = [c for c in columns if c in rows and rows[c].notna().any()]
         if not shown:

@@ -20,6 +20,7 @@ import pandas as pd
 from benchlib.formatting import DASH, missing, number
 from benchlib.measure.timing import PHASES
 from benchlib.records import schema
+from benchlib.records.configuration import varies
 
 #: At most this many columns are shown first ("about a dozen").
 SHOWN = 12
@@ -34,21 +35,17 @@ FIRST = ("benchmark", "model", "dataset", "batch_size", "num_devices", "precisio
 HIDDEN = ("campaign",)
 
 
-def _varies(frame: pd.DataFrame, column: str) -> bool:
-    return frame[column].map(lambda v: "" if missing(v) else str(v)).nunique() > 1
-
-
 def leading_columns(frame: pd.DataFrame, results: Sequence[str] = RESULTS,
                     at_most: int = SHOWN) -> list[str]:
     """The columns a person reads first: the configuration columns that vary between the rows
     (``benchmark``, ``model``, ``dataset``, ``batch_size``, ... first), then the results in
     ``frame`` (``status`` too when some runs failed), ``at_most`` in all."""
     shown_results = [c for c in results if c in frame and frame[c].notna().any()]
-    if "status" in frame and _varies(frame, "status"):
+    if "status" in frame and varies(frame["status"], missing_too=True):
         shown_results.append("status")
     settings = [c for c in (*FIRST, *schema.names(role="configuration"))
                 if c in frame and c not in HIDDEN and c not in shown_results]
-    varying = [c for c in dict.fromkeys(settings) if _varies(frame, c)]
+    varying = [c for c in dict.fromkeys(settings) if varies(frame[c], missing_too=True)]
     room = max(at_most - len(shown_results), 0)
     return [*varying[:room], *shown_results][:at_most]
 
@@ -58,7 +55,7 @@ def constant_settings(frame: pd.DataFrame, at_most: int = 6) -> str:
     shares, for the line under it."""
     parts = []
     for column in FIRST:
-        if column in frame and len(frame) and not _varies(frame, column):
+        if column in frame and len(frame) and not varies(frame[column], missing_too=True):
             value = frame[column].iloc[0]
             if not missing(value):
                 parts.append(f"{column}={' '.join(str(value).split())}")

@@ -30,7 +30,7 @@ from benchlib.publish.pages import compare_tables, summary
 from benchlib.publish.pages.catalog import SummaryPage
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
-from benchlib.records import flags, schema
+from benchlib.records import configuration, flags, schema
 from benchlib.vocabulary import CompareVerdict, RecordStatus
 
 #: Settings that describe a configuration on the front page (those that vary are shown): the
@@ -58,10 +58,6 @@ def _link(pages: Mapping[str, Link], to: SummaryPage, text: str = "details") -> 
     """The link to summary page ``to`` with ``text`` (None when the report has no such page)."""
     page = pages.get(to.name)
     return Link(page.href, text) if page else None
-
-
-def _varying(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
-    return [c for c in columns if c in rows and rows[c].astype(str).nunique() > 1]
 
 
 def _interval(row: pd.Series, repeats: pd.Series) -> str:
@@ -134,7 +130,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:
         per_joule = energy.per_joule_unit(benchmark, unit)
         efficiency = (energy.said(rows.loc[repeats.index, energy.COLUMN].median(), per_joule)
                       if per_joule else "")
-        varying = [c for c in _varying(rows, DESCRIBE) if not formatting.missing(best[c])]
+        varying = [c for c in configuration.varying(rows, DESCRIBE) if not formatting.missing(best[c])]
         setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
         lines.append(_line("fastest", benchmark, model, formatting.number(float(repeats.median())),
                            unit, _interval(best, repeats), efficiency,
@@ -148,13 +144,13 @@ def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list
     """Per benchmark, model and unit with several device counts: efficiency at the most
     devices (median over configurations, with their range and the runs at its ends)."""
     runs = summary.scalable(comparisons.benchmarks(done))
-    if runs.empty or runs["num_devices"].nunique() < 2:
+    if runs.empty or not configuration.varies(runs["num_devices"]):
         return []
     scaled = comparisons.scaling(runs)
     lines = []
     keys = [c for c in ("benchmark", "model", "unit") if c in scaled]
     for key, rows in scaled.groupby(keys, dropna=False, sort=True):
-        if rows["num_devices"].nunique() < 2:
+        if not configuration.varies(rows["num_devices"]):
             continue
         most = int(rows["num_devices"].max())
         base = int(rows["baseline_devices"].min())
@@ -326,7 +322,7 @@ def run_list(records: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
     for name, rows in records.groupby(benchmark, sort=True):
         rows = rows.sort_values([c for c in ("model", "num_devices", "batch_size") if c in rows],
                                 na_position="last")
-        shown = _varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
+        shown = configuration.varying(rows, RUN_COLUMNS) or [c for c in ("model",) if c in rows]
         units = rows["unit"].dropna().unique()
         unit = units[0] if len(units) == 1 else ""
         per_joule = energy.frame_unit(rows)  # images/J, ... (none for the probes)

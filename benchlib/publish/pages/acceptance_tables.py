@@ -19,7 +19,7 @@ from benchlib import formatting, reference
 from benchlib.analysis import references
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text
-from benchlib.records import schema
+from benchlib.records import configuration, schema
 from benchlib.vocabulary import CheckVerdict, MatmulPrecision
 
 #: Verdicts of a check row with a reference that applied.
@@ -37,7 +37,7 @@ def check(df: pd.DataFrame, refs: Sequence[references.Reference]) -> pd.DataFram
     """:func:`references.check`, each run's configuration as a short label of the settings
     that vary in the campaign (``train resnet50, batch 32, real``)."""
     checked = references.check(df, list(refs))
-    varying = [c for c in schema.describing() if c in df and df[c].astype(str).nunique() > 1]
+    varying = configuration.varying(df, schema.describing())
     shown = df.reset_index(drop=True)
     names = [references._run_name(row, i) for i, row in enumerate(shown.to_dict("records"))]
     if varying and len(set(names)) == len(names):

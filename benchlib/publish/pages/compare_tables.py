@@ -11,6 +11,7 @@ from benchlib import formatting
 from benchlib.analysis import comparisons, regression
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import as_read, md_text
+from benchlib.records import configuration
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def compare_labels(compared: pd.DataFrame) -> pd.Series:
     columns that vary; :func:`regression.compare`'s own label when none does."""
     columns = list(compared.columns)
     keys = columns[1:columns.index("base")] if "base" in columns else []
-    varying = [c for c in keys if compared[c].astype(str).nunique() > 1] \
+    varying = configuration.varying(compared, keys) \
         or [c for c in ("benchmark", "model") if c in keys]
     if not varying:
         return compared["configuration"].astype(str)

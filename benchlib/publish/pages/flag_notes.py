@@ -8,7 +8,7 @@ import pandas as pd
 from benchlib.analysis.comparisons import benchmarks, ok, scaling
 from benchlib.publish import local_paths
 from benchlib.publish.pages.summary import run_names, scalable
-from benchlib.records import flags
+from benchlib.records import configuration, flags
 
 #: Where the report's index explains every flag (its "What is flagged" answer's anchor).
 INDEX_FLAGS = "index.html#what-is-flagged"
@@ -29,7 +29,7 @@ def flag_notes(df: pd.DataFrame) -> str:
     lines = flags.explain(done, run_names)
     runs = scalable(benchmarks(done))
     superlinear = []
-    if len(runs) and runs["num_devices"].nunique() > 1:
+    if configuration.varying(runs, ["num_devices"]):
         scaled = scaling(runs)
         superlinear = flags.explain_superlinear(scaled)
         if superlinear:

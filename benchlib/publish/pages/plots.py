@@ -20,7 +20,7 @@ from benchlib.kinds import kind_named
 from benchlib.measure.telemetry import THROTTLE_MASK, Telemetry
 from benchlib.publish.pages import narrow, palette
 from benchlib.publish.pages.axes import log_axis, spans_decades
-from benchlib.records import flags
+from benchlib.records import configuration, flags
 from benchlib.records.run_table import FIRST
 from benchlib.workloads.result import RunResult
 
@@ -180,14 +180,14 @@ def scaling_plot(scaled: pd.DataFrame, metric: str = "throughput",
     """Throughput, speedup and efficiency against devices, with the ideal (linear) line; one row
     of panels per throughput unit (images/s and voxels/s never share an axis)."""
     scaled = _with_scaling(scaled)
-    labelled = [c for c in ("benchmark", "model", "dataset", "batch_size", "precision")
-                if c in scaled and scaled[c].nunique() > 1]
+    labelled = configuration.varying(scaled, ("benchmark", "model", "dataset", "batch_size",
+                                              "precision"))
     units = (sorted(scaled["unit"].dropna().unique().tolist())
              if "unit" in scaled and scaled["unit"].notna().any() else [None])
     fig, axes = plt.subplots(len(units), 3, figsize=(13, 3.4 * len(units)), squeeze=False)
     for row_axes, unit in zip(axes, units, strict=True):
         rows = scaled if unit is None else scaled[scaled["unit"] == unit]
-        columns = [c for c in labelled if rows[c].nunique() > 1] if hue is None else [hue]
+        columns = configuration.varying(rows, labelled) if hue is None else [hue]
         rows = rows.assign(configuration=text_labels(rows, columns) if columns else "all runs")
         kind = HUE_KINDS.get(columns[0], "configuration") if len(columns) == 1 else "configuration"
         order = sorted(rows["configuration"].unique(), key=str)
@@ -241,8 +241,8 @@ def ratio_plot(pairs: pd.DataFrame, title: str, label_columns: list[str] | None 
                xlabel: str = "ratio a / b (x)") -> plt.Figure:
     """One bar per paired configuration: ratio a / b, with 1 and the comparison's headline (the
     geometric mean ratio over every pair, :func:`benchlib.analysis.comparisons.headline`) marked."""
-    varying = [c for c in pairs.columns if c not in ("a", "b", "ratio", "flags")
-               and not c.startswith(("a_", "b_")) and pairs[c].nunique(dropna=False) > 1]
+    varying = configuration.varying(pairs, [c for c in pairs.columns if c not in (
+        "a", "b", "ratio", "flags") and not c.startswith(("a_", "b_"))], missing_too=True)
     # the main settings name a bar (the pairs' table beside the plot has every one)
     label_columns = label_columns or [c for c in FIRST if c in varying] or varying
     geomean = headline(pairs)
@@ -287,8 +287,8 @@ def lab_units_plot(table: pd.DataFrame, title: str = "3D U-Net in lab units") ->
     for ax, (benchmark, value, name) in zip(axes[0], panels, strict=False):
         rows, shown = at_most(table[table["benchmark"] == benchmark],
                               table.loc[table["benchmark"] == benchmark, value], "longest of {total}")
-        columns = [c for c in ("cluster", "gpu", "num_devices", "precision", "dataset",
-                               "batch_size") if c in rows and rows[c].nunique(dropna=False) > 1]
+        columns = configuration.varying(rows, ("cluster", "gpu", "num_devices", "precision",
+                                               "dataset", "batch_size"), missing_too=True)
         labels = text_labels(rows, columns or ["source"], mark=True)
         sns.barplot(x=rows[value].to_numpy(), y=labels.to_numpy(), hue=rows["source"].to_numpy(),
                     ax=ax, orient="h", dodge=False,
@@ -335,8 +335,7 @@ def decode_plot(decode: pd.DataFrame,
                 title: str = "read from data_dir + JPEG decode + transform") -> plt.Figure:
     """Images/s the loader delivers against its number of worker processes."""
     fig, ax = plt.subplots(figsize=(6, 3))
-    hue = "configuration" if "configuration" in decode and decode["configuration"].nunique() > 1 \
-        else None
+    hue = "configuration" if configuration.varying(decode, ["configuration"]) else None
     if hue:
         decode = decode.assign(configuration=decode["configuration"].map(plain))
     sns.lineplot(data=decode, x="workers", y="images_per_s", hue=hue, marker="o", ax=ax)

@@ -29,15 +29,14 @@ from benchlib.formatting import (
     si,
 )
 from benchlib.publish.templating import render
-from benchlib.records import flags, schema
+from benchlib.records import configuration, flags, schema
 
 #: Settings a one-row table keeps as columns when it says its other settings in the caption.
 NAMED_IN_ROW = ("benchmark", "model")
 
 
 def _constant(frame: pd.DataFrame, column: str) -> bool:
-    values = frame[column].map(lambda v: DASH if missing(v) else str(v))
-    return values.nunique() <= 1
+    return not configuration.varies(frame[column], missing_too=True)
 
 
 @dataclass
@@ -260,7 +259,7 @@ def marked_rows(frame: pd.DataFrame, labels: Sequence[str]) -> tuple[pd.DataFram
     keep where they are (its ``keep``). The settings come in the schema's order (benchmark,
     model, ..., devices, data: :func:`benchlib.records.schema.describing`)."""
     order = {name: place for place, name in enumerate(schema.describing())}
-    apart = sorted((c for c in labels if c in frame and frame[c].nunique(dropna=False) > 1),
+    apart = sorted(configuration.varying(frame, labels, missing_too=True),
                    key=lambda c: order.get(c, len(order)))
     marks = frame.get("flags", pd.Series("", index=frame.index))
     out = frame.drop(columns=["flags"], errors="ignore")

@@ -8,6 +8,7 @@ from IPython.display import Markdown
 from benchlib.analysis import comparisons
 from benchlib.publish.pages import Call, Page, note, plots, present, show, summary
 from benchlib.publish.pages.scaling_sheet import Sheet
+from benchlib.records import configuration
 
 
 def sheet(done: pd.DataFrame) -> None:
@@ -20,7 +21,7 @@ def sheet(done: pd.DataFrame) -> None:
 def plot(done: pd.DataFrame) -> None:
     """Throughput, speedup and efficiency against devices, when more than one device count ran."""
     scalable = summary.scalable(comparisons.benchmarks(done))
-    if scalable["num_devices"].nunique() > 1:
+    if configuration.varying(scalable, ["num_devices"]):
         plots.show(plots.scaling_plot(comparisons.scaling(scalable)))
 
 

@@ -20,6 +20,7 @@ from benchlib.analysis import comparisons, energy
 from benchlib.publish.pages import summary
 from benchlib.publish.pages.plots import short_labels
 from benchlib.publish.templating import render
+from benchlib.records import configuration
 
 #: Factors with a "speedup from" block, in the sheet's order.
 SHEET_FACTORS = ("dataset", "batch_size", "gpu", "model", "precision")
@@ -60,7 +61,7 @@ def blocks(runs: pd.DataFrame) -> list[Block]:
             continue
         pairs = comparison.pairs
         others = [c for c in pairs.columns if c not in ("num_devices", "a", "b", "ratio", "flags")
-                  and not c.startswith(("a_", "b_")) and pairs[c].astype(str).nunique() > 1]
+                  and not c.startswith(("a_", "b_")) and configuration.varies(pairs[c])]
         pairs = pairs.assign(configuration=short_labels(pairs, others) if others else "ratio")
         table = pairs.pivot_table(index="num_devices", columns="configuration", values="ratio",
                                   aggfunc="median")
@@ -151,7 +152,7 @@ class Sheet:
         runs = summary.scalable(comparisons.benchmarks(comparisons.ok(runs)))
         keys = [c for c in ("benchmark", "unit") if c in runs]
         for key, rows in runs.groupby(keys, dropna=False, sort=True) if len(runs) else []:
-            if rows["num_devices"].nunique() < 2:
+            if not configuration.varies(rows["num_devices"]):
                 continue
             title = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
             self.sections.append((title, blocks(rows)))

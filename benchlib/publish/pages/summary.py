@@ -23,7 +23,7 @@ from benchlib.analysis.comparisons import (
 from benchlib.analysis.intervals import HEADLINE, HEADLINE_NAME, describe_effect
 from benchlib.analysis.lab_units import has_lab_units
 from benchlib.publish import local_paths
-from benchlib.records import flags, schema
+from benchlib.records import configuration, flags, schema
 from benchlib.records.results import CORE_COLUMNS, INTEGER_COLUMNS, load
 from benchlib.vocabulary import Precision
 
@@ -120,7 +120,7 @@ def missing(df: pd.DataFrame) -> list[str]:
     notes = []
     if done.empty:
         return ["No finished run: every run failed (see the failed runs below)."]
-    if done.get("num_devices", pd.Series([1])).nunique() < 2:
+    if not configuration.varying(done, ["num_devices"]):
         notes.append("No multi-device runs: speedup and efficiency need runs on several "
                      "devices (num_devices 1, 2, 4, 8).")
     datasets = set(done.get("dataset", pd.Series(dtype=object)).dropna())
@@ -132,7 +132,7 @@ def missing(df: pd.DataFrame) -> list[str]:
                          ("precision", "precisions"), ("cluster", "clusters")):
         values = done[column].dropna() if column in done else pd.Series(dtype=object)
         values = values[values.astype(str) != ""]  # a probe's precision is '', not a value
-        if len(values) and values.nunique() < 2:  # runs without the column (probes) aside
+        if len(values) and not configuration.varies(values):  # runs without the column (probes) aside
             notes.append(f"One {column.replace('_', ' ')} only ({values.iloc[0]}): "
                          f"no comparison across {what}.")
     if "gpu" in done and (done["gpu"] == "cpu").all():
@@ -155,7 +155,7 @@ def comparisons(df: pd.DataFrame, metric: str = "throughput") -> list[Comparison
     per benchmark where the campaign ran several: an effect on ResNet training and one on the
     U-Net are two statements, never one pooled ratio."""
     done = ok(df)
-    if "benchmark" in done and done["benchmark"].nunique() > 1:
+    if configuration.varying(done, ["benchmark"]):
         return [replace(c, benchmark=str(name)) for name, runs in
                 done.groupby("benchmark", sort=False) for c in comparisons(runs, metric)]
     found = []
@@ -236,7 +236,7 @@ def scalable(runs: pd.DataFrame) -> pd.DataFrame:
 def varying(table: pd.DataFrame, candidates: list[str] | None = None) -> list[str]:
     """Configuration columns of ``table`` with more than one value (labels for plots)."""
     candidates = candidates or config_columns(table)
-    found = [c for c in candidates if c in table and table[c].nunique(dropna=False) > 1]
+    found = configuration.varying(table, candidates, missing_too=True)
     return found or [c for c in candidates if c in table][:1]
 
 

@@ -9,7 +9,7 @@ from benchlib import formatting
 from benchlib.analysis import verdict
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import md_text, run_names
-from benchlib.records import flags
+from benchlib.records import configuration, flags
 
 FIGURES = ("data_wait_share", "mfu", "mfu_achievable", "throttled_share",
            "achieved_tflops_per_device", "peak_tflops", "achievable_tflops", "demand_per_device",
@@ -20,7 +20,7 @@ def run_labels(judged: pd.DataFrame) -> pd.Series:
     """A short label per run from the columns that vary (devices written as ``2 dev``)."""
     candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "synthetic_kind",
                   "data_source", "num_workers", "batch_size", "precision", "num_devices"]
-    varying = [c for c in candidates if c in judged and judged[c].nunique(dropna=False) > 1]
+    varying = configuration.varying(judged, candidates, missing_too=True)
     if "num_devices" in varying:
         devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
         judged = judged.assign(num_devices=devices)

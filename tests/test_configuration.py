@@ -1,0 +1,60 @@
+"""One rule for "does this column vary" (benchlib.records.configuration): missing values are
+left aside, numbers compare as numbers, other values as their text; no code elsewhere in
+benchlib/ asks it another way (a ``nunique()`` compared with 1 or 2)."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pandas as pd
+
+from benchlib.records.configuration import varies, varying
+
+from .test_layers import MODULES
+
+#: ``nunique()`` tests kept on purpose: (module, column) -> why.
+ALLOWED = {("benchlib.publish.pages.present", "unit"):
+           "the one unit a table's caption names: the units present, missing ones aside"}
+
+
+def test_missing_values_are_left_aside_and_lists_compare_as_text():
+    assert not varies(pd.Series([None, np.nan, "", pd.NA], dtype=object))
+    assert not varies(pd.Series(["a", None, "a"]))
+    assert not varies(pd.Series(["a", "a", np.nan], dtype="str"))
+    assert varies(pd.Series(["a", "b", None]))
+    assert varies(pd.Series(["", "contended"]), missing_too=True)  # a blank that says something
+    assert varies(pd.Series([1.0, np.nan]), missing_too=True)
+    assert not varies(pd.Series([[1, 2], [1, 2]]))
+    assert varies(pd.Series([[1, 2], [1, 3]]))
+    assert not varies(pd.Series([1.0, 1.0]))
+    assert not varies(pd.Series([1.0, np.nan]))
+    assert not varies(pd.Series([1, 1, None], dtype="Int64"))
+    assert not varies(pd.Series(["x"]))
+    assert not varies(pd.Series([1, 1.0, np.int64(1)], dtype=object))  # numbers as numbers
+    assert varies(pd.Series([True, 1], dtype=object))
+    assert varying(pd.DataFrame({"a": [1, 2], "b": [3, 3]}), ["b", "a", "gone"]) == ["a"]
+
+
+def _column(call: ast.Call) -> str:
+    target = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return str(target.slice.value)
+    return ""
+
+
+def test_no_module_asks_whether_a_column_varies_another_way():
+    found = set()
+    for name, path in MODULES.items():
+        if name == "benchlib.records.configuration":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Call) and getattr(side.func, "attr", "") == "nunique" \
+                        and any(isinstance(c, ast.Constant) and c.value in (1, 2)
+                                for c in (node.left, *node.comparators)) \
+                        and (name, _column(side)) not in ALLOWED:
+                    found.add(f"{name}:{node.lineno}")
+    assert found == set()
