@@ -17,14 +17,29 @@ from types import ModuleType
 KINDS_FOLDER = Path(__file__).resolve().parent / "kinds"
 #: Each role a kind folder's module plays, and the layer of docs/architecture.md it sits at.
 ROLES: dict[str, str] = {"config": "inputs", "model": "models", "data": "data",
-                         "workload": "workloads", "columns": "records", "kind": "kinds",
-                         "launch": "run", "layout": "publish", "command": "cli"}
+                         "workload": "workloads", "kind": "kinds", "launch": "run",
+                         "layout": "publish", "command": "cli"}
+#: What a role's module must define for the registry that imports it, and what that is.
+CONTRACTS: dict[str, tuple[str, str]] = {
+    "config": ("VARIANTS", "the kind's benchmarks, one benchlib.inputs.benchmark.Benchmark per "
+                           "notebook"),
+    "command": ("add_data_arguments", "add_data_arguments(subparsers): its own `benchlib data` "
+                                      "sub-commands"),
+}
 
 
 def kind_folders() -> list[str]:
-    """The names of the shipped kinds' folders (packages under ``benchlib/kinds/``)."""
-    return sorted(path.name for path in KINDS_FOLDER.iterdir()
-                  if (path / "__init__.py").is_file())
+    """The names of the shipped kinds' folders (packages under ``benchlib/kinds/``); a folder
+    there with modules but no ``__init__.py`` is an ImportError naming it (never a kind left
+    out without a word)."""
+    found = []
+    for path in sorted(KINDS_FOLDER.iterdir()):
+        if (path / "__init__.py").is_file():
+            found.append(path.name)
+        elif path.is_dir() and any(path.glob("*.py")):
+            raise ImportError(f"{path}: a kind folder needs an __init__.py (its docstring says "
+                              "what the kind measures)")
+    return found
 
 
 def role_of(module: str) -> str:
@@ -41,5 +56,12 @@ def role_modules(role: str) -> list[ModuleType]:
     order (a kind without that role has none)."""
     if role not in ROLES:
         raise KeyError(f"{role!r} is no role of a kind folder (roles: {', '.join(ROLES)})")
-    return [import_module(f"benchlib.kinds.{kind}.{role}") for kind in kind_folders()
-            if (KINDS_FOLDER / kind / f"{role}.py").is_file()]
+    modules = [import_module(f"benchlib.kinds.{kind}.{role}") for kind in kind_folders()
+               if (KINDS_FOLDER / kind / f"{role}.py").is_file()]
+    if role in CONTRACTS:
+        name, what = CONTRACTS[role]
+        for module in modules:
+            if not hasattr(module, name):
+                raise ImportError(f"{module.__file__}: a kind's {role} module defines {name} "
+                                  f"({what})")
+    return modules

@@ -53,7 +53,7 @@ def shipped() -> tuple[Benchmark, ...]:
     on the first call."""
     if not _FOLDERS:
         for module in discovery.role_modules("config"):
-            for entry in getattr(module, "VARIANTS", ()):
+            for entry in module.VARIANTS:
                 _add(entry, _FOLDERS)
     return tuple(_FOLDERS)
 

@@ -94,8 +94,8 @@ def bare_train_throughput(iterations: int, warmup: int) -> float:
 
 
 def train_loop_ratio(repeats: int) -> dict:
+    from benchlib.kinds.classification import workload as classification
     from benchlib.kinds.classification.config import ClassificationConfig
-    from benchlib.workloads import classification
 
     config = ClassificationConfig(benchmark="train", **{**CONFIG, "iterations": 40})
     classification.run(config)  # warm caches
@@ -200,7 +200,7 @@ def plain_process_seconds() -> float:
         from benchlib.kinds.classification.config import ClassificationConfig
         from benchlib.measure.environment import capture
         from benchlib.kinds.record import make_record
-        from benchlib.workloads import classification
+        from benchlib.kinds.classification import workload as classification
         config = ClassificationConfig(benchmark="train", **{CONFIG!r})
         result = classification.run(config)
         make_record(config, result, capture(result.device))
@@ -211,7 +211,8 @@ def plain_process_seconds() -> float:
 
 
 def sweep_point_seconds(work: Path, index: int) -> float:
-    from benchlib.execute.sweep import load_sweep, run_sweep
+    from benchlib.execute.sweep import run_sweep
+    from benchlib.inputs.params import load_sweep
 
     params = work / f"p{index}.yaml"
     params.write_text(yaml.safe_dump({"campaign": f"overhead{index}", "notebook": "train",
@@ -226,8 +227,8 @@ def sweep_point_seconds(work: Path, index: int) -> float:
 
 
 def breakdown_ratio(repeats: int) -> dict:
+    from benchlib.kinds.classification import workload as classification
     from benchlib.kinds.classification.config import ClassificationConfig
-    from benchlib.workloads import classification
 
     config = {**CONFIG, "iterations": 40}
     classification.run(ClassificationConfig(benchmark="train", **config))  # warm caches
@@ -247,9 +248,10 @@ def contention_ratio(repeats: int) -> dict:
 
     import torch
 
+    from benchlib.kinds.classification import workload as classification
     from benchlib.kinds.classification.config import ClassificationConfig
     from benchlib.measure.contention import ContentionSampler
-    from benchlib.workloads import classification, loop
+    from benchlib.workloads import loop
 
     class Off(contextlib.nullcontext):
         contention = None

@@ -76,7 +76,9 @@ def test_the_kind_folders_table_names_every_module_of_a_kind_and_its_role():
     actual = {kind: {path.stem: role_of(path.stem)
                      for path in (ROOT / "benchlib" / "kinds" / kind).glob("*.py")
                      if path.stem != "__init__"} for kind in kind_folders()}
-    assert documented == actual
+    wrong = sorted(k for k in {*documented, *actual} if documented.get(k) != actual.get(k))
+    assert documented == actual, (f"docs/architecture.md's 'Kind folders' table: give "
+                                  f"{', '.join(wrong)} a row naming each module and its role")
 
 
 def test_the_features_table_names_every_module_of_a_feature_and_its_layer():

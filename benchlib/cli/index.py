@@ -27,7 +27,7 @@ class Index(Command):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         options.add_roots(parser, "results folders: outputs/ or outputs/<campaign>", required=True)
-        options.add_db(parser, "the catalog to index into")
+        options.add_db(parser, "the catalog to index into", alone=False)
         parser.add_argument("--wait", type=float, default=3600, metavar="SECONDS",
                             help="how long to wait for another index to finish (default 3600)")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")

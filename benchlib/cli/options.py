@@ -16,11 +16,19 @@ def add_roots(parser: argparse.ArgumentParser, what: str, required: bool = False
     parser.add_argument("roots", nargs="+" if required else "*", metavar="ROOT", help=what)
 
 
-def add_db(parser: argparse.ArgumentParser, what: str) -> None:
-    """The ``--db`` option the catalog commands share."""
+def add_db(parser: argparse.ArgumentParser, what: str, alone: bool = True) -> None:
+    """The ``--db`` option the catalog commands share (``alone``: ``--db`` without a value
+    names the default catalog; else it takes one, as for ``benchlib index``, whose folders
+    follow it)."""
+    default = "$BENCHLIB_DB, else catalog.sqlite in the outputs folder (docs/catalog.md)"
+    if not alone:
+        parser.add_argument("--db", metavar="DB", help=(
+            f"{what}: a file (SQLite) or a postgresql://user@host/database URL (default: "
+            f"{default})"))
+        return
     parser.add_argument("--db", nargs="?", const="", default=None, metavar="DB", help=(
         f"{what}: a file (SQLite) or a postgresql://user@host/database URL; --db alone: "
-        "$BENCHLIB_DB, else catalog.sqlite in the outputs folder (docs/catalog.md)"))
+        f"{default}"))
 
 
 def selected_runs(command: str, roots: Sequence[str], db: str | None,
