@@ -19,7 +19,7 @@ def test_a_folder_without_init_is_named(kinds_folder):
     (kinds_folder / "axpy").mkdir()
     (kinds_folder / "axpy" / "config.py").write_text("VARIANTS = ()\n")
     (kinds_folder / "__pycache__").mkdir()  # not a kind: no modules
-    with pytest.raises(ImportError, match="axpy: a kind folder needs an __init__.py"):
+    with pytest.raises(ImportError, match=r"axpy: a kind folder needs an __init__\.py"):
         discovery.kind_folders()
 
 
@@ -33,7 +33,7 @@ def test_a_role_module_without_what_its_registry_reads_is_named(role, needs, mon
     monkeypatch.setattr(discovery, "kind_folders", lambda: ["fake"])
     monkeypatch.setattr(discovery, "import_module", lambda name: module)
     monkeypatch.setattr(discovery.Path, "is_file", lambda self: True)
-    with pytest.raises(ImportError, match=f"fake/{role}.py: a kind's {role} module defines {needs}"):
+    with pytest.raises(ImportError, match=rf"fake/{role}\.py: a kind.s {role} module defines {needs}"):
         discovery.role_modules(role)
 
 
