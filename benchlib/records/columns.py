@@ -22,11 +22,10 @@ COLUMNS: tuple[Column, ...] = (
             True, minimum=1, describes=6, said_once=True),
     Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True, minimum=1,
            describes=5, said_once=True),
-    Column("benchmark", C, "text", "", "train, inference, smooth_inference, unet3d_train, "
-           "unet3d_predict, lm_train, lm_inference, probe_allreduce, probe_node", True,
-           describes=1, said_once=True),
-    Column("model", C, "text", "", "torchvision model, unet3d, transformer, allreduce or node",
-            True, describes=2, factor=4, said_once=True),
+    Column("benchmark", C, "text", "", "the benchmark the run is, one per notebook (the "
+           "registered ones: docs/record.md lists them)", True, describes=1, said_once=True),
+    Column("model", C, "text", "", "what the run measures: a torchvision model, unet3d, "
+           "transformer, allreduce, node, ...", True, describes=2, factor=4, said_once=True),
     Column("dataset", C, "text", "", "synthetic or real (language models: synthetic or tokens)",
             True, describes=7, factor=1, said_once=True),
     Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "

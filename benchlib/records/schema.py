@@ -157,6 +157,17 @@ VALUES_RULE = (
 )
 
 
+def _described(column: Column) -> str:
+    """A column's meaning in docs/record.md: ``benchmark``'s lists the shipped benchmarks, read
+    from the kind folders (:func:`benchlib.registry.shipped`), so a new kind touches no list."""
+    if column.name != "benchmark":
+        return column.description
+    from benchlib import registry
+
+    shipped = ", ".join(f"`{entry.benchmark}`" for entry in registry.shipped())
+    return f"the benchmark the run is, one per notebook: {shipped}, or a site's"
+
+
 def markdown() -> str:
     """The record documentation (``docs/record.md``)."""
     lines = ["# Result record columns", "",
@@ -168,7 +179,7 @@ def markdown() -> str:
                           ("Environment", E)):
         lines += [f"## {title}", "", "| column | type | valid values | unit | meaning |",
                   "| --- | --- | --- | --- | --- |"]
-        lines += [f"| `{c.name}` | {c.dtype} | {c.valid} | {c.unit} | {c.description}"
+        lines += [f"| `{c.name}` | {c.dtype} | {c.valid} | {c.unit} | {_described(c)}"
                   f"{f'; {c.better} is better' if c.better else ''}"
                   f"{' (core, essential)' if c.essential else ' (core)' if c.core else ''} |"
                   for c in COLUMNS if c.role == wanted]
