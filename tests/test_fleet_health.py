@@ -254,6 +254,10 @@ def test_benchlib_fleet_as_a_user_runs_it(tmp_path) -> None:
     cases = ET.parse(tmp_path / "fleet.xml").getroot().find("testsuite")
     assert cases.get("failures") == "2" and int(cases.get("skipped")) >= 4
     assert _benchlib("fleet", "outputs/nightly/night-0", cwd=tmp_path).returncode in (1, 3)
+    picked = _benchlib("fleet", "outputs/nightly", "--where", "benchmark=inference", cwd=tmp_path)
+    assert picked.returncode == 2 and "match --where benchmark=inference" in picked.stderr
+    same = _benchlib("fleet", "outputs/nightly", "--where", "benchmark=train", cwd=tmp_path)
+    assert same.returncode == 1 and "SLOW node03" in " ".join(same.stdout.split())
     indexed = _benchlib("index", "outputs/nightly", "--db", "catalog.sqlite", "--quiet",
                         cwd=tmp_path)
     assert indexed.returncode == 0, indexed.stderr

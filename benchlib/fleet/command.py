@@ -38,6 +38,7 @@ class Fleet(Command):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         options.add_roots(parser, "results folders (every record under each, e.g. outputs/nightly)")
         options.add_db(parser, "read this catalog (`benchlib index`) instead of folders")
+        options.add_where(parser)
         parser.add_argument("--window", type=float, default=None, metavar="DAYS",
                             help="validity window: a node without a run in the last DAYS days "
                             "is stale (default 7)")
@@ -66,7 +67,7 @@ class Fleet(Command):
                              f"above 0 and at most {MAX_WINDOW_DAYS:,} (default 7)")
         expected = fleet_actions.expected_nodes(args.expect)
         check_output_file("--junit", args.junit)
-        found = options.selected_runs("fleet", args.roots, args.db)
+        found = options.selected_runs("fleet", args.roots, args.db, args.where)
         states = fleet_health.node_states(found, window_days=window, expected=expected)
         summary = fleet_actions.node_summary(states)
         written = args.junit and junit.write(args.junit, "benchlib fleet", fleet_actions.junit_cases(
