@@ -56,7 +56,8 @@ def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     configuration that ``compare``, ``history`` and their pages give."""
     described = schema.describing()
     order = [c for c in described if c in keys] + [c for c in keys if c not in described]
-    varying = configuration.varying(table, order)
+    # a blank and a value are two configurations: the label groups runs (history, compare)
+    varying = configuration.varying(table, order, missing_too=True)
     shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
     if not shown:
         return pd.Series("all runs", index=table.index)
@@ -64,7 +65,8 @@ def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
         return _joined(table, shown)
     labels = pd.Series("", index=table.index, dtype=object)
     for _, rows in table.groupby(table["benchmark"].astype(str), sort=False):
-        within = ["benchmark", *(c for c in varying if c != "benchmark" and configuration.varies(rows[c]))]
+        within = ["benchmark", *(c for c in varying if c != "benchmark"
+                                 and configuration.varies(rows[c], missing_too=True))]
         labels.loc[rows.index] = _joined(rows, within)
     return labels
 

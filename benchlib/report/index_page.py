@@ -279,7 +279,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
     campaigns = records["campaign"].fillna("").astype(str)
     for campaign in sorted(campaigns.unique()):
         done = comparisons.ok(records[campaigns == campaign])
-        if len(campaigns.unique()) > 1:
+        if configuration.varies(campaigns, missing_too=True):
             parts.append(_line("campaign", campaign or "(unnamed)"))
         if done.empty:
             parts.append(_line("no_finished_run"))
