@@ -26,7 +26,13 @@ from benchlib.catalog import database, lock, migrate, tables
 from benchlib.catalog.database import Catalog
 from benchlib.errors import InputError, RecordError
 from benchlib.records.results import candidates, left_out, read_point
-from benchlib.records.store import encodable, path_text, read_json_bounded, sidecar_path
+from benchlib.records.store import (
+    Fingerprint,
+    encodable,
+    fingerprint,
+    path_text,
+    read_json_bounded,
+)
 
 #: Points read and written per transaction.
 BATCH = 500
@@ -37,7 +43,6 @@ NAMED_AT_MOST = 50
 #: Rows named in one ``IN (...)`` clause.
 CHUNK = 500
 
-Fingerprint = tuple[int | None, int | None, int | None, int | None]
 
 
 @dataclass
@@ -59,19 +64,6 @@ class Summary:
                 f"{self.seconds:.1f} s: {self.read} read ({self.records} records written), "
                 f"{self.unchanged} unchanged, {self.removed} removed (files gone), "
                 f"{len(self.skipped)} skipped")
-
-
-def _stat(path: Path) -> tuple[int | None, int | None]:
-    try:
-        found = os.lstat(path)
-    except OSError:
-        return None, None
-    return found.st_size, found.st_mtime_ns
-
-
-def fingerprint(notebook: Path) -> Fingerprint:
-    """Sizes and modification times (ns) of a point's notebook and sidecar (None: absent)."""
-    return (*_stat(notebook), *_stat(sidecar_path(notebook)))
 
 
 def _not_a_record(origin: Path) -> str:

@@ -4,22 +4,12 @@ the same table :func:`benchlib.records.results.load` would."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
 
 from benchlib.records import results
-from benchlib.records.store import sidecar_path
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """What tells that a file changed: its modification time and size (None: no file)."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_mtime_ns, found.st_size
+from benchlib.records.store import Fingerprint, fingerprint
 
 
 class CampaignReader:
@@ -30,14 +20,14 @@ class CampaignReader:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.parsed = 0
-        self._points: dict[Path, tuple[object, dict | None]] = {}
+        self._points: dict[Path, tuple[Fingerprint, dict | None]] = {}
 
     def read(self) -> pd.DataFrame:
         """Every record under the folder, as :func:`~benchlib.records.results.load` gives it
         (values checked, columns ordered); what was left out is logged as there."""
-        seen: dict[Path, tuple[object, dict | None]] = {}
+        seen: dict[Path, tuple[Fingerprint, dict | None]] = {}
         for notebook in results.candidates(self.folder):
-            stamp = (_stamp(notebook), _stamp(sidecar_path(notebook)))
+            stamp = fingerprint(notebook)
             kept = self._points.get(notebook)
             if kept is None or kept[0] != stamp:
                 kept = (stamp, results.read_point(notebook)[1])

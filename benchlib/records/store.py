@@ -218,6 +218,24 @@ def sidecar_path(notebook: Path) -> Path:
     return notebook.with_suffix(".json")
 
 
+#: A point's files as last seen: its notebook's and sidecar's size and modification time (ns).
+Fingerprint = tuple[int | None, int | None, int | None, int | None]
+
+
+def _size_and_time(path: Path) -> tuple[int | None, int | None]:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None, None
+    return found.st_size, found.st_mtime_ns
+
+
+def fingerprint(notebook: Path) -> Fingerprint:
+    """Sizes and modification times (ns) of a point's notebook and sidecar (None: absent):
+    what tells a point changed (the catalog's index, a campaign read round after round)."""
+    return (*_size_and_time(notebook), *_size_and_time(sidecar_path(notebook)))
+
+
 #: Largest notebook or sidecar read (bytes): far above any executed benchmark notebook.
 MAX_READ_BYTES = 256 << 20
 
