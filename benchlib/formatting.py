@@ -223,7 +223,7 @@ def short_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
         return pd.Series(["all"] * len(df), index=df.index, dtype=object)
 
     def one(row: pd.Series) -> str:
-        parts = [LABEL_FORMS.get(c, "{}").format(_label_value(v)) for c, v in row.items()
+        parts = [LABEL_FORMS.get(c, "{}").format(label_value(v)) for c, v in row.items()
                  if not pd.isna(v) and str(v) != ""]
         return ", ".join(parts) or "-"
     return df[list(columns)].apply(one, axis=1).astype(object)
@@ -235,7 +235,8 @@ def literal(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-def _label_value(value: object) -> str:
+def label_value(value: object) -> str:
+    """A setting's value in a label: a whole float as an integer (``32``, not ``32.0``)."""
     if isinstance(value, float) and value == int(value):
         return str(int(value))
     return str(value)

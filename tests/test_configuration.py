@@ -1,6 +1,8 @@
 """One rule for "does this column vary" (benchlib.records.configuration): missing values are
 left aside, numbers compare as numbers, other values as their text; no code elsewhere in
-benchlib/ asks it another way (a ``nunique()`` compared with 1 or 2)."""
+benchlib/ asks it another way (a ``nunique()`` compared with 1 or 2). One label of a
+configuration (``label``, its words ``written``) and one pairing rule (``pair``), used by every
+page and command: no module writes a configuration's short words or pairs columns on its own."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import ast
 import numpy as np
 import pandas as pd
 
-from benchlib.records.configuration import varies, varying
+from benchlib.records.configuration import label, pair, varies, varying, written
 
 from .test_layers import MODULES
 
@@ -69,3 +71,51 @@ def test_no_module_asks_whether_a_column_varies_another_way():
                         and (name, _column(counted)) not in ALLOWED:
                     found.add(f"{name}:{node.lineno}")
     assert found == set()
+
+
+def test_a_label_names_what_varies_within_each_benchmark_long_or_short():
+    runs = pd.DataFrame({"benchmark": ["train", "train", "lm_train", "train"],
+                         "model": ["resnet50", "resnet50", "gpt2", "resnet50"],
+                         "batch_size": [32, 64, 8, 32.0], "num_devices": [2, 2, 1, 2],
+                         "sequence_length": [None, None, 1024, None]})
+    keys = list(runs.columns)
+    assert label(runs, keys).tolist() == ["benchmark=train, batch_size=32",
+                                          "benchmark=train, batch_size=64",
+                                          "benchmark=lm_train",
+                                          "benchmark=train, batch_size=32"]  # 32.0 is 32
+    assert label(runs, keys, short=True).tolist() == ["train, batch 32", "train, batch 64",
+                                                      "lm_train", "train, batch 32"]
+    one = runs.iloc[:1]
+    assert label(one, keys).tolist() == ["benchmark=train, model=resnet50"]  # what names it
+    assert label(one, ["batch_size"]).tolist() == ["all runs"]
+    assert written(runs.iloc[:1], ["num_devices", "sequence_length"], short=True).tolist() == \
+        ["2 dev"]
+
+
+def test_pairing_keeps_one_sided_columns_apart_and_names_the_difference():
+    base = pd.DataFrame({"batch_size": [32, 64], "precision": ["fp32", "fp32"],
+                         "synthetic_kind": [None, None], "compile": ["", ""]})
+    new = pd.DataFrame({"batch_size": [32.0, 64.0], "precision": ["bf16", "bf16"],
+                        "synthetic_kind": ["random", "random"], "compile": ["", ""]})
+    pairing = pair(base, new, base.columns)
+    assert pairing.on == ("batch_size", "precision")  # 32 and 32.0 are one value
+    assert pairing.differing == ("precision",)
+    assert pairing.keys == ["batch_size"]
+    assert (pairing.only_base, pairing.only_new) == ((), ("synthetic_kind",))
+
+
+def test_no_module_writes_a_configurations_words_or_pairs_columns_on_its_own():
+    """The short words (``formatting.short_labels``) are written by ``configuration.written``
+    only; the pairing helpers of compare and comparisons ask ``configuration.pair``."""
+    own = {"benchlib.records.configuration", "benchlib.formatting"}
+    found = set()
+    for name, path in MODULES.items():
+        if name in own:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = getattr(node, "attr", None) or getattr(node, "id", None)
+            if called in ("short_labels", "configuration_labels"):
+                found.add(f"{name}:{node.lineno} {called}")
+    assert found == set()
+    for module in ("benchlib.analysis.comparable", "benchlib.analysis.comparisons"):
+        assert "configuration.pair(" in MODULES[module].read_text(), module

@@ -270,16 +270,16 @@ def test_disturbed_runs_say_nothing_of_the_noise_between_campaigns() -> None:
 def test_a_configuration_is_labelled_by_what_varies_within_its_benchmark():
     """compare's, history's and fleet's label: one benchmark's settings are no part of
     another's."""
-    from benchlib.analysis.tables import configuration_labels
     from benchlib.fleet.placing import labels as _labels
+    from benchlib.records import configuration
 
     table = pd.DataFrame({"benchmark": ["train", "train", "lm_train"],
                           "model": ["resnet50", "resnet50", "gpt2"], "batch_size": [32, 64, 8],
                           "sequence_length": [None, None, 1024]})
-    assert configuration_labels(table, list(table.columns)).tolist() == [
+    assert configuration.label(table, list(table.columns)).tolist() == [
         "benchmark=train, batch_size=32", "benchmark=train, batch_size=64", "benchmark=lm_train"]
     one = table[table["benchmark"] == "train"]
-    assert configuration_labels(one, list(one.columns)).tolist() == ["batch_size=32", "batch_size=64"]
+    assert configuration.label(one, list(one.columns)).tolist() == ["batch_size=32", "batch_size=64"]
     configs = [tuple(map(str, row)) for row in table.itertuples(index=False)]
     assert list(_labels(configs, list(table.columns)).values()) == [  # the same words
         "benchmark=train, batch_size=32", "benchmark=train, batch_size=64", "benchmark=lm_train"]

@@ -235,8 +235,8 @@ def failed(df: pd.DataFrame) -> pd.DataFrame:
 
 def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
     """One short text label per row from ``columns`` (``H100, 2 dev, batch 64``; missing
-    values left out): :func:`benchlib.formatting.short_labels`, the one short label of a
-    configuration that tables and plots show."""
+    values left out): :func:`benchlib.records.configuration.written` in its short style, the
+    words of a configuration that tables and plots show."""
     from benchlib.analysis.comparisons import labels as real
 
     return real(df=df, columns=columns)

@@ -13,8 +13,9 @@ from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
 from benchlib.analysis.regression import joined_flags, judge
 from benchlib.analysis.run_order import run_times
-from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.analysis.tables import config_columns, ok
 from benchlib.formatting import literal
+from benchlib.records import configuration
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 
@@ -56,7 +57,7 @@ def history(df: pd.DataFrame, metric: str = "throughput", by: Sequence[str] | No
             previous = runs
     table = pd.DataFrame(rows)
     if len(table):
-        table.insert(0, "configuration", configuration_labels(table, by))
+        table.insert(0, "configuration", configuration.label(table, by))
     return table
 
 

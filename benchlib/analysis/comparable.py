@@ -14,6 +14,7 @@ import pandas as pd
 
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
+from benchlib.records import configuration
 from benchlib.vocabulary import CompareVerdict
 
 #: The column that says when a run started (ISO 8601, UTC), in the records benchlib writes.
@@ -58,19 +59,11 @@ def incomparable(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
 
 def pairing_columns(base: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], list[str]]:
     """The configuration columns runs are paired on, and those left out because each campaign
-    holds one value of them and the two differ (the difference being compared)."""
+    holds one value of them and the two differ (the difference being compared):
+    :func:`benchlib.records.configuration.pair`; a column only one campaign holds is neither."""
     both = pd.concat([base, new], ignore_index=True)
-    keys, differing = [], []
-    for column in config_columns(both, exclude=WHERE):
-        a = distinct(base[column]) if column in base else set()
-        b = distinct(new[column]) if column in new else set()
-        if not a or not b:
-            continue
-        if len(a) == 1 and len(b) == 1 and a != b:
-            differing.append(column)
-        else:
-            keys.append(column)
-    return keys, differing
+    pairing = configuration.pair(base, new, config_columns(both, exclude=WHERE))
+    return pairing.keys, list(pairing.differing)
 
 
 def not_comparable(base: pd.DataFrame, new: pd.DataFrame, differing: list[str]) -> None:

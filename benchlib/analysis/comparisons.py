@@ -144,16 +144,12 @@ def scaling_table(df: pd.DataFrame, metric: str = "throughput",
 
 
 def _pair_columns(df: pd.DataFrame, factor: str, a: object, b: object) -> tuple[list, list, list]:
-    """Configuration columns that apply to both sides (non-empty for rows with a and with b),
-    and those that apply to side a only and to side b only (kept apart, not paired on)."""
-    both, only_a, only_b = [], [], []
+    """Configuration columns that apply to both sides (rows with a and with b hold values of
+    them), and those that apply to side a only and to side b only (kept apart, not paired on):
+    :func:`benchlib.records.configuration.pair`."""
     is_a, is_b = ((df[factor] == side).fillna(False).to_numpy(dtype=bool) for side in (a, b))
-    for column in config_columns(df, exclude=(factor,)):
-        values = df[column].replace("", np.nan)
-        in_a = values[is_a].notna().any()
-        in_b = values[is_b].notna().any()
-        (both if in_a and in_b else only_a if in_a else only_b if in_b else []).append(column)
-    return both, only_a, only_b
+    pairing = configuration.pair(df[is_a], df[is_b], config_columns(df, exclude=(factor,)))
+    return list(pairing.on), list(pairing.only_base), list(pairing.only_new)
 
 
 def compare(df: pd.DataFrame, factor: str, a: object, b: object, metric: str = "throughput",

@@ -58,9 +58,9 @@ from benchlib.analysis.comparable import (
 )
 from benchlib.analysis.gate import Weight, junit_outcome, with_weight
 from benchlib.analysis.metrics import require_fraction, require_metric, require_tables
-from benchlib.analysis.tables import configuration_labels, ok
+from benchlib.analysis.tables import ok
 from benchlib.errors import InputError
-from benchlib.records import flags, schema
+from benchlib.records import configuration, flags, schema
 from benchlib.records.runs import copies_said, once
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
@@ -267,7 +267,7 @@ def compare(base: pd.DataFrame, new: pd.DataFrame, metric: str = "throughput",
                      "flags": flags.join([*flags.of(joined_flags(a)), *flags.of(joined_flags(b))])})
     table = pd.DataFrame(rows)
     if len(table):
-        table.insert(0, "configuration", configuration_labels(table, keys))
+        table.insert(0, "configuration", configuration.label(table, keys))
     return Comparison(table, tuple(warnings), tuple(keys), metric, threshold)
 
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from benchlib import formatting
 from benchlib.records import configuration, schema
 from benchlib.vocabulary import RecordStatus
 
@@ -42,40 +41,9 @@ def config_columns(df: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
 
 def labels(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
     """One short text label per row from ``columns`` (``H100, 2 dev, batch 64``; missing
-    values left out): :func:`benchlib.formatting.short_labels`, the one short label of a
-    configuration that tables and plots show."""
-    return formatting.short_labels(df, list(columns))
-
-
-def configuration_labels(table: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """``batch_size=64, precision=amp_bf16``: each row's configuration as the columns of ``keys``
-    whose values vary in ``table`` (the record schema's describing order first), else its
-    benchmark, model and GPU; ``all runs`` when ``keys`` has none of them. Where the benchmark
-    varies, a row names its benchmark and what varies among that benchmark's rows only (a
-    language model's sequence length is no part of a ResNet's label). The one label of a
-    configuration that ``compare``, ``history`` and their pages give."""
-    described = schema.describing()
-    order = [c for c in described if c in keys] + [c for c in keys if c not in described]
-    # a blank and a value are two configurations: the label groups runs (history, compare)
-    varying = configuration.varying(table, order, missing_too=True)
-    shown = varying or [c for c in ("benchmark", "model", "gpu") if c in keys]
-    if not shown:
-        return pd.Series("all runs", index=table.index)
-    if "benchmark" not in varying:
-        return _joined(table, shown)
-    labels = pd.Series("", index=table.index, dtype=object)
-    for _, rows in table.groupby(table["benchmark"].astype(str), sort=False):
-        within = ["benchmark", *(c for c in varying if c != "benchmark"
-                                 and configuration.varies(rows[c], missing_too=True))]
-        labels.loc[rows.index] = _joined(rows, within)
-    return labels
-
-
-def _joined(table: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """``name=value, ...`` of ``columns`` per row (missing and empty values left out)."""
-    return table[list(columns)].apply(
-        lambda row: ", ".join(f"{c}={v}" for c, v in row.items() if not pd.isna(v) and v != ""),
-        axis=1).astype(object)
+    values left out): :func:`benchlib.records.configuration.written` in its short style, the
+    words of a configuration that tables and plots show."""
+    return configuration.written(df, list(columns), short=True)
 
 
 def ok(df: pd.DataFrame) -> pd.DataFrame:

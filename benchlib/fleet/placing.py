@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 import benchlib.analysis.run_order as run_order
-from benchlib.analysis.tables import configuration_labels
 from benchlib.formatting import missing
+from benchlib.records import configuration
 
 #: The column of the Slurm job's node list.
 NODELIST = "env_slurm_job_nodelist"
@@ -78,14 +78,14 @@ def assigned(runs: pd.DataFrame, columns: list[str], gpu_of: dict[str, str]) -> 
 
 def labels(configs: Iterable[tuple[str, ...]], columns: list[str]) -> dict[tuple, str]:
     """Each configuration in words: the one label of a configuration that compare and history
-    give (:func:`~benchlib.analysis.tables.configuration_labels`: what varies within its
+    give (:func:`~benchlib.records.configuration.label`: what varies within its
     benchmark), GPU and unit aside (the baseline is per GPU model; the table names it)."""
     configs = list(dict.fromkeys(configs))
     if not configs:
         return {}
     frame = pd.DataFrame(configs, columns=columns)
     keys = [c for c in columns if c not in ("gpu", "unit")]
-    return dict(zip(configs, configuration_labels(frame, keys), strict=True))
+    return dict(zip(configs, configuration.label(frame, keys), strict=True))
 
 
 def no_work_failed(runs: pd.DataFrame, metric: str) -> pd.DataFrame:

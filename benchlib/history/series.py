@@ -30,13 +30,13 @@ from benchlib.analysis.gate import DRIFT
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
 from benchlib.analysis.regression import higher_is_better, verdict
 from benchlib.analysis.run_order import ordered_by, run_times
-from benchlib.analysis.tables import config_columns, configuration_labels, ok
+from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
 from benchlib.history import drift as drift_model
 from benchlib.history import env_changes
 from benchlib.history.change_points import MAX_PVALUE, MIN_SIZE
-from benchlib.records import flags, schema
+from benchlib.records import configuration, flags, schema
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 #: The column that names the node a run was made on.
@@ -94,15 +94,15 @@ def configuration_columns(df: pd.DataFrame, by: Sequence[str] | None = None) -> 
 
 
 def _labels(runs: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """:func:`~benchlib.analysis.tables.configuration_labels` of each run, made once per
+    """:func:`~benchlib.records.configuration.label` of each run, made once per
     configuration."""
     if not len(runs):
         return pd.Series(dtype=object, index=runs.index)
     if not keys:
-        return configuration_labels(runs, keys)
+        return configuration.label(runs, keys)
     text = runs[keys].astype(str)
     distinct = text.drop_duplicates()
-    named = dict(zip(map(tuple, distinct.to_numpy()), configuration_labels(runs.loc[distinct.index], keys),
+    named = dict(zip(map(tuple, distinct.to_numpy()), configuration.label(runs.loc[distinct.index], keys),
                      strict=True))
     return pd.Series([named[k] for k in map(tuple, text.to_numpy())], index=runs.index)
 

@@ -131,7 +131,7 @@ def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:
         efficiency = (energy.said(rows.loc[repeats.index, energy.COLUMN].median(), per_joule)
                       if per_joule else "")
         varying = [c for c in configuration.varying(rows, DESCRIBE) if not formatting.missing(best[c])]
-        setting = formatting.short_labels(best.to_frame().T, varying).iloc[0] if varying else ""
+        setting = configuration.written(best.to_frame().T, varying, short=True).iloc[0] if varying else ""
         lines.append(_line("fastest", benchmark, model, formatting.number(float(repeats.median())),
                            unit, _interval(best, repeats), efficiency,
                            _runs(configurations, repeats, setting),

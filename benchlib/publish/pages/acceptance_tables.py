@@ -37,11 +37,10 @@ def check(df: pd.DataFrame, refs: Sequence[references.Reference]) -> pd.DataFram
     """:func:`references.check`, each run's configuration as a short label of the settings
     that vary in the campaign (``train resnet50, batch 32, real``)."""
     checked = references.check(df, list(refs))
-    varying = configuration.varying(df, schema.describing())
     shown = df.reset_index(drop=True)
     names = [references._run_name(row, i) for i, row in enumerate(shown.to_dict("records"))]
-    if varying and len(set(names)) == len(names):
-        labels = formatting.short_labels(shown, varying)
+    if configuration.varying(df, schema.describing()) and len(set(names)) == len(names):
+        labels = configuration.label(shown, schema.describing(), short=True)
         checked["configuration"] = checked["run"].map(dict(zip(names, labels, strict=True)))
     return checked
 

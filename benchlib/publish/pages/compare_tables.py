@@ -61,15 +61,11 @@ def compare_energy(base: pd.DataFrame, new: pd.DataFrame,
 
 
 def compare_labels(compared: pd.DataFrame) -> pd.Series:
-    """Short labels of the configurations (``1 dev, synthetic, batch 32``) from the pairing
-    columns that vary; :func:`regression.compare`'s own label when none does."""
+    """Each configuration's one label (:func:`benchlib.records.configuration.label`) in the
+    short style (``1 dev, synthetic, batch 32``), from the pairing columns."""
     columns = list(compared.columns)
     keys = columns[1:columns.index("base")] if "base" in columns else []
-    varying = configuration.varying(compared, keys) \
-        or [c for c in ("benchmark", "model") if c in keys]
-    if not varying:
-        return compared["configuration"].astype(str)
-    return formatting.short_labels(compared, varying)
+    return configuration.label(compared, keys, short=True)
 
 
 def compare_headline(comparison: Comparison, base: str) -> str:

@@ -28,7 +28,6 @@ from benchlib.workloads.result import RunResult
 #: label, title and legend entry that may hold record text goes through it.
 plain = formatting.literal
 
-short_labels = formatting.short_labels
 LABEL_FORMS = formatting.LABEL_FORMS
 
 
@@ -48,9 +47,10 @@ def at_most(frame: pd.DataFrame, score: pd.Series, what: str) -> tuple[pd.DataFr
 
 
 def text_labels(df: pd.DataFrame, columns: list[str], mark: bool = False) -> pd.Series:
-    """:func:`short_labels` of ``df`` as literal matplotlib text (:func:`plain`); with ``mark``
-    a flagged row's label ends in ⚠ (:func:`benchlib.records.flags.marked`)."""
-    labels = short_labels(df, columns)
+    """The short words of ``columns`` (:func:`~benchlib.records.configuration.written`) as
+    literal matplotlib text (:func:`plain`); with ``mark`` a flagged row's label ends in ⚠
+    (:func:`benchlib.records.flags.marked`)."""
+    labels = configuration.written(df, columns, short=True)
     if mark and "flags" in df:
         labels = pd.Series([flags.marked(label, f) for label, f in
                             zip(labels, df["flags"], strict=True)], index=labels.index)

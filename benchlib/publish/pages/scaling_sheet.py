@@ -18,7 +18,6 @@ import pandas as pd
 from benchlib import formatting
 from benchlib.analysis import comparisons, energy
 from benchlib.publish.pages import summary
-from benchlib.publish.pages.plots import short_labels
 from benchlib.publish.templating import render
 from benchlib.records import configuration
 
@@ -62,7 +61,8 @@ def blocks(runs: pd.DataFrame) -> list[Block]:
         pairs = comparison.pairs
         others = [c for c in pairs.columns if c not in ("num_devices", "a", "b", "ratio", "flags")
                   and not c.startswith(("a_", "b_")) and configuration.varies(pairs[c])]
-        pairs = pairs.assign(configuration=short_labels(pairs, others) if others else "ratio")
+        words = configuration.written(pairs, others, short=True) if others else "ratio"
+        pairs = pairs.assign(configuration=words)
         table = pairs.pivot_table(index="num_devices", columns="configuration", values="ratio",
                                   aggfunc="median")
         table["median"] = table.median(axis=1)

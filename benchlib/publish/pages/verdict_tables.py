@@ -16,15 +16,15 @@ FIGURES = ("data_wait_share", "mfu", "mfu_achievable", "throttled_share",
            "loader_capacity_per_device")
 
 
+#: The columns a run's label is chosen from.
+RUN_COLUMNS = ("cluster", "gpu", "benchmark", "model", "dataset", "synthetic_kind", "data_source",
+               "num_workers", "batch_size", "precision", "num_devices")
+
+
 def run_labels(judged: pd.DataFrame) -> pd.Series:
-    """A short label per run from the columns that vary (devices written as ``2 dev``)."""
-    candidates = ["cluster", "gpu", "benchmark", "model", "dataset", "synthetic_kind",
-                  "data_source", "num_workers", "batch_size", "precision", "num_devices"]
-    varying = configuration.varying(judged, candidates, missing_too=True)
-    if "num_devices" in varying:
-        devices = pd.to_numeric(judged["num_devices"], errors="coerce").astype("Int64")
-        judged = judged.assign(num_devices=devices)
-    return formatting.short_labels(judged, varying or ["benchmark"])
+    """Each run's configuration in the short style (``batch 64, 2 dev``): the one label of
+    :func:`benchlib.records.configuration.label` over the columns that tell runs apart."""
+    return configuration.label(judged, RUN_COLUMNS, short=True)
 
 
 def reasons(judged: pd.DataFrame) -> str:
