@@ -10,7 +10,7 @@ Each is an :class:`enum.StrEnum`, so a member *is* its plain string (``RecordSta
 - :class:`Precision` (a run's ``precision``) and :class:`MatmulPrecision` (the node probe's
   matmul precisions), with :data:`MATMUL_PRECISION`, the one mapping between them;
 - :class:`CheckVerdict` (``benchlib check``, :mod:`benchlib.analysis.references`) and
-  :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.analysis.regression`), and the
+  :class:`CompareVerdict` (``benchlib compare``, :mod:`benchlib.compare.regression`), and the
   :class:`JUnitOutcome` each becomes in a JUnit file;
 - :class:`NodeState`: a node's health in a fleet (``benchlib fleet``,
   :mod:`benchlib.fleet.health`).

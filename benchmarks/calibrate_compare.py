@@ -94,8 +94,8 @@ def compare(outputs: Path, base: str, new: str, db: str | None = None) -> list[d
     """``benchlib compare``'s verdicts (through its Python API, the same code) and its exit,
     with catalog ``db``'s noise between campaigns where given."""
     import benchlib
-    from benchlib.analysis import regression
-    from benchlib.publish.pages.compare_tables import compare_runs
+    from benchlib.compare import regression
+    from benchlib.compare.tables import compare_runs
 
     os.environ.pop("BENCHLIB_DB", None)
     compared = compare_runs(benchlib.load(outputs / base), benchlib.load(outputs / new),

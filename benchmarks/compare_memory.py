@@ -37,7 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50_000)
     runs = parser.parse_args().runs
-    from benchlib.analysis import regression
+    from benchlib.compare import regression
 
     base = pd.concat([table(runs, f"base{i}", 1000, i) for i in range(2)], ignore_index=True)
     new = pd.concat([table(runs, f"new{i}", 990, 10 + i) for i in range(2)], ignore_index=True)

@@ -24,7 +24,7 @@ import pandas as pd
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent)]
 
-from benchlib.analysis.until_decided import until_decided  # noqa: E402
+from benchlib.compare.until_decided import until_decided  # noqa: E402
 
 RUN = {"schema_version": 1, "cluster": "c", "host": "n1", "gpu": "H100", "benchmark": "train",
        "model": "resnet50", "dataset": "synthetic", "precision": "fp32", "num_devices": 1,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchlib import analysis
-from benchlib.analysis import regression
+from benchlib.compare import regression
 from benchlib.errors import InputError
 from tests.test_regression import _campaign
 

@@ -12,6 +12,7 @@ from benchlib import cli
 from benchlib.cli.base import Command
 
 from .conftest import ROOT
+from .test_layers import FEATURES
 
 
 def test_help_lists_every_command_and_the_exit_codes(capsys):
@@ -25,20 +26,22 @@ def test_help_lists_every_command_and_the_exit_codes(capsys):
 
 def test_each_command_module_holds_one_command_and_every_command_is_listed():
     """One module per command (under 150 lines; ``base`` and ``options`` hold what they share):
-    in ``cli/``, or a feature folder's
-    ``command.py`` (the feature owns its command); a command whose printing or one of whose
-    options would not fit has it in ``<command>_<part>.py`` beside it (``compare_output``,
-    ``compare_until``), which holds no command."""
+    in ``cli/``, or a feature folder's ``command.py`` (the feature owns its command); a
+    command whose printing or one of whose options would not fit has it in a module beside it
+    (``cli/<command>_<part>.py``, or the feature's: ``compare.output``, ``compare.until``), which
+    holds no command."""
     folder = ROOT / "benchlib" / "cli"
     stems = {p.stem for p in folder.glob("*.py")}
     outputs = {s for s in stems if "_" in s.strip("_") and s.split("_", 1)[0] in stems}
-    assert outputs >= {"compare_output", "compare_until"}
     features = sorted((ROOT / "benchlib").glob("*/command.py"))
-    assert {p.parent.name for p in features} >= {"diagnosis", "fleet", "history", "report"}
+    assert {p.parent.name for p in features} >= {"diagnosis", "fleet", "history", "report",
+                                                  "compare"}
     modules = {f"benchlib.cli.{stem}" for stem in stems - {"__init__", "base", "options"} - outputs} | \
         {f"benchlib.{p.parent.name}.command" for p in features}
     assert {command.__module__ for command in cli.COMMANDS} == modules
-    for path in [*folder.glob("*.py"), *features]:
+    beside = [ROOT / "benchlib" / feature / f"{module}.py" for feature, layers in FEATURES.items()
+              for module, layer in layers.items() if layer == "cli" and module != "command"]
+    for path in [*folder.glob("*.py"), *features, *beside]:
         tree = ast.parse(path.read_text())
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                    and any(ast.unparse(b) == "Command" for b in n.bases)]

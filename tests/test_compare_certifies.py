@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from benchlib import analysis
-from benchlib.analysis import gate, regression
+from benchlib.analysis import gate
 from benchlib.cli import main
+from benchlib.compare import regression
 from benchlib.errors import EXIT_BAD_INPUT, EXIT_UNCERTIFIED, InputError
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook
@@ -186,7 +187,7 @@ def test_nothing_in_common_names_the_column_that_keeps_every_pair_apart_first() 
     devices: num_workers is named first (no value in common), not the columns that overlap."""
     import pandas as pd
 
-    from benchlib.analysis import regression
+    from benchlib.compare import regression
 
     def runs(campaign: str, workers: int, devices: tuple[int, ...], benchmark: str = "train",
              model: str = "resnet18") -> pd.DataFrame:

@@ -117,5 +117,5 @@ def test_no_module_writes_a_configurations_words_or_pairs_columns_on_its_own():
             if called in ("short_labels", "configuration_labels"):
                 found.add(f"{name}:{node.lineno} {called}")
     assert found == set()
-    for module in ("benchlib.analysis.comparable", "benchlib.analysis.comparisons"):
+    for module in ("benchlib.compare.comparable", "benchlib.analysis.comparisons"):
         assert "configuration.pair(" in MODULES[module].read_text(), module

@@ -97,7 +97,7 @@ def campaign(name: str, per_joule: list[float | None], throughput: float = 1000.
 
 
 def test_compare_gives_energy_efficiency_a_second_ratio_with_the_speeds_interval() -> None:
-    from benchlib.publish.pages.compare_tables import compare_display, compare_energy, compare_runs
+    from benchlib.compare.tables import compare_display, compare_energy, compare_runs
 
     base, new = campaign("base", [4.0, 4.1, 3.9]), campaign("new", [5.0, 5.1, 4.9])
     found = compare_energy(base, new)
@@ -160,7 +160,7 @@ def test_the_run_list_and_a_run_page_say_each_runs_energy_efficiency() -> None:
 def test_the_terminal_counts_energy_over_the_configurations_in_common(capsys, monkeypatch):
     """Configurations only one side ran are not 'unknown energy' (they have no pair); the
     energy block's unit is the one both sides share."""
-    from benchlib.cli.compare_output import show_energy
+    from benchlib.compare.output import show_energy
 
     monkeypatch.setenv("COLUMNS", "100")
     base = pd.concat([campaign("base", [None, None]),
@@ -175,8 +175,8 @@ def test_the_terminal_says_how_each_interval_was_made_under_its_configuration(ca
                                                                              monkeypatch):
     """Intervals made differently (a long text each) go under each configuration's label,
     not into a column wider than the terminal."""
-    from benchlib.analysis.regression import Comparison
-    from benchlib.cli.compare_output import show_compared
+    from benchlib.compare.output import show_compared
+    from benchlib.compare.regression import Comparison
 
     monkeypatch.setenv("COLUMNS", "100")
     how = ["campaigns as units: 1 + 1 campaigns (3 + 3 runs, base + new), between-campaign "

@@ -72,7 +72,7 @@ def test_a_signed_metric_is_compared_on_its_values(tmp_path: Path) -> None:
 def test_a_signed_metric_regresses_by_its_values() -> None:
     import pandas as pd
 
-    from benchlib.analysis import regression
+    from benchlib.compare import regression
 
     def side(name: str, values: list[float]) -> pd.DataFrame:
         return pd.DataFrame([{**RUN, "campaign": name, "source": f"{name}/r{i}.ipynb",

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchlib.analysis import comparisons, gate, intervals, regression
+from benchlib.analysis import comparisons, gate, intervals
+from benchlib.compare import regression
 
 
 def test_repeats_interval_is_scipys_welch_t_interval_of_the_log_ratio():

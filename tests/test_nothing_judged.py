@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.analysis import gate, regression
+from benchlib.analysis import gate
+from benchlib.compare import regression
 from tests.fakes import write_record_notebook
 from tests.walk import benchlib
 
@@ -55,7 +56,7 @@ def test_a_steady_history_long_enough_is_a_pass(tmp_path: Path) -> None:
 
 
 def test_the_compare_page_says_nothing_was_certified_when_nothing_was_judged() -> None:
-    from benchlib.publish.pages.compare_tables import compare_headline
+    from benchlib.compare.tables import compare_headline
 
     table = pd.DataFrame({"configuration": ["a"], "base": [1.0], "new": [1.0], "ratio": [1.0],
                           "low": [float("nan")], "high": [float("nan")], "verdict": ["unknown"],

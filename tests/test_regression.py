@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchlib.analysis import campaign_history, comparisons, regression
+from benchlib.analysis import campaign_history, comparisons
 from benchlib.cli import main
+from benchlib.compare import regression
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook
 
@@ -238,8 +239,8 @@ def test_the_floor_is_stated_as_its_one_constant_everywhere() -> None:
 
     root = Path(__file__).resolve().parent.parent
     said = f"{UNKNOWN_FLOOR:.0%}".replace("%", " %")
-    for name in ("benchlib/cli/compare.py", "benchlib/publish/pages/compare.py",
-                 "benchlib/publish/pages/compare_tables.py", "benchlib/analysis/regression.py",
+    for name in ("benchlib/compare/command.py", "benchlib/compare/page.py",
+                 "benchlib/compare/tables.py", "benchlib/compare/regression.py",
                  "docs/acceptance.md"):
         text = " ".join((root / name).read_text().split())
         assert said in text, name

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from benchlib import vocabulary
-from benchlib.analysis import junit, references, regression
+from benchlib.analysis import junit, references
+from benchlib.compare import regression
 from benchlib.execute.campaign import LEDGER_STATES, PointStatus
 from benchlib.execute.sweep import skip_reason
 from benchlib.inputs.config import Precision

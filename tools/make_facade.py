@@ -44,7 +44,7 @@ FACADES: dict[str, list[tuple[str, str, str]]] = {
             "allreduce_curves", "distributed_runs", "outliers", "history", "config_columns",
             "failed", "labels", "ok")),
         *((name, "benchlib.analysis.lab_units", name) for name in ("derived_units", "unet3d_units")),
-        ("compare_campaigns", "benchlib.analysis.regression", "compare"),
+        ("compare_campaigns", "benchlib.compare.regression", "compare"),
         ("check", "benchlib.analysis.references", "check"),
         ("verdicts", "benchlib.analysis.verdict", "verdicts"),
         ("node_table", "benchlib.fleet.outliers", "node_table"),

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     import benchlib.fleet.health as fleet_health
     from benchlib.analysis.reference_file import Reference
-    from benchlib.analysis.regression import Comparison
+    from benchlib.compare.regression import Comparison
     from benchlib.fleet.health import FleetStates
     from benchlib.history.series import ChangePoints
 
@@ -282,7 +282,7 @@ def compare_campaigns(
     ``base_flags`` / ``new_flags``, ``flags``, ``base_campaigns`` / ``new_campaigns``; its
     ``warnings`` say what makes the campaigns incomparable. ``history``: earlier runs whose
     campaigns give each configuration's noise between campaigns on its nodes."""
-    from benchlib.analysis.regression import compare as real
+    from benchlib.compare.regression import compare as real
 
     return real(base=base, new=new, metric=metric, threshold=threshold, history=history)
 

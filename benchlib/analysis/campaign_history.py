@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 import benchlib.analysis.intervals as intervals
-from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
-from benchlib.analysis.regression import joined_flags, judge
 from benchlib.analysis.run_order import run_times
 from benchlib.analysis.tables import config_columns, ok
+from benchlib.compare.comparable import WHERE
+from benchlib.compare.regression import joined_flags, judge
 from benchlib.formatting import literal
 from benchlib.records import configuration
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict

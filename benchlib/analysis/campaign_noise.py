@@ -1,5 +1,5 @@
 """The campaign as the unit of noise in comparisons (``benchlib compare``, the report's
-comparisons page, :func:`benchlib.analysis.regression.compare`).
+comparisons page, :func:`benchlib.compare.regression.compare`).
 
 Runs inside one campaign are not independent samples: the whole campaign moves together (the
 node's clocks and thermal state, caches, what ran before). A speed ratio of NEW over BASE is

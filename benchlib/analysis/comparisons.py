@@ -16,7 +16,6 @@ import pandas as pd
 from benchlib.analysis import intervals
 from benchlib.analysis.campaign_history import history as campaign_history
 from benchlib.analysis.metrics import require_columns, require_metric
-from benchlib.analysis.regression import higher_is_better
 from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     BOOKKEEPING,
     CONFIG_COLUMNS,
@@ -27,6 +26,7 @@ from benchlib.analysis.tables import (  # noqa: F401  (part of analysis's API)
     labels,
     ok,
 )
+from benchlib.compare.regression import higher_is_better
 from benchlib.errors import InputError
 from benchlib.fleet.outliers import outliers as fleet_outliers
 from benchlib.kinds import is_probe

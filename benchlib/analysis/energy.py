@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import benchlib.analysis.regression as regression
+import benchlib.compare.regression as regression
 from benchlib import formatting
 from benchlib.kinds import kind_named
 from benchlib.records import flags
@@ -77,7 +77,7 @@ def said(value: object, unit: str | None) -> str:
 
 def compare(base: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD
             ) -> regression.Comparison:
-    """Energy efficiency NEW against BASE per configuration: :func:`benchlib.analysis.regression.compare`
+    """Energy efficiency NEW against BASE per configuration: :func:`benchlib.compare.regression.compare`
     of ``samples_per_joule`` (the same pairing, ratio of geometric means and Welch t interval
     over each side's repeats as the speed's). A configuration whose energy was not measured on
     a side is ``unknown`` without a ratio, its ``reason`` saying where; with fewer than two

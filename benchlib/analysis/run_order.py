@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis.comparable import STARTED_AT, TIME_COLUMNS
+from benchlib.compare.comparable import STARTED_AT, TIME_COLUMNS
 
 
 def _file_time(source: object) -> pd.Timestamp:

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.run_order import run_times
 from benchlib.analysis.tables import config_columns, ok
+from benchlib.compare.comparable import WHERE
 from benchlib.errors import CatalogError, InputError
 from benchlib.history.series import NODE, configuration_columns
 from benchlib.records.runs import identity, once

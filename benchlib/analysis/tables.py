@@ -2,7 +2,7 @@
 configuration (from :mod:`benchlib.records.schema`), and labels that join configuration values.
 
 Shared by :mod:`benchlib.analysis.comparisons`, :mod:`benchlib.fleet.outliers` and
-:mod:`benchlib.analysis.regression`.
+:mod:`benchlib.compare.regression`.
 """
 
 from __future__ import annotations

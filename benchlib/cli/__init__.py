@@ -15,9 +15,10 @@ import traceback
 from collections.abc import Iterator
 
 from benchlib import formatting
-from benchlib.cli import calibrate, check, compare, data, index, results, status, sweep
+from benchlib.cli import calibrate, check, data, index, results, status, sweep
 from benchlib.cli.base import Command
 from benchlib.cli.documents import aside, write_error
+from benchlib.compare import command as compare
 from benchlib.diagnosis import command as diagnose
 from benchlib.errors import (
     EXIT_BAD_INPUT,

@@ -66,10 +66,10 @@ import pandas as pd
 
 import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
-import benchlib.analysis.regression as regression
-from benchlib.analysis.comparable import WHERE
+import benchlib.compare.regression as regression
 from benchlib.analysis.metrics import require_fraction, require_metric
 from benchlib.analysis.tables import config_columns
+from benchlib.compare.comparable import WHERE
 from benchlib.errors import InputError
 from benchlib.fleet import outliers as fleet
 from benchlib.fleet import paired, placing

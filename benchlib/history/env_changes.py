@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from benchlib.analysis.comparable import INCOMPARABLE, INCOMPARABLE_PATTERN
+from benchlib.compare.comparable import INCOMPARABLE, INCOMPARABLE_PATTERN
 
 #: Settings beyond ``env_*`` compared when a record holds them: power limits, clocks, BIOS,
 #: firmware.

@@ -6,12 +6,12 @@ before and after with a 95 % interval and what changed in the node's environment
 (:mod:`benchlib.history.env_changes`).
 
 A configuration is the configuration columns less where and when a run was made
-(:func:`benchlib.analysis.tables.config_columns` less :data:`~benchlib.analysis.comparable.WHERE`).
+(:func:`benchlib.analysis.tables.config_columns` less :data:`~benchlib.compare.comparable.WHERE`).
 Disturbed runs (``contended``, ``throttled``: :data:`benchlib.records.flags.DISTURBED`) are
 left out of the series and counted. The change at a change point is the ratio of the geometric
 means of the runs after it and before it, each side bounded by the neighbouring change points,
 with the between-runs Welch t interval of :func:`benchlib.analysis.intervals.repeats_effect`,
-and its verdict is :func:`benchlib.analysis.regression.verdict`'s: ``regression`` when the whole
+and its verdict is :func:`benchlib.compare.regression.verdict`'s: ``regression`` when the whole
 interval of the speed ratio is below 1 - ``threshold``.
 """
 
@@ -25,12 +25,12 @@ import pandas as pd
 
 import benchlib.analysis.campaign_noise as campaign_noise
 import benchlib.analysis.intervals as intervals
-from benchlib.analysis.comparable import WHERE
 from benchlib.analysis.gate import DRIFT
 from benchlib.analysis.metrics import require_columns, require_fraction, require_metric
-from benchlib.analysis.regression import higher_is_better, verdict
 from benchlib.analysis.run_order import ordered_by, run_times
 from benchlib.analysis.tables import config_columns, ok
+from benchlib.compare.comparable import WHERE
+from benchlib.compare.regression import higher_is_better, verdict
 from benchlib.errors import InputError
 from benchlib.history import change_points as change_detection
 from benchlib.history import drift as drift_model

@@ -77,7 +77,7 @@ def _run_summary(name: str, campaign_dir: Path, target: Path, session: NotebookS
 def _comparable_baseline(given: str | Path, base_runs: pd.DataFrame, runs: pd.DataFrame) -> None:
     """InputError naming ``--baseline`` when the compare page could only fail or certify
     nothing: the baseline holds the campaign's own ``runs``, or another benchmark or unit."""
-    import benchlib.analysis.comparable as comparable
+    import benchlib.compare.comparable as comparable
 
     if runs.empty:
         return
@@ -201,7 +201,7 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     pages = report_pages(summaries, inputs)
     compared = None
     if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib.publish.pages.compare_tables import compare_runs
+        from benchlib.compare.tables import compare_runs
 
         base_runs = load(inputs.baseline) if inputs.baseline_runs is None else inputs.baseline_runs
         compared = compare_runs(base_runs, records, history_db=inputs.history_db).table

@@ -24,9 +24,10 @@ import benchlib.analysis.comparisons as comparisons
 import benchlib.analysis.energy as energy
 from benchlib import formatting
 from benchlib.analysis.intervals import HEADLINE_NAME
+from benchlib.compare import tables as compare_tables
 from benchlib.publish import templating
 from benchlib.publish.pages import catalog as pages_catalog
-from benchlib.publish.pages import compare_tables, summary
+from benchlib.publish.pages import summary
 from benchlib.publish.pages.catalog import SummaryPage
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
@@ -246,7 +247,7 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[Markup]:
 
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
     """The compare verdict counts against ``baseline``, linked to the compare page."""
-    import benchlib.analysis.regression as regression
+    import benchlib.compare.regression as regression
 
     if compared.empty:
         items = [_line("nothing_compared")]
@@ -373,7 +374,7 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            diagnosis: str = "") -> str:
     """The whole index page, under the report's navigation bar (:mod:`benchlib.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
-    (:func:`benchlib.analysis.regression.compare` against ``baseline``), the verdicts."""
+    (:func:`benchlib.compare.regression.compare` against ``baseline``), the verdicts."""
     from benchlib.report import navigation
 
     by_key = {Path(p.href).stem: p for p in pages}

@@ -24,7 +24,7 @@ from benchlib.errors import InputError, OutputError
 from benchlib.records.store import write_output_file
 
 if TYPE_CHECKING:
-    from benchlib.analysis.regression import Comparison
+    from benchlib.compare.regression import Comparison
     from benchlib.diagnosis.analysis import Diagnosis, RungSpeed
     from benchlib.execute.campaign import PointStatus
     from benchlib.fleet.health import FleetStates

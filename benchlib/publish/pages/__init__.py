@@ -2,12 +2,13 @@
 shows, as functions, and what the report's index shows of it.
 
 One module per page (``scaling``, ``comparisons``, ``breakdown``, ``projection``, ``node``,
-``acceptance``, ``compare``; ``common`` for their shared head and tail), listed
+``acceptance``; ``common`` for their shared head and tail), listed
 once in ``catalog`` (:data:`~benchlib.publish.pages.catalog.SUMMARY_PAGES`: name, title, what it
 answers, its cells, what it needs). Their tables and plots: ``summary`` (a campaign's tables),
 ``present`` (a table for people), ``plots``, ``phase_plots``, ``axes``, ``palette``, and each
-page's own (``scaling_sheet``, ``acceptance_tables``, ``compare_tables``, ``verdict_tables``).
-A feature's page is in its folder (:mod:`benchlib.diagnosis.page`, :mod:`benchlib.history.page`;
+page's own (``scaling_sheet``, ``acceptance_tables``, ``verdict_tables``).
+A feature's page is in its folder (:mod:`benchlib.diagnosis.page`, :mod:`benchlib.history.page`,
+:mod:`benchlib.compare.page`;
 the acceptance page's node tables :mod:`benchlib.fleet.tables`). What a benchmark notebook
 shows while it runs is :mod:`benchlib.publish.benchmark_notebook`, the HTML report
 :mod:`benchlib.report`. A cell is one call of a function here, which displays what the cell shows;

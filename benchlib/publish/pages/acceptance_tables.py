@@ -1,6 +1,6 @@
 """What the acceptance page of the report shows, built from
 :func:`benchlib.analysis.references.check` (the fleet and compare pages are
-:mod:`benchlib.fleet.tables` and :mod:`benchlib.publish.pages.compare_tables`).
+:mod:`benchlib.fleet.tables` and :mod:`benchlib.compare.tables`).
 
 Sentences returned for Markdown have every record text escaped (:func:`summary.md_text`); the
 ``*_lines`` functions return plain text (the index escapes it as HTML). Tables are

@@ -79,7 +79,8 @@ ACCEPTANCE = SummaryPage("summary_acceptance", "Acceptance", "each run against t
                          inputs=(("references_file", "references"),))
 COMPARED = SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement "
                        "or no change per configuration, with intervals", Needs.BASELINE,
-                       (("baseline_dir", "baseline"), ("history_db", "history_db")))
+                       (("baseline_dir", "baseline"), ("history_db", "history_db")),
+                       "benchlib.compare.page")
 HISTORY = SummaryPage("summary_history", "History", "each configuration on each node over time: "
                       "change points, and what changed in the environment then", Needs.HISTORY,
                       (("history_dirs", "history_dirs"), ("history_db", "history_db")),

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.analysis import comparisons
-from benchlib.publish.pages import Call, Page, compare_tables, note, plots, show, summary
+import benchlib.analysis.comparisons as comparisons
+from benchlib.compare import tables as compare_tables
+from benchlib.publish.pages import Call, Page, note, plots, show, summary
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchlib.cli import compare_until, options
+import benchlib.cli.options as options
 from benchlib.cli.base import Command, relative, show, wrapped
-from benchlib.cli.compare_output import energy_compared, show_compared, show_energy
 from benchlib.cli.documents import add_option
+from benchlib.compare import until as compare_until
+from benchlib.compare.output import energy_compared, show_compared, show_energy
 from benchlib.errors import InputError
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
@@ -68,10 +69,11 @@ class Compare(Command):
         """Print the comparison and its summary; the exit status the epilog lists."""
         import pandas as pd
 
-        from benchlib.analysis import gate, junit, regression
+        from benchlib.analysis import gate, junit
         from benchlib.analysis.metrics import check_metric
         from benchlib.analysis.selection import comparison_history
-        from benchlib.analysis.until_decided import undecided, until_decided
+        from benchlib.compare import regression
+        from benchlib.compare.until_decided import undecided, until_decided
         from benchlib.records.paths import check_output_file, check_results_path, load_records
 
         if not 0 <= args.threshold < 1:

@@ -1,13 +1,13 @@
 """What ``benchlib compare`` prints: the speed table fitted to the terminal and the energy
-efficiency beside it (:mod:`benchlib.cli.compare` reads the options and judges)."""
+efficiency beside it (:mod:`benchlib.compare.command` reads the options and judges)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from benchlib import formatting
-from benchlib.analysis.regression import Comparison, higher_is_better, ratio_name
 from benchlib.cli.base import show, show_table, wrapped
+from benchlib.compare.regression import Comparison, higher_is_better, ratio_name
 from benchlib.records import configuration, schema
 
 #: What the base and new columns are: the index and the tables show the median of the same runs.

@@ -1,5 +1,5 @@
 """What the compare page shows: a campaign against a baseline campaign, each configuration's ratio
-with its interval and verdict (from :mod:`benchlib.analysis.regression`)."""
+with its interval and verdict (from :mod:`benchlib.compare.regression`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+import benchlib.analysis.comparisons as comparisons
 from benchlib import formatting
-from benchlib.analysis import comparisons, regression
+from benchlib.compare import regression
 from benchlib.publish.pages import present
 from benchlib.publish.pages.summary import as_read, md_text
 from benchlib.records import configuration
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 if TYPE_CHECKING:
-    from benchlib.analysis.regression import Comparison
+    from benchlib.compare.regression import Comparison
 
 VERDICT_COLOURS = {CompareVerdict.REGRESSION: "#e15759", CompareVerdict.IMPROVEMENT: "#59a14f",
                    CompareVerdict.NO_CHANGE: "#4e79a7", CompareVerdict.UNDECIDED: "#f28e2b",

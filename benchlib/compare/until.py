@@ -19,7 +19,7 @@ DEFAULT_ROUNDS = 5
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--until-decided PARAMS``, ``--base-params PARAMS`` and ``--max-campaigns N``."""
-    from benchlib.analysis.until_decided import MAX_CAMPAIGNS
+    from benchlib.compare.until_decided import MAX_CAMPAIGNS
 
     parser.add_argument("--until-decided", metavar="PARAMS", help="while a configuration is "
                         "undecided, sweep PARAMS (the params file NEW was swept from) once more "
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_options(args: argparse.Namespace) -> None:
     """The options checked before anything is read (exit 2 naming the option)."""
-    from benchlib.analysis.until_decided import MAX_CAMPAIGNS
+    from benchlib.compare.until_decided import MAX_CAMPAIGNS
 
     if args.until_decided is None:
         for given, name in ((args.base_params, "--base-params"),

@@ -1,7 +1,7 @@
 """Which runs two campaigns may be compared on (``benchlib compare``): the columns runs are
 paired on, what makes the campaigns' numbers unlike (a warning) or not comparable at all
 (another benchmark or unit: bad input), and whether a run is on both sides (a campaign compared
-with itself: bad input). See :mod:`benchlib.analysis.regression`."""
+with itself: bad input). See :mod:`benchlib.compare.regression`."""
 
 from __future__ import annotations
 

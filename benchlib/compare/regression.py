@@ -46,8 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from benchlib.analysis import campaign_noise, intervals, signed_effect
-from benchlib.analysis.comparable import (
+import benchlib.analysis.campaign_noise as campaign_noise
+import benchlib.analysis.intervals as intervals
+import benchlib.analysis.signed_effect as signed_effect
+from benchlib.analysis.gate import Weight, junit_outcome, with_weight
+from benchlib.analysis.metrics import require_fraction, require_metric, require_tables
+from benchlib.analysis.tables import ok
+from benchlib.compare.comparable import (
     INCOMPARABLE,
     distinct,
     incomparable,
@@ -56,9 +61,6 @@ from benchlib.analysis.comparable import (
     pairing_columns,
     same_runs,
 )
-from benchlib.analysis.gate import Weight, junit_outcome, with_weight
-from benchlib.analysis.metrics import require_fraction, require_metric, require_tables
-from benchlib.analysis.tables import ok
 from benchlib.errors import InputError
 from benchlib.records import configuration, flags, schema
 from benchlib.records.runs import copies_said, once

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from benchlib.analysis.regression import Comparison, compare
+from benchlib.compare.regression import Comparison, compare
 from benchlib.vocabulary import DEFAULT_THRESHOLD, CompareVerdict
 
 #: Most rounds ``--until-decided`` may run (each a campaign of NEW, and of BASE where asked).
@@ -41,7 +41,7 @@ def until_decided(base: pd.DataFrame, new: pd.DataFrame, more: Callable[[int], p
                   history: pd.DataFrame | None = None,
                   more_base: Callable[[int], pd.DataFrame] | None = None,
                   say: Callable[[str], None] | None = None) -> tuple[Comparison, int]:
-    """:func:`~benchlib.analysis.regression.compare` of ``base`` and ``new``; while it leaves a
+    """:func:`~benchlib.compare.regression.compare` of ``base`` and ``new``; while it leaves a
     configuration undecided and fewer than ``campaigns`` rounds ran (unknown and unreliable ones
     need repeats or a quiet node, not campaigns), ``more(k)`` gives the
     records of the k-th campaign added to NEW, and ``more_base(k)`` (where given, and the
