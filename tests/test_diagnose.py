@@ -31,10 +31,12 @@ def _plan(tmp_path: Path, data: bool = True, workers: int = 1, repeats: int | No
 
 
 def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float],
-              data_share: dict[str, float] | None = None, disturbed: str = "") -> Path:
+              data_share: dict[str, float] | None = None, disturbed: str = "",
+              disturbed_runs: int = 2) -> Path:
     """Fake records: every point of ``plan`` but the probe (named and identified as the sweep
     names them), at ``speeds`` (rung name -> images/s, 2 % apart), waiting ``data_share`` of
-    each iteration; ``disturbed`` names a rung whose first run was contended."""
+    each iteration; ``disturbed`` names a rung whose first ``disturbed_runs`` runs were
+    contended."""
     root = tmp_path / plan.campaign
     rng = np.random.default_rng(0)
     rungs = {rung.name: rung for rung in plan.rungs}
@@ -48,7 +50,8 @@ def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float]
                   "image_size": plan.image_size, "unit": "images/s", "status": "ok",
                   "error": "", "throughput": speed, "time_iteration_s": iteration,
                   "time_data_s": iteration * share, "synthetic_kind": "", "data_source": "",
-                  "flags": "contended" if rung.name == disturbed and not repeat else "",
+                  "flags": "contended" if rung.name == disturbed and repeat < disturbed_runs
+                  else "",
                   "point_id": point.point_id, **rung.match}
         write_record_notebook(root / f"{point.name}.ipynb", record)
     diagnose_plan.write_plan(plan, root)
@@ -100,6 +103,30 @@ def test_a_contended_step_is_unreliable_and_never_the_biggest_loss(tmp_path):
     assert "contended" in steps.loc["decode", "unreliable"]
     assert found.biggest is None or found.biggest["step"] not in ("decode", "filesystem")
     assert "Unreliable, so not judged: decode, filesystem" in analysis.recommendation(found)
+
+
+def test_one_contended_run_is_left_out_and_the_step_judged_on_the_calm_ones(tmp_path):
+    """Two calm runs of three: the contended one is left out of the rung's speed (the rungs
+    table says so) and the steps get their verdicts; rounds run an unreliable step's rungs
+    again first."""
+    from benchlib.diagnosis import rounds
+
+    plan = _plan(tmp_path)
+    root = _campaign(tmp_path, plan, SLOW_DATA, {"disk-w1": 0.6}, disturbed="memory-w1",
+                     disturbed_runs=1)
+    found = _found(root)
+    steps = found.steps.set_index("step")
+    assert steps.loc["decode", "verdict"] == "loss"
+    assert steps.loc["decode", "runs_lower"] == 2
+    table = analysis.rungs_table(load(root), plan).set_index("rung")
+    assert table.loc["memory-w1", "disturbed"] == "1 contended left out"
+    assert table.loc["memory-w1", "runs"] == 2
+    assert found.biggest["step"] == "decode"
+    unreliable = _found(_campaign(tmp_path / "two", plan, SLOW_DATA, {"disk-w1": 0.6},
+                                  disturbed="memory-w1"))
+    chosen = rounds.next_round(unreliable.steps, unreliable.workers, plan, runs_left=3)
+    assert "memory-w1" in chosen and set(chosen) <= {"host-w1", "memory-w1", "disk-w1"}
+    # the rungs of the unreliable steps (decode, filesystem), run again before any other
 
 
 def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):

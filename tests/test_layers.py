@@ -29,6 +29,7 @@ FEATURES: dict[str, dict[str, str]] = {
                   "plan": "inputs", "ladder": "execute", "analysis": "analysis",
                   "rounds": "analysis", "verdict": "analysis", "text": "analysis",
                   "against_published": "analysis", "agreement": "analysis",
+                  "rung_speeds": "analysis",
                   "waterfall": "publish", "page": "publish",
                   "api": "cli", "command": "cli", "": "benchlib"},
     "history": {"change_points": "analysis", "series": "analysis", "env_changes": "analysis",

@@ -19,8 +19,8 @@ import pandas as pd
 from benchlib import registry
 from benchlib.analysis.intervals import geometric_mean
 from benchlib.analysis.references import Reference, RegexMatch
-from benchlib.diagnosis.analysis import rung_runs
 from benchlib.diagnosis.plan import Plan
+from benchlib.diagnosis.rung_speeds import rung_runs
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
 from benchlib.vocabulary import matmul_precision

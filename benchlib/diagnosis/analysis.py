@@ -12,7 +12,9 @@ Each step's loss is the speed before it less the speed after it, in samples/s an
 the speed before it. Its 95 % interval is the interval of the step's ratio of speeds from the
 repeats (:func:`benchlib.analysis.intervals.repeats_effect`: Welch t over each rung's runs);
 in samples/s it is that interval times the speed before the step. A step with a contended or
-throttled run is ``unreliable`` (:func:`benchlib.records.flags.disturbed`) and gets no verdict.
+throttled run is ``unreliable`` (:func:`benchlib.records.flags.disturbed`) and gets no verdict;
+a rung's disturbed runs are left out where two calm ones remain
+(:mod:`benchlib.diagnosis.rung_speeds`), and rounds run the rungs of unreliable steps again.
 :func:`load_diagnosis` reads a campaign folder's diagnosis; :func:`answer_text` is what
 ``benchlib diagnose`` prints.
 """
@@ -29,12 +31,12 @@ import numpy as np
 import pandas as pd
 
 import benchlib.analysis.intervals as intervals
-from benchlib.analysis.tables import ok
 from benchlib.analysis.verdict import judge, probes
 from benchlib.diagnosis import agreement
 from benchlib.diagnosis import verdict as diagnose_verdict
-from benchlib.diagnosis.plan import Plan, Rung, read_plan
+from benchlib.diagnosis.plan import Plan, read_plan
 from benchlib.diagnosis.rounds import rounds_text
+from benchlib.diagnosis.rung_speeds import RungSpeed, rung_runs, speeds
 from benchlib.diagnosis.text import (
     CHANGE,
     UNIT,
@@ -57,71 +59,6 @@ STEP_COLUMNS = ["step", "upper", "lower", "label", "upper_speed", "lower_speed",
                 "high", "known", "verdict", "unreliable", "doubt", "runs_upper", "runs_lower"]
 
 
-def _equal(column: pd.Series, value: object) -> pd.Series:
-    """Where ``column`` holds ``value`` (booleans, counts and text compared as such)."""
-    if isinstance(value, bool):
-        return column.map(lambda v: isinstance(v, bool | np.bool_) and bool(v) == value)
-    if isinstance(value, int):
-        return pd.to_numeric(column, errors="coerce") == value
-    return column.fillna("").astype(str) == str(value)
-
-
-def rung_runs(df: pd.DataFrame, plan: Plan, rung: Rung) -> pd.DataFrame:
-    """The finished runs of ``rung`` in ``df``: the runs of this plan's points of that rung
-    (their ``point_id``), with the rung's columns (the plan's model and benchmark, or the
-    probe)."""
-    done = ok(df)
-    if "point_id" not in done:
-        return done.iloc[0:0]
-    done = done[done["point_id"].isin(plan.point_ids().get(rung.name, set()))]
-    if rung.kind != "probe":
-        match = {"benchmark": plan.benchmark, "model": plan.model, "batch_size": plan.batch_size,
-                 "image_size": plan.image_size, "num_devices": plan.num_devices, **rung.match}
-    else:
-        match = rung.match
-    mask = pd.Series(True, index=done.index)
-    for column, value in match.items():
-        if column not in done:
-            return done.iloc[0:0]
-        mask &= _equal(done[column], value)
-    return done[mask]
-
-
-@dataclass(frozen=True)
-class RungSpeed:
-    """The runs of one rung: their speeds, flags and typical (geometric-mean) speed."""
-
-    rung: Rung
-    speeds: np.ndarray
-    flags: tuple[str, ...]
-
-    @property
-    def speed(self) -> float:
-        return intervals.geometric_mean(self.speeds)
-
-    @property
-    def disturbed(self) -> list[str]:
-        return flags.disturbed(self.flags)
-
-
-def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
-    """Each benchmark rung with at least one finished run, by name."""
-    found = {}
-    for rung in plan.rungs:
-        if rung.kind == "probe":
-            continue
-        runs = rung_runs(df, plan, rung)
-        if "started_at" in runs:  # in the order they ran: the halves of the repeats
-            runs = runs.assign(_at=pd.to_datetime(runs["started_at"], utc=True, errors="coerce",
-                                                  format="ISO8601")).sort_values(
-                "_at", kind="stable")
-        values = pd.to_numeric(runs.get("throughput"), errors="coerce").dropna()
-        runs = runs.loc[values.index]
-        if len(values):
-            texts = runs["flags"].fillna("").astype(str) if "flags" in runs else []
-            found[rung.name] = RungSpeed(rung, values.to_numpy(dtype=float), tuple(texts))
-    return found
-
 
 def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per rung: its label, finished runs, speed (geometric mean) and the range of its
@@ -136,8 +73,17 @@ def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                      "speed": speed.speed if speed else None,
                      "slowest": float(speed.speeds.min()) if speed else None,
                      "fastest": float(speed.speeds.max()) if speed else None,
-                     "disturbed": (", ".join(speed.disturbed) or "none") if speed else None})
+                     "disturbed": _disturbed_said(speed) if speed else None})
     return pd.DataFrame(rows)
+
+
+def _disturbed_said(speed: RungSpeed) -> str:
+    """The rung's disturbed flags, and how many disturbed runs were left out; ``none``."""
+    said = ", ".join(speed.disturbed)
+    if speed.left_out:
+        names = ", ".join(flags.disturbed(speed.left_out))
+        said = ", ".join(filter(None, [said, f"{len(speed.left_out)} {names} left out"]))
+    return said or "none"
 
 
 def chain(plan: Plan, found: dict[str, RungSpeed]) -> list[RungSpeed]:

@@ -6,8 +6,10 @@ The comparisons are the waterfall's steps and the worker counts against the user
 two rungs' runs) is at most the plan's ``target_factor`` times its low end. The next round
 runs both rungs of every comparison not decided, those whose interval holds 1 (loss or gain
 not yet told) first, then the widest first, as many rungs as the budget's runs left allow.
-A comparison with a contended or throttled run (``unreliable``) gets no extra runs: more runs
-would not remove the disturbed one.
+A comparison with a contended or throttled run (``unreliable``) runs again first: a rung's
+disturbed runs are left out once two calm ones exist (:mod:`benchlib.diagnosis.rung_speeds`),
+so a brief disturbance costs runs, not the verdict; a node busy through the whole budget leaves
+the step unreliable, never judged.
 """
 
 from __future__ import annotations
@@ -62,15 +64,17 @@ def comparisons(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan) -> pd.Da
 def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
                runs_left: int) -> list[str]:
     """The rungs of the next round of extra repeats, in the order they run (see the module
-    docstring); none when every comparison is decided or unreliable, or no run is left."""
+    docstring); none when every comparison is decided and none is unreliable, or no run is
+    left."""
     table = comparisons(steps, workers, plan)
-    open_ = table[~table["decided"] & (table["verdict"] != "unreliable")]
+    open_ = table[~table["decided"] | (table["verdict"] == "unreliable")]
     if not len(open_) or runs_left <= 0:
         return []
     holds_one = [not (float(r.low) > 1 or float(r.high) < 1) if math.isfinite(r.factor)
                  else True for r in open_.itertuples()]
-    ranked = open_.assign(holds_one=holds_one).sort_values(
-        ["holds_one", "factor"], ascending=[False, False], kind="stable")
+    ranked = open_.assign(holds_one=holds_one, disturbed=open_["verdict"] == "unreliable") \
+        .sort_values(["disturbed", "holds_one", "factor"], ascending=[False, False, False],
+                     kind="stable")
     names: list[str] = []
     for row in ranked.itertuples():
         names += [n for n in (row.upper, row.lower) if n not in names]
@@ -85,18 +89,17 @@ def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: in
         return ""
     table = comparisons(steps, workers, plan)
     target = f"a factor of {plan.target_factor:g}"
-    wide = table[~table["decided"]]
+    wide = table[~table["decided"] | (table["verdict"] == "unreliable")]
     if not len(wide):
         return (f"Repeats: every step's 95 % interval is within {target} (high over low) "
                 f"after {runs} runs.")
-    listed = "; ".join(f"{r.comparison} x{r.factor:.2f}" if r.factor <= WIDE_FACTOR
+    listed = "; ".join(f"{r.comparison} (disturbed runs)" if r.verdict == "unreliable"
+                       else f"{r.comparison} x{r.factor:.2f}" if r.factor <= WIDE_FACTOR
                        else f"{r.comparison} (interval unknown)" for r in wide.itertuples())
     if not plan.adaptive:
         why = f"with a fixed {plan.repeats} runs per rung (--repeats)"
     elif runs >= plan.max_runs:
         why = f"the budget ran out ({runs} of {plan.max_runs} runs, {plan.budget_s:g} s)"
-    elif (wide["verdict"] == "unreliable").all():
-        why = "unreliable steps get no extra runs (a contended or throttled run)"
     else:
         why = f"{runs} of {plan.max_runs} runs spent (run the same command again to go on)"
     return f"Repeats: not within {target}, {why}: {listed}."

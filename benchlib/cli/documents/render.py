@@ -25,7 +25,8 @@ from benchlib.records.store import write_output_file
 
 if TYPE_CHECKING:
     from benchlib.compare.regression import Comparison
-    from benchlib.diagnosis.analysis import Diagnosis, RungSpeed
+    from benchlib.diagnosis.analysis import Diagnosis
+    from benchlib.diagnosis.rung_speeds import RungSpeed
     from benchlib.execute.campaign import PointStatus
     from benchlib.fleet.health import FleetStates
     from benchlib.history.series import ChangePoints
