@@ -16,6 +16,7 @@ import pytest
 import torch
 from IPython.display import Markdown
 
+from benchlib.compare import page as compare
 from benchlib.kinds.classification.config import ClassificationConfig
 from benchlib.kinds.probes import layout as probes
 from benchlib.kinds.probes.config import AllReduceConfig
@@ -27,7 +28,6 @@ from benchlib.publish.pages import (
     acceptance,
     breakdown,
     common,
-    compare,
     comparisons,
     modules,
     node,
