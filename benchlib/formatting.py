@@ -2,9 +2,10 @@
 ``12.3 ms``; columns named in words with their unit; short labels such as ``batch 16, 2 dev``.
 
 Pure functions of values, used wherever a sentence or a table shows a figure (analysis's
-verdicts and effects, the report's tables and plots). A record column's words and unit come from
-its entry in :mod:`benchlib.records.schema` (so this module sits at the records layer); the
-columns analysis adds are named here (:data:`NAMES`).
+verdicts and effects, the report's tables and plots). A column's words, unit and how its numbers
+are shown come from its entry (:func:`benchlib.records.schema.described`: the record's columns,
+and those analysis adds, :mod:`benchlib.records.derived`), so this module sits at the records
+layer.
 """
 
 from __future__ import annotations
@@ -20,43 +21,6 @@ import pandas as pd
 from benchlib.records import schema
 
 DASH = "–"
-#: Columns of tables that are not record columns (analysis's and the report's), named in words;
-#: a record column's words and unit come from its schema entry (:func:`column_label`).
-NAMES: dict[str, str] = {
-    "count": "runs", "spread": "spread between repeats", "speedup": "speedup",
-    "efficiency": "efficiency", "ratio": "ratio a / b", "bottleneck": "bottleneck phase",
-    "data_share": "waiting for data", "verdict": "verdict", "data_wait_share": "waiting for data",
-    "mfu": "MFU of the datasheet", "mfu_achievable": "MFU of what the node reaches",
-    "achieved_tflops_per_device": "achieved per device", "peak_tflops": "datasheet peak",
-    "achievable_tflops": "node's achievable matmul",
-    "demand_per_device": "model takes per device",
-    "loader_capacity_per_device": "loader gives per device", "hours": "hours",
-    "iterations_per_minute": "iterations per minute", "days_to_100k": "days to 100k iterations",
-    "megavoxels_per_s": "megavoxels/s", "hours_per_teravoxel": "hours per teravoxel",
-    "figure": "figure", "measured": "measured", "datasheet": "datasheet",
-    "of_datasheet": "measured / datasheet", "variant": "datasheet variant",
-    "speed_ratio": "measured speed ratio", "expected": "expected ratio",
-    "slowdown": "times slower than expected", "pairs": "pairs", "significant": "significant",
-    "geometric mean ratio": "geometric mean ratio", "configuration": "configuration", "workers": "workers",
-    "images_per_s": "images/s", "busbw_GBps": "bus bandwidth (GB/s)", "size": "message size",
-    "a": "a", "b": "b",
-}
-#: How each kind of column is shown: a formatter of one number.
-RATIO_COLUMNS = ("speedup", "ratio", "geometric mean ratio", "speed_ratio", "expected", "slowdown",
-                 "of_datasheet", "straggler_spread")
-PERCENT_COLUMNS = ("efficiency", "data_share", "data_wait_share", "mfu", "mfu_achievable",
-                   "throttled_share",
-                   "spread", "share", "contention_cpu_share")
-PERCENT_POINTS = ("gpu_util_mean", "gpu_mem_util_mean")  #: already 0-100
-TFLOPS_COLUMNS = ("achieved_tflops", "achieved_tflops_per_device", "peak_tflops",
-                  "achievable_tflops")
-#: Units of the columns in :data:`NAMES` that have one (the unit goes into the column's name,
-#: numbers stay bare; a record column's unit is its schema entry's).
-UNITS = {"hours": "h", "days_to_100k": "days"}
-#: Columns in the unit of the run's throughput (its record's ``unit``, set by its kind's
-#: workload: images/s, tokens/s, voxels/s), named with the table's unit when it has one.
-IN_THROUGHPUT_UNIT = ("throughput", "throughput_low", "throughput_high", "demand_per_device",
-                      "loader_capacity_per_device")
 #: Energy figures: missing is shown as "unknown" (energy not measured), never as 0 or a dash.
 ENERGY_COLUMNS = ("energy_j", "joules_per_sample", "samples_per_joule")
 UNKNOWN = "unknown"
@@ -136,10 +100,12 @@ def tflops(value: float) -> str:
 
 def kind(column: str) -> str:
     """What a column holds, for naming and formatting: ratio, percent, ms, bytes, flops,
-    tflops, throughput, count or plain."""
-    if column in RATIO_COLUMNS:
-        return "ratio"
-    if column in PERCENT_COLUMNS or column in PERCENT_POINTS:
+    tflops, throughput or plain (its entry's ``shown``, else its name's pattern)."""
+    entry = schema.described(column)
+    shown = entry.shown if entry is not None else ""
+    if shown in ("ratio", "tflops", "throughput"):
+        return shown
+    if shown in ("percent", "points"):
         return "percent"
     if re.fullmatch(r"time_\w+_s", column):
         return "ms"
@@ -147,12 +113,13 @@ def kind(column: str) -> str:
         return "bytes"
     if column == "flops_per_sample":
         return "flops"
-    if column in TFLOPS_COLUMNS or column.startswith("matmul_tflops"):
-        return "tflops"
-    if column in ("throughput", "throughput_low", "throughput_high", "a", "b", "measured",
-                  "datasheet"):
-        return "throughput"
     return "plain"
+
+
+def _points(column: str) -> bool:
+    """Whether a percentage column holds 0-100 already (``gpu_util_mean``), not a 0-1 share."""
+    entry = schema.described(column)
+    return entry is not None and entry.shown == "points"
 
 
 def column_label(column: str, unit: str | None = None) -> str:
@@ -165,15 +132,19 @@ def column_label(column: str, unit: str | None = None) -> str:
         return "data wait (ms)"
     if match := re.fullmatch(r"time_(\w+)_s", column):
         return f"{match.group(1)} (ms)"
-    entry = None if column in NAMES else schema.column(column)
-    name = NAMES.get(column) or schema.label(column)
+    entry = schema.described(column)
+    name = schema.label(column)
     if column == "samples_per_joule" and unit:  # the per-joule unit (images/J), not images/s
         return f"{name} ({unit})"
-    if column in (*IN_THROUGHPUT_UNIT, "a", "b") and unit:
+    if entry is not None and entry.unit == "unit":  # in the run's throughput unit
         prefix = {"throughput_low": "within-run 95 % low", "throughput_high": "within-run 95 % high"}
-        return f"{prefix.get(column, name)} ({unit})"
-    shown = UNITS.get(column) or (entry.unit if entry and _unit_in_label(column, entry) else "")
-    if shown and column not in NAMES and column not in schema.LABELS:
+        return f"{prefix.get(column, name)} ({unit})" if unit else name
+    if entry is None:
+        return name
+    if entry.role == "derived":
+        return f"{name} ({entry.unit})" if entry.unit else name
+    shown = entry.unit if _unit_in_label(column, entry) else ""
+    if shown and not entry.label:
         name = UNIT_SUFFIX.sub("", name)  # memory_GBps: "memory (GB/s)"
     return f"{name} ({shown})" if shown else name
 
@@ -191,7 +162,7 @@ def formatter(column: str) -> Callable[[object], str]:
     """The function that shows one value of ``column`` (missing values as :data:`DASH`)."""
     shown = {"ratio": ratio, "ms": milliseconds, "bytes": lambda v: si(v, "B"),
              "flops": lambda v: si(v, "FLOP"), "tflops": tflops,
-             "percent": lambda v: percent(v, column in PERCENT_POINTS)}.get(kind(column), number)
+             "percent": lambda v: percent(v, _points(column))}.get(kind(column), number)
 
     def show(value: object) -> str:
         if missing(value):

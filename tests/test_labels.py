@@ -1,25 +1,38 @@
-"""Column names and units for people come from one place: a record column's from its schema
-entry (records.schema: LABELS and the entry's unit), only the columns analysis adds from
-formatting.NAMES / UNITS."""
+"""Column names and units for people come from one table: a record column's from its schema
+entry (records.columns: its label and unit), a column analysis adds from its entry in
+records.derived; formatting keeps no list of its own."""
 
 from __future__ import annotations
 
 from benchlib import formatting
-from benchlib.records import schema
+from benchlib.records import derived, schema
 
 
 def _exact_columns() -> set[str]:
     return {c.name for c in schema.COLUMNS if "{" not in c.name}
 
 
-def test_formatting_names_only_columns_the_schema_does_not_describe():
-    assert set(formatting.NAMES) & _exact_columns() == set()
-    assert set(formatting.UNITS) & _exact_columns() == set()
-    assert set(formatting.UNITS) <= set(formatting.NAMES)
+def test_derived_columns_are_described_once_and_are_no_record_column():
+    names = [c.name for c in derived.DERIVED]
+    assert len(names) == len(set(names))
+    assert set(names) & _exact_columns() == set()
+    assert {c.role for c in derived.DERIVED} == {"derived"}
+    for left in ("NAMES", "UNITS", "RATIO_COLUMNS", "PERCENT_COLUMNS", "PERCENT_POINTS",
+                 "TFLOPS_COLUMNS", "IN_THROUGHPUT_UNIT"):
+        assert not hasattr(formatting, left), left  # one table, no list beside it
+    assert not hasattr(schema, "LABELS")
+    assert formatting.column_label("hours") == "hours (h)"
+    assert formatting.column_label("mfu") == "MFU of the datasheet"
+    assert formatting.formatter("efficiency")(0.5) == "50.0 %"
+    assert formatting.formatter("speedup")(1.934) == "1.93x"
+    assert formatting.formatter("gpu_util_mean")(96.4) == "96.4 %"  # already 0-100
+    assert formatting.formatter("achieved_tflops_per_device")(312) == "312 TFLOP/s"
 
 
-def test_every_label_names_a_record_column():
-    assert [name for name in schema.LABELS if schema.column(name) is None] == []
+def test_every_label_names_a_described_column():
+    labelled = [c for c in (*schema.COLUMNS, *derived.DERIVED) if c.label]
+    assert len(labelled) > 40
+    assert all(schema.label(c.name) == c.label for c in labelled)
 
 
 def test_measured_columns_show_the_schema_unit():

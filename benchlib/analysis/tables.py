@@ -11,17 +11,16 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from benchlib.records import configuration, schema
+from benchlib.records import configuration, derived, schema
 from benchlib.vocabulary import RecordStatus
 
 #: Columns that describe a configuration (:mod:`benchlib.records.schema`), in table order.
 CONFIG_COLUMNS = schema.names(role="configuration")
 #: Columns that say where or how a record was made, not what was measured or configured.
 BOOKKEEPING = schema.names(role="bookkeeping")
-#: Columns the analysis functions add.
-DERIVED = ("speedup", "efficiency", "hours", "ratio", "a", "b", "count", "spread", "bottleneck",
-           "data_share", "speed_ratio", "expected", "slowdown", "configuration", "baseline_devices",
-           "baseline_key", "low", "high", "a_low", "a_high", "b_low", "b_high")
+#: Columns the analysis functions and pages add (:mod:`benchlib.records.derived`): never a
+#: configuration.
+DERIVED = tuple(c.name for c in derived.DERIVED)
 #: Suffixes of the derived units (:func:`derived_units`): measurements, not configuration.
 DERIVED_SUFFIXES = ("_per_s", "_per_minute", "_to_100k", "_per_teravoxel")
 

@@ -9,7 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Role = Literal["configuration", "measurement", "bookkeeping", "environment"]
+Role = Literal["configuration", "measurement", "bookkeeping", "environment", "derived"]
+#: How a column's numbers are shown (:func:`benchlib.formatting.formatter`): ``ratio`` 1.93x,
+#: ``percent`` of a 0-1 share, ``points`` of a 0-100 value, ``tflops``, ``throughput`` (in the
+#: run's unit, named with it); '' by the column's name and unit (ms, bytes, FLOP, a number).
+Shown = Literal["", "ratio", "percent", "points", "tflops", "throughput"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,11 @@ class Column:
     #: per sample), "" (neither: a reading such as power or temperature; not a metric that
     #: ``compare`` or ``history`` can call an improvement or a regression)
     better: Literal["higher", "lower", ""] = ""
+    #: its name for people where the name itself does not read well ('': the name with
+    #: spaces); a table adds the unit where it shows one (:func:`benchlib.formatting.column_label`)
+    label: str = ""
+    #: how its numbers are shown (:data:`Shown`)
+    shown: Shown = ""
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -85,7 +94,7 @@ class Column:
         return "text" if self.dtype == "shape" or self.name in STRICT_TEXT else "text or a number"
 
 
-C, M, B, E = "configuration", "measurement", "bookkeeping", "environment"
+C, M, B, E, D = "configuration", "measurement", "bookkeeping", "environment", "derived"
 #: Columns besides the core configuration whose bad value leaves the record out.
 ESSENTIAL_OTHERS = ("schema_version", "throughput", "status")
 #: Text columns whose values must be text (the rest of a record's text may be numbers too).

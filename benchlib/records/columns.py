@@ -1,5 +1,6 @@
-"""Every record column, in the order tables show them, and the words people read for the
-ones whose name does not read well (:mod:`benchlib.records.schema` looks them up)."""
+"""Every record column, in the order tables show them, each with the words people read for it
+and how its numbers are shown (:mod:`benchlib.records.schema` looks them up; the columns
+analysis adds are :mod:`benchlib.records.derived`)."""
 
 from __future__ import annotations
 
@@ -16,31 +17,31 @@ COLUMNS: tuple[Column, ...] = (
             True, describes=3, factor=6, said_once=True),
     Column("host", B, "text", "", "host the run's first process ran on", True),
     Column("gpu", C, "text", "", "short device name (H100, A100, ..., cpu)", True,
-           describes=4, factor=3, said_once=True),
-    Column("device_name", B, "text", "", "full device name (GPU name or CPU model)", True),
+           describes=4, factor=3, said_once=True, label="GPU"),
+    Column("device_name", B, "text", "", "full device name (GPU name or CPU model)", True, label="device"),
     Column("num_devices", C, "count", "devices", "devices over all nodes, one process each",
-            True, minimum=1, describes=6, said_once=True),
+            True, minimum=1, describes=6, said_once=True, label="devices"),
     Column("num_nodes", C, "count", "nodes", "nodes the run spanned", True, minimum=1,
-           describes=5, said_once=True),
+           describes=5, said_once=True, label="nodes"),
     Column("benchmark", C, "text", "", "the benchmark the run is, one per notebook (the "
            "registered ones: docs/record.md lists them)", True, describes=1, said_once=True),
     Column("model", C, "text", "", "what the run measures: a torchvision model, unet3d, "
            "transformer, allreduce, node, ...", True, describes=2, factor=4, said_once=True),
     Column("dataset", C, "text", "", "synthetic or real (language models: synthetic or tokens)",
-            True, describes=7, factor=1, said_once=True),
+            True, describes=7, factor=1, said_once=True, label="data"),
     Column("batch_size", C, "count", "samples", "the batch_size parameter: per device in weak "
            "scaling, the global batch in strong scaling", True, minimum=1,
            describes=9, factor=2, said_once=True),
     Column("precision", C, "text", "", "fp32, tf32, amp_fp16, amp_bf16 (dtype for all-reduce)",
             True, describes=10, factor=5, said_once=True),
     Column("num_workers", C, "count", "processes", "data loader worker processes per rank", True,
-           describes=11, factor=7, said_once=True),
+           describes=11, factor=7, said_once=True, label="loader workers"),
     Column("channels_last", C, "bool", "", "channels-last memory format", True,
            describes=12, factor=8),
     Column("compile", C, "text", "", "torch.compile mode (none: eager)", True,
            describes=13, factor=9),
     Column("throughput", M, "float", "unit", "samples / wall time of the timed loop (the "
-           "probes: their headline figure)", True, better="higher"),
+           "probes: their headline figure)", True, better="higher", shown="throughput"),
     Column("unit", C, "text", "", "unit of throughput (images/s, voxels/s, tokens/s, GB/s (bus), ...)",
            True),
     Column("time_iteration_s", M, "float", "s", "median seconds per timed iteration", True,
@@ -49,14 +50,15 @@ COLUMNS: tuple[Column, ...] = (
            "read, h2d, preprocess, forward, backward, optimizer, d2h, write)", True,
            better="lower"),
     Column("iterations", B, "count", "iterations", "timed iterations that ran (failed records: "
-           "the parameter, which may be auto or epoch)", True, words=("auto", "epoch")),
+           "the parameter, which may be auto or epoch)", True, words=("auto", "epoch"),
+           label="timed iterations"),
     Column("warmup", B, "count", "iterations", "untimed iterations before them", True),
     Column("samples", B, "count", "samples", "samples over the timed loop, all ranks", True),
     Column("wall_time_s", B, "float", "s", "wall time of the timed loop (ranks: first start to last end)",
            True,
-           minimum=0),
+           minimum=0, label="timed loop"),
     Column("peak_memory_bytes", M, "int", "bytes", "peak device memory allocated by torch (CPU: "
-           "peak resident set)", True, better="lower"),
+           "peak resident set)", True, better="lower", label="peak memory"),
     Column("status", B, "text", "", "ok or failed", True,
            said_once=True),
     Column("flags", B, "text", "", "why not to take the number at face value: contended, "
@@ -67,7 +69,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("scaling", C, "text", "", "weak or strong",
            describes=18, said_once=True),
     Column("synthetic_kind", C, "text", "", "device (tensors made once) or loader (CPU workers)",
-           describes=8, factor=10),
+           describes=8, factor=10, label="synthetic data made"),
     Column("data_source", C, "text", "", "real data: disk (read as it goes) or memory (files "
            "read once before timing: decode only)"),
     Column("data_path", C, "text", "", "the data the run read: data_dir, volume or token_file, "
@@ -91,10 +93,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("augment", C, "bool", "", "3D U-Net training: augmentation on"),
     Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)",
            lists=True,
-           describes=16),
+           describes=16, label="patch (z x y x x)"),
     Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)",
            lists=True,
-           describes=17),
+           describes=17, label="block (z x y x x)"),
     Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
     Column("lm_size", C, "text", "", "language model: named size (tiny, mini, gpt2, ..., custom)"),
     Column("lm_layers", C, "count", "blocks", "language model: transformer blocks", minimum=1),
@@ -139,8 +141,8 @@ COLUMNS: tuple[Column, ...] = (
            "interleaved ABCABC unless repeat_order: grouped)"),
     Column("source", B, "text", "", "the executed notebook the record was loaded from"),
     Column("slurm_state", B, "text", "", "the job's final Slurm state (failed points)"),
-    Column("dist_backend", B, "text", "", "nccl or gloo (several ranks)"),
-    Column("node_launcher", B, "text", "", "how the nodes' torchrun agents started"),
+    Column("dist_backend", B, "text", "", "nccl or gloo (several ranks)", label="backend"),
+    Column("node_launcher", B, "text", "", "how the nodes' torchrun agents started", label="launcher"),
     Column("slowest_rank", B, "int", "", "rank with the longest wall time"),
     Column("hang_timeout_s", B, "float", "s", "seconds without progress before a launch is "
            "stopped"),
@@ -166,46 +168,53 @@ COLUMNS: tuple[Column, ...] = (
     Column("spread_iteration", M, "float", "", "IQR / median of iteration seconds", better="lower"),
     Column("throughput_low", M, "float", "unit", "within-run 95 % interval of throughput (a "
            "bootstrap over this run's iterations; never decides a comparison), low end",
-           better="higher"),
+           better="higher", shown="throughput"),
     Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end",
-           better="higher"),
+           better="higher", shown="throughput"),
     Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
            "classified per second", better="higher"),
     Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "
-           "for training)"),
+           "for training)", label="work per sample"),
     Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput",
-           better="higher"),
+           better="higher", label="achieved", shown="tflops"),
     Column("contention_cpu_share", M, "float", "", "share of the run's CPU time that other "
-           "processes took"),
+           "processes took", shown="percent"),
     Column("contention_swap_pages", M, "int", "pages", "pages swapped in and out during the loop"),
     Column("contention_gpu_processes", M, "int", "processes", "other compute processes on the "
            "run's GPU"),
     Column("contention_gpu_util_before", M, "float", "%", "GPU utilization just before the loop"),
-    Column("gpu_util_mean", M, "float", "%", "NVML GPU utilization, mean"),
-    Column("gpu_mem_util_mean", M, "float", "%", "NVML memory controller utilization, mean"),
+    Column("gpu_util_mean", M, "float", "%", "NVML GPU utilization, mean",
+           label="GPU utilization", shown="points"),
+    Column("gpu_mem_util_mean", M, "float", "%", "NVML memory controller utilization, mean",
+           shown="points"),
     Column("gpu_memory_used_max_bytes", M, "int", "bytes", "NVML device memory used, max"),
-    Column("power_mean_w", M, "float", "W", "board power, mean"),
-    Column("power_max_w", M, "float", "W", "board power, max"),
-    Column("sm_clock_mean_mhz", M, "float", "MHz", "SM clock, mean"),
+    Column("power_mean_w", M, "float", "W", "board power, mean", label="mean power"),
+    Column("power_max_w", M, "float", "W", "board power, max", label="max power"),
+    Column("sm_clock_mean_mhz", M, "float", "MHz", "SM clock, mean", label="mean SM clock"),
     Column("sm_clock_min_mhz", M, "float", "MHz", "SM clock, min"),
     Column("mem_clock_mean_mhz", M, "float", "MHz", "memory clock, mean"),
     Column("temperature_mean_c", M, "float", "°C", "GPU temperature, mean"),
-    Column("temperature_max_c", M, "float", "°C", "GPU temperature, max"),
-    Column("throttled_share", M, "float", "", "share of NVML samples with clocks held down"),
+    Column("temperature_max_c", M, "float", "°C", "GPU temperature, max", label="max temperature"),
+    Column("throttled_share", M, "float", "", "share of NVML samples with clocks held down",
+           label="clocks held down", shown="percent"),
     Column("throttle_{cause}_share", M, "float", "", "share of samples throttled by power, "
            "thermal or hw_slowdown"),
     Column("energy_j", M, "float", "J", "energy over the timed loop: the GPUs' (NVML), or a CPU "
-           "run's packages (RAPL: all processes on them); empty where not measured (unknown)"),
-    Column("joules_per_sample", M, "float", "J/sample", "energy / samples", better="lower"),
+           "run's packages (RAPL: all processes on them); empty where not measured (unknown)",
+           label="energy"),
+    Column("joules_per_sample", M, "float", "J/sample", "energy / samples", better="lower",
+           label="energy per sample"),
     Column("samples_per_joule", M, "float", "unit/J", "samples / energy: the throughput's unit "
            "per joule (images/J, tokens/J, voxels/J; the kind's per_joule_unit); empty where "
-           "energy was not measured (unknown)", better="higher"),
+           "energy was not measured (unknown)", better="higher", label="energy efficiency"),
     Column("launch_wall_s", M, "float", "s", "the launch's wall time (several ranks)",
            better="lower"),
     Column("launch_overhead_s", M, "float", "s", "launch wall time beyond the slowest rank's loop",
-           minimum=-math.inf, better="lower"),
+           minimum=-math.inf, better="lower", label="launch overhead"),
     Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time",
-           better="lower"),
+           better="lower", label="slowest / fastest rank", shown="ratio"),
+    Column("result_parameters", M, "text", "", "the network's parameter count (a kind's result: "
+           "the 3D U-Net's)", label="network parameters"),
     Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
            "reason, parameters, voxels written, ...)"),
     Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size",
@@ -215,7 +224,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message",
            better="lower"),
     Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul of one "
-           "square size (matmul_size, or the largest that fits probe_time_s)", better="higher"),
+           "square size (matmul_size, or the largest that fits probe_time_s)", better="higher",
+           shown="tflops"),
     Column("mamf_tflops_{precision}", M, "float", "TFLOP/s", "node probe: maximum achievable "
            "matmul (MAMF): over a sweep of shapes, the best shape's mean over mamf_repeats calls",
            better="higher"),
@@ -242,24 +252,3 @@ COLUMNS: tuple[Column, ...] = (
     Column("env_{name}", E, "text", "", "versions, hardware, host, container, file system of the "
            "data, git commit (see benchlib.measure.environment.capture)"),
 )
-
-
-
-#: Record columns named for people where the name itself does not read well (the others read as
-#: their name with spaces); a table adds the entry's unit where it shows one
-#: (:func:`benchlib.formatting.column_label`).
-LABELS: dict[str, str] = {
-    "gpu": "GPU", "device_name": "device", "dataset": "data",
-    "synthetic_kind": "synthetic data made", "num_devices": "devices", "num_nodes": "nodes",
-    "num_workers": "loader workers", "straggler_spread": "slowest / fastest rank",
-    "launch_overhead_s": "launch overhead", "dist_backend": "backend",
-    "node_launcher": "launcher", "throttled_share": "clocks held down",
-    "achieved_tflops": "achieved", "gpu_util_mean": "GPU utilization",
-    "power_mean_w": "mean power", "power_max_w": "max power", "sm_clock_mean_mhz": "mean SM clock",
-    "temperature_max_c": "max temperature", "energy_j": "energy",
-    "joules_per_sample": "energy per sample", "samples_per_joule": "energy efficiency",
-    "peak_memory_bytes": "peak memory",
-    "flops_per_sample": "work per sample", "wall_time_s": "timed loop",
-    "iterations": "timed iterations", "patch_shape": "patch (z x y x x)",
-    "block_shape": "block (z x y x x)", "result_parameters": "network parameters",
-}

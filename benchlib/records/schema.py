@@ -9,7 +9,8 @@ Roles:
 - ``configuration``: what was run (pairs and groups runs in comparisons);
 - ``measurement``: what was measured or derived from the measurement;
 - ``bookkeeping``: where and how the record was made (ids, status, counts of what ran);
-- ``environment``: the ``env_*`` provenance columns.
+- ``environment``: the ``env_*`` provenance columns;
+- ``derived``: not in a record, what analysis and the pages add (:mod:`benchlib.records.derived`).
 
 Families of columns (``time_<phase>_s``, ``env_var_<name>``, ``busbw_<size>``, ...) are one
 entry each with a ``{...}`` placeholder in the name.
@@ -32,13 +33,28 @@ from benchlib.records.column import (  # noqa: F401  (the schema's names, read a
     M,
     Role,
 )
-from benchlib.records.columns import COLUMNS, LABELS
+from benchlib.records.columns import COLUMNS
+from benchlib.records.derived import DERIVED
 from benchlib.vocabulary import RecordStatus, values
 
 
 def label(name: str) -> str:
-    """A column's name for people (no unit): :data:`LABELS`, else the name with spaces."""
-    return LABELS.get(name, name.replace("_", " "))
+    """A column's name for people (no unit): its entry's label (record or derived), else the
+    name with spaces."""
+    entry = described(name)
+    return entry.label if entry is not None and entry.label else name.replace("_", " ")
+
+
+@cache
+def described(name: str) -> Column | None:
+    """The entry describing a column a table may show: a derived column's
+    (:mod:`benchlib.records.derived`), else the record's (:func:`column`); None for neither."""
+    return _derived().get(name) or column(name)
+
+
+@cache
+def _derived() -> dict[str, Column]:
+    return {c.name: c for c in DERIVED}
 
 
 @cache
@@ -184,7 +200,21 @@ def markdown() -> str:
                   f"{' (core, essential)' if c.essential else ' (core)' if c.core else ''} |"
                   for c in COLUMNS if c.role == wanted]
         lines.append("")
+    lines += ["## Columns tables add", "",
+              "Not in a record: what analysis and the pages compute from records "
+              "(`benchlib/records/derived.py`), named and shown as the record's columns are.", "",
+              "| column | shown as | meaning |", "| --- | --- | --- |"]
+    lines += [f"| `{c.name}` | {schema_words(c)} | {c.description}"
+              f"{f'; {c.better} is better' if c.better else ''} |" for c in DERIVED]
+    lines.append("")
     return "\n".join(lines)
+
+
+def schema_words(column: Column) -> str:
+    """How a derived column reads in a table: its label and its unit or form."""
+    form = {"ratio": "1.93x", "percent": "96.4 %", "tflops": "TFLOP/s",
+            "throughput": "the run's unit"}.get(column.shown, column.unit)
+    return f"{column.label or column.name.replace('_', ' ')}" + (f" ({form})" if form else "")
 
 
 if __name__ == "__main__":
