@@ -111,7 +111,8 @@ def run_case(name: str, work: Path, extra: list[str]) -> dict:
         return {"case": name, "error": (done.stdout + done.stderr)[-2000:], "wall_s": wall}
     lines = done.stdout.splitlines()
     start_at = next(i for i, line in enumerate(lines) if " train on this node:" in line)
-    answer = lines[start_at]
+    end = next((i for i in range(start_at, len(lines)) if not lines[i].strip()), len(lines))
+    answer = " ".join(line.strip() for line in lines[start_at:end])  # wrapped to the terminal
     factor, step = widest(outputs / f"planted-{name}")
     repeats = next((line for line in lines if line.startswith("Repeats:")), "")
     return {"case": name, "model": model, "plan": lines[0], "named": cause(answer),
