@@ -83,6 +83,16 @@ def cause(answer: str) -> str:
     return ". ".join(words)
 
 
+def outcome(answer: str, expected: str) -> str:
+    """``right`` (the planted cause named), ``wrong`` (another cause, or "no significant
+    loss" where one was planted) or ``cannot tell`` (no cause named)."""
+    if expected in answer:
+        return "right"
+    if "The biggest loss is" in answer or "No step that could be judged" in answer:
+        return "wrong"
+    return "cannot tell"
+
+
 def run_case(name: str, work: Path, extra: list[str]) -> dict:
     """Run one case as a user would; what it named, its widest interval and its wall time."""
     model, data, slow, expected = CASES[name]
@@ -116,7 +126,8 @@ def run_case(name: str, work: Path, extra: list[str]) -> dict:
     factor, step = widest(outputs / f"planted-{name}")
     repeats = next((line for line in lines if line.startswith("Repeats:")), "")
     return {"case": name, "model": model, "plan": lines[0], "named": cause(answer),
-            "expected": expected, "as_expected": expected in answer, "widest_factor": factor,
+            "expected": expected, "as_expected": expected in answer,
+            "outcome": outcome(answer, expected), "widest_factor": factor,
             "widest_step": step, "repeats": repeats, "wall_s": wall,
             "rounds": sum(line.startswith("round ") for line in lines)}
 
@@ -142,8 +153,7 @@ def main() -> None:
             continue
         print(f"{name} ({result['model']}): {result['wall_s']:.0f} s, {result['rounds']} extra "
               f"rounds; widest step interval x{result['widest_factor']:.3g} "
-              f"({result['widest_step']}); named as expected: "
-              f"{'yes' if result['as_expected'] else 'NO'}\n  {result['named']}\n"
+              f"({result['widest_step']}); {result['outcome']}\n  {result['named']}\n"
               f"  {result['repeats']}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
