@@ -381,3 +381,22 @@ def test_runs_without_telemetry_are_named(monkeypatch):
     assert [m.data for m in shown] == ["Telemetry unavailable for 1 of 2 runs (train-cpu): "
                                        "no GPU."]
     assert "/x/c" not in repr(table) and "source" not in repr(table)
+
+
+def test_a_wait_beyond_the_iteration_is_all_of_it_and_the_plot_draws() -> None:
+    """Hypothesis found it: a record whose iteration is 1e-308 s and data wait 1.1 s made a
+    share of 1e308, whose bar matplotlib cannot draw. Medians of phases need not add up, but a
+    run never waits more than its whole iteration."""
+    import matplotlib.pyplot as plt
+
+    from benchlib.publish.pages import plots
+
+    runs = pd.DataFrame([{"benchmark": "train", "model": "resnet50", "status": "ok",
+                          "gpu": "H100", "num_devices": 1, "unit": "images/s",
+                          "time_iteration_s": 1.1125369292536007e-308, "time_data_s": 1.1}])
+    judged = verdicts(runs)
+    assert judged["data_wait_share"].tolist() == [1.0]
+    assert judged["verdict"].tolist() == ["data-bound"]
+    fig = plots.verdict_plot(judged)
+    fig.canvas.draw()
+    plt.close(fig)

@@ -272,7 +272,9 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     iteration = flags.number(run.get("time_iteration_s"))
     waits = [flags.number(run.get(c)) for c in ("time_data_s", "time_read_s")]
     wait = sum(w for w in waits if w is not None) if any(w is not None for w in waits) else None
-    wait_share = wait / iteration if wait is not None and iteration else None
+    # medians of phases need not add up: a wait beyond the iteration is all of it, never
+    # 1e308 of it (a record whose iteration is 1e-308 s)
+    wait_share = min(wait / iteration, 1.0) if wait is not None and iteration else None
     devices = int(flags.number(run.get("num_devices")) or 1)
     nodes = int(flags.number(run.get("num_nodes")) or 1)
     throughput = flags.number(run.get("throughput"))
