@@ -90,6 +90,10 @@ def test_a_label_names_what_varies_within_each_benchmark_long_or_short():
     assert label(one, ["batch_size"]).tolist() == ["all runs"]
     assert written(runs.iloc[:1], ["num_devices", "sequence_length"], short=True).tolist() == \
         ["2 dev"]
+    failed = pd.concat([runs.iloc[:2].assign(status="ok"),
+                        pd.DataFrame([{"status": "failed"}])], ignore_index=True)
+    assert label(failed, keys).tolist() == ["batch_size=32", "batch_size=64", ""]
+    # a run that failed before writing its settings makes no column vary
 
 
 def test_pairing_keeps_one_sided_columns_apart_and_names_the_difference():

@@ -126,7 +126,7 @@ def test_one_contended_run_is_left_out_and_the_step_judged_on_the_calm_ones(tmp_
                                   disturbed="memory-w1"))
     chosen = rounds.next_round(unreliable.steps, unreliable.workers, plan, runs_left=3)
     assert "memory-w1" in chosen and set(chosen) <= {"host-w1", "memory-w1", "disk-w1"}
-    # the rungs of the unreliable steps (decode, filesystem), run again before any other
+    # the next round's rungs are those of the unreliable steps (decode, filesystem)
 
 
 def test_plan_is_typed_values_and_fits_the_cpu_budget(tmp_path):

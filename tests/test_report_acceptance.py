@@ -49,12 +49,11 @@ def test_check_headline_and_index_line_name_the_pass_and_the_failure(tmp_path):
     refs = references.load_references(references_file(tmp_path))
     checked = acceptance_tables.check(df, refs)
     line = acceptance_tables.headline(checked, df, given=True)
-    assert line.startswith("**1 of 2 runs pass** (train-0); **1 fails**: train-2 \\(train, 1 dev, real")
+    assert line.startswith("**1 of 2 runs pass** (train-0); **1 fails**: train-2 \\(1 dev, real")
     assert "0.70x the expected speed, 1.43x slower than expected by H100 ResNet-50 bf16" in line
     shown = acceptance_tables.check_display(checked).cells
     assert shown["verdict"].tolist() == ["pass", "⚠ fail"]
-    assert shown["configuration"].tolist() == ["train, 1 dev, synthetic, batch 32",
-                                          "train, 1 dev, real, batch 32"]
+    assert shown["configuration"].tolist() == ["1 dev, synthetic, batch 32", "1 dev, real, batch 32"]
     lines = acceptance_tables.stands_lines(df[df["status"] == "ok"], refs)
     assert lines == ["train resnet50: best run train-0 1.00x, worst train-2 0.70x the expected "
                      "speed: 1.4x slower than it should be (H100 ResNet-50 bf16, 1 device, batch "
@@ -117,7 +116,7 @@ def test_fleet_and_baseline_pages(tmp_path):
     assert "Node states" in acceptance_page and f"{SLOW_NODE} ⚠ slow (1 of 2)" in acceptance_page
     assert "No reference matches these runs" in acceptance_page
     compare_page = _text(folder / "summary_compare.html")
-    assert ("regression train, resnet50: 0.60x the base speed (95 % interval 0.52–0.69 from 14 + 14 "
+    assert ("regression train, resnet50, H100: 0.60x the base speed (95 % interval 0.52–0.69 from 14 + 14 "
             "runs), 40% slower") in compare_page  # one campaign each: beyond the 15 % floor
     verdicts = compare_page.split("Verdict")[1].split("Runs per benchmark")[0]  # not the overview
     assert "⚠ regression" in compare_page and "probe_node" not in verdicts

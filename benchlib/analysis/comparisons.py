@@ -270,7 +270,8 @@ def breakdown(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
         bottleneck[timed] = (phase_times[timed].idxmax(axis=1)
                              .str.removeprefix("time_").str.removesuffix("_s"))
     table["bottleneck"] = bottleneck
-    table["data_share"] = table.get("time_data_s", np.nan) / total
+    # medians of phases need not add up: a wait beyond the iteration is all of it
+    table["data_share"] = (table.get("time_data_s", np.nan) / total).clip(upper=1.0)
     if "flags" in df:
         table["flags"] = df.groupby(by, dropna=False, sort=False)["flags"].agg(
             flags.union).to_numpy()

@@ -204,7 +204,8 @@ def user_verdict(df: pd.DataFrame, plan: Plan, user: RungSpeed | None) -> tuple[
         return "", ""
     probe_runs = probes(df)
     probe = probe_runs.iloc[-1] if len(probe_runs) else None
-    runs = [run for _, run in rung_runs(df, plan, user.rung).iterrows()]
+    runs = [run for _, run in rung_runs(df, plan, user.rung).iterrows()
+            if not (user.left_out and flags.disturbed([run.get("flags")]))]  # its calm runs
     judged = [judge(run, probe) for run in runs]
     if not judged:
         return "", ""

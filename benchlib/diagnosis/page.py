@@ -78,10 +78,12 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
     """Every rung of the ladder: its finished runs, speed and range, and disturbed flags."""
     if found is None:
         return
-    show(present.table(analysis.rungs_table(df, found.plan), "The ladder's rungs: finished "
-                       f"runs, speed ({text.UNIT}, geometric mean of the runs), the slowest "
+    show(present.table(analysis.rungs_table(df, found.plan), "The ladder's rungs: the runs "
+                       f"judged, speed ({text.UNIT}, geometric mean of the runs), the slowest "
                        "and fastest run, and the runs disturbed (contended or throttled; none: "
-                       "no run was)", say_constant=False, missing_reason="no finished run"))
+                       "no run was; left out: runs that were, not counted once two calm runs "
+                       "of the rung exist)", say_constant=False,
+                       missing_reason="no finished run"))
 
 
 PAGE = Page(
@@ -90,8 +92,9 @@ PAGE = Page(
     "the device (what the node can do for it) through synthetic data from the host, real data "
     "from memory (decode only) to real data from disk as you read it, each rung with repeats. "
     "The waterfall goes from the best speed down to yours; each step's loss has a 95 % interval "
-    "from the repeats (Welch t); a step with a contended or throttled run is unreliable and "
-    "gets no verdict.",
+    "from the repeats (Welch t); a rung's contended or throttled runs are left out once two "
+    "calm runs of it exist and the rung is run again, and a step still judged on a disturbed "
+    "run is unreliable and gets no verdict.",
     (
         "## What to change",
         Call(answer, "df, results_dir", "found"),

@@ -21,6 +21,7 @@ import pandas as pd
 
 from benchlib.formatting import label_value, missing, short_labels
 from benchlib.records import schema
+from benchlib.vocabulary import RecordStatus
 
 #: Shown where no column of a label's keys varies and none names the runs.
 ALL_RUNS = "all runs"
@@ -57,8 +58,9 @@ def varying(frame: pd.DataFrame, columns: Iterable[str], missing_too: bool = Fal
 
 
 def label(frame: pd.DataFrame, keys: Sequence[str], short: bool = False) -> pd.Series:
-    """Each row's configuration in words: those of ``keys`` whose values vary in ``frame`` (a
-    blank is a value: it groups runs apart), in the record schema's describing order, else the
+    """Each row's configuration in words: those of ``keys`` whose values vary among the finished
+    runs of ``frame`` (a blank is a value: it groups runs apart; a failed run's blanks are not),
+    in the record schema's describing order, else the
     columns that name the runs (:data:`NAMING`); :data:`ALL_RUNS` when ``keys`` has none of
     them. Where the benchmark varies, a row names its benchmark and what varies among that
     benchmark's rows only (a language model's sequence length is no part of a ResNet's label).
@@ -66,7 +68,7 @@ def label(frame: pd.DataFrame, keys: Sequence[str], short: bool = False) -> pd.S
     for plots and narrow tables. The one label of a configuration on every page and command."""
     described = schema.describing()
     order = [c for c in described if c in keys] + [c for c in keys if c not in described]
-    shown_varying = varying(frame, order, missing_too=True)
+    shown_varying = varying(_finished(frame), order, missing_too=True)
     shown = shown_varying or [c for c in NAMING if c in keys and c in frame]
     if not shown:
         return pd.Series(ALL_RUNS, index=frame.index, dtype=object)
@@ -75,9 +77,18 @@ def label(frame: pd.DataFrame, keys: Sequence[str], short: bool = False) -> pd.S
     labels = pd.Series("", index=frame.index, dtype=object)
     for _, rows in frame.groupby(frame["benchmark"].astype(str), sort=False):
         within = ["benchmark", *(c for c in shown_varying if c != "benchmark"
-                                 and varies(rows[c], missing_too=True))]
+                                 and varies(_finished(rows)[c], missing_too=True))]
         labels.loc[rows.index] = written(rows, within, short)
     return labels
+
+
+def _finished(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of finished runs where ``frame`` says which finished and some did, else all: a
+    run that failed before it wrote its settings makes no column vary in a label."""
+    if "status" not in frame:
+        return frame
+    done = frame[frame["status"].fillna(RecordStatus.OK).astype(str) == RecordStatus.OK]
+    return done if len(done) else frame
 
 
 def written(frame: pd.DataFrame, columns: Sequence[str], short: bool = False) -> pd.Series:
