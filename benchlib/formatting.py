@@ -208,7 +208,7 @@ def literal(text: object) -> str:
 
 def label_value(value: object) -> str:
     """A setting's value in a label: a whole float as an integer (``32``, not ``32.0``)."""
-    if isinstance(value, float) and value == int(value):
+    if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 

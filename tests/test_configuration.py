@@ -106,6 +106,11 @@ def test_pairing_keeps_one_sided_columns_apart_and_names_the_difference():
     assert pairing.differing == ("precision",)
     assert pairing.keys == ["batch_size"]
     assert (pairing.only_base, pairing.only_new) == ((), ("synthetic_kind",))
+    from benchlib.compare.comparable import distinct  # its messages: the same rule, as text
+
+    assert distinct(new["batch_size"]) == distinct(base["batch_size"]) == {"32", "64"}
+    assert written(pd.DataFrame({"batch_size": [float("inf")]}), ["batch_size"],
+                   short=True).tolist() == ["batch inf"]  # no whole-number test of infinity
 
 
 def test_no_module_writes_a_configurations_words_or_pairs_columns_on_its_own():

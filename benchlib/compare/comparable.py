@@ -9,11 +9,11 @@ import os
 import re
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from benchlib.analysis.tables import config_columns, ok
 from benchlib.errors import InputError
+from benchlib.formatting import label_value
 from benchlib.records import configuration
 from benchlib.vocabulary import CompareVerdict
 
@@ -37,8 +37,10 @@ NOT_COMPARABLE = ("benchmark", "unit")
 
 
 def distinct(values: pd.Series) -> set[str]:
-    """The values of a column as text, empty and missing ones left out."""
-    return {str(v) for v in values.replace("", np.nan).dropna().unique()}
+    """The values of a column as the text a message shows, by the one rule of
+    :func:`benchlib.records.configuration.distinct` (64 and 64.0 one value, written ``64``;
+    empty and missing ones left out)."""
+    return {label_value(v) for v in configuration.distinct(values)}
 
 
 def incomparable(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
