@@ -1,11 +1,11 @@
-"""The shipped kinds' folders: ``benchlib/kinds/<kind>/`` holds one kind, each of its modules
-named by its role (``config``, ``model``, ``data``, ``workload``, ``kind``, ``layout``,
-``command``; a role's helper is ``<role>_<part>``, as ``model_shapes``) and sitting in that role's layer
-(:data:`ROLES`). Each layer's registry imports its role's modules through :func:`role_modules`
-(the benchmark registry the configs with their variants, :mod:`benchlib.kinds` the kinds,
-the notebook layouts the layouts, ``benchlib data`` the kinds' data sets); nothing else
-imports a kind folder. A site's kind comes through the ``benchlib.benchmarks`` entry points
-instead (:mod:`benchlib.registry`)."""
+"""The shipped kinds' folders: ``benchlib/kinds/<kind>/`` holds one kind, each of its modules named
+by its role (``config``, ``columns``, ``model``, ``data``, ``workload``, ``kind``, ``layout``,
+``command``; a role's helper is ``<role>_<part>``, as ``model_shapes``) and sitting in that
+role's layer (:data:`ROLES`). Each layer's registry imports its role's modules through
+:func:`role_modules` (the benchmark registry the configs with their variants, the record schema
+the columns, :mod:`benchlib.kinds` the kinds, the notebook layouts the layouts, ``benchlib
+data`` the kinds' data sets); nothing else imports a kind folder. A site's kind comes through
+the ``benchlib.benchmarks`` entry points instead (:mod:`benchlib.registry`)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ from types import ModuleType
 #: Where the shipped kinds' folders are.
 KINDS_FOLDER = Path(__file__).resolve().parent / "kinds"
 #: Each role a kind folder's module plays, and the layer of docs/architecture.md it sits at.
-ROLES: dict[str, str] = {"config": "inputs", "model": "models", "data": "data",
+ROLES: dict[str, str] = {"config": "inputs", "columns": "records", "model": "models", "data": "data",
                          "workload": "workloads", "kind": "kinds", "launch": "run",
                          "layout": "publish", "command": "cli"}
 #: What a role's module must define for the registry that imports it, and what that is.
 CONTRACTS: dict[str, tuple[str, str]] = {
     "config": ("VARIANTS", "the kind's benchmarks, one benchlib.inputs.benchmark.Benchmark per "
                            "notebook"),
+    "columns": ("COLUMNS", "the record columns only this kind's runs have, each a "
+                           "benchlib.records.column.Column"),
     "command": ("add_data_arguments", "add_data_arguments(subparsers): its own `benchlib data` "
                                       "sub-commands"),
 }

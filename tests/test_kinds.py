@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benchlib import kinds, registry
+from benchlib import discovery, kinds, registry
 from benchlib.kinds import Kind
 from benchlib.kinds.probes.config import AllReduceConfig, NodeProbeConfig
 from benchlib.kinds.probes.workload import NodeProbeResult
@@ -148,11 +148,50 @@ def test_each_row_gets_its_kinds_fact_and_the_default_where_no_kind_has_it():
         False, True, False, False, False, False]
 
 
-def test_loading_records_imports_no_kind_and_no_torch():
-    code = ("import sys, benchlib.registry, benchlib.records.results; "
+def test_loading_records_imports_only_the_kinds_columns_and_no_torch():
+    """The record schema reads each kind folder's ``columns`` module; no kind, network or
+    workload comes with it."""
+    code = ("import sys, benchlib.registry, benchlib.records.results, benchlib.records.schema as s; "
+            "s.every_column(); "
             "print(sorted(m for m in sys.modules if m.startswith('benchlib.kinds') or m == 'torch'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    loaded = ast.literal_eval(out.stdout.strip())
+    folders = discovery.kind_folders()
+    assert {"benchlib.kinds", "benchlib.kinds.base"} | {
+        f"benchlib.kinds.{k}" for k in folders} | {f"benchlib.kinds.{k}.columns" for k in folders
+                                                    } == set(loaded)
+
+
+def test_the_shared_record_columns_name_no_kind():
+    """A kind's own columns live in its folder: the shared table's entries say nothing only one
+    kind has (a kind's words in a description mean the column belongs in that kind's folder)."""
+    from benchlib.records import columns
+
+    words = ("3D U-Net", "language model:", "node probe:", "smooth inference:")
+    owned = [(c.name, w) for c in columns.COLUMNS for w in words if w in c.description]
+    assert owned == []
+    assert len(columns.every_column()) == len({c.name for c in columns.every_column()})
+
+
+def test_a_column_declared_twice_names_both_places(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchlib.records import columns
+
+    twice = SimpleNamespace(__name__="site.columns", COLUMNS=(columns.COLUMNS[1],))
+    monkeypatch.setattr(columns.discovery, "role_modules", lambda role: [twice])
+    columns.every_column.cache_clear()
+    try:
+        with pytest.raises(ImportError, match=r"'campaign' is declared in benchlib\.records\.columns "
+                                              "and in site.columns"):
+            columns.every_column()
+    finally:
+        columns.every_column.cache_clear()
+
+
+def test_an_unknown_kind_names_the_known_ones():
+    with pytest.raises(KeyError, match=r"known: .*unet3d_train"):
+        kinds.get("no_such_kind")
 
 
 def _node_result() -> NodeProbeResult:
@@ -206,7 +245,7 @@ def test_the_allreduce_headline_is_the_large_message_plateau_not_a_spike():
 PLUGIN = ROOT / "tests" / "example_kind"
 PLUGIN_RUN = """
 import json, pandas as pd
-from benchlib import kinds, registry
+from benchlib import discovery, kinds, registry
 from benchlib.analysis import comparisons
 from benchlib.kinds.record import make_record
 from benchlib.records.results import load

@@ -9,7 +9,7 @@ from benchlib.records import derived, schema
 
 
 def _exact_columns() -> set[str]:
-    return {c.name for c in schema.COLUMNS if "{" not in c.name}
+    return {c.name for c in schema.every_column() if "{" not in c.name}
 
 
 def test_derived_columns_are_described_once_and_are_no_record_column():
@@ -30,14 +30,14 @@ def test_derived_columns_are_described_once_and_are_no_record_column():
 
 
 def test_every_label_names_a_described_column():
-    labelled = [c for c in (*schema.COLUMNS, *derived.DERIVED) if c.label]
+    labelled = [c for c in (*schema.every_column(), *derived.DERIVED) if c.label]
     assert len(labelled) > 40
     assert all(schema.label(c.name) == c.label for c in labelled)
 
 
 def test_measured_columns_show_the_schema_unit():
     # "unit" and "unit/J": the record's throughput unit (per joule), given by the table
-    shown = {c.name: formatting.column_label(c.name) for c in schema.COLUMNS
+    shown = {c.name: formatting.column_label(c.name) for c in schema.every_column()
              if "{" not in c.name and c.dtype == "float" and c.unit not in ("", "unit", "unit/J")
              and formatting.kind(c.name) == "plain"}
     assert shown, "no measured column with a unit: the check looks at nothing"

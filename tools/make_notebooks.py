@@ -89,7 +89,7 @@ def _fixed(entry: registry.Benchmark) -> dict[str, object]:
 def build(benchmark: str) -> nbformat.NotebookNode:
     """A benchmark notebook: parameters, configuration, then its page's sections."""
     entry = registry.by_notebook(benchmark)
-    kind = kinds.KINDS[entry.kind]
+    kind = kinds.get(entry.kind)
     intro, heading, after = layouts.cells(entry)
     names = parameter_names(benchmark)
     defaults = kind.shown_config(entry, _fixed(entry))

@@ -22,9 +22,9 @@ import re
 
 import pandas as pd
 
-from benchlib import formatting, registry
+from benchlib import formatting, kinds, registry
 from benchlib.analysis import comparisons as analysis
-from benchlib.kinds import KINDS, kind_named
+from benchlib.kinds import kind_named
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
 from benchlib.vocabulary import matmul_precision
@@ -33,7 +33,7 @@ DATA_BOUND_SHARE = 0.10  #: waiting this share of the iteration for data makes a
 THROTTLED_SHARE = 0.10  #: clocks held down in this share of samples makes a run throttled
 #: Probe figures compared with datasheet columns: (record column, datasheet column, label,
 #: unit), as the node probe's kind declares them.
-CEILINGS = KINDS[registry.node_probe().kind].ceilings  # type: ignore[attr-defined]
+CEILINGS = kinds.get(registry.node_probe().kind).ceilings  # type: ignore[attr-defined]
 
 
 def probes(df: pd.DataFrame) -> pd.DataFrame:

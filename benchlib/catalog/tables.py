@@ -41,7 +41,7 @@ _SQL_TYPES = {"text": sa.Text, "shape": sa.Text, "time": sa.Text, "count": sa.Bi
 @cache
 def typed_columns() -> dict[str, str]:
     """Every exact schema column (no family) and its schema dtype, in the schema's order."""
-    return {c.name: c.dtype for c in schema.COLUMNS if "{" not in c.name}
+    return {c.name: c.dtype for c in schema.every_column() if "{" not in c.name}
 
 
 def build_metadata(columns: Mapping[str, str] | None = None) -> sa.MetaData:

@@ -17,11 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benchlib import registry
+from benchlib import kinds, registry
 from benchlib.analysis.metrics import require_columns, require_metric
 from benchlib.analysis.tables import ok
 from benchlib.formatting import literal
-from benchlib.kinds import KINDS
 from benchlib.records import flags
 
 #: |robust_z| above this marks an outlier.
@@ -30,7 +29,7 @@ MAD_SCALE = 1.4826
 MEAN_AD_SCALE = 1.2533
 #: Columns of the node probe (and the all-reduce part) the heat map shows, when present: as
 #: the node probe's kind declares them.
-PROBE_COLUMNS = KINDS[registry.node_probe().kind].fleet_columns  # type: ignore[attr-defined]
+PROBE_COLUMNS = kinds.get(registry.node_probe().kind).fleet_columns  # type: ignore[attr-defined]
 
 
 def node_column(df: pd.DataFrame) -> str:

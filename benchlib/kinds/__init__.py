@@ -1,9 +1,11 @@
-"""Benchmark kinds: one registered object per kind carrying what differs between kinds (what
-it records, how its runs are told: :class:`~benchlib.kinds.base.Kind`), looked up from a config or a
-record's ``benchmark`` through the registry's entries (:mod:`benchlib.registry`).
+"""Benchmark kinds: one registered object per kind carrying what differs between kinds (what it
+records, how its runs are told: :class:`~benchlib.kinds.base.Kind`), looked up from a config or
+a record's ``benchmark`` through the registry's entries (:mod:`benchlib.registry`).
 
-The shipped kinds register themselves (``@register_kind``) when their modules are imported,
-below; a site's kinds come from its package's ``benchlib.benchmarks`` entry point, imported by
+The shipped kinds register themselves (``@register_kind``) when their folders' ``kind`` modules
+are imported, on the first look-up (:func:`get`, ``KINDS``): importing this package (as the
+record schema does, for the kinds' ``columns`` modules) imports no kind. A site's kinds come
+from its package's ``benchlib.benchmarks`` entry point, imported by
 :func:`benchlib.registry.benchmarks`. A kind's notebook cells are its layout,
 :mod:`benchlib.publish.benchmark_notebook.layouts`.
 """
@@ -13,22 +15,50 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchlib import discovery, registry
-from benchlib.kinds.base import KINDS, Kind, register_kind
+from benchlib.kinds import base
+from benchlib.kinds.base import Kind, register_kind
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from benchlib.inputs.config import CommonConfig
 
-__all__ = ["KINDS", "Kind", "data_path", "fact_of_rows", "is_probe", "kind_named", "kind_of",
+__all__ = ["KINDS", "Kind", "data_path", "fact_of_rows", "get", "is_probe", "kind_named", "kind_of",
            "register_kind", "run_target"]
 
 
+_SHIPPED_LOADED = False
+
+
+def _registered() -> dict[str, Kind]:
+    """Every registered kind, the shipped ones imported on the first call."""
+    global _SHIPPED_LOADED
+    if not _SHIPPED_LOADED:
+        discovery.role_modules("kind")
+        _SHIPPED_LOADED = True
+    return base.KINDS
+
+
+def __getattr__(name: str) -> object:
+    if name == "KINDS":
+        return _registered()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def get(name: str) -> Kind:
+    """The kind registered as ``name``; an unknown name is a KeyError naming the known kinds."""
+    found = _registered()
+    if name not in found:
+        raise KeyError(f"no kind is registered as {name!r} (known: {', '.join(sorted(found))})")
+    return found[name]
+
+
 def _kind(entry: registry.Benchmark) -> Kind:
-    if entry.kind not in KINDS:
+    found = _registered()
+    if entry.kind not in found:
         raise KeyError(f"benchmark {entry.benchmark!r} names kind {entry.kind!r}, which no module "
-                       f"registered (known: {', '.join(sorted(KINDS))})")
-    return KINDS[entry.kind]
+                       f"registered (known: {', '.join(sorted(found))})")
+    return found[entry.kind]
 
 
 def kind_of(config: CommonConfig) -> Kind:
@@ -66,8 +96,3 @@ def data_path(config: CommonConfig) -> str:
 def run_target(config: CommonConfig) -> str:
     """``module:function`` that runs ``config`` (its kind's run function)."""
     return kind_of(config).run
-
-
-# The shipped kinds register themselves on import: each kind folder's ``kind`` module
-# (:mod:`benchlib.discovery`).
-discovery.role_modules("kind")

@@ -1,14 +1,18 @@
 """Every record column, in the order tables show them, each with the words people read for it
 and how its numbers are shown (:mod:`benchlib.records.schema` looks them up; the columns
-analysis adds are :mod:`benchlib.records.derived`)."""
+analysis adds are :mod:`benchlib.records.derived`). The columns every kind shares are here;
+those only one kind's runs have are in its folder (``benchlib/kinds/<kind>/columns.py``, found
+by :mod:`benchlib.discovery`), placed by :func:`every_column`."""
 
 from __future__ import annotations
 
 import math
+from functools import cache
 
+from benchlib import discovery
 from benchlib.records.column import B, C, Column, E, M
 
-#: Every column, in the order tables show them (core columns first).
+#: The columns every kind's records share, in the order tables show them (core columns first).
 COLUMNS: tuple[Column, ...] = (
     Column("schema_version", B, "int", "", "version of this schema the record follows", True,
            minimum=1),
@@ -77,9 +81,6 @@ COLUMNS: tuple[Column, ...] = (
            "data", describes=19, factor=11),
     Column("image_size", C, "count", "px", "image side", minimum=1,
            describes=14, said_once=True),
-    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image",
-            minimum=1, describes=15),
-    Column("sigma", B, "float", "", "smooth inference: noise standard deviation", minimum=0),
     Column("breakdown", B, "bool", "", "per-phase timers on"),
     Column("device_batch_size", B, "int", "samples", "batch per device per iteration",
            minimum=1),
@@ -87,44 +88,8 @@ COLUMNS: tuple[Column, ...] = (
            minimum=1),
     Column("device", B, "text", "", "torch device type (cuda, cpu)"),
     Column("seed", B, "int", "", "random seed"),
-    Column("target", C, "text", "", "3D U-Net: affinities or boundaries"),
-    Column("unet_{part}", C, "text", "", "3D U-Net network: depth, base_features, growth, "
-           "padding, norm, pooling"),
-    Column("augment", C, "bool", "", "3D U-Net training: augmentation on"),
-    Column("patch_shape", C, "shape", "voxels", "3D U-Net training: input patch (ZxYxX)",
-           lists=True,
-           describes=16, label="patch (z x y x x)"),
-    Column("block_shape", C, "shape", "voxels", "3D U-Net prediction: output block (ZxYxX)",
-           lists=True,
-           describes=17, label="block (z x y x x)"),
-    Column("output_dtype", C, "text", "", "3D U-Net prediction: output dtype"),
-    Column("lm_size", C, "text", "", "language model: named size (tiny, mini, gpt2, ..., custom)"),
-    Column("lm_layers", C, "count", "blocks", "language model: transformer blocks", minimum=1),
-    Column("lm_heads", C, "count", "heads", "language model: attention heads", minimum=1),
-    Column("lm_width", C, "count", "", "language model: embedding width", minimum=1),
-    Column("lm_vocab", C, "count", "tokens", "language model: vocabulary size", minimum=1),
-    Column("sequence_length", C, "count", "tokens", "language model: tokens per sequence (a "
-           "sample of batch_size is a sequence, of throughput a token)", minimum=1),
-    Column("parameters", B, "int", "parameters", "language model: trainable parameters",
-           minimum=1),
-    Column("output_shape", B, "shape", "voxels", "3D U-Net: network output for the patch"),
-    Column("input_shape", B, "shape", "voxels", "3D U-Net prediction: input block with halo"),
-    Column("halo", B, "shape", "voxels", "3D U-Net prediction: context around a block",
-           lists=True),
-    Column("pooling", B, "int", "", "3D U-Net: the pooling parameter (failed records)",
-           minimum=1, lists=True),
-    Column("precisions", B, "text", "", "node probe: the precisions parameter", lists=True),
-    Column("decode_workers", B, "int", "processes", "node probe: the decode_workers parameter",
-           lists=True),
-    Column("downsampling", B, "shape", "", "3D U-Net: total pooling factor"),
-    Column("volume", B, "text", "", "3D U-Net: HDF5 / zarr volume read"),
-    Column("raw_key", B, "text", "", "3D U-Net: dataset of raw voxels"),
-    Column("label_key", B, "text", "", "3D U-Net training: dataset of labels"),
-    Column("output", B, "text", "", "3D U-Net prediction: file written"),
-    Column("output_key", B, "text", "", "3D U-Net prediction: dataset written"),
     Column("provenance", B, "text", "", "shipped reference records: where the figures come from"),
     Column("dataset_label", B, "text", "", "shipped reference records: the data set's name"),
-    Column("data_dir", B, "text", "", "image folder read (node probe)"),
     # bookkeeping
     Column("run_id", B, "text", "", "the run's id (32 hex digits), made once per run: every "
            "rank of a run shares it; missing in records of schema 1", since=2),
@@ -155,10 +120,6 @@ COLUMNS: tuple[Column, ...] = (
            "integrated power (NVML power samples), rapl (a CPU run: the packages' RAPL "
            "counters, whole packages, every process on them); none: why, where nothing was "
            "measured (energy unknown, never 0)"),
-    Column("busbw_peak_size", B, "text", "", "all-reduce: message size of the peak"),
-    Column("decode_best_workers", B, "int", "processes", "node probe: loader workers of the "
-           "best decode rate"),
-    Column("allreduce_devices", B, "int", "devices", "node probe: devices in its all-reduce"),
     Column("contended", M, "bool", "", "others took > 10 % of the CPU time, swapped, or shared "
            "the GPU during the timed loop (a probe: while it measured)"),
     Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
@@ -171,8 +132,6 @@ COLUMNS: tuple[Column, ...] = (
            better="higher", shown="throughput"),
     Column("throughput_high", M, "float", "unit", "within-run 95 % interval of throughput, high end",
            better="higher", shown="throughput"),
-    Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
-           "classified per second", better="higher"),
     Column("flops_per_sample", M, "float", "FLOP", "model FLOPs per sample (forward, + backward "
            "for training)", label="work per sample"),
     Column("achieved_tflops", M, "float", "TFLOP/s", "flops_per_sample x throughput",
@@ -213,42 +172,36 @@ COLUMNS: tuple[Column, ...] = (
            minimum=-math.inf, better="lower", label="launch overhead"),
     Column("straggler_spread", M, "float", "", "slowest / fastest rank's wall time",
            better="lower", label="slowest / fastest rank", shown="ratio"),
-    Column("result_parameters", M, "text", "", "the network's parameter count (a kind's result: "
-           "the 3D U-Net's)", label="network parameters"),
     Column("result_{name}", M, "text", "", "workload-specific results (final loss, loop stop "
            "reason, parameters, voxels written, ...)"),
-    Column("busbw_{size}", M, "float", "GB/s", "all-reduce bus bandwidth at a message size",
-           better="higher"),
-    Column("algbw_{size}", M, "float", "GB/s", "all-reduce algorithm bandwidth at a size",
-           better="higher"),
-    Column("time_smallest_us", M, "float", "µs", "all-reduce: time of the smallest message",
-           better="lower"),
-    Column("matmul_tflops_{precision}", M, "float", "TFLOP/s", "node probe: matmul of one "
-           "square size (matmul_size, or the largest that fits probe_time_s)", better="higher",
-           shown="tflops"),
-    Column("mamf_tflops_{precision}", M, "float", "TFLOP/s", "node probe: maximum achievable "
-           "matmul (MAMF): over a sweep of shapes, the best shape's mean over mamf_repeats calls",
-           better="higher"),
-    Column("memory_GBps", M, "float", "GB/s", "node probe: device copy (read + written)",
-           better="higher"),
-    Column("triad_GBps", M, "float", "GB/s", "node probe: STREAM triad a = b + 3c (two arrays "
-           "read, one written), best call", better="higher"),
-    Column("{direction}_{kind}_GBps", M, "float", "GB/s", "node probe: h2d / d2h, pinned / "
-           "pageable", better="higher"),
-    Column("decode_images_per_s_{workers}w", M, "float", "images/s", "node probe: read from data_dir "
-           "+ JPEG decode + transform, n loader workers", better="higher"),
-    Column("decode_best_images_per_s", M, "float", "images/s", "node probe: best read + decode rate",
-           better="higher"),
-    Column("decode_memory_images_per_s", M, "float", "images/s", "node probe: JPEG decode + "
-           "transform of data_dir's images read into memory first (no file system), at "
-           "decode_best_workers", better="higher"),
-    Column("read_MBps", M, "float", "MB/s", "node probe: data directory read", better="higher"),
-    Column("read_files_per_s", M, "float", "files/s", "node probe: data directory files read",
-           better="higher"),
-    Column("allreduce_busbw_GBps", M, "float", "GB/s", "node probe: peak all-reduce bus "
-           "bandwidth", better="higher"),
     Column("env_var_{name}", E, "text", "", "allow-listed environment variable (never secrets)"),
     Column("env_slurm_{name}", E, "text", "", "SLURM job, array, node list, partition, cluster"),
     Column("env_{name}", E, "text", "", "versions, hardware, host, container, file system of the "
            "data, git commit (see benchlib.measure.environment.capture)"),
 )
+
+#: The shared columns a kind's settings (configuration and bookkeeping) and its measurements
+#: are placed before.
+SETTINGS_BEFORE = "provenance"
+MEASUREMENTS_BEFORE = "env_var_{name}"
+
+
+@cache
+def every_column() -> tuple[Column, ...]:
+    """The shared columns with each shipped kind's (its folder's ``columns`` module), in the
+    order tables show them: a kind's settings before the shared bookkeeping, its measurements
+    before the environment. A name declared twice is an ImportError naming both places."""
+    where = {c.name: "benchlib.records.columns" for c in COLUMNS}
+    settings: list[Column] = []
+    measurements: list[Column] = []
+    for module in discovery.role_modules("columns"):
+        for column in module.COLUMNS:
+            if column.name in where:
+                raise ImportError(f"record column {column.name!r} is declared in "
+                                  f"{where[column.name]} and in {module.__name__}")
+            where[column.name] = module.__name__
+            (measurements if column.role == M else settings).append(column)
+    names = [c.name for c in COLUMNS]
+    first, second = names.index(SETTINGS_BEFORE), names.index(MEASUREMENTS_BEFORE)
+    return (*COLUMNS[:first], *settings, *COLUMNS[first:second], *measurements,
+            *COLUMNS[second:])

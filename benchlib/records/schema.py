@@ -33,7 +33,7 @@ from benchlib.records.column import (  # noqa: F401  (the schema's names, read a
     M,
     Role,
 )
-from benchlib.records.columns import COLUMNS
+from benchlib.records.columns import every_column
 from benchlib.records.derived import DERIVED
 from benchlib.vocabulary import RecordStatus, values
 
@@ -59,7 +59,7 @@ def _derived() -> dict[str, Column]:
 
 @cache
 def _exact() -> dict[str, Column]:
-    return {c.name: c for c in COLUMNS if "{" not in c.name}
+    return {c.name: c for c in every_column() if "{" not in c.name}
 
 
 @cache
@@ -70,14 +70,14 @@ def column(name: str) -> Column | None:
     found = _exact().get(name)
     if found is not None:
         return found
-    families = [c for c in COLUMNS if "{" in c.name and c.pattern.match(name)]
+    families = [c for c in every_column() if "{" in c.name and c.pattern.match(name)]
     return max(families, key=lambda c: len(re.sub(r"\{\w+\}", "", c.name)), default=None)
 
 
 def names(role: Role | None = None, dtype: str | None = None, core: bool | None = None
           ) -> tuple[str, ...]:
     """Exact column names (no families) with the given role / dtype / core flag."""
-    return tuple(c.name for c in COLUMNS if "{" not in c.name
+    return tuple(c.name for c in every_column() if "{" not in c.name
                  and (role is None or c.role == role) and (dtype is None or c.dtype == dtype)
                  and (core is None or c.core == core))
 
@@ -85,27 +85,27 @@ def names(role: Role | None = None, dtype: str | None = None, core: bool | None 
 @cache
 def describing() -> tuple[str, ...]:
     """Columns that describe a run's configuration in tables and labels, in their order."""
-    return tuple(c.name for c in sorted((c for c in COLUMNS if c.describes),
+    return tuple(c.name for c in sorted((c for c in every_column() if c.describes),
                                         key=lambda c: c.describes))
 
 
 @cache
 def factors() -> tuple[str, ...]:
     """Columns the comparisons pair runs over, in the comparisons' order."""
-    return tuple(c.name for c in sorted((c for c in COLUMNS if c.factor), key=lambda c: c.factor))
+    return tuple(c.name for c in sorted((c for c in every_column() if c.factor), key=lambda c: c.factor))
 
 
 @cache
 def said_once() -> tuple[str, ...]:
     """Columns a table names once in its caption when every row has the same value."""
-    return tuple(c.name for c in COLUMNS if c.said_once)
+    return tuple(c.name for c in every_column() if c.said_once)
 
 
 @cache
 def added_later() -> tuple[str, ...]:
     """Exact columns a later schema version added (:attr:`Column.since` above 1): every loaded
     table has them, missing where a record of an earlier version has none."""
-    return tuple(c.name for c in COLUMNS if c.since > 1 and "{" not in c.name)
+    return tuple(c.name for c in every_column() if c.since > 1 and "{" not in c.name)
 
 
 def better(name: str) -> str:
@@ -132,7 +132,7 @@ def role(name: str) -> Role | None:
 def core_columns(phases: tuple[str, ...]) -> tuple[str, ...]:
     """Core columns in table order, the ``time_{phase}_s`` family expanded over ``phases``."""
     out: list[str] = []
-    for c in COLUMNS:
+    for c in every_column():
         if c.core:
             out += [f"time_{p}_s" for p in phases] if c.name == "time_{phase}_s" else [c.name]
     return tuple(out)
@@ -144,7 +144,7 @@ STATUSES = values(RecordStatus)
 @cache
 def essential() -> tuple[Column, ...]:
     """The columns whose bad value leaves the record out (:attr:`Column.essential`)."""
-    return tuple(c for c in COLUMNS if c.essential)
+    return tuple(c for c in every_column() if c.essential)
 
 
 #: What loading does with a value that breaks its column's rule (``docs/record.md``).
@@ -198,7 +198,7 @@ def markdown() -> str:
         lines += [f"| `{c.name}` | {c.dtype} | {c.valid} | {c.unit} | {_described(c)}"
                   f"{f'; {c.better} is better' if c.better else ''}"
                   f"{' (core, essential)' if c.essential else ' (core)' if c.core else ''} |"
-                  for c in COLUMNS if c.role == wanted]
+                  for c in every_column() if c.role == wanted]
         lines.append("")
     lines += ["## Columns tables add", "",
               "Not in a record: what analysis and the pages compute from records "

@@ -57,7 +57,7 @@ def register_layout(kind: str, layout: Layout) -> Layout:
 def cells(entry: registry.Benchmark) -> Cells:
     """The cells of ``entry``'s notebook: its kind's layout, else a timed loop's or one run's
     (as the kind says)."""
-    default = TIMED_LOOP if kinds.KINDS[entry.kind].timed_loop else ONE_RUN
+    default = TIMED_LOOP if kinds.get(entry.kind).timed_loop else ONE_RUN
     return LAYOUTS.get(entry.kind, default).cells(entry)
 
 

@@ -1,0 +1,16 @@
+"""The record columns only the classification kind's runs have (smooth inference), each with
+its words and its form; ``benchlib.records.columns.every_column`` places them among the shared
+ones (settings before the shared bookkeeping, measurements before the environment)."""
+
+from __future__ import annotations
+
+from benchlib.records.column import B, C, Column, M
+
+#: The columns this kind adds to the record (docs/record.md lists them).
+COLUMNS: tuple[Column, ...] = (
+    Column("noise_samples", C, "count", "samples", "smooth inference: noisy copies per image",
+            minimum=1, describes=15),
+    Column("sigma", B, "float", "", "smooth inference: noise standard deviation", minimum=0),
+    Column("noisy_samples_per_s", M, "float", "samples/s", "smooth inference: noisy copies "
+           "classified per second", better="higher"),
+)
