@@ -152,6 +152,7 @@ def _nightly(seed: int, step: dict | None = None, nodes: int = 1) -> pd.DataFram
     return frame
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_steady_nightly_histories_have_no_change_point():
     """100 steady 40-night histories (4,000 nights) with correlated runs: no change point
     listed (goal: at most 1 per 1,000 nights)."""

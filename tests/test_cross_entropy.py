@@ -148,6 +148,7 @@ def test_rows_per_block_and_bad_shapes():
         chunked_cross_entropy(torch.zeros(2, 3, 4), torch.zeros(2, 3, dtype=torch.long))
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_the_loss_compiles_with_its_gradient():
     # torch.compile traces the autograd.Function (aot_eager: no C++ compiler needed on a CPU)
     logits, targets = _logits(torch.bfloat16)

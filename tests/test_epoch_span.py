@@ -24,6 +24,7 @@ def _train(image_dir, **changes) -> dict:
                               ).extras
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_a_timed_span_across_an_epoch_end_is_counted(image_dir):
     # 18 images in batches of 4: 4 batches an epoch; warm-up batch 0, timed batches 1 to 6
     # take the second epoch's first batch (index 4): one boundary in the timed span

@@ -36,6 +36,7 @@ def _counts(path: Path) -> list[int | None]:
     return [c.execution_count for c in nb.cells if c.cell_type == "code"]
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_notebooks_of_a_session_share_a_kernel_but_not_a_namespace(tmp_path):
     first = _notebook(tmp_path / "first.ipynb",
                       "import os, matplotlib.pyplot as plt\nsecret = tag\nplt.figure()\n"
@@ -63,6 +64,7 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_a_warning_shown_on_one_page_is_shown_on_the_next_too(tmp_path):
     """Python shows a warning once per line and module; the modules outlive a page, so without
     the reset a second page would silently lose the warning the first one showed."""
@@ -83,6 +85,7 @@ def test_a_warning_shown_on_one_page_is_shown_on_the_next_too(tmp_path):
         assert "UserWarning: something odd" in said, (name, said)
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_a_failed_notebook_takes_its_kernel_with_it(tmp_path):
     broken = _notebook(tmp_path / "broken.ipynb", "import os\nprint(os.getpid())",
                        "raise KeyError('no such column')")

@@ -27,6 +27,7 @@ def seven_batch_sizes() -> pd.DataFrame:
     return frame.astype({"batch_size": "Int64", "num_devices": "Int64"})
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_seven_nullable_batch_sizes_through_every_plot():
     df = seven_batch_sizes()
     figure = plots.scaling_plot(comparisons.scaling(df))
@@ -83,6 +84,7 @@ def test_a_log_axis_over_one_or_two_decades_reads_more_than_one_label():
     assert labels([0.01, 3000.0]) == ["0.01", "0.1", "1", "10", "100", "1,000"]
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_every_summary_plot_has_a_phone_rendering_whose_labels_stay_10_px_at_390():
     """Item 12: at 390 px a plot 8-13 inches wide shrank to 3-6 px labels. Each figure's phone
     rendering is one column at most ``narrow.MAX_PIXELS`` wide, no text under 10 pt: on the

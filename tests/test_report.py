@@ -116,6 +116,7 @@ def test_a_failed_summary_is_kept_and_named(tmp_path, monkeypatch):
     assert [p.name for p in root.iterdir() if p.name.startswith(".report")] == [".report-failed"]
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_a_summary_that_kills_its_kernel_is_named(tmp_path, monkeypatch):
     root = campaign(tmp_path / "fake")
     _summary_notebook(tmp_path, monkeypatch, "summary_dying", "import os\nos._exit(3)")

@@ -90,6 +90,7 @@ def test_a_truncated_jpeg_is_named_through_loader_workers(truncated_dir):
             pass
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_a_truncated_jpeg_held_in_memory_is_named(truncated_dir):
     root, bad = truncated_dir
     loader = memory_folder.memory_folder_loader(root, 32, batch_size=2, num_workers=0,

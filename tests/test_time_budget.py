@@ -75,6 +75,7 @@ def test_auto_is_validated():
     assert TimeBudget.of(ClassificationConfig(model="resnet18")) is None
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_the_node_probe_keeps_to_its_time_budget():
     import time
 

@@ -103,6 +103,7 @@ def test_precisions_and_channels_last_run(tiny, precision):
     assert result.iterations == 3
 
 
+@pytest.mark.slow  # the edit loop's slowest (make test runs it)
 def test_inception_v3_trains_with_aux_logits(tiny):
     tiny.update(model="inception_v3", image_size=None, batch_size=2, iterations=1, warmup=0)
     model = build_model(ClassificationConfig(**tiny)).train()
