@@ -29,6 +29,7 @@ from benchlib.history.report_input import catalog_history, validated_history
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish import local_paths
+from benchlib.publish.pages import answers
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
@@ -196,7 +197,7 @@ def report_pages(summaries: Sequence[str], inputs: ReportInputs | None = None) -
 
 def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
            runs: dict[str, str], skipped: Sequence[Skipped] = (),
-           inputs: ReportInputs | None = None) -> str:
+           inputs: ReportInputs | None = None, building: Path | None = None) -> str:
     inputs = inputs or ReportInputs()
     pages = report_pages(summaries, inputs)
     compared = None
@@ -208,7 +209,8 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",
-                  diagnosis=inputs.diagnosis)
+                  diagnosis=inputs.diagnosis,
+                  computed=answers.from_pages(building, summaries) if building else None)
 
 
 def _with_diagnosis(campaign_dir: Path, runs: pd.DataFrame, summaries: Sequence[str],
@@ -354,7 +356,8 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
         export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
                     nav=_nav(summaries, inputs, name))
     reuse.write_keys(building, keys)
-    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs)
+    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs,
+                   building)
     (building / "index.html").write_text(local_paths.scrub(index, local_paths.builder_root()),
                                          encoding="utf-8")
 

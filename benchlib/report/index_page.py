@@ -5,9 +5,11 @@ Per campaign: how fast the node is per benchmark and model (the best configurati
 throughput with unit and 95 % interval, and its energy efficiency beside it: images/J, ...,
 "unknown" where energy was not measured), how it scales (efficiency at the most devices), which
 factors matter (paired effects with intervals), what holds the runs back (the verdicts), and
-what is flagged. The page, its style, its sections, their lines and the run tables come from
+what is flagged: each answer as the summary page that computes it computed it
+(:mod:`benchlib.publish.pages.answers`), computed here only where that page is not in the
+report. The page, its style, its sections, their lines and the run tables come from
 ``templates/pages/`` (``index.html.j2`` and ``index.css``, ``section.html.j2``, the macros of
-``answers.html.j2``, ``runs.html.j2``) with autoescape: this module computes what they say.
+``answers.html.j2``, ``runs.html.j2``) with autoescape.
 """
 
 from __future__ import annotations
@@ -20,23 +22,19 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
-import benchlib.analysis.comparisons as comparisons
 import benchlib.analysis.energy as energy
 from benchlib import formatting
-from benchlib.analysis.intervals import HEADLINE_NAME
 from benchlib.compare import tables as compare_tables
 from benchlib.publish import templating
+from benchlib.publish.pages import answers as answer_data
 from benchlib.publish.pages import catalog as pages_catalog
 from benchlib.publish.pages import summary
 from benchlib.publish.pages.catalog import SummaryPage
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
-from benchlib.records import configuration, flags, schema
+from benchlib.records import configuration, flags
 from benchlib.vocabulary import CompareVerdict, RecordStatus
 
-#: Settings that describe a configuration on the front page (those that vary are shown): the
-#: schema's, but benchmark and model, by which its lines are grouped.
-DESCRIBE = tuple(c for c in schema.describing() if c not in ("benchmark", "model"))
 CSS = templating.TEMPLATES / "offline" / "page.css"
 
 
@@ -61,53 +59,6 @@ def _link(pages: Mapping[str, Link], to: SummaryPage, text: str = "details") -> 
     return Link(page.href, text) if page else None
 
 
-def _interval(row: pd.Series, repeats: pd.Series) -> str:
-    """Between-run spread when the configuration has repeats, else the within-run interval,
-    named as such."""
-    values = pd.to_numeric(repeats, errors="coerce").dropna()
-    if len(values) >= 2:
-        return (f" (runs of this configuration: {formatting.number(float(values.min()))}–"
-                f"{formatting.number(float(values.max()))}, {len(values)} repeats)")
-    low, high = row.get("throughput_low"), row.get("throughput_high")
-    if formatting.missing(low) or formatting.missing(high):
-        return ""
-    return (f" (one run; within-run 95 %: {formatting.number(float(low))}–"
-            f"{formatting.number(float(high))})")
-
-
-def _runs(configurations: int, repeats: pd.Series, setting: str) -> str:
-    """Where the figure comes from and which configuration won ('' when there was one
-    configuration: the interval text says it)."""
-    if configurations <= 1:
-        return ""  # one run, or one configuration's repeats: the interval text says so
-    what = " (median of its repeats)" if len(repeats) > 1 else ""
-    won = f": the fastest is {setting}" if setting else ""
-    return f"best of {configurations} configurations{won}{what}"
-
-
-def named_runs(rows: pd.DataFrame, runs: Mapping[str, str]) -> Markup:
-    """HTML naming ``rows``' runs, each linked to its page: ``train-3, train-7 and 4 more``."""
-    names = [_line("run_link", _stem(row) or "(unnamed run)", run_page(row, runs))
-             for _, row in rows.head(summary.NAMED_RUNS).iterrows()]
-    more = len(rows) - summary.NAMED_RUNS
-    if more > 0:
-        return Markup("{} and {} more").format(Markup(", ").join(names), more)
-    if len(names) > 1:
-        return Markup("{} and {}").format(Markup(", ").join(names[:-1]), names[-1])
-    return Markup("").join(names)
-
-
-def _best_configuration(rows: pd.DataFrame) -> tuple[pd.Series, pd.Series, int]:
-    """The configuration with the highest median throughput over its repeats: its run nearest
-    that median, the throughputs of its repeats, and how many configurations there were."""
-    keys = [c for c in comparisons.config_columns(rows) if rows[c].notna().any()]
-    groups = rows.groupby(keys, dropna=False, sort=False) if keys else [((), rows)]
-    medians = [(float(g["throughput"].astype(float).median()), g) for _, g in groups]
-    median, group = max(medians, key=lambda item: item[0])
-    values = group["throughput"].astype(float)
-    return group.loc[(values - median).abs().idxmin()], values, len(medians)
-
-
 def _stem(row: pd.Series) -> str:
     return Path(str(row.get("source", ""))).stem
 
@@ -120,129 +71,35 @@ def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
 
 
 def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:
-    """One line per benchmark and model: the best configuration, its throughput and, beside it,
-    its energy efficiency (median images/J, ... over its repeats; unknown where not measured)."""
-    lines = []
-    work = energy.with_per_joule(comparisons.benchmarks(done).dropna(subset=["throughput"]))
-    keys = [c for c in ("benchmark", "model", "unit") if c in work]
-    for key, rows in work.groupby(keys, dropna=False, sort=True):
-        benchmark, model, unit = (*key, "", "", "")[:3]
-        best, repeats, configurations = _best_configuration(rows)
-        per_joule = energy.per_joule_unit(benchmark, unit)
-        efficiency = (energy.said(rows.loc[repeats.index, energy.COLUMN].median(), per_joule)
-                      if per_joule else "")
-        varying = [c for c in configuration.varying(rows, DESCRIBE) if not formatting.missing(best[c])]
-        setting = configuration.written(best.to_frame().T, varying, short=True).iloc[0] if varying else ""
-        lines.append(_line("fastest", benchmark, model, formatting.number(float(repeats.median())),
-                           unit, _interval(best, repeats), efficiency,
-                           _runs(configurations, repeats, setting),
-                           _stem(best), run_page(best, runs),
-                           best["flags"] if flags.of(best.get("flags")) else ""))
-    return lines
+    """One line per benchmark and model: the best configuration, its throughput and its
+    energy efficiency (:func:`benchlib.publish.pages.answers.fastest`), linked to ``runs``."""
+    return answer_data.lines("fastest", answer_data.fastest(done), runs)
 
 
 def scaling(done: pd.DataFrame, linked: Mapping[str, str] | None = None) -> list[Markup]:
     """Per benchmark, model and unit with several device counts: efficiency at the most
-    devices (median over configurations, with their range and the runs at its ends)."""
-    runs = summary.scalable(comparisons.benchmarks(done))
-    if runs.empty or not configuration.varies(runs["num_devices"]):
-        return []
-    scaled = comparisons.scaling(runs)
-    lines = []
-    keys = [c for c in ("benchmark", "model", "unit") if c in scaled]
-    for key, rows in scaled.groupby(keys, dropna=False, sort=True):
-        if not configuration.varies(rows["num_devices"]):
-            continue
-        most = int(rows["num_devices"].max())
-        base = int(rows["baseline_devices"].min())
-        top = rows[rows["num_devices"] == most]
-        efficiency, speedup = top["efficiency"].median(), top["speedup"].median()
-        low, high = top.loc[top["efficiency"].idxmin()], top.loc[top["efficiency"].idxmax()]
-        ends = [(formatting.percent(end["efficiency"]), named_runs(end.to_frame().T, linked or {}))
-                for end in (low, high)]
-        spread = len(top) > 1 and ends[0][0] != ends[1][0]  # the range and its runs, said
-        # a flagged run behind the figure (superlinear included) is said where it is read: a
-        # run of the configurations measured at the most devices, never one that scaled not
-        behind = rows[rows["baseline_key"].isin(top["baseline_key"])]
-        marked = behind[[bool(flags.of(f)) for f in behind.get("flags", [""] * len(behind))]]
-        names = flags.join(n for f in marked.get("flags", []) for n in flags.of(f))
-        name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))[:2])
-        lines.append(_line("scaling", name, most, formatting.ratio(speedup), base,
-                           formatting.percent(efficiency), ends if spread else None, len(top),
-                           names, named_runs(marked, linked or {}) if names else ""))
-    return lines
+    devices (:func:`benchlib.publish.pages.answers.scaling`)."""
+    return answer_data.lines("scaling", answer_data.scaling(done), linked or {})
 
 
 def factors(done: pd.DataFrame) -> list[Markup]:
     """One line per paired comparison, significant effects first."""
-    found = sorted(summary.comparisons(done), key=lambda c: not c.effect["significant"])
-    lines = []
-    for comparison in found:
-        effect = comparison.effect
-        css = "flag" if effect.get("unreliable") else "significant" if effect["significant"] else ""
-        lines.append(_line("factor", css, comparison.factor.replace("_", " "), comparison.a,
-                           comparison.b, summary.describe_effect(effect), HEADLINE_NAME,
-                           effect["pairs"], comparison.benchmark))
-    return lines
+    return answer_data.lines("factors", answer_data.factors(done), {})
 
 
 def bottlenecks(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[Markup]:
-    """How many runs each verdict covers, which (the first ``summary.NAMED_RUNS``, those waiting
-    longest for data first), with the typical data wait or MFU."""
-    import benchlib.analysis.verdict as verdict
-
-    judged = verdict.verdicts(done)
-    if judged.empty:
-        return []
-    lines = []
-    for name, rows in judged.groupby("verdict", sort=False):
-        detail = ""
-        rows = rows.sort_values("data_wait_share", ascending=False, na_position="last")
-        waits = rows["data_wait_share"].dropna()
-        mfu = {name: rows[column].dropna() for column, name in (
-            ("mfu", "of the datasheet"), ("mfu_achievable", "of what the node reaches"))
-            if column in rows}
-        if name == "data-bound" and len(waits) == 1:
-            detail = (f": it waited {formatting.percent(waits.iloc[0])} of each iteration for "
-                      "the next batch")
-        elif name == "data-bound" and len(waits):
-            low, high = formatting.percent(waits.min()), formatting.percent(waits.max())
-            detail = (f": they waited {low} to {high}" if low != high else f": each waited {low}")
-            detail += " of each iteration for the next batch"
-        elif name == "compute-bound" and any(len(v) for v in mfu.values()):
-            detail = ": median MFU " + ", ".join(
-                f"{formatting.percent(values.median())} {words}"
-                for words, values in mfu.items() if len(values))
-        elif name == "compute-bound":
-            detail = ": no FLOPs peak to compare with (no node probe or datasheet)"
-        if name == "compute-bound" and (unknown := verdict.unknown_reach(rows)):
-            detail = (f"{detail}; of" if detail.startswith(": median") else ": MFU of") + \
-                f" what the node reaches {unknown}"
-        elif name == "contended":
-            detail = (": others used the node while they ran, so no bottleneck is named for "
-                      "them (run them again on a quiet node)")
-        lines.append(_line("bottleneck", len(rows), len(judged), name, named_runs(rows, runs or {}),
-                           detail))
-    return lines
+    """How many runs each verdict covers and which, with the typical data wait or MFU."""
+    return answer_data.lines("bottlenecks", answer_data.bottlenecks(done), runs or {})
 
 
 def flagged(done: pd.DataFrame, runs: Mapping[str, str] | None = None) -> list[Markup]:
     """One line per flag present: how many runs and which, what it means, what to do."""
-    total = len(done)
-    marked = [flags.of(f) for f in done.get("flags", pd.Series("", index=done.index))]
-    return [_line("flagged", name, count, total,
-                  named_runs(done[[name in m for m in marked]], runs or {}),
-                  flags.FLAGS.get(name, "see the run record"))
-            for name, count in flags.flag_counts(done).items()]
+    return answer_data.lines("flagged", answer_data.flagged(done), runs or {})
 
 
 def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[Markup]:
-    """One line per benchmark (and model) against its matching reference
-    (:func:`benchlib.publish.pages.acceptance_tables.stands_lines`), failures marked."""
-    from benchlib.publish.pages import acceptance_tables
-
-    return [_line("stands", "slower than it should be" in line, *line.partition(": ")[::2])
-            for line in acceptance_tables.stands_lines(done, list(refs))]
+    """One line per benchmark (and model) against its matching reference, failures marked."""
+    return answer_data.lines("stands", answer_data.stands(done, refs), {})
 
 
 def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
@@ -272,36 +129,45 @@ def _section(title: str, items: list[Markup], empty: str, link: Link | None) -> 
                                   items=items))
 
 
+#: Each answer on the index (in :data:`~benchlib.publish.pages.answers.ANSWERS`' order): what
+#: it says where it has no line, and its link's text (to the page that computes it; none: the
+#: answer is explained on the index itself).
+SECTIONS: dict[str, tuple[str, str]] = {
+    "fastest": ("No benchmark run with a throughput.", "details"),
+    "scaling": ("No configuration ran on more than one device count.", "scaling sheet"),
+    "factors": ("No factor has two values that pair: nothing to compare.", "details"),
+    "bottlenecks": ("No finished benchmark run to judge.", "details"),
+    "stands": ("No finished run to check.", "acceptance"),
+    "flagged": ("Nothing: no run was contended, throttled, noisy or too short.", ""),
+}
+#: The page that computes each answer (the page the index links it to).
+COMPUTED_BY = {a: page for page in pages_catalog.SUMMARY_PAGES for a in page.computes}
+
+
 def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str, str],
-            refs: Sequence[object] = ()) -> Markup:
-    """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML."""
-    records = flags.with_flags(summary.with_core_columns(records))
+            refs: Sequence[object] = (),
+            computed: Mapping[str, Mapping[str, list]] | None = None) -> Markup:
+    """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML:
+    each as its page computed it (``computed``: :func:`benchlib.publish.pages.answers.read`
+    of the executed pages), else computed here."""
+    computed = computed or {}
+    campaigns = answer_data.by_campaign(records)
+    several = configuration.varies(records["campaign"].fillna("").astype(str), missing_too=True) \
+        if "campaign" in records else False
+    per = {name: computed.get(name) or answer_data.compute(name, records, refs)
+           for name in answer_data.ANSWERS if name != "stands" or refs}
     parts = []
-    campaigns = records["campaign"].fillna("").astype(str)
-    for campaign in sorted(campaigns.unique()):
-        done = comparisons.ok(records[campaigns == campaign])
-        if configuration.varies(campaigns, missing_too=True):
+    for campaign, done in campaigns.items():
+        if several:
             parts.append(_line("campaign", campaign or "(unnamed)"))
         if done.empty:
             parts.append(_line("no_finished_run"))
             continue
-        parts.append(_section("How fast", fastest(done, runs),
-                              "No benchmark run with a throughput.", _link(pages, pages_catalog.SCALING)))
-        parts.append(_section("How it scales", scaling(done, runs),
-                              "No configuration ran on more than one device count.",
-                              _link(pages, pages_catalog.SCALING, "scaling sheet")))
-        parts.append(_section("Which factors matter", factors(done),
-                              "No factor has two values that pair: nothing to compare.",
-                              _link(pages, pages_catalog.COMPARISONS)))
-        parts.append(_section("What holds it back", bottlenecks(done, runs),
-                              "No finished benchmark run to judge.", _link(pages, pages_catalog.NODE)))
-        if refs:
-            parts.append(_section("How it stands against the matching reference",
-                                  stands(done, refs), "No finished run to check.",
-                                  _link(pages, pages_catalog.ACCEPTANCE, "acceptance")))
-        parts.append(_section("What is flagged", flagged(done, runs),
-                              "Nothing: no run was contended, throttled, noisy or too short.",
-                              None))  # explained here: the pages link to this answer
+        for name, items in per.items():
+            empty, text = SECTIONS[name]
+            parts.append(_section(answer_data.ANSWERS[name].title,
+                                  answer_data.lines(name, items.get(campaign, []), runs), empty,
+                                  _link(pages, COMPUTED_BY[name], text) if text else None))
     return Markup("").join(parts)
 
 
@@ -371,10 +237,11 @@ def diagnosis_section(text: str, pages: Mapping[str, Link]) -> Markup:
 def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
            compared: pd.DataFrame | None = None, baseline: str = "",
-           diagnosis: str = "") -> str:
+           diagnosis: str = "", computed: Mapping[str, Mapping[str, list]] | None = None) -> str:
     """The whole index page, under the report's navigation bar (:mod:`benchlib.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
-    (:func:`benchlib.compare.regression.compare` against ``baseline``), the verdicts."""
+    (:func:`benchlib.compare.regression.compare` against ``baseline``), the verdicts; with
+    ``computed``, the answers as the executed pages computed them."""
     from benchlib.report import navigation
 
     by_key = {Path(p.href).stem: p for p in pages}
@@ -386,7 +253,7 @@ def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
                   nav=Markup(navigation.bar(pages, navigation.INDEX)),
                   css=Markup(CSS.read_text(encoding="utf-8")),  # ours, not records'
                   diagnosis=diagnosis_section(diagnosis, by_key),
-                  answers=answers(records, by_key, runs, refs),
+                  answers=answers(records, by_key, runs, refs, computed),
                   compared=(compared_counts(compared, baseline, by_key) if compared is not None
                             else ""),
                   runs=run_list(records, runs),

@@ -38,6 +38,9 @@ class SummaryPage:
     inputs: tuple[tuple[str, str], ...] = ()
     #: The module holding its cells when it is a feature's own (``benchlib.diagnosis.page``).
     page_module: str = ""
+    #: The index's answers this page computes and shows (:mod:`benchlib.publish.pages.answers`);
+    #: the index reads them from the executed page.
+    computes: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -65,18 +68,20 @@ DIAGNOSIS = SummaryPage(
     "speed down to your setting, and what to change", Needs.DIAGNOSE_PLAN,
     page_module="benchlib.diagnosis.page")
 SCALING = SummaryPage("summary_scaling", "Scaling", "throughput, speedup and efficiency against "
-                      "devices, in the reference sheets' layout")
+                      "devices, in the reference sheets' layout",
+                      computes=("fastest", "scaling"))
 COMPARISONS = SummaryPage("summary_comparisons", "Comparisons", "which settings (data, batch "
-                          "size, precision, GPU, model) change the throughput")
+                          "size, precision, GPU, model) change the throughput",
+                          computes=("factors",))
 BREAKDOWN = SummaryPage("summary_breakdown", "Breakdown", "where each iteration's time goes, "
                         "phase by phase")
 PROJECTIONS = SummaryPage("summary_projection", "Projections", "hours to a training target or "
                           "through a data set, beside the reference campaign")
 NODE = SummaryPage("summary_node", "The node", "its ceilings, each run's telemetry, and what "
-                   "held each run back")
+                   "held each run back", computes=("bottlenecks", "flagged"))
 ACCEPTANCE = SummaryPage("summary_acceptance", "Acceptance", "each run against the published "
                          "figure it should reach; nodes slower than their peers",
-                         inputs=(("references_file", "references"),))
+                         inputs=(("references_file", "references"),), computes=("stands",))
 COMPARED = SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement "
                        "or no change per configuration, with intervals", Needs.BASELINE,
                        (("baseline_dir", "baseline"), ("history_db", "history_db")),
