@@ -9,7 +9,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from benchlib.publish.pages import answers, catalog
+from benchlib.publish.pages import answers, carried, catalog
 from benchlib.publish.pages.catalog import SUMMARY_PAGES
 from benchlib.records.results import load
 from benchlib.report import index_page
@@ -19,19 +19,22 @@ pytestmark = pytest.mark.xdist_group("report")
 
 
 def _carried(notebook) -> list[dict]:
-    return [o["data"][answers.MIME] for cell in nbformat.read(notebook, as_version=4).cells
-            for o in cell.get("outputs", []) if answers.MIME in o.get("data", {})]
+    return [o["data"][carried.MIME] for cell in nbformat.read(notebook, as_version=4).cells
+            for o in cell.get("outputs", []) if carried.MIME in o.get("data", {})]
 
 
 def test_every_index_answer_is_computed_by_exactly_one_page_and_each_page_publishes_its_own():
     declared = [a for page in SUMMARY_PAGES for a in page.computes]
-    assert sorted(declared) == sorted(answers.ANSWERS)
-    assert set(index_page.SECTIONS) == set(answers.ANSWERS) == set(index_page.COMPUTED_BY)
+    assert sorted(declared) == sorted([*answers.ANSWERS, *carried.CARRIED])
+    assert set(index_page.SECTIONS) == set(answers.ANSWERS)
+    assert set(index_page.COMPUTED_BY) == set(declared)
     for page in SUMMARY_PAGES:
+        if set(page.computes) <= set(carried.CARRIED):  # carried by the feature's own cell
+            continue
         module = __import__(page.module, fromlist=["PAGE"])
         publishing = [call for cell in module.PAGE.cells
                       for call in (cell if isinstance(cell, tuple) else (cell,))
-                      if getattr(call, "function", None) is answers.publish]
+                      if getattr(call, "function", None) is carried.publish]
         assert [c.arguments.split(",")[0] for c in publishing] == (
             [f'"{page.name}"'] if page.computes else []), page.name
 
@@ -47,6 +50,9 @@ def test_the_index_shows_what_the_pages_computed(report):
         shown = (folder / page.href).read_text()
         assert "In short" in shown
     index = report.read_text()
+    (compared,) = _carried(folder / catalog.COMPARED.notebook)
+    item = compared["compared"][""][0]
+    assert item["counts"] and item["counts"] in index  # the compare page's counts, read
     done = answers.by_campaign(records)["fake"]
     for line in index_page.fastest(done, {}):  # the words; the index links the runs
         words = re.sub(r"<[^>]+>", "", str(line))
@@ -66,9 +72,9 @@ def test_the_index_reads_a_pages_answer_and_computes_only_what_no_page_carries(t
                "scaling": {"fake": [{"name": "only a name"}]}}  # missing fields: not read
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
-        "display_data", {"text/html": "<ul></ul>", answers.MIME: planted})]))
+        "display_data", {"text/html": "<ul></ul>", carried.MIME: planted})]))
     nbformat.write(notebook, tmp_path / "summary_scaling.ipynb")
-    computed = answers.from_pages(tmp_path, ["summary_scaling"])
+    computed = carried.from_pages(tmp_path, ["summary_scaling"])
     assert set(computed) == {"fastest"}
     page = index_page.render("fake", records, report_pages(["summary_scaling"]), {},
                              computed=computed)
@@ -78,4 +84,31 @@ def test_the_index_reads_a_pages_answer_and_computes_only_what_no_page_carries(t
 
 def test_publish_names_the_pages_that_compute_answers_for_a_page_that_does_not():
     with pytest.raises(ValueError, match="summary_scaling"):
-        answers.publish("summary_breakdown", pd.DataFrame())
+        carried.publish("summary_breakdown", pd.DataFrame())
+
+
+def test_a_carried_answer_must_be_of_its_shape():
+    with pytest.raises(ValueError, match="diagnosis, compared"):
+        carried.carry("nothing", {}, "")
+    with pytest.raises(ValueError, match="holding text"):
+        carried.carry("diagnosis", {"said": "x"}, "")
+
+
+def test_a_diagnose_campaigns_report_reads_the_recommendation_from_its_page(tmp_path, monkeypatch):
+    """`benchlib report` on a diagnose campaign: the index's recommendation is the diagnose
+    page's, and the build itself never diagnoses (the page's kernel does, once)."""
+    from benchlib.diagnosis import analysis
+    from benchlib.report.build import build_report
+
+    from .test_diagnose import SLOW_DATA, _campaign, _plan
+
+    def never(*_, **__):
+        raise AssertionError("the build diagnosed the campaign itself")
+
+    monkeypatch.setattr(analysis, "diagnose", never)
+    root = _campaign(tmp_path, _plan(tmp_path), SLOW_DATA, {"disk-w1": 0.6, "memory-w1": 0.55})
+    index = build_report(root, summaries=("summary_scaling",), progress=False).read_text()
+    (carried,) = _carried(root / "report" / "summary_diagnose.ipynb")
+    said = carried["diagnosis"][""][0]["text"]
+    assert "Why it is slower than it should be" in index and "JPEG decode" in said
+    assert said.split(":")[0] in index

@@ -245,8 +245,10 @@ def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeyp
     page.workers(found)
     page.others(df, found)
     page.rungs(df, found)
-    text = [getattr(v, "data", "") for v in seen]
+    text = [v.get("text/markdown", "") if isinstance(v, dict) else getattr(v, "data", "")
+            for v in seen]
     assert text[0].startswith("**resnet18 train on this node") and "JPEG decode" in text[0]
+    assert seen[0]["application/vnd.benchlib.answers+json"]["diagnosis"][""][0]["text"] in text[0]
     assert any(isinstance(v, dict) and "image/png" in v for v in seen)  # the plot
     assert any("No shipped published figure matches" in str(t) for t in text)
     assert any(str(t).startswith("Repeats: every step's 95 % interval") for t in text)

@@ -92,7 +92,7 @@ def test_a_notebook_saved_by_jupyterlab_passes_the_check(tools, generated, tmp_p
     (lambda nb: nb["cells"][1]["metadata"].update(tags=[]), "cell 1: tags differs"),
     (lambda nb: nb["cells"][3].update(cell_type="raw"), "cell 3: type differs"),
     (lambda nb: nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "1",
-                                    "outputs": [], "execution_count": None}), "15 cells, expected 14"),
+                                    "outputs": [], "execution_count": None}), "17 cells, expected 16"),
     (lambda nb: nb["metadata"]["kernelspec"].update(name="python3-other"), "kernel: 'python3-other'"),
 ])
 def test_a_changed_notebook_fails_the_check_naming_what_changed(tools, generated, tmp_path, capsys,

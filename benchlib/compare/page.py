@@ -9,7 +9,7 @@ import pandas as pd
 
 import benchlib.analysis.comparisons as comparisons
 from benchlib.compare import tables as compare_tables
-from benchlib.publish.pages import Call, Page, note, plots, show, summary
+from benchlib.publish.pages import Call, Page, carried, note, plots, show, summary
 from benchlib.vocabulary import DEFAULT_THRESHOLD
 
 
@@ -25,6 +25,7 @@ def verdicts(df: pd.DataFrame, baseline_dir: str | Path, threshold: float,
     if compare_tables.warnings_text(compared):
         note(compare_tables.warnings_text(compared))
     note(compare_tables.compare_headline(compared, base_dir.name))
+    carried.carry("compared", compare_tables.index_item(compared.table), "")  # for the index
     if not len(compared.table):
         return
     units = comparisons.ok(df)["unit"].dropna().unique()

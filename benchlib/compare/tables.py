@@ -197,3 +197,18 @@ def compare_plot(compared: pd.DataFrame, base: str):
            title=plain(f"Each configuration against {base}"))
     tidy(fig)
     return fig
+
+
+def index_item(compared: pd.DataFrame) -> dict[str, object]:
+    """What the report's index says of a comparison (the compare page carries it): the
+    verdict counts, each regression with its interval, and how many cannot be certified."""
+    if compared.empty:
+        return {"counts": "", "regressions": [], "uncertified": []}
+    counts = compared["verdict"].value_counts()
+    labels = compare_labels(compared)
+    return {"counts": ", ".join(f"{n} {v}" for v, n in counts.items()),
+            "regressions": [[str(labels[i]), float(row.ratio), float(row.low), float(row.high)]
+                            for i, row in regression.regressions(compared).iterrows()],
+            "uncertified": [[int(counts[v]), said] for v, said in (
+                (CompareVerdict.UNRELIABLE, UNRELIABLE), (CompareVerdict.UNKNOWN, UNKNOWN))
+                if v in counts]}

@@ -12,7 +12,7 @@ from benchlib.diagnosis import against_published, analysis, text
 from benchlib.diagnosis.plan import read_plan
 from benchlib.diagnosis.rounds import rounds_text
 from benchlib.diagnosis.waterfall import waterfall_plot
-from benchlib.publish.pages import Call, Page, node, note, plots, present, show
+from benchlib.publish.pages import Call, Page, carried, node, note, plots, present, show
 
 
 def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | None:
@@ -23,7 +23,8 @@ def answer(df: pd.DataFrame, results_dir: str | Path) -> analysis.Diagnosis | No
         note("Not a `benchlib diagnose` campaign: no plan in this folder.")
         return None
     found = analysis.diagnose(df, plan)
-    note(f"**{analysis.recommendation(found)}**")
+    said = analysis.recommendation(found)
+    carried.carry("diagnosis", {"text": said}, f"**{said}**")  # the index reads it here
     if found.notes:
         note("\n".join(f"- {n}" for n in found.notes))
     return found

@@ -29,7 +29,7 @@ from benchlib.history.report_input import catalog_history, validated_history
 from benchlib.inputs.layout import REPORT
 from benchlib.inputs.params import NOTEBOOK_DIR
 from benchlib.publish import local_paths
-from benchlib.publish.pages import answers
+from benchlib.publish.pages import carried
 from benchlib.publish.pages.catalog import EVERY_REPORT, SUMMARY_PAGES, Needs, SummaryPage, named, needing
 from benchlib.publish.templating import render as render_template
 from benchlib.records.results import Scan, Skipped, iter_notebooks, load, scan
@@ -200,33 +200,32 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
            inputs: ReportInputs | None = None, building: Path | None = None) -> str:
     inputs = inputs or ReportInputs()
     pages = report_pages(summaries, inputs)
-    compared = None
-    if inputs.baseline is not None and COMPARE in summaries:
-        from benchlib.compare.tables import compare_runs
+    computed = carried.from_pages(building, summaries) if building else {}
+    compared = carried.item(computed, "compared")
+    if compared is None and inputs.baseline is not None and COMPARE in summaries:
+        from benchlib.compare.tables import compare_runs, index_item
 
         base_runs = load(inputs.baseline) if inputs.baseline_runs is None else inputs.baseline_runs
-        compared = compare_runs(base_runs, records, history_db=inputs.history_db).table
+        compared = index_item(compare_runs(base_runs, records, history_db=inputs.history_db).table)
+    said = carried.item(computed, "diagnosis")
     return render(campaign, records, pages, runs, _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",
-                  diagnosis=inputs.diagnosis,
-                  computed=answers.from_pages(building, summaries) if building else None)
+                  diagnosis=inputs.diagnosis or (str(said["text"]) if said else ""),
+                  computed=computed)
 
 
-def _with_diagnosis(campaign_dir: Path, runs: pd.DataFrame, summaries: Sequence[str],
-                    inputs: ReportInputs, said: str | None = None,
-                    ) -> tuple[Sequence[str], ReportInputs]:
-    """A diagnose campaign (its plan in the folder) gets the diagnose page first and its
-    recommendation among the index's answers (``runs``: the campaign's, loaded once;
-    ``said``: the recommendation when the caller has made it)."""
-    from benchlib.diagnosis.analysis import diagnose, recommendation
+def _with_diagnosis(campaign_dir: Path, summaries: Sequence[str], inputs: ReportInputs,
+                    said: str | None = None) -> tuple[Sequence[str], ReportInputs]:
+    """A diagnose campaign (its plan in the folder) gets the diagnose page first; its
+    recommendation is among the index's answers: ``said`` when the caller has made it, else as
+    the diagnose page computed it (never made twice)."""
     from benchlib.diagnosis.plan import read_plan
 
-    plan = read_plan(campaign_dir)
-    if plan is None:
+    if read_plan(campaign_dir) is None:
         return summaries, inputs
-    text = said if said is not None else recommendation(diagnose(runs, plan))
-    return (DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)), replace(inputs, diagnosis=text)
+    return ((DIAGNOSE, *(s for s in summaries if s != DIAGNOSE)),
+            replace(inputs, diagnosis=said or ""))
 
 
 def check_report_place(final: Path) -> None:
@@ -384,7 +383,7 @@ def build_report(campaign_dir: str | Path, summaries: Sequence[str] = SUMMARIES,
     runs = RunTable.of(found.frame)
     inputs = ReportInputs.validated(baseline, references, campaign_dir, history, runs)
     check_report_place(campaign_dir / REPORT)
-    summaries, inputs = _with_diagnosis(campaign_dir, runs, summaries, inputs, diagnosis)
+    summaries, inputs = _with_diagnosis(campaign_dir, summaries, inputs, diagnosis)
     summaries = (*summaries, *(p.name for p in SUMMARY_PAGES
                                if p.needs in (Needs.BASELINE, Needs.HISTORY)
                                and inputs.has(p.needs) and p.name not in summaries))

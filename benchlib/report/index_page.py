@@ -24,7 +24,6 @@ from markupsafe import Markup
 
 import benchlib.analysis.energy as energy
 from benchlib import formatting
-from benchlib.compare import tables as compare_tables
 from benchlib.publish import templating
 from benchlib.publish.pages import answers as answer_data
 from benchlib.publish.pages import catalog as pages_catalog
@@ -33,7 +32,7 @@ from benchlib.publish.pages.catalog import SummaryPage
 from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
 from benchlib.records import configuration, flags
-from benchlib.vocabulary import CompareVerdict, RecordStatus
+from benchlib.vocabulary import RecordStatus
 
 CSS = templating.TEMPLATES / "offline" / "page.css"
 
@@ -102,22 +101,16 @@ def stands(done: pd.DataFrame, refs: Sequence[object]) -> list[Markup]:
     return answer_data.lines("stands", answer_data.stands(done, refs), {})
 
 
-def compared_counts(compared: pd.DataFrame, baseline: str, pages: Mapping[str, Link]) -> Markup:
-    """The compare verdict counts against ``baseline``, linked to the compare page."""
-    import benchlib.compare.regression as regression
-
-    if compared.empty:
+def compared_counts(item: Mapping[str, object], baseline: str,
+                    pages: Mapping[str, Link]) -> Markup:
+    """The compare verdict counts against ``baseline``, linked to the compare page (``item``:
+    :func:`benchlib.compare.tables.index_item`, as the compare page carried it)."""
+    if not item.get("counts"):
         items = [_line("nothing_compared")]
     else:
-        counts = compared["verdict"].value_counts()
-        items = [_line("compare_counts", ", ".join(f"{n} {v}" for v, n in counts.items()))]
-        labels = compare_tables.compare_labels(compared)
-        items += [_line("regression", labels[i], row.ratio, row.low, row.high)
-                  for i, row in regression.regressions(compared).iterrows()]
-        for verdict, said in ((CompareVerdict.UNRELIABLE, compare_tables.UNRELIABLE),
-                              (CompareVerdict.UNKNOWN, compare_tables.UNKNOWN)):
-            if verdict in counts:
-                items.append(_line("uncertified", counts[verdict], said))
+        items = [_line("compare_counts", item["counts"])]
+        items += [_line("regression", *regression) for regression in item["regressions"]]
+        items += [_line("uncertified", *uncertified) for uncertified in item["uncertified"]]
     return _section(f"Compared with {baseline}", items, "",
                     _link(pages, pages_catalog.COMPARED, "compare page"))
 
@@ -148,7 +141,7 @@ def answers(records: pd.DataFrame, pages: Mapping[str, Link], runs: Mapping[str,
             refs: Sequence[object] = (),
             computed: Mapping[str, Mapping[str, list]] | None = None) -> Markup:
     """The answers for every campaign in ``records`` (against ``refs`` when given), as HTML:
-    each as its page computed it (``computed``: :func:`benchlib.publish.pages.answers.read`
+    each as its page computed it (``computed``: :func:`benchlib.publish.pages.carried.from_pages`
     of the executed pages), else computed here."""
     computed = computed or {}
     campaigns = answer_data.by_campaign(records)
@@ -236,11 +229,11 @@ def diagnosis_section(text: str, pages: Mapping[str, Link]) -> Markup:
 
 def render(campaign: str, records: pd.DataFrame, pages: Sequence[Link],
            runs: Mapping[str, str], skipped: str = "", refs: Sequence[object] = (),
-           compared: pd.DataFrame | None = None, baseline: str = "",
+           compared: Mapping[str, object] | None = None, baseline: str = "",
            diagnosis: str = "", computed: Mapping[str, Mapping[str, list]] | None = None) -> str:
     """The whole index page, under the report's navigation bar (:mod:`benchlib.report.navigation`,
     from ``pages``): with ``refs``, each benchmark against its reference; with ``compared``
-    (:func:`benchlib.compare.regression.compare` against ``baseline``), the verdicts; with
+    (:func:`benchlib.compare.tables.index_item` against ``baseline``), the verdicts; with
     ``computed``, the answers as the executed pages computed them."""
     from benchlib.report import navigation
 

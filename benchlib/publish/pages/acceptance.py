@@ -11,7 +11,7 @@ import pandas as pd
 from benchlib.analysis import references
 from benchlib.analysis.references import Reference
 from benchlib.fleet import tables as fleet_tables
-from benchlib.publish.pages import Call, Page, answers, catalog, note, plots, show, summary
+from benchlib.publish.pages import Call, Page, carried, catalog, note, plots, show, summary
 from benchlib.publish.pages import acceptance_tables as checks
 
 SHIPPED = ("Shipped with benchlib: benchlib/reference/expectations.yaml (published figures) and "
@@ -85,7 +85,7 @@ PAGE = Page(
     "When the runs come from several nodes, the fleet section finds the nodes slower than their "
     "peers.",
     (
-        *answers.cells(catalog.ACCEPTANCE, "df, refs.refs", (Call(load, "references_file", "refs"),)),
+        *carried.cells(catalog.ACCEPTANCE, "df, refs.refs", (Call(load, "references_file", "refs"),)),
         "## Against the references",
         Call(check, "df, refs"),
         Call(fleet, "df"),

@@ -1,8 +1,7 @@
 """The report's answers, each computed once: by the summary page that declares it
 (:attr:`~benchlib.publish.pages.catalog.SummaryPage.computes`), which shows its lines and
-carries them in its executed notebook (an output of type :data:`MIME`, the way scrapbook glues
-a value to a notebook), from where the index reads them (:func:`read`). The index computes an
-answer itself only when its page is not in the report.
+carries them in its executed notebook (:mod:`benchlib.publish.pages.carried`), from where the
+index reads them. The index computes an answer itself only when its page is not in the report.
 
 An answer is, per campaign, a list of items: plain JSON values (text, numbers) and the runs
 behind a line as their ``source`` (the first :data:`~benchlib.publish.pages.summary.NAMED_RUNS`
@@ -10,7 +9,6 @@ and how many in all), which the index links to their pages (:func:`lines`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +20,10 @@ import benchlib.analysis.comparisons as comparisons
 import benchlib.analysis.energy as energy
 from benchlib import formatting
 from benchlib.analysis.intervals import HEADLINE_NAME
-from benchlib.publish.cells import Call
-from benchlib.publish.pages import catalog, summary
+from benchlib.publish.pages import summary
 from benchlib.publish.templating import macro
 from benchlib.records import configuration, flags, schema
 
-#: The output type a page's answers are kept under in its executed notebook.
-MIME = "application/vnd.benchlib.answers+json"
 #: Settings that describe a configuration in an answer (those that vary are shown): the
 #: schema's, but benchmark and model, by which the answers' lines are grouped.
 DESCRIBE = tuple(c for c in schema.describing() if c not in ("benchmark", "model"))
@@ -308,74 +303,3 @@ def compute(answer: str, records: pd.DataFrame, refs: Sequence[object] = ()
     extra = {"refs": refs} if answer == "stands" else {}
     return {name: ANSWERS[answer].compute(done, **extra) if len(done) else []
             for name, done in by_campaign(records).items()}
-
-
-def publish(page: str, df: pd.DataFrame, refs: Sequence[object] = ()) -> None:
-    """Summary page ``page``'s cell: compute the answers it declares
-    (:attr:`~benchlib.publish.pages.catalog.SummaryPage.computes`), show their lines and keep
-    them in the notebook for the report's index (:data:`MIME`)."""
-    declared = catalog.named(page)
-    if declared is None or not declared.computes:
-        raise ValueError(f"{page!r} is no summary page that computes answers (those that do: "
-                         f"{', '.join(p.name for p in catalog.SUMMARY_PAGES if p.computes)})")
-    found = {name: compute(name, df, refs) for name in declared.computes}
-    answered = sorted({c for per in found.values() for c, items in per.items() if items})
-    parts = []
-    for campaign in answered:
-        if len(answered) > 1:
-            parts.append(Markup("<h4>Campaign {}</h4>").format(campaign or "(unnamed)"))
-        parts += [Markup("<p><b>{}</b></p><ul>{}</ul>").format(
-            ANSWERS[name].title, Markup("").join(lines(name, per[campaign], {})))
-            for name, per in found.items() if per.get(campaign)]
-    from IPython.display import display
-
-    display({"text/html": str(Markup("").join(parts) or
-                              Markup("<p>Nothing to answer from these runs.</p>")),
-             MIME: json.loads(json.dumps(found, default=str))}, raw=True)
-
-
-def cells(page: catalog.SummaryPage, arguments: str = "df", before: tuple[Call, ...] = ()
-          ) -> tuple[str, Call | tuple[Call, ...]]:
-    """A page's first cells: they compute and show its answers (``arguments``: what
-    :func:`publish` takes after the page's name, ``df`` or ``df, refs``; ``before``: calls
-    of the same cell that make them)."""
-    call = Call(publish, f'"{page.name}", {arguments}')
-    return ("## In short\n\nWhat the report's front page says of these runs, computed here.",
-            (*before, call) if before else call)
-
-
-def read(notebook: Path) -> dict[str, dict[str, list[Item]]]:
-    """The answers a page's executed notebook carries ({} where it carries none or they are
-    not of the answers' shape: the index then computes them itself)."""
-    import nbformat
-
-    found: dict[str, dict[str, list[Item]]] = {}
-    for cell in nbformat.read(notebook, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data", {}).get(MIME)
-            if isinstance(data, dict):
-                found.update({name: per for name, per in data.items() if _valid(name, per)})
-    return found
-
-
-def _valid(answer: str, per_campaign: object) -> bool:
-    """Whether ``per_campaign`` is of ``answer``'s shape: per campaign a list of items each
-    holding the fields its line takes."""
-    if answer not in ANSWERS or not isinstance(per_campaign, dict):
-        return False
-    fields = set(ANSWERS[answer].fields)
-    return all(isinstance(items, list) and all(isinstance(i, dict) and fields <= set(i)
-                                               for i in items)
-               for items in per_campaign.values())
-
-
-def from_pages(folder: Path, summaries: Iterable[str]) -> dict[str, dict[str, list[Item]]]:
-    """The answers the executed pages ``summaries`` in ``folder`` computed, each from the page
-    that declares it: the index reads them, never computes them again."""
-    found: dict[str, dict[str, list[Item]]] = {}
-    for name in summaries:
-        page = catalog.named(name)
-        if page is not None and page.computes and (folder / f"{name}.ipynb").is_file():
-            carried = read(folder / f"{name}.ipynb")
-            found.update({a: carried[a] for a in page.computes if a in carried})
-    return found

@@ -66,7 +66,7 @@ class SummaryPage:
 DIAGNOSIS = SummaryPage(
     "summary_diagnose", "Diagnosis", "why this node is slower than it should be: from its best "
     "speed down to your setting, and what to change", Needs.DIAGNOSE_PLAN,
-    page_module="benchlib.diagnosis.page")
+    page_module="benchlib.diagnosis.page", computes=("diagnosis",))
 SCALING = SummaryPage("summary_scaling", "Scaling", "throughput, speedup and efficiency against "
                       "devices, in the reference sheets' layout",
                       computes=("fastest", "scaling"))
@@ -85,7 +85,7 @@ ACCEPTANCE = SummaryPage("summary_acceptance", "Acceptance", "each run against t
 COMPARED = SummaryPage("summary_compare", "Compared with {baseline}", "regression, improvement "
                        "or no change per configuration, with intervals", Needs.BASELINE,
                        (("baseline_dir", "baseline"), ("history_db", "history_db")),
-                       "benchlib.compare.page")
+                       "benchlib.compare.page", ("compared",))
 HISTORY = SummaryPage("summary_history", "History", "each configuration on each node over time: "
                       "change points, and what changed in the environment then", Needs.HISTORY,
                       (("history_dirs", "history_dirs"), ("history_db", "history_db")),

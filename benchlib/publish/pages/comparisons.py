@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib.analysis.intervals import HEADLINE_NAME, describe_effect
-from benchlib.publish.pages import Call, Page, answers, catalog, note, plots, show, summary
+from benchlib.publish.pages import Call, Page, carried, catalog, note, plots, show, summary
 from benchlib.publish.pages.summary import Comparison
 
 
@@ -40,7 +40,7 @@ PAGE = Page(
     "never from one run's own iterations. An effect is significant when the interval excludes "
     "1.0; one run each is unknown, and pairs with contended or throttled runs are unreliable.",
     (
-        *answers.cells(catalog.COMPARISONS),
+        *carried.cells(catalog.COMPARISONS),
         "## Which factors matter",
         Call(which_matter, "done", "found"),
         "## Every comparison",

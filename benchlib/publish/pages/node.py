@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchlib.analysis import verdict
-from benchlib.publish.pages import Call, Page, answers, catalog, note, plots, present, show, verdict_tables
+from benchlib.publish.pages import Call, Page, carried, catalog, note, plots, present, show, verdict_tables
 
 DATASHEET_CAPTION = ("Dense TFLOP/s per precision, memory and host-link GB/s "
                      "(benchlib/reference/gpu_datasheets.csv)")
@@ -95,7 +95,7 @@ PAGE = Page(
     "ceilings in the run's precision: the datasheet's peak and what this node reaches (the "
     "probe's best matrix multiply over a sweep of shapes).",
     (
-        *answers.cells(catalog.NODE),
+        *carried.cells(catalog.NODE),
         "## Ceilings against the datasheet",
         Call(ceilings, "df"),
         "## Nodes side by side\n\nWhat each node reaches (the best matmul over a sweep of "

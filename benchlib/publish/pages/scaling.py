@@ -6,7 +6,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from benchlib.analysis import comparisons
-from benchlib.publish.pages import Call, Page, answers, catalog, note, plots, present, show, summary
+from benchlib.publish.pages import Call, Page, carried, catalog, note, plots, present, show, summary
 from benchlib.publish.pages.scaling_sheet import Sheet
 from benchlib.records import configuration
 
@@ -58,7 +58,7 @@ PAGE = Page(
     "Speedup is throughput over the median throughput at the fewest devices of the same "
     "configuration; efficiency is speedup x fewest devices / devices. Repeated runs are medians.",
     (
-        *answers.cells(catalog.SCALING),
+        *carried.cells(catalog.SCALING),
         "## The scaling sheet\n\nIn the reference campaigns' layout: one row per device count; "
         "blocks for throughput, speedup and efficiency per configuration, and for the speedup "
         "each factor gives, each with its median. ⚠ marks a configuration with a flagged run.",
