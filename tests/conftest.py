@@ -37,6 +37,7 @@ def benchmark_module(name: str) -> ModuleType:
         sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
