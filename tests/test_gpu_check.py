@@ -28,7 +28,7 @@ def test_on_a_cpu_it_validates_and_prints_the_plan():
     done = subprocess.run([sys.executable, "tools/gpu_check.py"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "gpu-check: 23 points from 10 of 11 params files" in done.stdout
+    assert "gpu-check: 24 points from 11 of 12 params files" in done.stdout
     assert "params/gpu-check/unet3d.yaml: 2 points" in done.stdout
     assert "multi-gpu.yaml: 3 points (skipped: needs 2 or more GPUs)" in done.stdout
     assert "no CUDA device: plan and params checked, nothing run" in done.stdout

@@ -54,6 +54,7 @@ DATA = Path("data/gpu-check")
 CAMPAIGN = "gpu-check"
 #: the order the params files run in (the probe last: its ceilings judge the runs' MFU)
 ORDER = ("classification.yaml", "classification-bf16.yaml", "classification-jpeg.yaml",
+         "classification-jpeg-device.yaml",
          "lambda-tf32.yaml", "lambda-fp16.yaml", "lm.yaml", "llmc.yaml", "compile.yaml",
          "unet3d.yaml", "multi-gpu.yaml", "node.yaml")
 MULTI_GPU = {"multi-gpu.yaml"}  #: run on a node of 2 or more GPUs only

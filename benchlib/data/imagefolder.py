@@ -189,9 +189,11 @@ def image_folder_loader(
 
 
 def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: bool,
-                   pin_memory: bool, shard: Rank | None = None, seed: int = 0) -> DataLoader:
+                   pin_memory: bool, shard: Rank | None = None, seed: int = 0,
+                   collate_fn: Callable | None = None) -> DataLoader:
     """A DataLoader over ``dataset`` in ``num_workers`` processes, sharded over ranks as
-    :func:`image_folder_loader` describes."""
+    :func:`image_folder_loader` describes (``collate_fn``: how its items make a batch, else
+    the DataLoader's default)."""
     sampler = None
     if shard is not None and shard.distributed:
         if train:
@@ -210,7 +212,7 @@ def sharded_loader(dataset: Dataset, batch_size: int, num_workers: int, train: b
         dataset, batch_size=batch_size, shuffle=train and sampler is None, sampler=sampler,
         num_workers=num_workers, pin_memory=pin_memory, drop_last=bool(dropped),
         persistent_workers=num_workers > 0,
-        prefetch_factor=PREFETCH_FACTOR if num_workers > 0 else None,
+        prefetch_factor=PREFETCH_FACTOR if num_workers > 0 else None, collate_fn=collate_fn,
     )
     loader.extras = {"images_dropped_per_epoch": dropped} if dropped else {}
     return loader

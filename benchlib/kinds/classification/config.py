@@ -64,7 +64,9 @@ class ClassificationConfig(RunConfig):
     ``dataset`` is ``synthetic`` (``synthetic_kind`` says whether the tensors are made once on
     the device or by a CPU loader) or ``real`` (an ImageNet-layout JPEG folder in ``data_dir``,
     read from the file system as it goes, or with ``data_source: memory`` read once into memory
-    before timing, so that the loader only decodes).
+    before timing, so that the loader only decodes). ``decode`` says where real JPEGs are
+    decoded: in the ``loader`` workers, or on the run's ``device`` (nvJPEG on a GPU; the
+    workers only read the files).
     ``iterations`` counts timed iterations after ``warmup``, or ``"epoch"`` for one pass over the
     data (warm-up iterations then come out of that pass).
     """
@@ -76,6 +78,7 @@ class ClassificationConfig(RunConfig):
     synthetic_kind: Literal["device", "loader"] = "device"
     data_dir: str = ""
     data_source: Literal["disk", "memory"] = "disk"
+    decode: Literal["loader", "device"] = "loader"
     num_classes: PositiveInt = 1000
     synthetic_samples: PositiveInt = 1024
     channels_last: bool = False
@@ -106,6 +109,10 @@ class ClassificationConfig(RunConfig):
         elif self.data_source == "memory":
             raise ValueError("data_source 'memory' reads data_dir's files into memory: it needs "
                              "dataset 'real' (allowed with synthetic data: 'disk')")
+        if self.decode == "device" and (self.dataset != "real" or self.data_source != "disk"):
+            raise ValueError("decode 'device' decodes data_dir's JPEGs on the run's device: it "
+                             "needs dataset 'real' with data_source 'disk' (allowed otherwise: "
+                             "'loader')")
         size = self.resolved_image_size
         if self.model == "inception_v3":
             smallest = 299 if self.benchmark == "train" else 75  # the aux head needs 299 px

@@ -39,6 +39,7 @@ class Classification(Kind):
             "benchmark": config.benchmark, "model": config.model, "dataset": config.dataset,
             "synthetic_kind": config.synthetic_kind if config.dataset == "synthetic" else "",
             "data_source": config.data_source if config.dataset == "real" else "",
+            "decode": config.decode if config.dataset == "real" else "",
             "image_size": config.resolved_image_size, "channels_last": config.channels_last,
             "compile": config.compile,
         }

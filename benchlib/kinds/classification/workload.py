@@ -10,6 +10,7 @@ import torchvision
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
+from benchlib.data.device_decode import EncodedBatch, encoded_folder_loader
 from benchlib.data.imagefolder import image_folder_loader, normalize, partial_batch
 from benchlib.data.memory_folder import memory_folder_loader
 from benchlib.kinds.classification.config import ClassificationBenchmark, ClassificationConfig
@@ -50,7 +51,8 @@ def batches(config: ClassificationConfig, device: torch.device,
     epoch = config.iterations == "epoch"
     seed = rank.seed(config.seed)
     if config.dataset == "real":
-        make = memory_folder_loader if config.data_source == "memory" else image_folder_loader
+        make = (memory_folder_loader if config.data_source == "memory" else
+                encoded_folder_loader if config.decode == "device" else image_folder_loader)
         loader = make(
             config.data_dir, size, batch, config.num_workers, train=step_class.training,
             pin_memory=pin, shard=rank, seed=config.seed,
@@ -101,12 +103,20 @@ class Epochs:
         return sum(1 for start in self.starts[1:] if first <= start < first + count)
 
 
-def _to_device(images: torch.Tensor, labels: torch.Tensor, device: torch.device,
+def _to_device(images: torch.Tensor | EncodedBatch, labels: torch.Tensor, device: torch.device,
                channels_last: bool, timer: Timer) -> tuple[torch.Tensor, torch.Tensor]:
     """Copy a batch to the device (lap ``h2d``); uint8 images from an image folder are then
-    normalised there (lap ``preprocess``)."""
-    images = images.to(device, non_blocking=True)
+    normalised there (lap ``preprocess``); encoded JPEGs (``decode: device``) are decoded,
+    cropped and normalised there (lap ``preprocess``, their bytes' copy included)."""
     labels = labels.to(device, non_blocking=True)
+    if isinstance(images, EncodedBatch):
+        timer.lap("h2d")
+        images = normalize(images.decode(device))
+        if channels_last:
+            images = images.contiguous(memory_format=torch.channels_last)
+        timer.lap("preprocess")
+        return images, labels
+    images = images.to(device, non_blocking=True)
     if images.dtype == torch.uint8:
         timer.lap("h2d")
         images = normalize(images)

@@ -17,6 +17,7 @@ COMMENTS = {
     "synthetic_kind": "device: tensors made once on the device; loader: made by CPU workers",
     "data_dir": "ImageNet-layout JPEG folder (dataset: real)",
     "data_source": "disk: read as it goes | memory: read once before timing (decode only)",
+    "decode": "loader: JPEGs decoded by the CPU workers | device: on the run's device (nvJPEG)",
     "image_size": "None: the model's default (224, inception_v3 299)",
     "device": "auto | cuda | cpu",
     "precision": " | ".join(Precision),
