@@ -253,3 +253,37 @@ def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeyp
     assert any("No shipped published figure matches" in str(t) for t in text)
     assert any(str(t).startswith("Repeats: every step's 95 % interval") for t in text)
     assert page.answer(df, tmp_path) is None  # not a diagnose campaign: says so
+
+
+def test_on_a_gpu_the_ladder_tries_decoding_on_the_gpu_and_says_so_when_decode_is_the_loss(
+        tmp_path, monkeypatch):
+    """A GPU plan with a data folder gets a rung of the user's setting with the JPEGs decoded
+    on the GPU (decode: device); where decode is the biggest loss and that rung is faster, the
+    recommendation says to decode on the GPU, with what it measured."""
+    folder = tmp_path / "jpegs"
+    folder.mkdir()
+    request = diagnose_plan.request_from({"model": "resnet18", "data_dir": str(folder),
+                                          "num_workers": 1, "device": "cuda", "cores": 2,
+                                          "campaign": "gpu", "repeats": 3})
+    plan = diagnose_plan.plan(request, runs_here=False)
+    decoded = [r for r in plan.rungs if r.kind == "gpu_decode"]
+    assert [r.name for r in decoded] == ["disk-gpu-w1"]
+    assert plan.parameters["disk-gpu-w1"]["decode"] == "device"
+    assert plan.rungs[-1].kind == "disk"  # the ladder still ends at the user's data path
+    speeds = {r.name: {"device": 100.0, "host": 95.0, "memory": 40.0, "gpu_decode": 90.0}.get(
+        r.kind, 36.0 if r.name == "disk-w1" else 38.0) for r in plan.rungs[1:]}
+    found = _found(_campaign(tmp_path, plan, speeds, {"disk-w1": 0.6, "memory-w1": 0.55}))
+    assert found.biggest["step"] == "decode"
+    assert found.gpu_decode["verdict"] == "faster" and found.gpu_decode["ratio"] > 2
+    text = analysis.recommendation(found)
+    assert "What to change: decode the JPEGs on the GPU (decode: device" in text
+    import IPython.display
+
+    from benchlib.diagnosis import page
+
+    seen: list[object] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *values, **_: seen.extend(values))
+    page.workers(found)  # the worker-count section says it too
+    assert any("Decoded on the GPU (decode: device)" in str(getattr(v, "data", "")) for v in seen)
+    cpu_plan = _plan(tmp_path)
+    assert all(r.kind != "gpu_decode" for r in cpu_plan.rungs)  # a CPU has no GPU to decode on

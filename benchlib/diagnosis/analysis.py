@@ -179,6 +179,9 @@ class Diagnosis:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     runs: int = 0  #: benchmark runs of the plan that ran (finished or failed)
+    #: the user's disk rung with its JPEGs decoded on the GPU against the user's (a GPU plan
+    #: with a data folder): ``ratio``, ``low``, ``high`` and ``verdict`` (faster, slower, ...)
+    gpu_decode: dict[str, object] | None = None
 
     def __str__(self) -> str:
         return recommendation(self)
@@ -237,7 +240,22 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
     ids = set().union(*(ids for name, ids in plan.point_ids().items() if name != "probe"))
     runs = int(df["point_id"].isin(ids).sum()) if "point_id" in df else 0
     return Diagnosis(plan, steps, workers(df, plan), walked[0] if walked else None,
-                     walked[-1] if walked else None, verdict, reason, notes, runs)
+                     walked[-1] if walked else None, verdict, reason, notes, runs,
+                     gpu_decode(found, plan))
+
+
+def gpu_decode(found: dict[str, RungSpeed], plan: Plan) -> dict[str, object] | None:
+    """The user's disk rung decoded on the GPU against the user's own (None: no such rung ran):
+    its speed over the user's with the interval, and ``verdict`` faster or slower where the
+    interval says so."""
+    decoded = found.get(f"disk-gpu-w{plan.num_workers}")
+    user = found.get(f"disk-w{plan.num_workers}")
+    if decoded is None or user is None:
+        return None
+    against = step(decoded, user, decoded.speed)
+    return {"speed": decoded.speed, "ratio": against["ratio"], "low": against["low"],
+            "high": against["high"], "verdict": {"loss": "faster", "gain": "slower"}.get(
+                str(against["verdict"]), str(against["verdict"]))}
 
 
 def faster_workers(found: Diagnosis) -> pd.Series | None:
@@ -256,6 +274,15 @@ def _change(found: Diagnosis, biggest: pd.Series) -> str:
                 f"already on the device it measured {switch_change(biggest)}.")
     more = faster_workers(found)
     text = ""
+    decoded = found.gpu_decode
+    if kind == "decode" and decoded is not None and decoded["verdict"] == "faster":
+        text = (f"What to change: decode the JPEGs on the GPU (decode: device, nvJPEG; the "
+                f"loader workers then only read the files): with your {plan.num_workers} "
+                f"workers this node measured {switch_change(decoded)}.")
+        if more is not None:
+            text += (f" Also: with {int(more['workers'])} workers decoding on the CPU it "
+                     f"measured {switch_change(more)}.")
+        return text
     if more is not None:
         text = (f"What to change: too few loader workers: with {int(more['workers'])} workers "
                 f"instead of {plan.num_workers} this node measured {switch_change(more)}.")

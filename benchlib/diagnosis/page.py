@@ -58,6 +58,11 @@ def workers(found: analysis.Diagnosis | None) -> None:
     show(present.table(table, f"Speed ({text.UNIT}, geometric mean of each count's runs) at "
                        "each loader worker count, and the change against your count with its "
                        "95 % interval (Welch t over the repeats)", say_constant=False))
+    if found.gpu_decode is not None:
+        decoded = found.gpu_decode
+        note(f"Decoded on the GPU (decode: device) with your {found.plan.num_workers} loader "
+             f"workers only reading: {decoded['speed']:,.1f} {text.UNIT}, "
+             f"{text.switch_change(decoded)} against your setting ({decoded['verdict']}).")
 
 
 def others(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:

@@ -9,7 +9,9 @@ rungs of the steps not yet decided again in rounds: :mod:`benchlib.diagnosis.bud
   at the other precisions and memory formats (``channels_last``);
 - ``host``: synthetic data made on the host by the loader workers (adds the copy and collate);
 - ``memory``: the data folder read once into memory (``data_source: memory``: decode only);
-- ``disk``: the data folder read as the user reads it, at the user's worker count and others.
+- ``disk``: the data folder read as the user reads it, at the user's worker count and others;
+- ``gpu_decode`` (on a GPU, with a data folder): the same at the user's worker count with the
+  JPEGs decoded on the GPU (``decode: device``): not a step of the waterfall, a change to try.
 
 Without a data folder the ladder ends at ``host``, run at every worker count. Every point's
 parameters are typed values validated by its config class: nothing the user typed is ever
@@ -47,7 +49,7 @@ from benchlib.vocabulary import Precision as Precisions
 
 #: Where the plan is kept in the campaign folder (hidden: the record loader does not look there).
 PLAN_FILE = Path(LEDGER) / "diagnose.json"
-RungKind = Literal["probe", "device", "host", "memory", "disk"]
+RungKind = Literal["probe", "device", "host", "memory", "disk", "gpu_decode"]
 #: Precisions and memory formats tried on a GPU besides the user's.
 GPU_VARIANTS = ((Precisions.TF32, False), (Precisions.AMP_BF16, False), (Precisions.AMP_BF16, True),
                 (Precisions.AMP_FP16, True))
@@ -225,6 +227,13 @@ def _rungs(request: DiagnoseRequest, target: str, workers: int,
             {"dataset": "synthetic", "synthetic_kind": "device", "precision": precision,
              "channels_last": channels_last, "num_workers": 0}))
     user = {"precision": request.precision, "channels_last": request.channels_last}
+    if target == "cuda" and request.data_dir:  # before the disk rungs: the last stays last
+        values = {"dataset": "real", "data_source": "disk", "decode": "device", **user,
+                  "num_workers": workers}
+        found.append((Rung(name=f"disk-gpu-w{workers}", kind="gpu_decode",
+                           label=f"real data from disk decoded on the GPU, {workers} worker"
+                                 f"{'s' if workers != 1 else ''}", match=values),
+                      {**values, "data_dir": request.data_dir}))
     last: RungKind = "disk" if request.data_dir else "host"
     for kind in ("host", "memory", "disk"):
         if kind != "host" and not request.data_dir:
