@@ -4,6 +4,7 @@ which shows it and carries it in its executed notebook, from where the index rea
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -53,6 +54,16 @@ def test_the_index_shows_what_the_pages_computed(report):
     (compared,) = _carried(folder / catalog.COMPARED.notebook)
     item = compared["compared"][""][0]
     assert item["counts"] and item["counts"] in index  # the compare page's counts, read
+    # the runs a carried answer names (by the path the page's kernel read them from) are
+    # linked to their pages, as the answers the index computes itself link theirs
+    (scaling,) = _carried(folder / catalog.SCALING.notebook)
+    (node,) = _carried(folder / catalog.NODE.notebook)
+    named = [scaling["fastest"]["fake"][0]["source"],
+             *(s for item in node["bottlenecks"]["fake"] for s in item["runs"]["sources"])]
+    answered = index.split("Runs by benchmark")[0]
+    for source in named:
+        stem = Path(source).stem
+        assert re.search(rf'<a href="runs/{stem}\.html">{stem}</a>', answered), source
     done = answers.by_campaign(records)["fake"]
     for line in index_page.fastest(done, {}):  # the words; the index links the runs
         words = re.sub(r"<[^>]+>", "", str(line))

@@ -37,7 +37,7 @@ from benchlib.records.run_table import RunTable
 from benchlib.records.store import current_umask
 from benchlib.report import navigation, reuse, travel
 from benchlib.report.export import export_html
-from benchlib.report.index_page import Link, render
+from benchlib.report.index_page import Link, RunLinks, render
 from benchlib.report.run_pages import export_runs
 from benchlib.report.scratch import remove_stale, scratch_folder
 
@@ -195,7 +195,7 @@ def report_pages(summaries: Sequence[str], inputs: ReportInputs | None = None) -
     return pages
 
 
-def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
+def _index(campaign_dir: Path, records: pd.DataFrame, summaries: Sequence[str],
            runs: dict[str, str], skipped: Sequence[Skipped] = (),
            inputs: ReportInputs | None = None, building: Path | None = None) -> str:
     inputs = inputs or ReportInputs()
@@ -208,7 +208,8 @@ def _index(campaign: str, records: pd.DataFrame, summaries: Sequence[str],
         base_runs = load(inputs.baseline) if inputs.baseline_runs is None else inputs.baseline_runs
         compared = index_item(compare_runs(base_runs, records, history_db=inputs.history_db).table)
     said = carried.item(computed, "diagnosis")
-    return render(campaign, records, pages, runs, _skipped_section(skipped),
+    return render(campaign_dir.name, records, pages, RunLinks(runs, campaign_dir),
+                  _skipped_section(skipped),
                   refs=inputs.refs(), compared=compared,
                   baseline=inputs.baseline.name if inputs.baseline else "",
                   diagnosis=inputs.diagnosis or (str(said["text"]) if said else ""),
@@ -355,7 +356,7 @@ def _build_pages(campaign_dir: Path, building: Path, found: Scan,
         export_html(building / f"{name}.ipynb", building / f"{name}.html", include_code=False,
                     nav=_nav(summaries, inputs, name))
     reuse.write_keys(building, keys)
-    index = _index(campaign_dir.name, found.frame, summaries, runs, [*skipped, *unshown], inputs,
+    index = _index(campaign_dir, found.frame, summaries, runs, [*skipped, *unshown], inputs,
                    building)
     (building / "index.html").write_text(local_paths.scrub(index, local_paths.builder_root()),
                                          encoding="utf-8")

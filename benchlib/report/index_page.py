@@ -46,6 +46,24 @@ class Link:
     answers: str = ""
 
 
+class RunLinks(dict):
+    """Each run's page by its notebook's resolved path: a record's ``source``, absolute or
+    relative to ``folder`` (the campaign's, where the summary pages' kernels ran and whence the
+    answers they carry name their runs), finds its page; a bare name finds none (two folders
+    may hold notebooks of one name)."""
+
+    def __init__(self, runs: Mapping[str, str], folder: Path) -> None:
+        super().__init__({str(Path(source).resolve()): page for source, page in runs.items()})
+        self.folder = folder
+
+    def get(self, source: object, default: str | None = None) -> str | None:  # type: ignore[override]
+        if not source:
+            return default
+        path = Path(str(source))
+        return super().get(str((path if path.is_absolute() else self.folder / path).resolve()),
+                           default)
+
+
 def _line(name: str, /, *values: object) -> Markup:
     """One answer line: macro ``name`` of ``templates/pages/answers.html.j2`` (record text in
     ``values`` escaped, Markup passed as it is)."""
