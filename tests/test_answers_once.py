@@ -123,3 +123,33 @@ def test_a_diagnose_campaigns_report_reads_the_recommendation_from_its_page(tmp_
     said = carried["diagnosis"][""][0]["text"]
     assert "Why it is slower than it should be" in index and "JPEG decode" in said
     assert said.split(":")[0] in index
+
+
+@pytest.mark.parametrize(("answer", "item"), [
+    ("bottlenecks", {"count": 2, "total": 3, "verdict": "x", "runs": "oops", "detail": ""}),
+    ("scaling", {"name": "n", "most": "four", "speedup": "3x", "base": 1, "efficiency": "", "ends":
+                 None, "over": 1, "flags": "", "flagged": {"sources": [], "count": 0}}),
+    ("compared", {"counts": "1 regression", "regressions": [["l", "fast", 0.4, 0.6]],
+                  "uncertified": []}),
+    ("compared", {"counts": "1 regression", "regressions": [], "uncertified": "xy"}),
+])
+def test_a_carried_answer_not_of_its_shape_is_not_read(tmp_path, answer, item):
+    """A tampered (or older) page's answer whose nested values are of the wrong type is left
+    out, so the index computes it again instead of failing on it."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", {carried.MIME: {answer: {"": [item]}}})]))
+    nbformat.write(notebook, tmp_path / "page.ipynb")
+    assert carried.read(tmp_path / "page.ipynb") == {}
+
+
+def test_every_computed_answer_is_of_its_shape(tmp_path):
+    from benchlib.analysis import references
+
+    from .fakes import campaign
+
+    records = load(campaign(tmp_path / "fake"))
+    for name in answers.ANSWERS:
+        found = answers.compute(name, records, references.shipped())
+        assert carried._shaped(name, found) == found, name
+        assert any(found.values()) or name == "flagged", name  # the fakes answer each

@@ -327,3 +327,15 @@ def test_a_kind_s_layout_is_registered_once():
     assert set(layouts.LAYOUTS) <= set(kinds.KINDS)
     with pytest.raises(ValueError, match="has a layout already"):
         layouts.register_layout("node_probe", layouts.ONE_RUN)
+
+
+def test_a_site_kind_cannot_take_a_shipped_kinds_name_before_the_shipped_ones_load():
+    """In a fresh process, where no shipped kind is loaded yet, a site's kind named as a
+    shipped one is refused at once, and the shipped kinds still load."""
+    code = ("from benchlib import kinds\nfrom benchlib.kinds import Kind\ntry:\n"
+            "    kinds.register_kind('classification')(type('Mine', (Kind,), {'run': 'x:y'}))\n"
+            "except ValueError as error:\n    print('refused:', error)\n"
+            "print(type(kinds.get('unet3d_train')).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "refused: kind 'classification' is already registered (Classification)", "UNet3DTrain"]

@@ -98,9 +98,14 @@ class Kind:
 
 def register_kind(name: str) -> Callable[[K], K]:
     """Class decorator: register one instance of the class as kind ``name`` (a name already
-    taken is refused)."""
+    taken is refused: a site's kind is registered after the shipped ones are loaded, so it
+    cannot take a shipped kind's name and break the shipped kind's loading later)."""
 
     def decorate(cls: K) -> K:
+        if not cls.__module__.startswith("benchlib.kinds."):  # a site's kind
+            from benchlib import kinds
+
+            kinds.KINDS  # noqa: B018 (the shipped kinds loaded first)
         if name in KINDS:
             raise ValueError(f"kind {name!r} is already registered ({type(KINDS[name]).__name__})")
         KINDS[name] = cls()

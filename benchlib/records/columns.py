@@ -190,18 +190,21 @@ MEASUREMENTS_BEFORE = "env_var_{name}"
 def every_column() -> tuple[Column, ...]:
     """The shared columns with each shipped kind's (its folder's ``columns`` module), in the
     order tables show them: a kind's settings before the shared bookkeeping, its measurements
-    before the environment. A name declared twice is an ImportError naming both places."""
+    before the environment, its environment columns after it. A name declared twice is an
+    ImportError naming both places."""
     where = {c.name: "benchlib.records.columns" for c in COLUMNS}
     settings: list[Column] = []
     measurements: list[Column] = []
+    environment: list[Column] = []
     for module in discovery.role_modules("columns"):
         for column in module.COLUMNS:
             if column.name in where:
                 raise ImportError(f"record column {column.name!r} is declared in "
                                   f"{where[column.name]} and in {module.__name__}")
             where[column.name] = module.__name__
-            (measurements if column.role == M else settings).append(column)
+            (measurements if column.role == M else environment if column.role == E
+             else settings).append(column)
     names = [c.name for c in COLUMNS]
     first, second = names.index(SETTINGS_BEFORE), names.index(MEASUREMENTS_BEFORE)
     return (*COLUMNS[:first], *settings, *COLUMNS[first:second], *measurements,
-            *COLUMNS[second:])
+            *COLUMNS[second:], *environment)

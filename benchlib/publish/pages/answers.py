@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 from markupsafe import Markup
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 import benchlib.analysis.comparisons as comparisons
 import benchlib.analysis.energy as energy
@@ -231,30 +232,88 @@ def stands(done: pd.DataFrame, refs: Sequence[object] = ()) -> list[Item]:
             for line in acceptance_tables.stands_lines(done, list(refs))]
 
 
+class NamedRuns(TypedDict):
+    """The runs behind a line (:func:`runs_of`)."""
+
+    sources: list[str]
+    count: int
+
+
+class Fastest(TypedDict):
+    benchmark: str
+    model: str
+    value: str
+    unit: str
+    interval: str
+    energy: str
+    came: str
+    source: str
+    flags: str
+
+
+class Scaling(TypedDict):
+    name: str
+    most: int
+    speedup: str
+    base: int
+    efficiency: str
+    ends: list[tuple[str, NamedRuns]] | None
+    over: int
+    flags: str
+    flagged: NamedRuns
+
+
+class Factor(TypedDict):
+    css: str
+    factor: str
+    a: str
+    b: str
+    effect: str
+    pairs: int
+    benchmark: str
+
+
+class Bottleneck(TypedDict):
+    count: int
+    total: int
+    verdict: str
+    runs: NamedRuns
+    detail: str
+
+
+class Stands(TypedDict):
+    failed: bool
+    name: str
+    rest: str
+
+
+class Flagged(TypedDict):
+    name: str
+    count: int
+    total: int
+    runs: NamedRuns
+    meaning: str
+
+
 @dataclass(frozen=True)
 class Answer:
     """One answer: its question (the title it has on the index and its page), what computes
-    its items from one campaign's finished runs, and the fields each item holds."""
+    its items from one campaign's finished runs, and the shape of each item (what a page's
+    carried answer must be to be read)."""
 
     title: str
     compute: Callable[..., list[Item]]
-    fields: tuple[str, ...]
+    shape: type
 
 
 #: Every answer, in the index's order.
 ANSWERS: dict[str, Answer] = {
-    "fastest": Answer("How fast", fastest, ("benchmark", "model", "value", "unit", "interval",
-                                            "energy", "came", "source", "flags")),
-    "scaling": Answer("How it scales", scaling, ("name", "most", "speedup", "base",
-                                                 "efficiency", "ends", "over", "flags",
-                                                 "flagged")),
-    "factors": Answer("Which factors matter", factors,
-                      ("css", "factor", "a", "b", "effect", "pairs", "benchmark")),
-    "bottlenecks": Answer("What holds it back", bottlenecks,
-                          ("count", "total", "verdict", "runs", "detail")),
-    "stands": Answer("How it stands against the matching reference", stands,
-                     ("failed", "name", "rest")),
-    "flagged": Answer("What is flagged", flagged, ("name", "count", "total", "runs", "meaning")),
+    "fastest": Answer("How fast", fastest, Fastest),
+    "scaling": Answer("How it scales", scaling, Scaling),
+    "factors": Answer("Which factors matter", factors, Factor),
+    "bottlenecks": Answer("What holds it back", bottlenecks, Bottleneck),
+    "stands": Answer("How it stands against the matching reference", stands, Stands),
+    "flagged": Answer("What is flagged", flagged, Flagged),
 }
 
 

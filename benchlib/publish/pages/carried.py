@@ -5,12 +5,15 @@ build reads them back (:func:`from_pages`), only in the shape each answer has.""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 from markupsafe import Markup
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 from benchlib.publish.cells import Call
 from benchlib.publish.pages import catalog
@@ -20,11 +23,18 @@ from benchlib.publish.pages.answers import ANSWERS, Item, compute, lines
 MIME = "application/vnd.benchlib.answers+json"
 #: Answers a page carries whole, made by its feature (not from one campaign's runs): the
 #: diagnose page's recommendation, the compare page's verdict counts against the baseline;
-#: each the fields its one item holds (under the campaign key '').
-CARRIED: dict[str, tuple[str, ...]] = {
-    "diagnosis": ("text",),
-    "compared": ("counts", "regressions", "uncertified"),
-}
+#: each the shape of its one item (under the campaign key '').
+class Diagnosis(TypedDict):
+    text: str
+
+
+class Compared(TypedDict):
+    counts: str
+    regressions: list[tuple[str, float, float, float]]  # label, ratio, low, high
+    uncertified: list[tuple[int, str]]  # how many, why
+
+
+CARRIED: dict[str, type] = {"diagnosis": Diagnosis, "compared": Compared}
 
 
 def carry(answer: str, item: Item, shown: str) -> None:
@@ -32,9 +42,10 @@ def carry(answer: str, item: Item, shown: str) -> None:
     the notebook for the report's index."""
     from IPython.display import display
 
-    if answer not in CARRIED or set(CARRIED[answer]) - set(item):
+    if answer not in CARRIED or _shaped(answer, {"": [item]}) is None:
+        fields = CARRIED[answer].__annotations__ if answer in CARRIED else {}
         raise ValueError(f"{answer!r}: a carried answer is one of {', '.join(CARRIED)}, its item "
-                         f"holding {', '.join(CARRIED.get(answer, ()))}")
+                         f"holding {', '.join(fields)}")
     display({"text/markdown": shown,
              MIME: json.loads(json.dumps({answer: {"": [item]}}, default=str))}, raw=True)
 
@@ -89,19 +100,27 @@ def read(notebook: Path) -> dict[str, dict[str, list[Item]]]:
         for output in cell.get("outputs", []):
             data = output.get("data", {}).get(MIME)
             if isinstance(data, dict):
-                found.update({name: per for name, per in data.items() if _valid(name, per)})
+                shaped = {name: _shaped(name, per) for name, per in data.items()}
+                found.update({name: per for name, per in shaped.items() if per is not None})
     return found
 
 
-def _valid(answer: str, per_campaign: object) -> bool:
-    """Whether ``per_campaign`` is of ``answer``'s shape: per campaign a list of items each
-    holding the fields its line takes."""
-    if (answer not in ANSWERS and answer not in CARRIED) or not isinstance(per_campaign, dict):
-        return False
-    fields = set(ANSWERS[answer].fields if answer in ANSWERS else CARRIED[answer])
-    return all(isinstance(items, list) and all(isinstance(i, dict) and fields <= set(i)
-                                               for i in items)
-               for items in per_campaign.values())
+@functools.cache
+def _adapter(answer: str) -> TypeAdapter:
+    shape = ANSWERS[answer].shape if answer in ANSWERS else CARRIED[answer]
+    return TypeAdapter(dict[str, list[shape]])  # type: ignore[valid-type]
+
+
+def _shaped(answer: str, per_campaign: object) -> dict[str, list[Item]] | None:
+    """``per_campaign`` validated as ``answer``'s shape (per campaign a list of items, each of
+    the answer's typed fields, nested ones included), or None where it is not: a tampered or
+    older page's answer is computed again, never rendered half-understood."""
+    if answer not in ANSWERS and answer not in CARRIED:
+        return None
+    try:
+        return json.loads(json.dumps(_adapter(answer).validate_python(per_campaign)))
+    except (ValidationError, TypeError, ValueError):
+        return None
 
 
 def from_pages(folder: Path, summaries: Iterable[str]) -> dict[str, dict[str, list[Item]]]:
