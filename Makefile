@@ -47,6 +47,7 @@ test-fast: setup
 
 docs: setup
 	$(PY) -m benchlib.records.schema > docs/record.md
+	$(PY) tools/make_kind_table.py
 
 bench: demo
 	$(PY) benchmarks/harness.py --repeats 8

@@ -62,6 +62,20 @@ def test_the_readme_layout_names_every_top_level_folder():
     assert named == folders
 
 
+def test_the_kind_folders_table_is_the_generated_one():
+    """docs/architecture.md's kind table is written from the folders (a new kind is its folder
+    and the generated files: this table, docs/record.md, its notebooks)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_kind_table",
+                                                  ROOT / "tools" / "make_kind_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    assert tool.written(text) == text, "run python tools/make_kind_table.py"
+    assert tool.main(["--check"]) == 0
+
+
 def test_the_kind_folders_table_names_every_module_of_a_kind_and_its_role():
     from benchlib.discovery import kind_folders, role_of
 
