@@ -73,3 +73,20 @@ def test_a_run_decoding_on_the_device_records_it_and_times_the_decode(tiny, imag
     assert Classification().columns(config, result)["decode"] == "device"
     loader_config = config.model_copy(update={"decode": "loader"})
     assert Classification().columns(loader_config, result)["decode"] == "loader"
+
+
+def test_only_jpeg_files_are_listed_and_a_png_under_a_jpeg_name_is_named(tmp_path):
+    from PIL import Image
+
+    root = write_imagefolder(tmp_path / "images", classes=1, images_per_class=2, size=48)
+    Image.new("RGB", (48, 48)).save(root / "class_000" / "picture.png")
+    folder = device_decode.EncodedFolder(root)
+    assert all(p.endswith(".JPEG") for p, _ in folder.samples) and len(folder) == 2
+    disguised = root / "class_000" / "disguised.jpg"
+    Image.new("RGB", (48, 48)).save(disguised, format="PNG")
+    loader = device_decode.encoded_folder_loader(root, 32, batch_size=3, num_workers=0,
+                                                 train=False, pin_memory=False)
+    encoded, _ = next(iter(loader))
+    with pytest.raises(InputError, match=r"disguised\.jpg.*not a JPEG file \(decode: device "
+                                         r"decodes JPEG only; decode: loader reads any image\)"):
+        encoded.decode(torch.device("cpu"))

@@ -287,3 +287,27 @@ def test_on_a_gpu_the_ladder_tries_decoding_on_the_gpu_and_says_so_when_decode_i
     assert any("Decoded on the GPU (decode: device)" in str(getattr(v, "data", "")) for v in seen)
     cpu_plan = _plan(tmp_path)
     assert all(r.kind != "gpu_decode" for r in cpu_plan.rungs)  # a CPU has no GPU to decode on
+
+
+def test_decoding_on_the_gpu_measured_slower_is_said_and_not_advised(tmp_path):
+    """Where the GPU-decode rung measured slower than the user's, "what to change" does not
+    send the user there: it says what it measured; the rounds count that comparison too."""
+    from benchlib.diagnosis import rounds
+
+    folder = tmp_path / "jpegs"
+    folder.mkdir()
+    request = diagnose_plan.request_from({"model": "resnet18", "data_dir": str(folder),
+                                          "num_workers": 1, "device": "cuda", "cores": 2,
+                                          "campaign": "slowgpu", "repeats": 3})
+    plan = diagnose_plan.plan(request, runs_here=False)
+    speeds = {r.name: {"device": 100.0, "host": 95.0, "memory": 40.0, "gpu_decode": 20.0}.get(
+        r.kind, 36.0 if r.name == "disk-w1" else 36.5) for r in plan.rungs[1:]}
+    found = _found(_campaign(tmp_path, plan, speeds, {"disk-w1": 0.6, "memory-w1": 0.55}))
+    assert found.gpu_decode["verdict"] == "slower"
+    text = analysis.recommendation(found)
+    assert "decode the JPEGs on the GPU" not in text
+    assert "Decoding on the GPU (decode: device) measured -4" in text and "(slower)" in text
+    table = rounds.comparisons(found.steps, found.workers, plan, found.gpu_decode)
+    assert "decode on the GPU" in set(table["comparison"])
+    assert analysis.against_yours("small loss") == "faster by less than the threshold"
+    assert analysis.against_yours("cannot tell") == "cannot tell"

@@ -1,6 +1,7 @@
 """Write docs/architecture.md's "Kind folders" table from the kind folders themselves: one row
 per folder of ``benchlib/kinds/`` with its modules grouped by role (``benchlib.discovery``) and
-its job (the first sentence of the folder's ``__init__`` docstring). A new kind is its folder;
+its job (the first paragraph of the folder's ``__init__`` docstring: what the kind measures and
+what each module holds). A new kind is its folder;
 this table, like docs/record.md and the notebooks, is generated from it.
 
 Usage: python tools/make_kind_table.py [--check]   (--check: exit 1 when the table is stale)

@@ -24,11 +24,23 @@ from torchvision.transforms import v2
 from benchlib.data.imagefolder import IMAGE_ERRORS, ImageFolder, sharded_loader, unreadable_image
 from benchlib.data.shard import Rank
 
-# torchvision 0.29 says its decoders will move to TorchCodec; its nvJPEG path is the one both
-# the CI's torchvision 0.29 and a GPU node's older torch have (docs/measuring.md), so the
-# notice is not repeated for every batch of every run.
-warnings.filterwarnings("ignore", message="The image decoding and encoding capabilities of "
-                        "TorchVision are deprecated", category=DeprecationWarning)
+#: The files a folder decoded on the device lists (decode_jpeg reads JPEG only).
+JPEG_SUFFIXES = (".jpg", ".jpeg")
+#: torchvision 0.29 says its decoders will move to TorchCodec; its nvJPEG path is the one both
+#: the CI's torchvision 0.29 and a GPU node's older torch have (docs/measuring.md), so the
+#: notice is not repeated for every batch of every run.
+MOVING = "The image decoding and encoding capabilities of TorchVision are deprecated"
+
+
+def is_jpeg(path: str) -> bool:
+    """Whether ``path`` is listed for decoding on the device: its name ends in .jpg / .jpeg."""
+    return path.lower().endswith(JPEG_SUFFIXES)
+
+
+def _decode(data: list[torch.Tensor] | torch.Tensor, device: torch.device):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=MOVING, category=DeprecationWarning)
+        return decode_jpeg(data, mode=ImageReadMode.RGB, device=device)
 
 
 @dataclass
@@ -51,7 +63,7 @@ class EncodedBatch:
         """The images decoded and transformed on ``device``: uint8 NCHW, ``image_size`` square
         (normalised later, as a loader's batch is)."""
         try:
-            images = decode_jpeg(self.data, mode=ImageReadMode.RGB, device=device)
+            images = _decode(self.data, device)
         except (RuntimeError, *IMAGE_ERRORS) as error:
             raise self._unreadable(device, error) from error
         transform = _transform(self.image_size, self.train)
@@ -61,9 +73,13 @@ class EncodedBatch:
         """The error naming the batch's first file that does not decode alone."""
         for data, path in zip(self.data, self.paths, strict=True):
             try:
-                decode_jpeg(data, mode=ImageReadMode.RGB, device=device)
+                _decode(data, device)
             except (RuntimeError, *IMAGE_ERRORS) as single:
-                return unreadable_image(path, single)
+                if "Not a JPEG" in str(single):
+                    return unreadable_image(path, ValueError(
+                        "not a JPEG file (decode: device decodes JPEG only; decode: loader reads "
+                        "any image)"))
+                return unreadable_image(path, ValueError(str(single).rsplit(", ", 1)[-1]))
         return unreadable_image(", ".join(self.paths[:3]), error)
 
 
@@ -79,7 +95,11 @@ def _transform(image_size: int, train: bool) -> v2.Compose:
 
 
 class EncodedFolder(ImageFolder):
-    """An ImageNet-layout folder whose items are each file's bytes, not yet decoded."""
+    """An ImageNet-layout folder of JPEG files (:func:`is_jpeg`) whose items are each file's
+    bytes, not yet decoded."""
+
+    def __init__(self, root: str | Path) -> None:
+        super().__init__(root, is_valid_file=is_jpeg)
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int, str]:
         path, target = self.samples[index]

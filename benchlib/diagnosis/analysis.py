@@ -159,8 +159,7 @@ def workers(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         if user is not None and count != plan.num_workers:
             against = step(speed, user, speed.speed)
             row.update(ratio=against["ratio"], low=against["low"], high=against["high"],
-                       verdict={"loss": "faster", "gain": "slower"}.get(
-                           str(against["verdict"]), str(against["verdict"])))
+                       verdict=against_yours(against["verdict"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=["workers", "speed", "runs", "ratio", "low", "high",
                                        "verdict"])
@@ -254,8 +253,20 @@ def gpu_decode(found: dict[str, RungSpeed], plan: Plan) -> dict[str, object] | N
         return None
     against = step(decoded, user, decoded.speed)
     return {"speed": decoded.speed, "ratio": against["ratio"], "low": against["low"],
-            "high": against["high"], "verdict": {"loss": "faster", "gain": "slower"}.get(
-                str(against["verdict"]), str(against["verdict"]))}
+            "high": against["high"], "verdict": against_yours(against["verdict"])}
+
+
+#: A step's verdict from another setting down to the user's, as that setting against the
+#: user's: its "loss" is the other setting's being faster.
+AGAINST_YOURS = {"loss": "faster", "small loss": "faster by less than the threshold",
+                 "gain": "slower"}
+
+
+def against_yours(verdict: object) -> str:
+    """``verdict`` of :func:`step` (another setting over the user's) in words about that
+    setting: faster, faster by less than the threshold, slower, or as the step said (cannot
+    tell, unknown, unreliable, no significant change)."""
+    return AGAINST_YOURS.get(str(verdict), str(verdict))
 
 
 def faster_workers(found: Diagnosis) -> pd.Series | None:
@@ -278,7 +289,8 @@ def _change(found: Diagnosis, biggest: pd.Series) -> str:
     if kind == "decode" and decoded is not None and decoded["verdict"] == "faster":
         text = (f"What to change: decode the JPEGs on the GPU (decode: device, nvJPEG; the "
                 f"loader workers then only read the files): with your {plan.num_workers} "
-                f"workers this node measured {switch_change(decoded)}.")
+                f"worker{'s' if plan.num_workers != 1 else ''} this node measured "
+                f"{switch_change(decoded)}.")
         if more is not None:
             text += (f" Also: with {int(more['workers'])} workers decoding on the CPU it "
                      f"measured {switch_change(more)}.")
@@ -292,6 +304,11 @@ def _change(found: Diagnosis, biggest: pd.Series) -> str:
     elif more is None:
         tried = ", ".join(map(str, plan.worker_counts))
         text = f"What to change: {CHANGE[kind]} (worker counts tried: {tried})."
+    if kind == "decode" and decoded is not None:
+        text += (f" Decoding on the GPU (decode: device) measured {switch_change(decoded)} "
+                 f"here ({decoded['verdict']}).")
+    elif kind == "decode" and plan.target == "cuda":
+        text += " On this GPU, try decoding there: decode: device (nvJPEG)."
     return text.strip()
 
 
@@ -355,7 +372,7 @@ def answer_text(found: Diagnosis) -> str:
                                                     f"yours, {r.verdict})"
                                                     if pd.notna(r.ratio) else " (yours)")
             for r in found.workers.itertuples()))
-    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs)
+    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs, found.gpu_decode)
     lines += [repeats] if repeats else []
     lines += [f"Note: {note}" for note in found.notes]
     return "\n".join(lines)

@@ -53,7 +53,7 @@ def diagnose(model: str = "resnet50", data_dir: str | Path = "", outputs: str | 
 
     def choose(campaign: Path, runs_left: int) -> list[str]:
         found = load_diagnosis(campaign, reader(campaign))
-        return next_round(found.steps, found.workers, found.plan, runs_left)
+        return next_round(found.steps, found.workers, found.plan, runs_left, found.gpu_decode)
 
     campaign_dir = run(model, data_dir, outputs, executor, say=say, choose=choose, **options)
     found = load_diagnosis(campaign_dir, reader(campaign_dir))

@@ -42,7 +42,7 @@ def waterfall(found: analysis.Diagnosis | None) -> None:
                        "(Welch t over the repeats of the two rungs), and the verdict "
                        "(unreliable: a contended or throttled run)",
                        keep=("verdict",), say_constant=False))
-    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs)
+    repeats = rounds_text(found.steps, found.workers, found.plan, found.runs, found.gpu_decode)
     if repeats:
         note(repeats)
 
@@ -60,8 +60,9 @@ def workers(found: analysis.Diagnosis | None) -> None:
                        "95 % interval (Welch t over the repeats)", say_constant=False))
     if found.gpu_decode is not None:
         decoded = found.gpu_decode
-        note(f"Decoded on the GPU (decode: device) with your {found.plan.num_workers} loader "
-             f"workers only reading: {decoded['speed']:,.1f} {text.UNIT}, "
+        workers = found.plan.num_workers
+        note(f"Decoded on the GPU (decode: device) with your {workers} loader "
+             f"worker{'s' if workers != 1 else ''} only reading: {decoded['speed']:,.1f} {text.UNIT}, "
              f"{text.switch_change(decoded)} against your setting ({decoded['verdict']}).")
 
 

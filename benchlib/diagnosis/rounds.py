@@ -15,6 +15,7 @@ the step unreliable, never judged.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -36,10 +37,12 @@ def _factor(low: object, high: object) -> float:
     return high_ / low_
 
 
-def comparisons(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan) -> pd.DataFrame:
-    """One row per comparison (each step, each worker count against the user's): its rungs,
-    ratio and interval, ``factor`` (high over low, infinite when unknown), verdict and
-    whether it is decided (``factor`` at most the plan's target)."""
+def comparisons(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
+                gpu_decode: Mapping[str, object] | None = None) -> pd.DataFrame:
+    """One row per comparison (each step, each worker count against the user's, the user's
+    data path decoded on the GPU against the user's): its rungs, ratio and interval,
+    ``factor`` (high over low, infinite when unknown), verdict and whether it is decided
+    (``factor`` at most the plan's target)."""
     rows = []
     for _, row in steps.iterrows():
         known = bool(row["known"])
@@ -56,17 +59,23 @@ def comparisons(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan) -> pd.Da
                      "lower": f"{kind}-w{plan.num_workers}", "ratio": row["ratio"],
                      "low": row["low"], "high": row["high"],
                      "factor": _factor(row["low"], row["high"]), "verdict": row["verdict"]})
+    if gpu_decode is not None:
+        rows.append({"comparison": "decode on the GPU", "upper": f"disk-gpu-w{plan.num_workers}",
+                     "lower": f"disk-w{plan.num_workers}", "ratio": gpu_decode["ratio"],
+                     "low": gpu_decode["low"], "high": gpu_decode["high"],
+                     "factor": _factor(gpu_decode["low"], gpu_decode["high"]),
+                     "verdict": gpu_decode["verdict"]})
     table = pd.DataFrame(rows, columns=COLUMNS[:-1])
     table["decided"] = table["factor"] <= plan.target_factor
     return table
 
 
 def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
-               runs_left: int) -> list[str]:
+               runs_left: int, gpu_decode: Mapping[str, object] | None = None) -> list[str]:
     """The rungs of the next round of extra repeats, in the order they run (see the module
     docstring); none when every comparison is decided and none is unreliable, or no run is
     left."""
-    table = comparisons(steps, workers, plan)
+    table = comparisons(steps, workers, plan, gpu_decode)
     open_ = table[~table["decided"] | (table["verdict"] == "unreliable")]
     if not len(open_) or runs_left <= 0:
         return []
@@ -81,13 +90,14 @@ def next_round(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan,
     return names[:runs_left]
 
 
-def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: int) -> str:
+def rounds_text(steps: pd.DataFrame, workers: pd.DataFrame, plan: Plan, runs: int,
+                gpu_decode: Mapping[str, object] | None = None) -> str:
     """What the repeats reached: every comparison within the target, or which were not (their
     factor, "interval unknown" beyond :data:`benchlib.diagnosis.text.WIDE_FACTOR`) and
     why (the budget's runs spent, or fixed ``--repeats``); '' with no steps."""
     if not len(steps):
         return ""
-    table = comparisons(steps, workers, plan)
+    table = comparisons(steps, workers, plan, gpu_decode)
     target = f"a factor of {plan.target_factor:g}"
     wide = table[~table["decided"] | (table["verdict"] == "unreliable")]
     if not len(wide):

@@ -118,9 +118,8 @@ WHAT = {"precision": "the precision", "host copy": "the host copy (batches made 
         "flip) in the loader workers", "filesystem": "reading the files from the file system"}
 #: What to change for each loss when more workers did not help.
 CHANGE = {
-    "decode": ("decoding limits the speed at every worker count tried: decode on the GPU "
-               "(decode: device, nvJPEG; or NVIDIA DALI), store smaller or pre-resized images, "
-               "or use a node with more cores per device"),
+    "decode": ("decoding limits the speed at every worker count tried: store smaller or "
+               "pre-resized images, or use a node with more cores per device"),
     "host copy": ("making and copying batches on the host limits the speed: more cores per "
                   "device, or batches made on the device"),
     "filesystem": ("read from faster storage: node-local disk or memory (/dev/shm), or pack the "
