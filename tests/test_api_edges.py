@@ -192,3 +192,19 @@ def test_load_of_a_folder_without_records_says_so(tmp_path, caplog) -> None:
     with caplog.at_level(logging.WARNING):
         assert len(benchlib.load(tmp_path / "empty")) == 0
     assert "load: no records under" in caplog.text
+
+
+def test_a_frame_made_from_the_runs_has_their_views_through_its_accessor(tmp_path):
+    """``df.query(...)`` is a plain pandas frame (no ``tidy()``); ``part.benchlib.tidy()``
+    gives its own view: the settings that vary among those runs, then the results."""
+    import benchlib
+
+    from .fakes import campaign
+
+    df = benchlib.load(campaign(tmp_path / "fake"))
+    part = df.query("num_devices == 4")
+    assert not hasattr(part, "tidy")
+    view = part.benchlib.tidy()
+    assert list(view.columns) == ["dataset", "batch_size", "throughput", "unit", "flags"]
+    assert "num_devices" in df.tidy().columns and "num_devices" not in view.columns
+    assert list(part.benchlib.every_column().columns) == list(df.every_column().columns)

@@ -125,3 +125,21 @@ class ScalingTable(RunTable):
     first among the results."""
 
     results = ("speedup", "efficiency", "throughput", "unit", "flags")
+
+
+@pd.api.extensions.register_dataframe_accessor("benchlib")
+class RunsAccessor:
+    """``frame.benchlib``: the views of any frame of runs, one :func:`benchlib.load` returned
+    or one made from it (``df.query(...)``, ``df.head()``, a concatenation: plain pandas
+    frames, which have no ``tidy()`` of their own)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+
+    def tidy(self) -> pd.DataFrame:
+        """The settings that vary among these runs, then the results (as ``df.tidy()``)."""
+        return RunTable(self._frame).tidy()
+
+    def every_column(self) -> pd.DataFrame:
+        """Every column in the record's order (as ``df.every_column()``)."""
+        return RunTable(self._frame).every_column()
