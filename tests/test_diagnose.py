@@ -255,17 +255,22 @@ def test_page_puts_the_recommendation_first_then_the_waterfall(tmp_path, monkeyp
     assert page.answer(df, tmp_path) is None  # not a diagnose campaign: says so
 
 
+def _gpu_plan(tmp_path: Path, campaign: str) -> diagnose_plan.Plan:
+    """A GPU plan (planted on this CPU machine) with a data folder and one worker."""
+    folder = tmp_path / "jpegs"
+    folder.mkdir()
+    request = diagnose_plan.request_from({"model": "resnet18", "data_dir": str(folder),
+                                          "num_workers": 1, "device": "cuda", "cores": 2,
+                                          "campaign": campaign, "repeats": 3})
+    return diagnose_plan.plan(request, runs_here=False)
+
+
 def test_on_a_gpu_the_ladder_tries_decoding_on_the_gpu_and_says_so_when_decode_is_the_loss(
         tmp_path, monkeypatch):
     """A GPU plan with a data folder gets a rung of the user's setting with the JPEGs decoded
     on the GPU (decode: device); where decode is the biggest loss and that rung is faster, the
     recommendation says to decode on the GPU, with what it measured."""
-    folder = tmp_path / "jpegs"
-    folder.mkdir()
-    request = diagnose_plan.request_from({"model": "resnet18", "data_dir": str(folder),
-                                          "num_workers": 1, "device": "cuda", "cores": 2,
-                                          "campaign": "gpu", "repeats": 3})
-    plan = diagnose_plan.plan(request, runs_here=False)
+    plan = _gpu_plan(tmp_path, "gpu")
     decoded = [r for r in plan.rungs if r.kind == "gpu_decode"]
     assert [r.name for r in decoded] == ["disk-gpu-w1"]
     assert plan.parameters["disk-gpu-w1"]["decode"] == "device"
@@ -294,12 +299,7 @@ def test_decoding_on_the_gpu_measured_slower_is_said_and_not_advised(tmp_path):
     send the user there: it says what it measured; the rounds count that comparison too."""
     from benchlib.diagnosis import rounds
 
-    folder = tmp_path / "jpegs"
-    folder.mkdir()
-    request = diagnose_plan.request_from({"model": "resnet18", "data_dir": str(folder),
-                                          "num_workers": 1, "device": "cuda", "cores": 2,
-                                          "campaign": "slowgpu", "repeats": 3})
-    plan = diagnose_plan.plan(request, runs_here=False)
+    plan = _gpu_plan(tmp_path, "slowgpu")
     speeds = {r.name: {"device": 100.0, "host": 95.0, "memory": 40.0, "gpu_decode": 20.0}.get(
         r.kind, 36.0 if r.name == "disk-w1" else 36.5) for r in plan.rungs[1:]}
     found = _found(_campaign(tmp_path, plan, speeds, {"disk-w1": 0.6, "memory-w1": 0.55}))

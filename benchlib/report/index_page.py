@@ -29,7 +29,6 @@ from benchlib.publish.pages import answers as answer_data
 from benchlib.publish.pages import catalog as pages_catalog
 from benchlib.publish.pages import summary
 from benchlib.publish.pages.catalog import SummaryPage
-from benchlib.publish.templating import macro
 from benchlib.publish.templating import render as render_template
 from benchlib.records import configuration, flags
 from benchlib.vocabulary import RecordStatus
@@ -64,10 +63,7 @@ class RunLinks(dict):
                            default)
 
 
-def _line(name: str, /, *values: object) -> Markup:
-    """One answer line: macro ``name`` of ``templates/pages/answers.html.j2`` (record text in
-    ``values`` escaped, Markup passed as it is)."""
-    return macro("answers.html.j2", name)(*values)
+_line = answer_data.line  # one answer line (the macros of answers.html.j2)
 
 
 def _link(pages: Mapping[str, Link], to: SummaryPage, text: str = "details") -> Link | None:
@@ -81,10 +77,9 @@ def _stem(row: pd.Series) -> str:
 
 
 def run_page(row: pd.Series, runs: Mapping[str, str]) -> str | None:
-    """The page of the run behind ``row``: ``runs`` maps each record's ``source`` (or, for a
-    caller that names runs so, its notebook's stem) to its page."""
-    source = str(row.get("source", ""))
-    return runs.get(source) or runs.get(Path(source).stem)
+    """The page of the run behind ``row`` (:func:`benchlib.publish.pages.answers.run_page` of
+    its ``source``)."""
+    return answer_data.run_page(str(row.get("source", "")), runs)
 
 
 def fastest(done: pd.DataFrame, runs: Mapping[str, str]) -> list[Markup]:

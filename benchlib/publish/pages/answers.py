@@ -33,7 +33,7 @@ Runs = dict[str, object]
 Item = dict[str, object]
 
 
-def _line(name: str, /, *values: object) -> Markup:
+def line(name: str, /, *values: object) -> Markup:
     """One answer line: macro ``name`` of ``templates/pages/answers.html.j2`` (record text in
     ``values`` escaped, Markup passed as it is)."""
     return macro("answers.html.j2", name)(*values)
@@ -59,7 +59,7 @@ def run_page(source: str, pages: Mapping[str, str]) -> str | None:
 def named_runs(runs: Runs, pages: Mapping[str, str]) -> Markup:
     """HTML naming the runs, each linked to its page: ``train-3, train-7 and 4 more``."""
     sources = [str(s) for s in runs.get("sources", [])]  # type: ignore[union-attr]
-    names = [_line("run_link", Path(s).stem or "(unnamed run)", run_page(s, pages)) for s in sources]
+    names = [line("run_link", Path(s).stem or "(unnamed run)", run_page(s, pages)) for s in sources]
     more = int(runs.get("count", len(names))) - len(names)  # type: ignore[call-overload]
     if more > 0:
         return Markup("{} and {} more").format(Markup(", ").join(names), more)
@@ -325,26 +325,26 @@ def lines(answer: str, items: Iterable[Item], pages: Mapping[str, str]) -> list[
         v = item.get
         if answer == "fastest":
             source = str(v("source") or "")
-            out.append(_line("fastest", v("benchmark"), v("model"), v("value"), v("unit"),
+            out.append(line("fastest", v("benchmark"), v("model"), v("value"), v("unit"),
                              v("interval"), v("energy"), v("came"), Path(source).stem,
                              run_page(source, pages), v("flags")))
         elif answer == "scaling":
             ends = v("ends")
-            out.append(_line("scaling", v("name"), v("most"), v("speedup"), v("base"),
+            out.append(line("scaling", v("name"), v("most"), v("speedup"), v("base"),
                              v("efficiency"),
                              [(pct, named_runs(runs, pages)) for pct, runs in ends] if ends else None,
                              v("over"), v("flags"),
                              named_runs(v("flagged"), pages) if v("flags") else ""))
         elif answer == "factors":
-            out.append(_line("factor", v("css"), v("factor"), v("a"), v("b"), v("effect"),
+            out.append(line("factor", v("css"), v("factor"), v("a"), v("b"), v("effect"),
                              HEADLINE_NAME, v("pairs"), v("benchmark")))
         elif answer in ("bottlenecks", "flagged"):
             named = named_runs(v("runs"), pages)
-            out.append(_line("bottleneck", v("count"), v("total"), v("verdict"), named, v("detail"))
+            out.append(line("bottleneck", v("count"), v("total"), v("verdict"), named, v("detail"))
                        if answer == "bottlenecks" else
-                       _line("flagged", v("name"), v("count"), v("total"), named, v("meaning")))
+                       line("flagged", v("name"), v("count"), v("total"), named, v("meaning")))
         elif answer == "stands":
-            out.append(_line("stands", v("failed"), v("name"), v("rest")))
+            out.append(line("stands", v("failed"), v("name"), v("rest")))
     return out
 
 
