@@ -44,8 +44,8 @@ def test_scaling_flags_superlinear_and_explains_the_contended_baseline():
     assert by_key.loc[(8, 1), "flags"] == "contended"
     assert by_key.loc[(16, 2), "flags"] == ""
     assert flags.explain_superlinear(scaled) == [
-        "2 devices 14.0x faster than 1 (efficiency 700%): the 1-device run shared the CPU with "
-        "other processes (63% of its CPU time); re-run it."]
+        "2 devices 14.0x faster than 1 (efficiency 700%): the 1-device run was contended "
+        "(others took 63 % of the CPU time); re-run it."]
     lines = flags.explain(scaled)
     assert lines[0].startswith("**contended** (1 of 4 runs): other processes took more than 10%")
     assert lines[1].startswith("**superlinear** (1 of 4 runs):")

@@ -170,7 +170,7 @@ def test_a_contended_run_gets_no_bottleneck_verdict_and_a_tiny_mfu_says_how_smal
     contended = judge(pd.Series({**RUN, "flags": "contended", "contention_cpu_share": 0.61}),
                       pd.Series(PROBE))
     assert contended["verdict"] == "contended"
-    assert contended["reason"].startswith("others used the node while it ran (61.0 % of the CPU")
+    assert contended["reason"].startswith("others took 61 % of the CPU time: no bottleneck verdict")
     tiny = judge(pd.Series({**RUN, "achieved_tflops": 0.0004}), pd.Series(PROBE))
     assert tiny["reason"].startswith("MFU 4e-05 % of the datasheet")
 

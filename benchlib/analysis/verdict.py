@@ -25,6 +25,7 @@ import pandas as pd
 from benchlib import formatting, kinds, registry
 from benchlib.analysis import comparisons as analysis
 from benchlib.kinds import kind_named
+from benchlib.measure.contention import reasons
 from benchlib.records import flags
 from benchlib.reference import datasheet_for
 from benchlib.vocabulary import matmul_precision
@@ -291,10 +292,8 @@ def judge(run: pd.Series, probe: pd.Series | None = None) -> dict[str, object]:
     throttled = flags.number(run.get("throttled_share"))
 
     if "contended" in flags.of(run):
-        share = flags.number(run.get("contention_cpu_share"))
         verdict = "contended"
-        reason = ("others used the node while it ran"
-                  + (f" ({formatting.percent(share)} of the CPU time)" if share else "")
+        reason = ((", ".join(reasons(run)) or "others used the node while it ran")
                   + ": no bottleneck verdict from a disturbed run; run it again on a quiet node")
     elif throttled is not None and throttled >= THROTTLED_SHARE:
         causes = ", ".join(f"{cause} {share:.0%}" for cause in ("power", "thermal", "hw_slowdown")

@@ -10,20 +10,34 @@ A benchmark number taken beside other work is not the node's number. The sampler
   by a hypervisor counts as others'. ``contention_cpu_share`` is that part over all the time
   those CPUs had (busy or idle).
 - **Memory pressure**: pages swapped in and out (``/proc/vmstat``), ``contention_swap_pages``.
+- **Disk I/O**: bytes read and written on the node's local disks (``/proc/diskstats``) less
+  those the run's own tree moved (``/proc/<pid>/io``), ``contention_io_bytes``
+  (:mod:`benchlib.measure.node_io`).
+- **Pressure stall information** (``/proc/pressure``): the share of the loop's time in which
+  some task on the node waited for a CPU (``pressure_cpu_share``) or for I/O
+  (``pressure_io_share``). It counts the run's own waits too (its loader workers queueing for
+  a core, its reads from a slow file system), so it is recorded beside the figures above to
+  read them by, never judged alone.
 - **GPU**: compute processes on the run's device that are not in the run's tree (NVML), and the
   device's utilization just before the loop.
 
 A run is ``contended`` when others took more than :data:`CONTENDED_CPU_SHARE` of its CPUs' time,
-swapped more than :data:`CONTENDED_SWAP_PAGES` pages, or shared its GPU with another process.
+swapped more than :data:`CONTENDED_SWAP_PAGES` pages, moved more than :data:`CONTENDED_IO_BYTES`
+on the local disks at more than :data:`CONTENDED_IO_RATE` bytes/s, or shared its GPU with another
+process. :func:`reasons` says which, in words.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from benchlib.measure.node_io import disk_bytes, leaf_disks, pressure_us, process_io_bytes
 
 if TYPE_CHECKING:
     import torch
@@ -32,11 +46,17 @@ if TYPE_CHECKING:
 CONTENDED_CPU_SHARE = 0.10
 #: Pages swapped in + out during the loop above which a run is contended (1 MiB of 4 KiB pages).
 CONTENDED_SWAP_PAGES = 256
+#: Others' bytes on the local disks during the loop above which, moved faster than
+#: :data:`CONTENDED_IO_RATE`, a run is contended: another job reading a data set or writing a
+#: checkpoint (a quiet node moves kilobytes a second: its logs and journal; docs/measurements.md).
+CONTENDED_IO_BYTES = 64 * 2**20
+CONTENDED_IO_RATE = 32 * 2**20
 ROOT_PID_VARIABLE = "BENCHLIB_RUN_ROOT_PID"
 #: CUDA contexts a rank holds on its own device (one process a device): where NVML lists host
 #: PIDs (a container), the processes beyond these on the device are others'.
 OWN_CONTEXTS = 1
 PROC = Path("/proc")
+SYS_BLOCK = Path("/sys/block")
 
 
 @dataclass(frozen=True)
@@ -127,22 +147,50 @@ def _swap_pages(proc: Path) -> int | None:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """``/proc`` at one end of the loop: CPU jiffies, per-process times, swapped pages."""
+    """``/proc`` at one end of the loop: CPU jiffies, per-process times, swapped pages, the
+    local disks' bytes and the run's own, the pressure stall totals (µs), the clock (s)."""
 
     busy: int
     total: int
     processes: dict[int, tuple[int, int]]
     swap_pages: int | None
+    disk_bytes: int | None = None
+    own_io_bytes: int = 0
+    pressure: dict[str, int | None] = field(default_factory=dict)
+    at: float = 0.0
 
 
-def snapshot(proc: Path = PROC, cpus: set[int] | None = None) -> Snapshot | None:
-    """Read ``/proc`` (None where it cannot be read: not Linux)."""
+def snapshot(proc: Path = PROC, cpus: set[int] | None = None, root: int | None = None,
+             disks: set[str] | None = None) -> Snapshot | None:
+    """Read ``/proc`` (None where it cannot be read: not Linux); ``root``'s process tree gives
+    the run's own disk bytes, ``disks`` the local disks counted (:func:`leaf_disks`)."""
     try:
         stat = (proc / "stat").read_text()
     except OSError:
         return None
     busy, total = _cpu_lines(stat, cpus)
-    return Snapshot(busy, total, _process_times(proc), _swap_pages(proc))
+    processes = _process_times(proc)
+    own_io = process_io_bytes(proc, own_tree(root, processes)) if root is not None else 0
+    return Snapshot(busy, total, processes, _swap_pages(proc), disk_bytes(proc, disks), own_io,
+                    {r: pressure_us(proc, r) for r in ("cpu", "io")}, time.monotonic())
+
+
+def others_io_bytes(before: Snapshot, after: Snapshot) -> int | None:
+    """Bytes others moved on the local disks between two snapshots (None where unread)."""
+    if before.disk_bytes is None or after.disk_bytes is None:
+        return None
+    moved = after.disk_bytes - before.disk_bytes
+    return max(moved - max(after.own_io_bytes - before.own_io_bytes, 0), 0)
+
+
+def pressure_share(before: Snapshot, after: Snapshot, resource: str) -> float | None:
+    """The share of the time between two snapshots in which some task waited for ``resource``
+    (None without PSI)."""
+    start, end = before.pressure.get(resource), after.pressure.get(resource)
+    seconds = after.at - before.at
+    if start is None or end is None or seconds <= 0:
+        return None
+    return min(max((end - start) / 1e6 / seconds, 0.0), 1.0)
 
 
 def others_share(before: Snapshot, after: Snapshot, root: int) -> float | None:
@@ -166,20 +214,56 @@ class Contention:
     gpu_processes: int | None
     gpu_util_before: float | None
     threads_per_process: int
+    io_bytes: int | None = None
+    seconds: float | None = None
+    cpu_pressure: float | None = None
+    io_pressure: float | None = None
 
     @property
     def contended(self) -> bool:
-        return bool((self.cpu_share or 0) > CONTENDED_CPU_SHARE
-                    or (self.swap_pages or 0) > CONTENDED_SWAP_PAGES
-                    or (self.gpu_processes or 0) > 0)
+        return bool(reasons(self.columns(contended=False), self.seconds))
 
-    def columns(self) -> dict[str, object]:
-        return {"contention_cpu_share": self.cpu_share,
-                "contention_swap_pages": self.swap_pages,
-                "contention_gpu_processes": self.gpu_processes,
-                "contention_gpu_util_before": self.gpu_util_before,
-                "contended": self.contended,
-                "threads_per_process": self.threads_per_process}
+    def columns(self, contended: bool = True) -> dict[str, object]:
+        found = {"contention_cpu_share": self.cpu_share,
+                 "contention_swap_pages": self.swap_pages,
+                 "contention_gpu_processes": self.gpu_processes,
+                 "contention_gpu_util_before": self.gpu_util_before,
+                 "contention_io_bytes": self.io_bytes,
+                 "pressure_cpu_share": self.cpu_pressure,
+                 "pressure_io_share": self.io_pressure,
+                 "threads_per_process": self.threads_per_process}
+        return {**found, "contended": self.contended} if contended else found
+
+
+def _known(value: object) -> float | None:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
+
+
+def reasons(record: Mapping[str, object], seconds: float | None = None) -> list[str]:
+    """Why a run with these contention columns is contended, in words (``others took 42 % of
+    the CPU time``, ``others moved 1.2 GiB on the local disks (95 MiB/s)``); [] when it is
+    not. ``seconds``: the timed loop's (the record's ``wall_time_s`` where not given)."""
+    said = []
+    share = _known(record.get("contention_cpu_share"))
+    if share is not None and share > CONTENDED_CPU_SHARE:
+        said.append(f"others took {share * 100:.0f} % of the CPU time")
+    swapped = _known(record.get("contention_swap_pages"))
+    if swapped is not None and swapped > CONTENDED_SWAP_PAGES:
+        said.append(f"{swapped:,.0f} pages swapped")
+    moved = _known(record.get("contention_io_bytes"))
+    seconds = seconds if seconds is not None else _known(record.get("wall_time_s"))
+    if moved is not None and moved > CONTENDED_IO_BYTES and seconds and \
+            moved / seconds > CONTENDED_IO_RATE:
+        said.append(f"others moved {moved / 2**20:,.0f} MiB on the local disks "
+                    f"({moved / seconds / 2**20:,.0f} MiB/s)")
+    gpu = _known(record.get("contention_gpu_processes"))
+    if gpu is not None and gpu > 0:
+        said.append(f"{gpu:.0f} other process{'' if gpu == 1 else 'es'} on the GPU")
+    return said
 
 
 def _gpu_state(device: torch.device, nvml: ModuleType | None, own: set[int],
@@ -220,13 +304,16 @@ class ContentionSampler:
     """
 
     def __init__(self, device: torch.device, proc: Path = PROC, nvml: ModuleType | None = None,
-                 root_pid: int | None = None, holds_context: bool | None = None) -> None:
+                 root_pid: int | None = None, holds_context: bool | None = None,
+                 sys_block: Path | None = None) -> None:
         self.device, self.proc, self.nvml = device, proc, nvml
         #: whether the run holds a CUDA context on the device when the loop ends (then NVML
         #: must list one of its processes)
         self.holds_context = device.type == "cuda" if holds_context is None else holds_context
         self.root = root_pid if root_pid is not None else run_root_pid()
         self.cpus = _allowed_cpus() if proc == PROC else None
+        self.disks = leaf_disks(sys_block if sys_block is not None
+                                else SYS_BLOCK if proc == PROC else proc / "sys-block")
         self.contention: Contention | None = None
         self._before: Snapshot | None = None
         self._gpu_util: float | None = None
@@ -234,15 +321,19 @@ class ContentionSampler:
     def __enter__(self) -> ContentionSampler:
         if self.device.type == "cuda" or self.nvml is not None:
             _, self._gpu_util = _gpu_state(self.device, self.nvml, set())
-        self._before = snapshot(self.proc, self.cpus)
+        self._before = snapshot(self.proc, self.cpus, self.root, self.disks)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        after = snapshot(self.proc, self.cpus)
-        share = swap = None
+        after = snapshot(self.proc, self.cpus, self.root, self.disks)
+        share = swap = moved = seconds = None
+        pressure: dict[str, float | None] = {}
         own: set[int] = {self.root}
         if self._before is not None and after is not None:
             share = others_share(self._before, after, self.root)
+            moved = others_io_bytes(self._before, after)
+            seconds = after.at - self._before.at
+            pressure = {r: pressure_share(self._before, after, r) for r in ("cpu", "io")}
             own = own_tree(self.root, after.processes)
             if self._before.swap_pages is not None and after.swap_pages is not None:
                 swap = after.swap_pages - self._before.swap_pages
@@ -252,7 +343,8 @@ class ContentionSampler:
         import torch
 
         self.contention = Contention(share, swap, gpu_processes, self._gpu_util,
-                                     torch.get_num_threads())
+                                     torch.get_num_threads(), moved, seconds,
+                                     pressure.get("cpu"), pressure.get("io"))
 
 
 def worst_contention(parts: list[Contention | None]) -> Contention | None:
@@ -267,4 +359,6 @@ def worst_contention(parts: list[Contention | None]) -> Contention | None:
 
     return Contention(worst([p.cpu_share for p in seen]), worst([p.swap_pages for p in seen]),
                       worst([p.gpu_processes for p in seen]),
-                      worst([p.gpu_util_before for p in seen]), seen[0].threads_per_process)
+                      worst([p.gpu_util_before for p in seen]), seen[0].threads_per_process,
+                      worst([p.io_bytes for p in seen]), worst([p.seconds for p in seen]),
+                      worst([p.cpu_pressure for p in seen]), worst([p.io_pressure for p in seen]))

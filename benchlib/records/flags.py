@@ -15,7 +15,12 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from benchlib.measure.contention import CONTENDED_CPU_SHARE
+from benchlib.measure.contention import (
+    CONTENDED_CPU_SHARE,
+    CONTENDED_IO_BYTES,
+    CONTENDED_IO_RATE,
+    reasons,
+)
 from benchlib.measure.timing import NOISY_SPREAD
 from benchlib.vocabulary import RecordStatus
 
@@ -36,8 +41,10 @@ MAX_SAMPLES_PER_JOULE = 1e9
 #: Every flag, what it means and what to do, in the order pages list them.
 FLAGS: dict[str, str] = {
     "contended": (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU "
-                  "time, swapped memory, or shared its GPU: the number is what was left to the run, "
-                  "below what the idle node gives; re-run on an idle node (or an exclusive "
+                  "time, swapped memory, moved more than "
+                  f"{CONTENDED_IO_BYTES // 2**20} MiB on the local disks at over "
+                  f"{CONTENDED_IO_RATE // 2**20} MiB/s, or shared its GPU: the number is what was "
+                  "left to the run, below what the idle node gives; re-run on an idle node (or an exclusive "
                   "allocation)"),
     "superlinear": (f"more than {SUPERLINEAR_EFFICIENCY - 1:.0%} faster than linear scaling "
                     "from the fewest devices: usually the baseline run was slowed (contention, "
@@ -227,10 +234,15 @@ def _percent(value: object) -> str:
     return f"{share:.0%}" if share is not None else "an unknown share"
 
 
+def _why_contended(record: Mapping[str, object]) -> str:
+    """What made ``record`` contended, in words (:func:`benchlib.measure.contention.reasons`)."""
+    return ", ".join(reasons(record)) or "contended"
+
+
 def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
     """For each ``superlinear`` row of :func:`benchlib.analysis.comparisons.scaling`'s output, a sentence
     naming the speedup and what was wrong with its baseline, e.g. "2 devices 14.0x faster than
-    1: the 1-device run shared the CPU with other processes (63 % of its CPU time); re-run it"."""
+    1: the 1-device run was contended (others took 63 % of the CPU time); re-run it"."""
     lines = []
     if "flags" not in scaled or "baseline_devices" not in scaled:
         return lines
@@ -240,21 +252,21 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
                       & (scaled["num_devices"] == base_n)]
         head = (f"{int(row['num_devices'])} devices {row['speedup']:.1f}x faster than {base_n} "
                 f"(efficiency {row['efficiency']:.0%})")
-        reasons = []
+        said = []
         for _, b in base.iterrows():
             names = of(b)
             if "contended" in names:
-                reasons.append(f"the {base_n}-device run shared the CPU with other processes "
-                               f"({_percent(b.get('contention_cpu_share'))} of its CPU time)")
+                said.append(f"the {base_n}-device run was contended "
+                            f"({_why_contended(b)})")
             elif "noisy" in names:
-                reasons.append(f"the {base_n}-device run was noisy (spread "
-                               f"{_percent(b.get('spread_iteration'))})")
-        if reasons:
-            lines.append(f"{head}: {'; '.join(dict.fromkeys(reasons))}; re-run it.")
+                said.append(f"the {base_n}-device run was noisy (spread "
+                            f"{_percent(b.get('spread_iteration'))})")
+        if said:
+            lines.append(f"{head}: {'; '.join(dict.fromkeys(said))}; re-run it.")
         else:
             lines.append(f"{head}: the baseline shows no contention or noise; check that the "
                          "runs did the same work per sample, then re-run the baseline.")
         if "contended" in of(row):
             lines[-1] += (f" The {int(row['num_devices'])}-device run was contended too "
-                          f"({_percent(row.get('contention_cpu_share'))}).")
+                          f"({_why_contended(row)}).")
     return lines

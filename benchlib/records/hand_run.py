@@ -19,6 +19,7 @@ from pathlib import Path
 
 from benchlib import PROJECT_ROOT
 from benchlib.inputs.config import check_campaign
+from benchlib.measure.contention import reasons
 from benchlib.records import flags
 from benchlib.records.store import (
     ITERATIONS_KEY,
@@ -140,8 +141,8 @@ def _detail(name: str, record: Mapping[str, object]) -> str:
     share = flags.number(record.get({"contended": "contention_cpu_share",
                                      "noisy": "spread_iteration",
                                      "throttled": "throttled_share"}.get(name, "")))
-    if name == "contended" and share is not None:
-        return f"others took {share * 100:.0f} % of the CPU time"
+    if name == "contended":
+        return ", ".join(reasons(record))
     if name == "noisy" and share is not None:
         return f"spread {share * 100:.0f} %"
     if name == "throttled" and share is not None:
