@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchlib.diagnosis import analysis
@@ -53,6 +54,11 @@ def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float]
                   "flags": "contended" if rung.name == disturbed and repeat < disturbed_runs
                   else "",
                   "point_id": point.point_id, **rung.match}
+        if rung.name == disturbed:  # a writer beside it: 120 MiB/s, 1 % of the CPU time
+            busy = repeat < disturbed_runs
+            record.update(wall_time_s=5.0, contention_cpu_share=0.01,
+                          contention_io_bytes=600 * 2**20 if busy else 4096,
+                          pressure_cpu_share=0.3, pressure_io_share=0.04 if busy else 0.0)
         write_record_notebook(root / f"{point.name}.ipynb", record)
     diagnose_plan.write_plan(plan, root)
     return root
@@ -121,6 +127,10 @@ def test_one_contended_run_is_left_out_and_the_step_judged_on_the_calm_ones(tmp_
     table = analysis.rungs_table(load(root), plan).set_index("rung")
     assert table.loc["memory-w1", "disturbed"] == "1 contended left out"
     assert table.loc["memory-w1", "runs"] == 2
+    beside = "others: CPU 1 %, disks 120.0 MiB/s; stalls: CPU 30 %, I/O 4 %"
+    assert table.loc["memory-w1", "beside"] == beside
+    assert pd.isna(table.loc["host-w1", "beside"])  # nothing measured beside it
+    assert f"Beside the ladder (the most of any run): {beside}" in analysis.answer_text(found)
     assert found.biggest["step"] == "decode"
     unreliable = _found(_campaign(tmp_path / "two", plan, SLOW_DATA, {"disk-w1": 0.6},
                                   disturbed="memory-w1"))

@@ -36,7 +36,7 @@ from benchlib.diagnosis import agreement
 from benchlib.diagnosis import verdict as diagnose_verdict
 from benchlib.diagnosis.plan import Plan, read_plan
 from benchlib.diagnosis.rounds import rounds_text
-from benchlib.diagnosis.rung_speeds import RungSpeed, rung_runs, speeds
+from benchlib.diagnosis.rung_speeds import RungSpeed, beside, rung_runs, speeds
 from benchlib.diagnosis.text import (
     CHANGE,
     UNIT,
@@ -62,8 +62,8 @@ STEP_COLUMNS = ["step", "upper", "lower", "label", "upper_speed", "lower_speed",
 
 def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per rung: its label, finished runs, speed (geometric mean) and the range of its
-    runs, and its disturbed flags (``none`` when it has finished runs none of which was;
-    missing when it has none)."""
+    runs, its disturbed flags (``none`` when it has finished runs none of which was; missing
+    when it has none) and what was measured beside its runs (:func:`rung_speeds.beside`)."""
     found = speeds(df, plan)
     rows = []
     for rung in plan.rungs[1:]:
@@ -73,7 +73,8 @@ def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                      "speed": speed.speed if speed else None,
                      "slowest": float(speed.speeds.min()) if speed else None,
                      "fastest": float(speed.speeds.max()) if speed else None,
-                     "disturbed": _disturbed_said(speed) if speed else None})
+                     "disturbed": _disturbed_said(speed) if speed else None,
+                     "beside": beside(rung_runs(df, plan, rung))})
     return pd.DataFrame(rows)
 
 
@@ -181,6 +182,8 @@ class Diagnosis:
     #: the user's disk rung with its JPEGs decoded on the GPU against the user's (a GPU plan
     #: with a data folder): ``ratio``, ``low``, ``high`` and ``verdict`` (faster, slower, ...)
     gpu_decode: dict[str, object] | None = None
+    #: what the plan's runs measured beside them, the most of any (:func:`rung_speeds.beside`)
+    beside: str | None = None
 
     def __str__(self) -> str:
         return recommendation(self)
@@ -237,10 +240,10 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
     missing = [r.label for r in plan.rungs[1:] if r.name not in found]
     notes = [f"no finished run of: {', '.join(missing)} (see the failed runs)"] if missing else []
     ids = set().union(*(ids for name, ids in plan.point_ids().items() if name != "probe"))
-    runs = int(df["point_id"].isin(ids).sum()) if "point_id" in df else 0
+    ours = df[df["point_id"].isin(ids)] if "point_id" in df else df.iloc[0:0]
     return Diagnosis(plan, steps, workers(df, plan), walked[0] if walked else None,
-                     walked[-1] if walked else None, verdict, reason, notes, runs,
-                     gpu_decode(found, plan))
+                     walked[-1] if walked else None, verdict, reason, notes, len(ours),
+                     gpu_decode(found, plan), beside(ours))
 
 
 def gpu_decode(found: dict[str, RungSpeed], plan: Plan) -> dict[str, object] | None:
@@ -374,6 +377,7 @@ def answer_text(found: Diagnosis) -> str:
             for r in found.workers.itertuples()))
     repeats = rounds_text(found.steps, found.workers, found.plan, found.runs, found.gpu_decode)
     lines += [repeats] if repeats else []
+    lines += [f"Beside the ladder (the most of any run): {found.beside}"] if found.beside else []
     lines += [f"Note: {note}" for note in found.notes]
     return "\n".join(lines)
 

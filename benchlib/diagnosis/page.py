@@ -89,7 +89,10 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
                        f"judged, speed ({text.UNIT}, geometric mean of the runs), the slowest "
                        "and fastest run, and the runs disturbed (contended or throttled; none: "
                        "no run was; left out: runs that were, not counted once two calm runs "
-                       "of the rung exist)", say_constant=False,
+                       "of the rung exist), and what its runs measured beside them, the most of "
+                       "any run (others: other processes' share of the CPU time and their "
+                       "traffic on the local disks; stalls: the share of the time some task "
+                       "waited for a CPU or for I/O, the runs' own waits too)", say_constant=False,
                        missing_reason="no finished run"))
 
 

@@ -100,3 +100,26 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
                 else [""] * len(runs)
             found[rung.name] = _calm(values.to_numpy(dtype=float), texts, rung)
     return found
+
+
+def _most(runs: pd.DataFrame, column: str) -> float | None:
+    values = pd.to_numeric(runs[column], errors="coerce").dropna() if column in runs else None
+    return float(values.max()) if values is not None and len(values) else None
+
+
+def beside(runs: pd.DataFrame) -> str | None:
+    """What the rung's runs measured beside them, at most over its runs: others' share of the
+    CPU time and their MiB/s on the local disks, then the pressure stalls (the runs' own waits
+    too): ``others: CPU 2 %, disks 0.0 MiB/s; stalls: CPU 29 %, I/O 3 %``; None when none."""
+    cpu, stall_cpu, stall_io = (_most(runs, c) for c in (
+        "contention_cpu_share", "pressure_cpu_share", "pressure_io_share"))
+    rates = (pd.to_numeric(runs["contention_io_bytes"], errors="coerce")
+             / pd.to_numeric(runs["wall_time_s"], errors="coerce")).dropna() \
+        if {"contention_io_bytes", "wall_time_s"} <= set(runs) else pd.Series(dtype=float)
+    others = [f"CPU {cpu * 100:.0f} %" if cpu is not None else "",
+              f"disks {rates.max() / 2**20:,.1f} MiB/s" if len(rates) else ""]
+    stalls = [f"CPU {stall_cpu * 100:.0f} %" if stall_cpu is not None else "",
+              f"I/O {stall_io * 100:.0f} %" if stall_io is not None else ""]
+    said = [f"{head}: {', '.join(filter(None, parts))}"
+            for head, parts in (("others", others), ("stalls", stalls)) if any(parts)]
+    return "; ".join(said) or None
