@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from benchlib.diagnosis import analysis
 from benchlib.diagnosis import plan as diagnose_plan
+from benchlib.diagnosis.rung_speeds import beside_table
 from benchlib.errors import InputError
 from benchlib.records.results import load
 from tests.fakes import write_record_notebook
@@ -128,8 +128,9 @@ def test_one_contended_run_is_left_out_and_the_step_judged_on_the_calm_ones(tmp_
     assert table.loc["memory-w1", "disturbed"] == "1 contended left out"
     assert table.loc["memory-w1", "runs"] == 2
     beside = "others: CPU 1 %, disks 120.0 MiB/s; stalls: CPU 30 %, I/O 4 %"
-    assert table.loc["memory-w1", "beside"] == beside
-    assert pd.isna(table.loc["host-w1", "beside"])  # nothing measured beside it
+    figures = beside_table(load(root), plan).set_index("rung")
+    assert figures.loc["memory-w1"].tolist() == pytest.approx([0.01, 120.0, 0.30, 0.04])
+    assert figures.loc["host-w1"].isna().all()  # nothing measured beside it
     assert f"Beside the ladder (the most of any run): {beside}" in analysis.answer_text(found)
     assert found.biggest["step"] == "decode"
     unreliable = _found(_campaign(tmp_path / "two", plan, SLOW_DATA, {"disk-w1": 0.6},

@@ -63,7 +63,7 @@ STEP_COLUMNS = ["step", "upper", "lower", "label", "upper_speed", "lower_speed",
 def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per rung: its label, finished runs, speed (geometric mean) and the range of its
     runs, its disturbed flags (``none`` when it has finished runs none of which was; missing
-    when it has none) and what was measured beside its runs (:func:`rung_speeds.beside`)."""
+    when it has none)."""
     found = speeds(df, plan)
     rows = []
     for rung in plan.rungs[1:]:
@@ -73,8 +73,7 @@ def rungs_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                      "speed": speed.speed if speed else None,
                      "slowest": float(speed.speeds.min()) if speed else None,
                      "fastest": float(speed.speeds.max()) if speed else None,
-                     "disturbed": _disturbed_said(speed) if speed else None,
-                     "beside": beside(rung_runs(df, plan, rung))})
+                     "disturbed": _disturbed_said(speed) if speed else None})
     return pd.DataFrame(rows)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 from benchlib.diagnosis import against_published, analysis, text
 from benchlib.diagnosis.plan import read_plan
 from benchlib.diagnosis.rounds import rounds_text
+from benchlib.diagnosis.rung_speeds import BESIDE, beside_table
 from benchlib.diagnosis.waterfall import waterfall_plot
 from benchlib.publish.pages import Call, Page, carried, node, note, plots, present, show
 
@@ -89,11 +90,15 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
                        f"judged, speed ({text.UNIT}, geometric mean of the runs), the slowest "
                        "and fastest run, and the runs disturbed (contended or throttled; none: "
                        "no run was; left out: runs that were, not counted once two calm runs "
-                       "of the rung exist), and what its runs measured beside them, the most of "
-                       "any run (others: other processes' share of the CPU time and their "
-                       "traffic on the local disks; stalls: the share of the time some task "
-                       "waited for a CPU or for I/O, the runs' own waits too)", say_constant=False,
+                       "of the rung exist)", say_constant=False,
                        missing_reason="no finished run"))
+    show(present.table(beside_table(df, found.plan), "What each rung's runs measured beside "
+                       "them, the most of any run: other processes' share of the CPU time and "
+                       "their traffic on the local disks (a run is contended above 10 % of the "
+                       "CPU time, or 64 MiB at over 32 MiB/s), and the share of the time some "
+                       "task on the node waited for a CPU or for I/O (pressure stalls: the "
+                       "runs' own waits too, so never judged alone)", keep=list(BESIDE),
+                       say_constant=False, missing_reason="not measured (Linux's /proc only)"))
 
 
 PAGE = Page(

@@ -102,24 +102,47 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
     return found
 
 
+
+#: What :func:`beside_figures` measures (derived columns: :mod:`benchlib.records.derived`).
+BESIDE = ("others_cpu", "others_disks", "stall_cpu", "stall_io")
+
+
 def _most(runs: pd.DataFrame, column: str) -> float | None:
     values = pd.to_numeric(runs[column], errors="coerce").dropna() if column in runs else None
     return float(values.max()) if values is not None and len(values) else None
 
 
-def beside(runs: pd.DataFrame) -> str | None:
-    """What the rung's runs measured beside them, at most over its runs: others' share of the
-    CPU time and their MiB/s on the local disks, then the pressure stalls (the runs' own waits
-    too): ``others: CPU 2 %, disks 0.0 MiB/s; stalls: CPU 29 %, I/O 3 %``; None when none."""
-    cpu, stall_cpu, stall_io = (_most(runs, c) for c in (
-        "contention_cpu_share", "pressure_cpu_share", "pressure_io_share"))
+def beside_figures(runs: pd.DataFrame) -> dict[str, float | None]:
+    """What ``runs`` measured beside them, the most of any run (:data:`BESIDE`): others'
+    share of the CPU time and their traffic on the local disks (MiB/s), then the share of the
+    time some task waited for a CPU or for I/O (pressure stalls, the runs' own too)."""
     rates = (pd.to_numeric(runs["contention_io_bytes"], errors="coerce")
              / pd.to_numeric(runs["wall_time_s"], errors="coerce")).dropna() \
         if {"contention_io_bytes", "wall_time_s"} <= set(runs) else pd.Series(dtype=float)
-    others = [f"CPU {cpu * 100:.0f} %" if cpu is not None else "",
-              f"disks {rates.max() / 2**20:,.1f} MiB/s" if len(rates) else ""]
-    stalls = [f"CPU {stall_cpu * 100:.0f} %" if stall_cpu is not None else "",
-              f"I/O {stall_io * 100:.0f} %" if stall_io is not None else ""]
+    return {"others_cpu": _most(runs, "contention_cpu_share"),
+            "others_disks": round(float(rates.max()) / 2**20, 1) if len(rates) else None,
+            "stall_cpu": _most(runs, "pressure_cpu_share"),
+            "stall_io": _most(runs, "pressure_io_share")}
+
+
+def beside_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """One row per rung with finished runs: :func:`beside_figures` of its runs."""
+    rows = [{"rung": rung.name, **beside_figures(runs)} for rung in plan.rungs[1:]
+            if len(runs := rung_runs(df, plan, rung))]
+    return pd.DataFrame(rows, columns=["rung", *BESIDE])
+
+
+def beside(runs: pd.DataFrame) -> str | None:
+    """:func:`beside_figures` in words: ``others: CPU 2 %, disks 0.0 MiB/s; stalls: CPU 29 %,
+    I/O 3 %``; None when nothing was measured."""
+    found = beside_figures(runs)
+    others = [f"CPU {found['others_cpu'] * 100:.0f} %" if found["others_cpu"] is not None
+              else "",
+              f"disks {found['others_disks']:,.1f} MiB/s" if found["others_disks"] is not None
+              else ""]
+    stalls = [f"{what} {found[key] * 100:.0f} %" for what, key in (("CPU", "stall_cpu"),
+                                                                    ("I/O", "stall_io"))
+              if found[key] is not None]
     said = [f"{head}: {', '.join(filter(None, parts))}"
             for head, parts in (("others", others), ("stalls", stalls)) if any(parts)]
     return "; ".join(said) or None

@@ -20,6 +20,14 @@ def _derived(name: str, description: str, label: str = "", shown: str = "", unit
 #: Every derived column, in no particular order (tables place them).
 DERIVED: tuple[Column, ...] = (
     _derived("count", "runs behind a row", "runs", dtype="count"),
+    _derived("others_cpu", "other processes' share of the CPU time, the most of a row's runs",
+             "others' CPU", P, better="lower"),
+    _derived("others_disks", "other processes' traffic on the local disks, the most of a row's "
+             "runs", "others' disks", unit="MiB/s", better="lower"),
+    _derived("stall_cpu", "share of the time some task waited for a CPU (Linux PSI, the runs' "
+             "own waits too), the most of a row's runs", "CPU stalls", P, better="lower"),
+    _derived("stall_io", "share of the time some task waited for I/O (Linux PSI, the runs' own "
+             "waits too), the most of a row's runs", "I/O stalls", P, better="lower"),
     _derived("spread", "spread between a configuration's repeats", "spread between repeats", P),
     _derived("speedup", "throughput over the fewest devices' (scaling)", shown=R, better="higher"),
     _derived("efficiency", "speedup over the device ratio (scaling)", shown=P, better="higher"),
