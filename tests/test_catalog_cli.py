@@ -83,6 +83,7 @@ def test_bad_keys_and_selections_exit_2_naming_them(outputs):
     assert empty.returncode == 2 and "--base is empty: it would select every record" in empty.stderr
 
 
+@pytest.mark.slow  # 2.5-4.6 s: in make test, out of the edit loop
 def test_an_unreachable_server_is_exit_2_without_the_password(outputs):
     url = f"postgresql://bench:{SECRET}@127.0.0.1:1/catalog"
     for args in (("index", "outputs", "--db", url), ("results", "--db", url)):
@@ -172,6 +173,7 @@ def test_the_calendar_s_ends_select_everything_not_an_overflow(outputs):
         assert listed.stdout.splitlines()[-1] == dated.stdout.splitlines()[-1]  # every dated run
 
 
+@pytest.mark.slow  # 2.5-4.6 s: in make test, out of the edit loop
 def test_an_integer_beyond_64_bits_is_refused_naming_the_column(outputs):
     assert benchlib(outputs, "index", "outputs", "--db", "big.sqlite").returncode == 0
     listed = benchlib(outputs, "results", "--db", "big.sqlite", "--where",

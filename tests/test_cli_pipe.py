@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchlib.errors import EXIT_BROKEN_PIPE
 
 from .fakes import campaign
@@ -14,6 +16,7 @@ from .fakes import campaign
 BENCHLIB = str(Path(sys.executable).with_name("benchlib"))
 
 
+@pytest.mark.slow  # 2.5-4.6 s: in make test, out of the edit loop
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     campaign(tmp_path / "fake")
     for command in (["results", "fake"], ["check", "fake"]):

@@ -4,6 +4,8 @@ and an entry the tree lacks is said."""
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import ROOT, benchmark_module
 
 WALKS = benchmark_module("static_walks")
@@ -21,6 +23,7 @@ def _walk(spec: str, through: bool) -> list[tuple[str, str]]:
         WALKS.THROUGH_CALLS = False
 
 
+@pytest.mark.slow  # 2.5-4.6 s: in make test, out of the edit loop
 def test_the_sweep_walk_reaches_the_params_reader_and_through_calls_goes_further():
     by_values = _walk("cli/sweep.py:Sweep.run:args", through=False)
     through = _walk("cli/sweep.py:Sweep.run:args", through=True)
@@ -29,6 +32,7 @@ def test_the_sweep_walk_reaches_the_params_reader_and_through_calls_goes_further
     assert by_values[0] == ("benchlib.cli.sweep", "Sweep.run")
 
 
+@pytest.mark.slow  # 2.5-4.6 s: in make test, out of the edit loop
 def test_an_entry_the_tree_lacks_is_none():
     assert WALKS.run_walk(WALKS.load(ROOT), "cli/nothing.py:Nope.run:args",
                           lambda module: "benchlib", ["benchlib"]) is None
