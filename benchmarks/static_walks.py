@@ -29,6 +29,7 @@ them is not in the tree. Both readings compare trees by one rule (docs/measureme
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import itertools
@@ -284,10 +285,19 @@ def run_walk(modules: dict[str, Module], spec: str, layer, order) -> dict[str, i
 
 def main(argv: list[str]) -> int:
     global THROUGH_CALLS
-    THROUGH_CALLS = "--through-calls" in argv
-    argv = [a for a in argv if a != "--through-calls"]
-    tree = Path(argv[0] if argv else Path(__file__).resolve().parent.parent).resolve()
-    walks = argv[1:] or list(WALKS)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree", nargs="?", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="a checkout (default: this one)")
+    parser.add_argument("walks", nargs="*", help="entries as path:qualname:parameter "
+                        "(default: issue 53's four)")
+    parser.add_argument("--through-calls", action="store_true",
+                        help="a call's result carries the value when an argument does")
+    args = parser.parse_args(argv)
+    THROUGH_CALLS = args.through_calls
+    tree = args.tree.resolve()
+    if not (tree / "benchlib").is_dir():
+        parser.error(f"{tree}: no benchlib/ folder (a checkout of this project)")
+    walks = args.walks or list(WALKS)
     modules = load(tree)
     layer, order = layers_of(tree)
     print(f"{tree}: {len(modules)} modules")

@@ -36,3 +36,10 @@ def test_the_sweep_walk_reaches_the_params_reader_and_through_calls_goes_further
 def test_an_entry_the_tree_lacks_is_none():
     assert WALKS.run_walk(WALKS.load(ROOT), "cli/nothing.py:Nope.run:args",
                           lambda module: "benchlib", ["benchlib"]) is None
+
+
+def test_a_tree_without_benchlib_is_refused_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit) as ended:
+        WALKS.main([str(tmp_path)])
+    assert ended.value.code == 2
+    assert f"{tmp_path}: no benchlib/ folder" in capsys.readouterr().err
