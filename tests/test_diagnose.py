@@ -54,10 +54,11 @@ def _campaign(tmp_path: Path, plan: diagnose_plan.Plan, speeds: dict[str, float]
                   "flags": "contended" if rung.name == disturbed and repeat < disturbed_runs
                   else "",
                   "point_id": point.point_id, **rung.match}
-        if rung.name == disturbed:  # a writer beside it: 120 MiB/s, 1 % of the CPU time
+        if rung.name == disturbed:  # a reader beside it: 120 MiB/s, 1 % of the CPU time
             busy = repeat < disturbed_runs
             record.update(wall_time_s=5.0, contention_cpu_share=0.01,
-                          contention_io_bytes=600 * 2**20 if busy else 4096,
+                          contention_read_bytes=600 * 2**20 if busy else 4096,
+                          contention_read_rate=120 * 2**20 if busy else 800,
                           pressure_cpu_share=0.3, pressure_io_share=0.04 if busy else 0.0)
         write_record_notebook(root / f"{point.name}.ipynb", record)
     diagnose_plan.write_plan(plan, root)
@@ -127,7 +128,7 @@ def test_one_contended_run_is_left_out_and_the_step_judged_on_the_calm_ones(tmp_
     table = analysis.rungs_table(load(root), plan).set_index("rung")
     assert table.loc["memory-w1", "disturbed"] == "1 contended left out"
     assert table.loc["memory-w1", "runs"] == 2
-    beside = "others: CPU 1 %, disks 120.0 MiB/s; stalls: CPU 30 %, I/O 4 %"
+    beside = "others: CPU 1 %, disk reads 120.0 MiB/s; stalls: CPU 30 %, I/O 4 %"
     figures = beside_table(load(root), plan).set_index("rung")
     assert figures.loc["memory-w1"].tolist() == pytest.approx([0.01, 120.0, 0.30, 0.04])
     assert figures.loc["host-w1"].isna().all()  # nothing measured beside it

@@ -239,10 +239,11 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
     missing = [r.label for r in plan.rungs[1:] if r.name not in found]
     notes = [f"no finished run of: {', '.join(missing)} (see the failed runs)"] if missing else []
     ids = set().union(*(ids for name, ids in plan.point_ids().items() if name != "probe"))
-    ours = df[df["point_id"].isin(ids)] if "point_id" in df else df.iloc[0:0]
+    runs = int(df["point_id"].isin(ids).sum()) if "point_id" in df else 0
+    ladder = pd.concat([df.iloc[0:0], *(rung_runs(df, plan, rung) for rung in plan.rungs[1:])])
     return Diagnosis(plan, steps, workers(df, plan), walked[0] if walked else None,
-                     walked[-1] if walked else None, verdict, reason, notes, len(ours),
-                     gpu_decode(found, plan), beside(ours))
+                     walked[-1] if walked else None, verdict, reason, notes, runs,
+                     gpu_decode(found, plan), beside(ladder))
 
 
 def gpu_decode(found: dict[str, RungSpeed], plan: Plan) -> dict[str, object] | None:

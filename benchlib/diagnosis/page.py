@@ -13,6 +13,7 @@ from benchlib.diagnosis.plan import read_plan
 from benchlib.diagnosis.rounds import rounds_text
 from benchlib.diagnosis.rung_speeds import BESIDE, beside_table
 from benchlib.diagnosis.waterfall import waterfall_plot
+from benchlib.measure.contention import RULE as CONTENTION_RULE
 from benchlib.publish.pages import Call, Page, carried, node, note, plots, present, show
 
 
@@ -94,10 +95,10 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
                        missing_reason="no finished run"))
     show(present.table(beside_table(df, found.plan), "What each rung's runs measured beside "
                        "them, the most of any run: other processes' share of the CPU time and "
-                       "their traffic on the local disks (a run is contended above 10 % of the "
-                       "CPU time, or 64 MiB at over 32 MiB/s), and the share of the time some "
-                       "task on the node waited for a CPU or for I/O (pressure stalls: the "
-                       "runs' own waits too, so never judged alone)", keep=list(BESIDE),
+                       "the rate they read from the local disks (a run is contended when "
+                       f"{CONTENTION_RULE}), and the share of the time some task on the node "
+                       "waited for a CPU or for I/O (pressure stalls: the runs' own waits too, "
+                       "so never judged alone)", keep=list(BESIDE),
                        say_constant=False, missing_reason="not measured (Linux's /proc only)"))
 
 

@@ -108,19 +108,18 @@ BESIDE = ("others_cpu", "others_disks", "stall_cpu", "stall_io")
 
 
 def _most(runs: pd.DataFrame, column: str) -> float | None:
-    values = pd.to_numeric(runs[column], errors="coerce").dropna() if column in runs else None
+    values = pd.to_numeric(runs[column], errors="coerce") if column in runs else None
+    values = values[np.isfinite(values)] if values is not None else None
     return float(values.max()) if values is not None and len(values) else None
 
 
 def beside_figures(runs: pd.DataFrame) -> dict[str, float | None]:
     """What ``runs`` measured beside them, the most of any run (:data:`BESIDE`): others'
-    share of the CPU time and their traffic on the local disks (MiB/s), then the share of the
-    time some task waited for a CPU or for I/O (pressure stalls, the runs' own too)."""
-    rates = (pd.to_numeric(runs["contention_io_bytes"], errors="coerce")
-             / pd.to_numeric(runs["wall_time_s"], errors="coerce")).dropna() \
-        if {"contention_io_bytes", "wall_time_s"} <= set(runs) else pd.Series(dtype=float)
+    share of the CPU time and the rate they read from the local disks (MiB/s), then the share
+    of the time some task waited for a CPU or for I/O (pressure stalls, the runs' own too)."""
+    rate = _most(runs, "contention_read_rate")
     return {"others_cpu": _most(runs, "contention_cpu_share"),
-            "others_disks": round(float(rates.max()) / 2**20, 1) if len(rates) else None,
+            "others_disks": round(rate / 2**20, 1) if rate is not None else None,
             "stall_cpu": _most(runs, "pressure_cpu_share"),
             "stall_io": _most(runs, "pressure_io_share")}
 
@@ -133,12 +132,12 @@ def beside_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
 
 def beside(runs: pd.DataFrame) -> str | None:
-    """:func:`beside_figures` in words: ``others: CPU 2 %, disks 0.0 MiB/s; stalls: CPU 29 %,
-    I/O 3 %``; None when nothing was measured."""
+    """:func:`beside_figures` in words: ``others: CPU 2 %, disk reads 0.0 MiB/s; stalls: CPU
+    29 %, I/O 3 %``; None when nothing was measured."""
     found = beside_figures(runs)
     others = [f"CPU {found['others_cpu'] * 100:.0f} %" if found["others_cpu"] is not None
               else "",
-              f"disks {found['others_disks']:,.1f} MiB/s" if found["others_disks"] is not None
+              f"disk reads {found['others_disks']:,.1f} MiB/s" if found["others_disks"] is not None
               else ""]
     stalls = [f"{what} {found[key] * 100:.0f} %" for what, key in (("CPU", "stall_cpu"),
                                                                     ("I/O", "stall_io"))

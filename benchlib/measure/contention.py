@@ -10,9 +10,12 @@ A benchmark number taken beside other work is not the node's number. The sampler
   by a hypervisor counts as others'. ``contention_cpu_share`` is that part over all the time
   those CPUs had (busy or idle).
 - **Memory pressure**: pages swapped in and out (``/proc/vmstat``), ``contention_swap_pages``.
-- **Disk I/O**: bytes read and written on the node's local disks (``/proc/diskstats``) less
-  those the run's own tree moved (``/proc/<pid>/io``), ``contention_io_bytes``
-  (:mod:`benchlib.measure.node_io`).
+- **Disk reads**: bytes read from the node's local disks (``/proc/diskstats``) less those the
+  run's own tree read (``/proc/<pid>/io``), ``contention_read_bytes``, and the rate they were
+  read at over the loop, ``contention_read_rate`` (:mod:`benchlib.measure.node_io`: reads only,
+  as writes cannot be told apart by whose they were). A user-space file system's daemon (FUSE)
+  is not in the run's tree: what it reads from a local disk for the run counts as others', as
+  its CPU time does.
 - **Pressure stall information** (``/proc/pressure``): the share of the loop's time in which
   some task on the node waited for a CPU (``pressure_cpu_share``) or for I/O
   (``pressure_io_share``). It counts the run's own waits too (its loader workers queueing for
@@ -21,10 +24,7 @@ A benchmark number taken beside other work is not the node's number. The sampler
 - **GPU**: compute processes on the run's device that are not in the run's tree (NVML), and the
   device's utilization just before the loop.
 
-A run is ``contended`` when others took more than :data:`CONTENDED_CPU_SHARE` of its CPUs' time,
-swapped more than :data:`CONTENDED_SWAP_PAGES` pages, moved more than :data:`CONTENDED_IO_BYTES`
-on the local disks at more than :data:`CONTENDED_IO_RATE` bytes/s, or shared its GPU with another
-process. :func:`reasons` says which, in words.
+A run is ``contended`` by :data:`RULE`; :func:`reasons` says which part of it, in words.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from benchlib.measure.node_io import disk_bytes, leaf_disks, pressure_us, process_io_bytes
+from benchlib.measure.node_io import disk_read_bytes, leaf_disks, pressure_us, process_read_bytes
 
 if TYPE_CHECKING:
     import torch
@@ -46,11 +46,16 @@ if TYPE_CHECKING:
 CONTENDED_CPU_SHARE = 0.10
 #: Pages swapped in + out during the loop above which a run is contended (1 MiB of 4 KiB pages).
 CONTENDED_SWAP_PAGES = 256
-#: Others' bytes on the local disks during the loop above which, moved faster than
-#: :data:`CONTENDED_IO_RATE`, a run is contended: another job reading a data set or writing a
-#: checkpoint (a quiet node moves kilobytes a second: its logs and journal; docs/measurements.md).
-CONTENDED_IO_BYTES = 64 * 2**20
-CONTENDED_IO_RATE = 32 * 2**20
+#: Bytes others read from the local disks during the loop above which, read faster than
+#: :data:`CONTENDED_READ_RATE` (bytes/s), a run is contended: another job reading a data set
+#: (a quiet node reads kilobytes a second; docs/measurements.md).
+CONTENDED_READ_BYTES = 64 * 2**20
+CONTENDED_READ_RATE = 32 * 2**20
+#: When a run is contended, in words (the flag's, the record column's and the pages' text).
+RULE = (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU time, read "
+        f"more than {CONTENDED_READ_BYTES // 2**20} MiB from the local disks at over "
+        f"{CONTENDED_READ_RATE // 2**20} MiB/s, swapped more than {CONTENDED_SWAP_PAGES} pages, "
+        "or shared its GPU")
 ROOT_PID_VARIABLE = "BENCHLIB_RUN_ROOT_PID"
 #: CUDA contexts a rank holds on its own device (one process a device): where NVML lists host
 #: PIDs (a container), the processes beyond these on the device are others'.
@@ -148,14 +153,15 @@ def _swap_pages(proc: Path) -> int | None:
 @dataclass(frozen=True)
 class Snapshot:
     """``/proc`` at one end of the loop: CPU jiffies, per-process times, swapped pages, the
-    local disks' bytes and the run's own, the pressure stall totals (µs), the clock (s)."""
+    bytes read from the local disks and by the run's own tree, the pressure stall totals (µs),
+    the clock (s)."""
 
     busy: int
     total: int
     processes: dict[int, tuple[int, int]]
     swap_pages: int | None
-    disk_bytes: int | None = None
-    own_io_bytes: int = 0
+    disk_read: int | None = None
+    own_read: int = 0
     pressure: dict[str, int | None] = field(default_factory=dict)
     at: float = 0.0
 
@@ -163,24 +169,26 @@ class Snapshot:
 def snapshot(proc: Path = PROC, cpus: set[int] | None = None, root: int | None = None,
              disks: set[str] | None = None) -> Snapshot | None:
     """Read ``/proc`` (None where it cannot be read: not Linux); ``root``'s process tree gives
-    the run's own disk bytes, ``disks`` the local disks counted (:func:`leaf_disks`)."""
+    the run's own reads, ``disks`` the local disks counted (:func:`leaf_disks`)."""
     try:
         stat = (proc / "stat").read_text()
     except OSError:
         return None
     busy, total = _cpu_lines(stat, cpus)
     processes = _process_times(proc)
-    own_io = process_io_bytes(proc, own_tree(root, processes)) if root is not None else 0
-    return Snapshot(busy, total, processes, _swap_pages(proc), disk_bytes(proc, disks), own_io,
+    own = process_read_bytes(proc, own_tree(root, processes)) if root is not None else 0
+    return Snapshot(busy, total, processes, _swap_pages(proc), disk_read_bytes(proc, disks), own,
                     {r: pressure_us(proc, r) for r in ("cpu", "io")}, time.monotonic())
 
 
-def others_io_bytes(before: Snapshot, after: Snapshot) -> int | None:
-    """Bytes others moved on the local disks between two snapshots (None where unread)."""
-    if before.disk_bytes is None or after.disk_bytes is None:
+def others_read_bytes(before: Snapshot, after: Snapshot) -> int | None:
+    """Bytes others read from the local disks between two snapshots (None where unread). The
+    run's own reads from a network file system are in its counters too, so they can hide
+    others' local reads: the figure errs towards calm, never towards contended."""
+    if before.disk_read is None or after.disk_read is None:
         return None
-    moved = after.disk_bytes - before.disk_bytes
-    return max(moved - max(after.own_io_bytes - before.own_io_bytes, 0), 0)
+    read = after.disk_read - before.disk_read
+    return max(read - max(after.own_read - before.own_read, 0), 0)
 
 
 def pressure_share(before: Snapshot, after: Snapshot, resource: str) -> float | None:
@@ -214,21 +222,22 @@ class Contention:
     gpu_processes: int | None
     gpu_util_before: float | None
     threads_per_process: int
-    io_bytes: int | None = None
-    seconds: float | None = None
+    read_bytes: int | None = None
+    read_rate: float | None = None  #: read_bytes over the sampler's span (bytes/s)
     cpu_pressure: float | None = None
     io_pressure: float | None = None
 
     @property
     def contended(self) -> bool:
-        return bool(reasons(self.columns(contended=False), self.seconds))
+        return bool(reasons(self.columns(contended=False)))
 
     def columns(self, contended: bool = True) -> dict[str, object]:
         found = {"contention_cpu_share": self.cpu_share,
                  "contention_swap_pages": self.swap_pages,
                  "contention_gpu_processes": self.gpu_processes,
                  "contention_gpu_util_before": self.gpu_util_before,
-                 "contention_io_bytes": self.io_bytes,
+                 "contention_read_bytes": self.read_bytes,
+                 "contention_read_rate": self.read_rate,
                  "pressure_cpu_share": self.cpu_pressure,
                  "pressure_io_share": self.io_pressure,
                  "threads_per_process": self.threads_per_process}
@@ -243,10 +252,10 @@ def _known(value: object) -> float | None:
     return None if number != number else number
 
 
-def reasons(record: Mapping[str, object], seconds: float | None = None) -> list[str]:
-    """Why a run with these contention columns is contended, in words (``others took 42 % of
-    the CPU time``, ``others moved 1.2 GiB on the local disks (95 MiB/s)``); [] when it is
-    not. ``seconds``: the timed loop's (the record's ``wall_time_s`` where not given)."""
+def reasons(record: Mapping[str, object]) -> list[str]:
+    """Why a run with these contention columns is contended (:data:`RULE`), in words
+    (``others took 42 % of the CPU time``, ``others read 1,204 MiB from the local disks (95
+    MiB/s)``); [] when it is not."""
     said = []
     share = _known(record.get("contention_cpu_share"))
     if share is not None and share > CONTENDED_CPU_SHARE:
@@ -254,12 +263,11 @@ def reasons(record: Mapping[str, object], seconds: float | None = None) -> list[
     swapped = _known(record.get("contention_swap_pages"))
     if swapped is not None and swapped > CONTENDED_SWAP_PAGES:
         said.append(f"{swapped:,.0f} pages swapped")
-    moved = _known(record.get("contention_io_bytes"))
-    seconds = seconds if seconds is not None else _known(record.get("wall_time_s"))
-    if moved is not None and moved > CONTENDED_IO_BYTES and seconds and \
-            moved / seconds > CONTENDED_IO_RATE:
-        said.append(f"others moved {moved / 2**20:,.0f} MiB on the local disks "
-                    f"({moved / seconds / 2**20:,.0f} MiB/s)")
+    read, rate = (_known(record.get(f"contention_read_{c}")) for c in ("bytes", "rate"))
+    if read is not None and rate is not None and read > CONTENDED_READ_BYTES \
+            and rate > CONTENDED_READ_RATE:
+        said.append(f"others read {read / 2**20:,.0f} MiB from the local disks "
+                    f"({rate / 2**20:,.0f} MiB/s)")
     gpu = _known(record.get("contention_gpu_processes"))
     if gpu is not None and gpu > 0:
         said.append(f"{gpu:.0f} other process{'' if gpu == 1 else 'es'} on the GPU")
@@ -326,13 +334,14 @@ class ContentionSampler:
 
     def __exit__(self, *exc: object) -> None:
         after = snapshot(self.proc, self.cpus, self.root, self.disks)
-        share = swap = moved = seconds = None
+        share = swap = read = rate = None
         pressure: dict[str, float | None] = {}
         own: set[int] = {self.root}
         if self._before is not None and after is not None:
             share = others_share(self._before, after, self.root)
-            moved = others_io_bytes(self._before, after)
+            read = others_read_bytes(self._before, after)
             seconds = after.at - self._before.at
+            rate = read / seconds if read is not None and seconds > 0 else None
             pressure = {r: pressure_share(self._before, after, r) for r in ("cpu", "io")}
             own = own_tree(self.root, after.processes)
             if self._before.swap_pages is not None and after.swap_pages is not None:
@@ -343,12 +352,13 @@ class ContentionSampler:
         import torch
 
         self.contention = Contention(share, swap, gpu_processes, self._gpu_util,
-                                     torch.get_num_threads(), moved, seconds,
+                                     torch.get_num_threads(), read, rate,
                                      pressure.get("cpu"), pressure.get("io"))
 
 
 def worst_contention(parts: list[Contention | None]) -> Contention | None:
-    """One figure for several ranks: each column's worst (largest) value over the ranks."""
+    """One figure for several ranks: each column's worst (largest) value over the ranks, the
+    disk reads' bytes and rate from one rank (:func:`_fastest_reads`)."""
     seen = [p for p in parts if p is not None]
     if not seen:
         return None
@@ -360,5 +370,17 @@ def worst_contention(parts: list[Contention | None]) -> Contention | None:
     return Contention(worst([p.cpu_share for p in seen]), worst([p.swap_pages for p in seen]),
                       worst([p.gpu_processes for p in seen]),
                       worst([p.gpu_util_before for p in seen]), seen[0].threads_per_process,
-                      worst([p.io_bytes for p in seen]), worst([p.seconds for p in seen]),
+                      *_fastest_reads(seen),
                       worst([p.cpu_pressure for p in seen]), worst([p.io_pressure for p in seen]))
+
+
+def _fastest_reads(parts: list[Contention]) -> tuple[int | None, float | None]:
+    """The read bytes and rate of one rank: one that others' reads made contended, else the
+    one that saw them read fastest (a rank's bytes over another's span would judge neither)."""
+    known = [p for p in parts if p.read_rate is not None]
+    if not known:
+        return None, None
+    worst = max(known, key=lambda p: ((p.read_bytes or 0) > CONTENDED_READ_BYTES
+                                      and (p.read_rate or 0.0) > CONTENDED_READ_RATE,
+                                      p.read_rate or 0.0))
+    return worst.read_bytes, worst.read_rate

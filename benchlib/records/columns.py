@@ -10,6 +10,7 @@ import math
 from functools import cache
 
 from benchlib import discovery
+from benchlib.measure.contention import RULE as CONTENTION_RULE
 from benchlib.records.column import B, C, Column, E, M
 
 #: The columns every kind's records share, in the order tables show them (core columns first).
@@ -120,9 +121,8 @@ COLUMNS: tuple[Column, ...] = (
            "integrated power (NVML power samples), rapl (a CPU run: the packages' RAPL "
            "counters, whole packages, every process on them); none: why, where nothing was "
            "measured (energy unknown, never 0)"),
-    Column("contended", M, "bool", "", "others took > 10 % of the CPU time, swapped, moved "
-           "> 64 MiB on the local disks at > 32 MiB/s, or shared the GPU during the timed loop (a "
-           "probe: while it measured)"),
+    Column("contended", M, "bool", "", f"{CONTENTION_RULE} during the timed loop (a probe: "
+           "while it measured)"),
     Column("noisy", M, "bool", "", "iteration IQR / median above 10 %"),
     # measurements
     Column("time_{phase}_p95_s", M, "float", "s", "95th percentile seconds per iteration (phase "
@@ -143,8 +143,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("contention_gpu_processes", M, "int", "processes", "other compute processes on the "
            "run's GPU"),
     Column("contention_gpu_util_before", M, "float", "%", "GPU utilization just before the loop"),
-    Column("contention_io_bytes", M, "int", "bytes", "bytes others read and wrote on the node's "
-           "local disks during the loop (the disks' counters less the run's own)"),
+    Column("contention_read_bytes", M, "int", "bytes", "bytes others read from the node's local "
+           "disks during the loop (the disks' reads less the run's own tree's)"),
+    Column("contention_read_rate", M, "float", "bytes/s", "contention_read_bytes over the span "
+           "the contention sampler measured (the rank where others read fastest)"),
     Column("pressure_cpu_share", M, "float", "", "share of the loop's time in which some task on "
            "the node waited for a CPU (Linux PSI; the run's own waits too)", shown="percent"),
     Column("pressure_io_share", M, "float", "", "share of the loop's time in which some task on "

@@ -22,8 +22,8 @@ DERIVED: tuple[Column, ...] = (
     _derived("count", "runs behind a row", "runs", dtype="count"),
     _derived("others_cpu", "other processes' share of the CPU time, the most of a row's runs",
              "others' CPU", P, better="lower"),
-    _derived("others_disks", "other processes' traffic on the local disks, the most of a row's "
-             "runs", "others' disks", unit="MiB/s", better="lower"),
+    _derived("others_disks", "the rate other processes read from the local disks, the most of a "
+             "row's runs", "others' disk reads", unit="MiB/s", better="lower"),
     _derived("stall_cpu", "share of the time some task waited for a CPU (Linux PSI, the runs' "
              "own waits too), the most of a row's runs", "CPU stalls", P, better="lower"),
     _derived("stall_io", "share of the time some task waited for I/O (Linux PSI, the runs' own "

@@ -15,12 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from benchlib.measure.contention import (
-    CONTENDED_CPU_SHARE,
-    CONTENDED_IO_BYTES,
-    CONTENDED_IO_RATE,
-    reasons,
-)
+from benchlib.measure.contention import RULE as CONTENTION_RULE
+from benchlib.measure.contention import reasons
 from benchlib.measure.timing import NOISY_SPREAD
 from benchlib.vocabulary import RecordStatus
 
@@ -40,12 +36,8 @@ MAX_SAMPLES_PER_JOULE = 1e9
 
 #: Every flag, what it means and what to do, in the order pages list them.
 FLAGS: dict[str, str] = {
-    "contended": (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's CPU "
-                  "time, swapped memory, moved more than "
-                  f"{CONTENDED_IO_BYTES // 2**20} MiB on the local disks at over "
-                  f"{CONTENDED_IO_RATE // 2**20} MiB/s, or shared its GPU: the number is what was "
-                  "left to the run, below what the idle node gives; re-run on an idle node (or an exclusive "
-                  "allocation)"),
+    "contended": (f"{CONTENTION_RULE}: the number is what was left to the run, below what the "
+                  "idle node gives; re-run on an idle node (or an exclusive allocation)"),
     "superlinear": (f"more than {SUPERLINEAR_EFFICIENCY - 1:.0%} faster than linear scaling "
                     "from the fewest devices: usually the baseline run was slowed (contention, "
                     "noise, a cold cache); re-run the baseline before trusting the speedup"),
@@ -235,8 +227,10 @@ def _percent(value: object) -> str:
 
 
 def _why_contended(record: Mapping[str, object]) -> str:
-    """What made ``record`` contended, in words (:func:`benchlib.measure.contention.reasons`)."""
-    return ", ".join(reasons(record)) or "contended"
+    """`` (what made ``record`` contended)``, in words
+    (:func:`benchlib.measure.contention.reasons`); '' where its record does not say."""
+    said = ", ".join(reasons(record))
+    return f" ({said})" if said else ""
 
 
 def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
@@ -256,8 +250,7 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
         for _, b in base.iterrows():
             names = of(b)
             if "contended" in names:
-                said.append(f"the {base_n}-device run was contended "
-                            f"({_why_contended(b)})")
+                said.append(f"the {base_n}-device run was contended{_why_contended(b)}")
             elif "noisy" in names:
                 said.append(f"the {base_n}-device run was noisy (spread "
                             f"{_percent(b.get('spread_iteration'))})")
@@ -267,6 +260,6 @@ def explain_superlinear(scaled: pd.DataFrame) -> list[str]:
             lines.append(f"{head}: the baseline shows no contention or noise; check that the "
                          "runs did the same work per sample, then re-run the baseline.")
         if "contended" in of(row):
-            lines[-1] += (f" The {int(row['num_devices'])}-device run was contended too "
-                          f"({_why_contended(row)}).")
+            lines[-1] += (f" The {int(row['num_devices'])}-device run was contended too"
+                          f"{_why_contended(row)}.")
     return lines
