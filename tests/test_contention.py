@@ -22,10 +22,10 @@ from benchlib.measure.contention import (
     Contention,
     ContentionSampler,
     others_share,
-    own_tree,
     snapshot,
     worst_contention,
 )
+from benchlib.measure.process_tree import own_tree
 
 
 class FakeProc:

@@ -323,3 +323,22 @@ def test_decoding_on_the_gpu_measured_slower_is_said_and_not_advised(tmp_path):
     assert "decode on the GPU" in set(table["comparison"])
     assert analysis.against_yours("small loss") == "faster by less than the threshold"
     assert analysis.against_yours("cannot tell") == "cannot tell"
+
+
+def test_a_ladder_whose_every_run_failed_says_so_and_does_not_crash(tmp_path):
+    """Failed records carry no throughput column at all: the diagnosis says there is nothing to
+    diagnose and which rungs have no finished run."""
+    plan = _plan(tmp_path)
+    root = tmp_path / plan.campaign
+    rungs = {rung.name: rung for rung in plan.rungs}
+    for name, point in plan.points()[1:]:
+        record = {"schema_version": 1, "campaign": plan.campaign, "benchmark": plan.benchmark,
+                  "model": plan.model, "num_devices": 1, "batch_size": plan.batch_size,
+                  "image_size": plan.image_size, "status": "failed",
+                  "error": "ImportError: planted", "point_id": point.point_id,
+                  **rungs[name].match}
+        write_record_notebook(root / f"{point.name}.ipynb", record)
+    diagnose_plan.write_plan(plan, root)
+    text = analysis.answer_text(_found(root))
+    assert "No finished run of this model in the campaign" in text
+    assert "no finished run of: synthetic on the device" in text

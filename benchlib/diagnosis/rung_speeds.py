@@ -93,7 +93,8 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
             runs = runs.assign(_at=pd.to_datetime(runs["started_at"], utc=True, errors="coerce",
                                                   format="ISO8601")).sort_values(
                 "_at", kind="stable")
-        values = pd.to_numeric(runs.get("throughput"), errors="coerce").dropna()
+        values = (pd.to_numeric(runs["throughput"], errors="coerce").dropna()
+                  if "throughput" in runs else pd.Series(dtype=float))  # every run failed
         runs = runs.loc[values.index]
         if len(values):
             texts = runs["flags"].fillna("").astype(str).tolist() if "flags" in runs \

@@ -38,6 +38,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from benchlib.measure.node_io import disk_read_bytes, leaf_disks, pressure_us, process_read_bytes
+from benchlib.measure.process_tree import (
+    own_tree,
+    process_times,
+    run_root_pid,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -56,7 +61,6 @@ RULE = (f"other processes took more than {CONTENDED_CPU_SHARE:.0%} of the run's 
         f"more than {CONTENDED_READ_BYTES // 2**20} MiB from the local disks at over "
         f"{CONTENDED_READ_RATE // 2**20} MiB/s, swapped more than {CONTENDED_SWAP_PAGES} pages, "
         "or shared its GPU")
-ROOT_PID_VARIABLE = "BENCHLIB_RUN_ROOT_PID"
 #: CUDA contexts a rank holds on its own device (one process a device): where NVML lists host
 #: PIDs (a container), the processes beyond these on the device are others'.
 OWN_CONTEXTS = 1
@@ -89,46 +93,6 @@ def _cpu_lines(stat_text: str, cpus: set[int] | None) -> tuple[int, int]:
         total += sum(values)
         busy += sum(values) - idle
     return busy, total
-
-
-def _process_times(proc: Path) -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, utime + stime + cutime + cstime jiffies) of every process."""
-    table = {}
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:
-            continue  # the process ended meanwhile
-        fields = text[text.rfind(")") + 2:].split()  # after "pid (comm) "
-        try:
-            table[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]))
-        except (IndexError, ValueError):
-            continue
-    return table
-
-
-def own_tree(root: int, table: dict[int, tuple[int, int]]) -> set[int]:
-    """``root`` and its descendants in a pid -> (ppid, time) table."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    tree, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in tree:
-            tree.add(pid)
-            todo.extend(children.get(pid, []))
-    return tree
-
-
-def run_root_pid() -> int:
-    """The root of the run's process tree: the launcher's notebook kernel for ranks, else us."""
-    try:
-        return int(os.environ.get(ROOT_PID_VARIABLE, ""))
-    except ValueError:
-        return os.getpid()
 
 
 def _allowed_cpus() -> set[int] | None:
@@ -175,7 +139,7 @@ def snapshot(proc: Path = PROC, cpus: set[int] | None = None, root: int | None =
     except OSError:
         return None
     busy, total = _cpu_lines(stat, cpus)
-    processes = _process_times(proc)
+    processes = process_times(proc)
     own = process_read_bytes(proc, own_tree(root, processes)) if root is not None else 0
     return Snapshot(busy, total, processes, _swap_pages(proc), disk_read_bytes(proc, disks), own,
                     {r: pressure_us(proc, r) for r in ("cpu", "io")}, time.monotonic())

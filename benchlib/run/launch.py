@@ -42,7 +42,7 @@ from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import LaunchError
 from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import data_path, kind_of, run_target
-from benchlib.measure.contention import ROOT_PID_VARIABLE, run_root_pid
+from benchlib.measure.process_tree import ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
 from benchlib.run.waiting import allowance
 from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
