@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
 import pytest
 
-from benchlib.measure.process_tree import ROOT_PID_VARIABLE, ancestors, run_root_pid
+from benchlib.measure.process_tree import (
+    ROOT_HOST_VARIABLE,
+    ROOT_PID_VARIABLE,
+    ancestors,
+    run_root_pid,
+)
 
 
 @pytest.fixture
@@ -43,3 +49,16 @@ def test_a_rank_srun_started_counts_from_its_agent(monkeypatch, stranger):
     assert run_root_pid() == os.getpid()
     monkeypatch.setenv(ROOT_PID_VARIABLE, "not a number")
     assert run_root_pid() == os.getpid()
+
+
+def test_on_another_host_the_launchers_number_is_never_taken(monkeypatch):
+    # pid 1 of a container, or any ancestor's number, names another machine's process there
+    monkeypatch.setenv(ROOT_PID_VARIABLE, str(os.getppid()))
+    monkeypatch.setenv(ROOT_HOST_VARIABLE, "not-" + socket.gethostname())
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert run_root_pid() == os.getppid()  # its agent, found as its parent, not by the number
+    monkeypatch.setenv(ROOT_PID_VARIABLE, "1")
+    assert run_root_pid() == os.getppid() != 1
+    monkeypatch.setenv(ROOT_HOST_VARIABLE, socket.gethostname())
+    monkeypatch.setenv(ROOT_PID_VARIABLE, str(os.getppid()))
+    assert run_root_pid() == os.getppid()  # the launcher's host: the number is the launcher

@@ -5,9 +5,12 @@ time, read from ``/proc`` (:mod:`benchlib.measure.contention` counts the rest as
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 ROOT_PID_VARIABLE = "BENCHLIB_RUN_ROOT_PID"
+#: The host the launcher's pid is on: a rank on another host never takes that number as its own.
+ROOT_HOST_VARIABLE = "BENCHLIB_RUN_ROOT_HOST"
 PROC = Path("/proc")
 
 
@@ -60,11 +63,14 @@ def run_root_pid(proc: Path = PROC) -> int:
     """The root of the run's process tree: the launcher's notebook kernel for ranks, else us.
     A rank the launcher's process is no ancestor of (``srun`` starts each node's torchrun
     agent under ``slurmstepd``; on another node the number is another machine's process) roots
-    it at its agent, its parent: the node's ranks are then the run, as on the launcher's node."""
+    it at its agent, its parent: the node's ranks are then the run, as on the launcher's node.
+    On another host than the launcher's (:data:`ROOT_HOST_VARIABLE`) the number is never taken,
+    even where it names an ancestor (pid 1 of a container)."""
     try:
         named = int(os.environ.get(ROOT_PID_VARIABLE, ""))
     except ValueError:
         return os.getpid()
-    if named == os.getpid() or named in ancestors(os.getpid(), proc):
+    elsewhere = os.environ.get(ROOT_HOST_VARIABLE, socket.gethostname()) != socket.gethostname()
+    if not elsewhere and (named == os.getpid() or named in ancestors(os.getpid(), proc)):
         return named
     return os.getppid() if "LOCAL_RANK" in os.environ else os.getpid()

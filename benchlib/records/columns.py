@@ -146,7 +146,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("contention_read_bytes", M, "int", "bytes", "bytes others read from the node's local "
            "disks during the loop (the disks' reads less the run's own tree's)"),
     Column("contention_read_rate", M, "float", "bytes/s", "contention_read_bytes over the span "
-           "the contention sampler measured (the rank where others read fastest)"),
+           "the contention sampler measured (ranks: one that others' reads made contended, else "
+           "the one where they read fastest)"),
     Column("pressure_cpu_share", M, "float", "", "share of the loop's time in which some task on "
            "the node waited for a CPU (Linux PSI; the run's own waits too)", shown="percent"),
     Column("pressure_io_share", M, "float", "", "share of the loop's time in which some task on "

@@ -42,7 +42,7 @@ from benchlib import PROJECT_ROOT, registry
 from benchlib.errors import LaunchError
 from benchlib.inputs.config import CommonConfig
 from benchlib.kinds import data_path, kind_of, run_target
-from benchlib.measure.process_tree import ROOT_PID_VARIABLE, run_root_pid
+from benchlib.measure.process_tree import ROOT_HOST_VARIABLE, ROOT_PID_VARIABLE, run_root_pid
 from benchlib.run.merge import merge
 from benchlib.run.waiting import allowance
 from benchlib.workloads.scratch import SCRATCH_VARIABLE, end_processes
@@ -211,6 +211,7 @@ class Launch:
         """Start the agents, watch them, and return the merged result (or raise LaunchError)."""
         env = {**os.environ, "OMP_NUM_THREADS": str(_threads_per_rank(self.config, self.mode)),
                ROOT_PID_VARIABLE: str(run_root_pid()),  # ranks count each other as the run
+               ROOT_HOST_VARIABLE: socket.gethostname(),  # (on the launcher's host)
                SCRATCH_VARIABLE: str(self.out)}  # and are ended with the launch
         env["PYTHONPATH"] = os.pathsep.join(
             [str(PROJECT_ROOT), *filter(None, [env.get("PYTHONPATH")])])
