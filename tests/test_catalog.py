@@ -227,6 +227,24 @@ def test_an_interrupted_transaction_rolls_back_whole(db, folder, monkeypatch):
     assert set(benchlib.load(db=db, where={"campaign": "night"})["throughput"]) == {1.0}
 
 
+def test_a_catalog_an_older_benchlib_made_names_the_columns_it_lacks(tmp_path, folder):
+    """Same schema version, fewer columns (a benchlib before a column was added): readers say
+    which columns and how to migrate, never "schema 2, this benchlib 2"."""
+    db = str(tmp_path / "older.sqlite")
+    _index([folder], db)
+    engine = database.engine(database.resolve(db))
+    with engine.begin() as connection:
+        connection.execute(sa.text("ALTER TABLE records DROP COLUMN pressure_io_share"))
+    engine.dispose()
+    with pytest.raises(CatalogError, match=r"lacks 1 record column this benchlib writes "
+                                           r"\(pressure_io_share\).*benchlib index ROOT"):
+        benchlib.load(db=db)
+    said = []
+    ingest.index([folder], database.resolve(db), say=said.append)
+    assert "(1 column added)" in said[0]
+    assert len(benchlib.load(db=db)) == len(benchlib.load(folder))
+
+
 def test_an_older_catalog_is_refused_then_migrated(tmp_path, folder):
     db = str(tmp_path / "old.sqlite")
     _index([folder], db)

@@ -88,7 +88,7 @@ def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], No
     connection.execute(sa.update(tables.META).where(tables.META.c.name == SCHEMA_KEY)
                        .values(value=str(SCHEMA_VERSION)))
     say(f"catalog {catalog.shown}: migrated from record schema {found} to {SCHEMA_VERSION} "
-        f"({len(added)} columns added); every source is read again when its folder is next "
+        f"({len(added)} column{'' if len(added) == 1 else 's'} added); every source is read again when its folder is next "
         "indexed")
 
 
@@ -101,7 +101,14 @@ def check_readable(connection: sa.Connection, catalog: Catalog) -> None:
                            f"`{catalog.index_command()}`")
     if found > SCHEMA_VERSION:
         raise _newer(catalog, found)
-    if found < SCHEMA_VERSION or missing_columns(connection):
+    if found < SCHEMA_VERSION:
         raise CatalogError(f"the catalog {catalog.shown} follows record schema {found}, this "
                            f"benchlib {SCHEMA_VERSION}; migrate it with "
+                           f"`{catalog.index_command()}`")
+    added = missing_columns(connection)
+    if added:
+        shown = ", ".join(added[:4]) + (f" and {len(added) - 4} more" if len(added) > 4 else "")
+        raise CatalogError(f"the catalog {catalog.shown} lacks {len(added)} record column"
+                           f"{'' if len(added) == 1 else 's'} this benchlib writes ({shown}): "
+                           f"an older benchlib made it; migrate it with "
                            f"`{catalog.index_command()}`")
