@@ -88,8 +88,8 @@ def prepare(connection: sa.Connection, catalog: Catalog, say: Callable[[str], No
     connection.execute(sa.update(tables.META).where(tables.META.c.name == SCHEMA_KEY)
                        .values(value=str(SCHEMA_VERSION)))
     say(f"catalog {catalog.shown}: migrated from record schema {found} to {SCHEMA_VERSION} "
-        f"({len(added)} column{'' if len(added) == 1 else 's'} added); every source is read again when its folder is next "
-        "indexed")
+        f"({len(added)} column{'' if len(added) == 1 else 's'} added); every source is read "
+        "again when its folder is next indexed")
 
 
 def check_readable(connection: sa.Connection, catalog: Catalog) -> None:
