@@ -342,3 +342,19 @@ def test_a_ladder_whose_every_run_failed_says_so_and_does_not_crash(tmp_path):
     text = analysis.answer_text(_found(root))
     assert "No finished run of this model in the campaign" in text
     assert "no finished run of: synthetic on the device" in text
+
+
+FLAT = {"device-fp32": 100.0, "host-w1": 100.0, "memory-w1": 100.0, "disk-w1": 100.0,
+        "disk-w2": 100.0}
+
+
+def test_no_loss_is_what_the_node_can_do_only_when_no_step_was_left_unjudged(tmp_path):
+    plan = _plan(tmp_path)
+    calm = analysis.recommendation(_found(_campaign(tmp_path / "calm", plan, FLAT)))
+    assert "No step that could be judged is a significant loss: the setting gets what this " \
+           "node can do" in calm
+    shaken = analysis.recommendation(_found(_campaign(tmp_path / "shaken", plan, FLAT,
+                                                      disturbed="memory-w1")))
+    assert "but the disturbed runs leave that open: not yet what this node can do" in shaken
+    assert "the setting gets what this node can do" not in shaken
+    assert "Unreliable, so not judged: decode, filesystem" in shaken

@@ -346,12 +346,16 @@ def recommendation(found: Diagnosis) -> str:
                      f"{float(biggest['loss']):,.1f} {unit}, a change of "
                      f"{step_change(biggest)} of the speed before it.")
         parts.append(_change(found, biggest))
-    elif (found.steps["verdict"].isin(["gain", "no significant change", "small loss"])).any():
-        parts.append("No step that could be judged is a significant loss: the setting gets "
-                     "what this node can do for the model, within the intervals of the repeats.")
-    elif len(found.steps):
-        parts.append("No step could be judged (see below): nothing to name yet.")
     bad = found.steps[found.steps["verdict"] == "unreliable"] if len(found.steps) else found.steps
+    if not unsure and biggest is None and (found.steps["verdict"].isin(
+            ["gain", "no significant change", "small loss"])).any():
+        parts.append("No step that could be judged is a significant loss" + (
+            ": the setting gets what this node can do for the model, within the intervals of "
+            "the repeats." if not len(bad) and user.speed <= best.speed * 1.005 else
+            ", but the disturbed runs leave that open: not yet what this node can do for the "
+            "model."))
+    elif not unsure and biggest is None and len(found.steps):
+        parts.append("No step could be judged (see below): nothing to name yet.")
     if len(bad):
         parts.append(f"Unreliable, so not judged: {', '.join(bad['step'])} "
                      f"({bad['unreliable'].iloc[0]}).")

@@ -92,10 +92,12 @@ def rungs(df: pd.DataFrame, found: analysis.Diagnosis | None) -> None:
                        "and fastest run, and the runs disturbed (contended or throttled; none: "
                        "no run was; left out: runs that were, not counted once two calm runs "
                        "of the rung exist)", say_constant=False,
+                       keep=("runs", "speed", "slowest", "fastest", "disturbed"),
                        missing_reason="no finished run"))
     show(present.table(beside_table(df, found.plan), "What each rung's runs measured beside "
-                       "them, the most of any run: other processes' share of the CPU time and "
-                       "the rate they read from the local disks (a run is contended when "
+                       "them, the most of any run (runs left out too): other processes' "
+                       "share of the CPU time and the rate they read from the local disks (a "
+                       "run is contended when "
                        f"{CONTENTION_RULE}), and the share of the time some task on the node "
                        "waited for a CPU or for I/O (pressure stalls: the runs' own waits too, "
                        "so never judged alone)", keep=list(BESIDE),
