@@ -358,3 +358,4 @@ def test_no_loss_is_what_the_node_can_do_only_when_no_step_was_left_unjudged(tmp
     assert "but the disturbed runs leave that open: not yet what this node can do" in shaken
     assert "the setting gets what this node can do" not in shaken
     assert "Unreliable, so not judged: decode, filesystem" in shaken
+    assert "with a new --campaign NAME" in shaken  # what to type: the same command runs nothing

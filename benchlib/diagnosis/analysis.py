@@ -39,6 +39,7 @@ from benchlib.diagnosis.rounds import rounds_text
 from benchlib.diagnosis.rung_speeds import RungSpeed, beside, rung_runs, speeds
 from benchlib.diagnosis.text import (
     CHANGE,
+    RERUN,
     UNIT,
     WHAT,
     against_best,
@@ -125,7 +126,7 @@ def step(upper: RungSpeed, lower: RungSpeed, best: float) -> dict[str, object]:
             "loss_high": before * share(high), "share": share(ratio), "share_low": share(low),
             "share_high": share(high), "of_best": (before - after) / best, "ratio": ratio,
             "low": low, "high": high, "known": bool(found["known"]), "verdict": verdict,
-            "unreliable": (f"{' and '.join(bad)} runs: {flags.RERUN_ADVICE}" if bad else ""),
+            "unreliable": (f"{' and '.join(bad)} runs: {RERUN}" if bad else ""),
             "doubt": doubt,
             "runs_upper": len(upper.speeds), "runs_lower": len(lower.speeds)}
 

@@ -98,6 +98,12 @@ def steps_frame(steps: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: What to do about a step judged on disturbed runs: a finished ladder's own command runs nothing.
+RERUN = ("run the ladder again on an idle node (an exclusive allocation; nothing else running): "
+         "the same benchlib diagnose options with a new --campaign NAME, as the same command "
+         "finds this ladder finished and runs nothing")
+
+
 #: Said where the user's setting measured faster than the fastest device rung, which should
 #: be the best this node does for the model: the runs' noise, not a gain.
 ABOVE_BEST = ("faster than the rung that should be the fastest here: the runs were disturbed or "

@@ -59,7 +59,8 @@ def loader(df: pd.DataFrame) -> None:
         return
     wide = curves.pivot_table(index="workers", columns="configuration",
                               values="images_per_s").reset_index()
-    show(present.table(wide, "Images/s the loader delivered per worker count", say_constant=False))
+    show(present.table(wide, "Images/s the loader delivered per worker count, one column per "
+                       "probed node (named by its host, or cluster and host)", say_constant=False))
     plots.show(plots.decode_plot(curves))
 
 
