@@ -36,8 +36,9 @@ from benchlib.diagnosis import agreement
 from benchlib.diagnosis import verdict as diagnose_verdict
 from benchlib.diagnosis.plan import Plan, read_plan
 from benchlib.diagnosis.rounds import rounds_text
-from benchlib.diagnosis.rung_speeds import RungSpeed, beside, rung_runs, speeds
+from benchlib.diagnosis.rung_speeds import RungSpeed, beside, ladder_runs, rung_runs, speeds
 from benchlib.diagnosis.text import (
+    ABOVE_BEST_RATIO,
     CHANGE,
     RERUN,
     UNIT,
@@ -241,7 +242,7 @@ def diagnose(df: pd.DataFrame, plan: Plan) -> Diagnosis:
     notes = [f"no finished run of: {', '.join(missing)} (see the failed runs)"] if missing else []
     ids = set().union(*(ids for name, ids in plan.point_ids().items() if name != "probe"))
     runs = int(df["point_id"].isin(ids).sum()) if "point_id" in df else 0
-    ladder = pd.concat([df.iloc[0:0], *(rung_runs(df, plan, rung) for rung in plan.rungs[1:])])
+    ladder = pd.concat([df.iloc[0:0], *ladder_runs(df, plan).values()])
     return Diagnosis(plan, steps, workers(df, plan), walked[0] if walked else None,
                      walked[-1] if walked else None, verdict, reason, notes, runs,
                      gpu_decode(found, plan), beside(ladder))
@@ -352,7 +353,7 @@ def recommendation(found: Diagnosis) -> str:
             ["gain", "no significant change", "small loss"])).any():
         parts.append("No step that could be judged is a significant loss" + (
             ": the setting gets what this node can do for the model, within the intervals of "
-            "the repeats." if not len(bad) and user.speed <= best.speed * 1.005 else
+            "the repeats." if not len(bad) and user.speed <= best.speed * ABOVE_BEST_RATIO else
             ", but the disturbed runs leave that open: not yet what this node can do for the "
             "model."))
     elif not unsure and biggest is None and len(found.steps):

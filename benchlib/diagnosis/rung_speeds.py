@@ -103,15 +103,22 @@ def speeds(df: pd.DataFrame, plan: Plan) -> dict[str, RungSpeed]:
     return found
 
 
-
 #: What :func:`beside_figures` measures (derived columns: :mod:`benchlib.records.derived`).
 BESIDE = ("others_cpu", "others_disks", "stall_cpu", "stall_io")
 
 
+def ladder_runs(df: pd.DataFrame, plan: Plan) -> dict[str, pd.DataFrame]:
+    """Each benchmark rung's finished runs (:func:`rung_runs`), by name, rungs without any
+    left out."""
+    return {rung.name: runs for rung in plan.rungs[1:] if len(runs := rung_runs(df, plan, rung))}
+
+
 def _most(runs: pd.DataFrame, column: str) -> float | None:
-    values = pd.to_numeric(runs[column], errors="coerce") if column in runs else None
-    values = values[np.isfinite(values)] if values is not None else None
-    return float(values.max()) if values is not None and len(values) else None
+    if column not in runs:
+        return None
+    values = pd.to_numeric(runs[column], errors="coerce")
+    values = values[np.isfinite(values)]
+    return float(values.max()) if len(values) else None
 
 
 def beside_figures(runs: pd.DataFrame) -> dict[str, float | None]:
@@ -127,8 +134,8 @@ def beside_figures(runs: pd.DataFrame) -> dict[str, float | None]:
 
 def beside_table(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per rung with finished runs: :func:`beside_figures` of its runs."""
-    rows = [{"rung": rung.name, **beside_figures(runs)} for rung in plan.rungs[1:]
-            if len(runs := rung_runs(df, plan, rung))]
+    rows = [{"rung": name, **beside_figures(runs)}
+            for name, runs in ladder_runs(df, plan).items()]
     return pd.DataFrame(rows, columns=["rung", *BESIDE])
 
 
@@ -136,13 +143,12 @@ def beside(runs: pd.DataFrame) -> str | None:
     """:func:`beside_figures` in words: ``others: CPU 2 %, disk reads 0.0 MiB/s; stalls: CPU
     29 %, I/O 3 %``; None when nothing was measured."""
     found = beside_figures(runs)
-    others = [f"CPU {found['others_cpu'] * 100:.0f} %" if found["others_cpu"] is not None
-              else "",
-              f"disk reads {found['others_disks']:,.1f} MiB/s" if found["others_disks"] is not None
-              else ""]
-    stalls = [f"{what} {found[key] * 100:.0f} %" for what, key in (("CPU", "stall_cpu"),
-                                                                    ("I/O", "stall_io"))
-              if found[key] is not None]
-    said = [f"{head}: {', '.join(filter(None, parts))}"
-            for head, parts in (("others", others), ("stalls", stalls)) if any(parts)]
-    return "; ".join(said) or None
+    words = {"others_cpu": ("CPU {:.0f} %", 100), "others_disks": ("disk reads {:,.1f} MiB/s", 1),
+             "stall_cpu": ("CPU {:.0f} %", 100), "stall_io": ("I/O {:.0f} %", 100)}
+    said = {key: words[key][0].format(value * words[key][1])
+            for key, value in found.items() if value is not None}
+    parts = [f"{head}: {', '.join(said[k] for k in keys if k in said)}"
+             for head, keys in (("others", ("others_cpu", "others_disks")),
+                                ("stalls", ("stall_cpu", "stall_io")))
+             if any(k in said for k in keys)]
+    return "; ".join(parts) or None

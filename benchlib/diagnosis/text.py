@@ -110,10 +110,14 @@ ABOVE_BEST = ("faster than the rung that should be the fastest here: the runs we
               "their repeats disagree (run again on an idle node)")
 
 
+#: The user's speed over the best rung's above which the best rung was not the best (noise).
+ABOVE_BEST_RATIO = 1.005
+
+
 def against_best(ratio: float, best: str) -> str:
     """``0.43x its best here (BEST)``, or where the setting measured faster than the best rung,
     the ratio to that rung with :data:`ABOVE_BEST` instead of calling the slower rung the best."""
-    if ratio <= 1.005:
+    if ratio <= ABOVE_BEST_RATIO:
         return f"{ratio:.2f}x its best here ({best})"
     return f"{ratio:.2f}x the speed with data made on the device ({best}), {ABOVE_BEST}"
 

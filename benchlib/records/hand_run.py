@@ -138,11 +138,10 @@ def result_line(record: Mapping[str, object]) -> str:
 
 def _detail(name: str, record: Mapping[str, object]) -> str:
     """What this run measured that raised flag ``name`` ('' when not recorded)."""
-    share = flags.number(record.get({"contended": "contention_cpu_share",
-                                     "noisy": "spread_iteration",
-                                     "throttled": "throttled_share"}.get(name, "")))
     if name == "contended":
         return ", ".join(reasons(record))
+    share = flags.number(record.get({"noisy": "spread_iteration",
+                                     "throttled": "throttled_share"}.get(name, "")))
     if name == "noisy" and share is not None:
         return f"spread {share * 100:.0f} %"
     if name == "throttled" and share is not None:
